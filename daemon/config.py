@@ -1,0 +1,224 @@
+"""Configuration: one frozen model, one loader.
+
+Layers, later wins: built-in defaults -> user file (``$XDG_CONFIG_HOME/ided/config.toml``) ->
+``.ided.toml`` in the workspace -> environment (``IDED_SECTION__KEY=value``) -> CLI overrides.
+Unknown keys anywhere are an error that names the key and the file it came from.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from daemon.errors import ConfigError
+
+__all__ = [
+    "Config",
+    "EmbeddingConfig",
+    "IndexConfig",
+    "LoggingConfig",
+    "QdrantConfig",
+    "RerankConfig",
+    "SearchConfig",
+    "config_json_schema",
+    "default_state_dir",
+    "load_config",
+    "user_config_path",
+]
+
+ENV_PREFIX = "IDED_"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class IndexConfig(_Section):
+    """What the workspace scan indexes."""
+
+    max_file_bytes: int = Field(default=1_000_000, ge=1, description="Files larger than this are skipped.")
+    exclude: tuple[str, ...] = Field(default=(), description="Extra gitignore-style patterns to exclude.")
+    include_secrets: bool = Field(default=False, description="Index .env*, *.pem, *.key, id_rsa*, credentials files.")
+    respect_gitignore: bool = Field(default=True, description="Honour .gitignore and .ignore files.")
+    text_window_lines: int = Field(default=60, ge=5, description="Line window for text files without structure.")
+    max_chunk_lines: int = Field(default=150, ge=20, description="Longer code bodies are split, signature repeated.")
+
+
+class EmbeddingConfig(_Section):
+    """Dense embeddings (fastembed, ONNX)."""
+
+    enabled: bool = True
+    model_dir: str | None = Field(
+        default=None, description="Directory of an ONNX model with tokenizer files; default: the bundled MiniLM int8."
+    )
+    model_name: str = Field(default="ided/all-MiniLM-L6-v2-int8", description="Name recorded for the model.")
+    dim: int = Field(default=384, ge=1)
+    max_tokens: int = Field(default=256, ge=16, le=512, description="Truncation length per chunk.")
+    batch_size: int = Field(default=32, ge=1)
+    threads: int | None = Field(default=None, ge=1, description="ONNX threads; default: all cores.")
+
+
+class RerankConfig(_Section):
+    """Optional cross-encoder rerank of the top hybrid candidates."""
+
+    model_dir: str | None = Field(default=None, description="Local ONNX cross-encoder directory; off when unset.")
+    top_n: int = Field(default=20, ge=1, le=200)
+
+
+class QdrantConfig(_Section):
+    """Where vectors live."""
+
+    mode: Literal["edge", "local", "server"] = Field(
+        default="edge",
+        description="edge: Qdrant Edge in-process (default); local: qdrant-client local mode; server: a Qdrant URL.",
+    )
+    url: str | None = Field(default=None, description="Qdrant server URL; setting it implies mode=server.")
+    api_key: str | None = None
+    collection_prefix: str = "ided"
+
+
+class SearchConfig(_Section):
+    default_k: int = Field(default=10, ge=1, le=200)
+    prefetch: int = Field(default=50, ge=1, le=1000, description="Candidates per ranker before fusion.")
+
+
+class LoggingConfig(_Section):
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
+    file: str | None = Field(default=None, description="Log file; default stderr. Never stdout.")
+
+
+class Config(_Section):
+    """The whole configuration of one workspace."""
+
+    workspace: str = Field(default=".", description="Workspace root (resolved to an absolute path).")
+    state_dir: str | None = Field(default=None, description="Index and run state; default under the user cache.")
+    index: IndexConfig = IndexConfig()
+    embedding: EmbeddingConfig = EmbeddingConfig()
+    rerank: RerankConfig = RerankConfig()
+    qdrant: QdrantConfig = QdrantConfig()
+    search: SearchConfig = SearchConfig()
+    logging: LoggingConfig = LoggingConfig()
+
+    @property
+    def workspace_path(self) -> Path:
+        return Path(self.workspace)
+
+    @property
+    def state_path(self) -> Path:
+        return Path(self.state_dir) if self.state_dir else default_state_dir(self.workspace_path)
+
+
+def config_json_schema() -> dict[str, Any]:
+    """The published JSON Schema of the configuration (docs/config.schema.json)."""
+    return Config.model_json_schema()
+
+
+def user_config_path(env: Mapping[str, str]) -> Path:
+    base = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME", "~")).expanduser() / ".config")
+    return Path(base) / "ided" / "config.toml"
+
+
+def default_state_dir(workspace: Path, env: Mapping[str, str] | None = None) -> Path:
+    """Per-workspace state under the user cache: ``<cache>/ided/<name>-<hash of the path>``."""
+    env = os.environ if env is None else env
+    base = env.get("XDG_CACHE_HOME") or str(Path(env.get("HOME", "~")).expanduser() / ".cache")
+    resolved = workspace.resolve()
+    digest = hashlib.blake2b(str(resolved).encode(), digest_size=6).hexdigest()
+    return Path(base) / "ided" / "workspaces" / f"{resolved.name or 'root'}-{digest}"
+
+
+def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        current = out.get(key)
+        if isinstance(value, Mapping) and isinstance(current, dict):
+            out[key] = _merge(current, value)  # type: ignore[arg-type]
+        else:
+            out[key] = value
+    return out
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read", cause=exc) from exc
+
+
+def _env_layer(env: Mapping[str, str]) -> dict[str, Any]:
+    """``IDED_QDRANT__URL=http://…`` -> ``{"qdrant": {"url": "http://…"}}``; values parsed as JSON when they are."""
+    layer: dict[str, Any] = {}
+    for name, raw in env.items():
+        if not name.startswith(ENV_PREFIX) or name in {"IDED_CONFIG"}:
+            continue
+        keys = name[len(ENV_PREFIX) :].lower().split("__")
+        try:
+            value: Any = json.loads(raw)
+        except ValueError:
+            value = raw
+        node = layer
+        for key in keys[:-1]:
+            node = node.setdefault(key, {})
+        node[keys[-1]] = value
+    return layer
+
+
+def _validate(data: dict[str, Any], sources: list[str]) -> Config:
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err["loc"])
+            if err["type"] == "extra_forbidden":
+                problems.append(f"unknown key '{where}'")
+            else:
+                problems.append(f"'{where}': {err['msg']}")
+        raise ConfigError(
+            "invalid configuration: " + "; ".join(problems) + f" (layers read: {', '.join(sources)})"
+        ) from exc
+
+
+def load_config(
+    workspace: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    user_file: Path | None = None,
+) -> Config:
+    """Load the configuration for ``workspace`` from every layer and validate it once per layer."""
+    env = dict(os.environ) if env is None else dict(env)
+    workspace = workspace.resolve()
+    if not workspace.is_dir():
+        raise ConfigError(f"workspace {workspace} is not a directory")
+    data: dict[str, Any] = {}
+    sources = ["defaults"]
+    user = user_file or (Path(env["IDED_CONFIG"]) if "IDED_CONFIG" in env else user_config_path(env))
+    for path in (user, workspace / ".ided.toml"):
+        if path.is_file():
+            layer = _read_toml(path)
+            _validate(_merge(data, layer), [*sources, str(path)])  # name the file that brought a bad key
+            data = _merge(data, layer)
+            sources.append(str(path))
+    env_layer = _env_layer(env)
+    if env_layer:
+        data = _merge(data, env_layer)
+        sources.append("environment (IDED_*)")
+    if overrides:
+        data = _merge(data, overrides)
+        sources.append("command line")
+    data["workspace"] = str(workspace)
+    config = _validate(data, sources)
+    if config.qdrant.url and config.qdrant.mode != "server":
+        config = config.model_copy(update={"qdrant": config.qdrant.model_copy(update={"mode": "server"})})
+    return config

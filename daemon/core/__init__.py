@@ -1,0 +1,1 @@
+"""Domain models and ports. Imports only the standard library and pydantic."""

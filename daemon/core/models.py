@@ -1,0 +1,178 @@
+"""Domain models shared by every layer: chunks, search hits, scan and index reports."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "Chunk",
+    "ChunkKind",
+    "EmbeddingProgress",
+    "IndexReport",
+    "IndexStatus",
+    "SearchFilters",
+    "SearchHit",
+    "SkipReason",
+    "SymbolKind",
+    "chunk_point_id",
+    "content_hash",
+]
+
+_CHUNK_NAMESPACE = uuid.UUID("6f1d3c2e-8a4b-4c1e-9d7a-2b5e0f3a9c11")
+
+
+def content_hash(data: bytes | str) -> str:
+    """A short, stable content hash (blake2b-128, hex) used for files and chunks."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    return hashlib.blake2b(raw, digest_size=16).hexdigest()
+
+
+def chunk_point_id(path: str, ordinal: int, chunk_hash: str) -> str:
+    """Deterministic point id: re-indexing the same text yields the same id (no duplicates)."""
+    return str(uuid.uuid5(_CHUNK_NAMESPACE, f"{path}\x00{ordinal}\x00{chunk_hash}"))
+
+
+class ChunkKind(StrEnum):
+    """Coarse kind used by search filters."""
+
+    CODE = "code"
+    DOCS = "docs"
+
+
+class SymbolKind(StrEnum):
+    """What a chunk stands for."""
+
+    FUNCTION = "function"
+    METHOD = "method"
+    CLASS = "class"
+    INTERFACE = "interface"
+    STRUCT = "struct"
+    ENUM = "enum"
+    TRAIT = "trait"
+    IMPL = "impl"
+    TYPE = "type"
+    MODULE = "module"
+    NAMESPACE = "namespace"
+    SECTION = "section"
+    WINDOW = "window"
+
+
+class Chunk(BaseModel):
+    """One retrievable unit: a function/method/class of code, a heading section, or a line window."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    path: str = Field(description="Workspace-relative POSIX path.")
+    kind: ChunkKind
+    symbol_kind: SymbolKind
+    language: str
+    text: str
+    start_line: int = Field(ge=1, description="1-based, inclusive.")
+    end_line: int = Field(ge=1, description="1-based, inclusive.")
+    name: str | None = None
+    qualified_name: str | None = Field(default=None, description="Class.method for code; heading path for docs.")
+    signature: str | None = None
+    docstring: str | None = None
+    imports: tuple[str, ...] = ()
+    part: int = Field(default=1, ge=1, description="Index of this piece when a long body was split.")
+    parts: int = Field(default=1, ge=1)
+
+    @property
+    def chunk_hash(self) -> str:
+        """Hash of everything that goes into the vectors; equal hash means nothing to re-embed."""
+        head = f"{self.path}\x00{self.qualified_name or ''}\x00{self.signature or ''}\x00{self.docstring or ''}"
+        return content_hash(head + "\x00" + self.text)
+
+
+class SearchFilters(BaseModel):
+    """Filters that narrow a search; all optional."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: ChunkKind | None = None
+    language: str | None = None
+    path_glob: str | None = Field(default=None, description="fnmatch-style glob over the workspace-relative path.")
+
+
+class SearchHit(BaseModel):
+    """A ranked search result."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    score: float
+    chunk: Chunk
+    sources: tuple[str, ...] = Field(default=(), description="Which rankers found it: lexical, dense, rerank.")
+
+
+class SkipReason(StrEnum):
+    """Why a file seen during the scan was not indexed."""
+
+    IGNORED = "ignored"  # .gitignore / .ignore / built-in excludes (directories are counted once)
+    SECRET = "secret"
+    BINARY = "binary"
+    TOO_LARGE = "too_large"
+    UNREADABLE = "unreadable"
+    NOT_UTF8 = "not_utf8"
+    SYMLINK_OUTSIDE = "symlink_outside"
+    SYMLINK_LOOP = "symlink_loop"
+    VANISHED = "vanished"
+    UNSUPPORTED = "unsupported"
+    PARSE_ERROR = "parse_error"
+
+
+class IndexReport(BaseModel):
+    """What one (re-)index pass did."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    files_seen: int = 0
+    files_indexed: int = 0
+    files_unchanged: int = 0
+    files_removed: int = 0
+    skipped: dict[SkipReason, int] = Field(default_factory=dict[SkipReason, int])
+    skipped_examples: dict[SkipReason, list[str]] = Field(default_factory=dict[SkipReason, list[str]])
+    chunks_written: int = 0
+    chunks_deleted: int = 0
+    bytes_parsed: int = 0
+    seconds: float = 0.0
+
+
+class EmbeddingProgress(BaseModel):
+    """How far dense embedding has got."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    chunks_total: int
+    chunks_embedded: int
+
+    @property
+    def fraction(self) -> float:
+        return 1.0 if self.chunks_total == 0 else self.chunks_embedded / self.chunks_total
+
+
+class IndexStatus(BaseModel):
+    """Honest status of a workspace index."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    workspace: str
+    state_dir: str
+    store: str
+    ready: bool
+    reason: str | None = Field(default=None, description="Why not ready, or what is degraded.")
+    files_indexed: int
+    chunks: int
+    chunks_by_kind: dict[str, int] = Field(default_factory=dict[str, int])
+    embedded: int
+    embedded_fraction: float
+    dense_model: str | None
+    dense_unavailable_reason: str | None = None
+    rerank_model: str | None
+    rerank_unavailable_reason: str | None = None
+    last_update: str | None = Field(default=None, description="ISO-8601 UTC time of the last index pass.")
+    last_report: IndexReport | None = None

@@ -1,0 +1,142 @@
+"""Ports: the interfaces the index, intel and retrieval layers implement.
+
+Store, encoders and chunkers are CPU- or disk-bound and blocking by design; async callers
+(the daemon's fronts) run them through ``asyncio.to_thread``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from daemon.core.models import Chunk, SearchFilters
+
+__all__ = [
+    "DenseEmbedder",
+    "Reranker",
+    "ScoredChunk",
+    "SparseEncoder",
+    "SparseVector",
+    "StoredPoint",
+    "VectorStore",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class SparseVector:
+    """A sparse vector: parallel lists of token ids and weights (ids unique)."""
+
+    indices: list[int]
+    values: list[float]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoredPoint:
+    """A chunk with its vectors, ready to be written. ``dense`` is None until embedded."""
+
+    id: str
+    chunk: Chunk
+    sparse: SparseVector
+    dense: list[float] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScoredChunk:
+    """One result of a store query."""
+
+    id: str
+    score: float
+    chunk: Chunk
+    sources: tuple[str, ...] = field(default=())
+
+
+class SparseEncoder(Protocol):
+    """Turns text into BM25-style sparse vectors (IDF is applied by the store)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def encode_document(self, chunk: Chunk) -> SparseVector: ...
+
+    def encode_query(self, text: str) -> SparseVector: ...
+
+
+class DenseEmbedder(Protocol):
+    """Dense text embeddings (normalized, cosine)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed_documents(self, chunks: Sequence[Chunk]) -> list[list[float]]: ...
+
+    def embed_query(self, text: str) -> list[float]: ...
+
+
+class Reranker(Protocol):
+    """A cross-encoder: scores (query, passage) pairs, higher is more relevant."""
+
+    @property
+    def name(self) -> str: ...
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]: ...
+
+
+class VectorStore(Protocol):
+    """One workspace's collection of chunk points with a sparse and an optional dense vector.
+
+    Implementations: Qdrant Edge (in-process, default) and qdrant-client (server URL or local mode).
+    Every method is blocking. Point ids are deterministic (see ``chunk_point_id``), so writing the
+    same chunk twice never duplicates it.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    def upsert(self, points: Sequence[StoredPoint]) -> None:
+        """Insert or replace points (sparse always; dense when given)."""
+        ...
+
+    def delete_paths(self, paths: Iterable[str]) -> None:
+        """Delete every point whose chunk lives in one of ``paths``."""
+        ...
+
+    def dense_by_hash(self, paths: Iterable[str]) -> dict[str, list[float]]:
+        """Dense vectors already stored for chunks of ``paths``, keyed by ``Chunk.chunk_hash``."""
+        ...
+
+    def set_dense(self, vectors: Mapping[str, list[float]]) -> None:
+        """Attach dense vectors to existing points, by point id."""
+        ...
+
+    def missing_dense(self, limit: int, paths: Sequence[str] | None = None) -> list[tuple[str, Chunk]]:
+        """Up to ``limit`` points that have no dense vector yet (restricted to ``paths`` when given)."""
+        ...
+
+    def query(
+        self,
+        *,
+        sparse: SparseVector | None,
+        dense: list[float] | None,
+        filters: SearchFilters | None,
+        limit: int,
+        prefetch_limit: int,
+    ) -> list[ScoredChunk]:
+        """Hybrid query: each given vector ranks ``prefetch_limit`` candidates, fused with RRF."""
+        ...
+
+    def count(self, *, embedded_only: bool = False) -> int: ...
+
+    def counts_by_path(self) -> dict[str, int]:
+        """Number of points per path (used to repair after a crash)."""
+        ...
+
+    def counts_by_kind(self) -> dict[str, int]: ...
+
+    def flush(self) -> None: ...
+
+    def close(self) -> None: ...

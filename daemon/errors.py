@@ -1,0 +1,85 @@
+"""The error tree. Every message ends with a pointer to the docs page that explains it."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+__all__ = [
+    "ConfigError",
+    "DaemonError",
+    "EmbeddingUnavailable",
+    "ErrorCode",
+    "IndexingError",
+    "LanguageServerError",
+    "LanguageServerTerminated",
+    "PathOutsideWorkspace",
+    "StoreError",
+    "WorkflowError",
+]
+
+DOCS = "docs/errors.md"
+
+
+class ErrorCode(StrEnum):
+    CONFIG_INVALID = "config_invalid"
+    PATH_OUTSIDE_WORKSPACE = "path_outside_workspace"
+    INDEXING_FAILED = "indexing_failed"
+    STORE_FAILED = "store_failed"
+    EMBEDDING_UNAVAILABLE = "embedding_unavailable"
+    LANGUAGE_SERVER_FAILED = "language_server_failed"
+    LANGUAGE_SERVER_TERMINATED = "language_server_terminated"
+    WORKFLOW_INVALID = "workflow_invalid"
+
+
+class DaemonError(Exception):
+    """Base of every error ided raises on purpose."""
+
+    default_code: ErrorCode = ErrorCode.INDEXING_FAILED
+
+    def __init__(self, message: str, *, code: ErrorCode | None = None, cause: BaseException | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code or self.default_code
+        self.cause = cause
+
+    def __str__(self) -> str:
+        text = self.message
+        if self.cause is not None:
+            text += f" (caused by {type(self.cause).__name__}: {self.cause})"
+        return f"{text} [see {DOCS}#{self.code.value}]"
+
+
+class ConfigError(DaemonError):
+    default_code = ErrorCode.CONFIG_INVALID
+
+
+class PathOutsideWorkspace(DaemonError):
+    default_code = ErrorCode.PATH_OUTSIDE_WORKSPACE
+
+
+class IndexingError(DaemonError):
+    default_code = ErrorCode.INDEXING_FAILED
+
+
+class StoreError(DaemonError):
+    default_code = ErrorCode.STORE_FAILED
+
+
+class EmbeddingUnavailable(DaemonError):
+    default_code = ErrorCode.EMBEDDING_UNAVAILABLE
+
+
+class LanguageServerError(DaemonError):
+    default_code = ErrorCode.LANGUAGE_SERVER_FAILED
+
+
+class LanguageServerTerminated(LanguageServerError):
+    default_code = ErrorCode.LANGUAGE_SERVER_TERMINATED
+
+    def __init__(self, message: str, *, language: str, cause: BaseException | None = None) -> None:
+        super().__init__(message, cause=cause)
+        self.language = language
+
+
+class WorkflowError(DaemonError):
+    default_code = ErrorCode.WORKFLOW_INVALID
