@@ -28,6 +28,7 @@ __all__ = [
     "RerankConfig",
     "SearchConfig",
     "config_json_schema",
+    "default_cache_root",
     "default_state_dir",
     "load_config",
     "user_config_path",
@@ -125,13 +126,18 @@ def user_config_path(env: Mapping[str, str]) -> Path:
     return Path(base) / "ided" / "config.toml"
 
 
-def default_state_dir(workspace: Path, env: Mapping[str, str] | None = None) -> Path:
-    """Per-workspace state under the user cache: ``<cache>/ided/<name>-<hash of the path>``."""
+def default_cache_root(env: Mapping[str, str] | None = None) -> Path:
+    """``$XDG_CACHE_HOME/ided`` (default ``~/.cache/ided``): models and per-workspace state."""
     env = os.environ if env is None else env
     base = env.get("XDG_CACHE_HOME") or str(Path(env.get("HOME", "~")).expanduser() / ".cache")
+    return Path(base) / "ided"
+
+
+def default_state_dir(workspace: Path, env: Mapping[str, str] | None = None) -> Path:
+    """Per-workspace state under the user cache: ``<cache>/ided/workspaces/<name>-<hash of the path>``."""
     resolved = workspace.resolve()
     digest = hashlib.blake2b(str(resolved).encode(), digest_size=6).hexdigest()
-    return Path(base) / "ided" / "workspaces" / f"{resolved.name or 'root'}-{digest}"
+    return default_cache_root(env) / "workspaces" / f"{resolved.name or 'root'}-{digest}"
 
 
 def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:

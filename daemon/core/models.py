@@ -16,6 +16,8 @@ __all__ = [
     "IndexStatus",
     "SearchFilters",
     "SearchHit",
+    "SearchMode",
+    "SearchResult",
     "SkipReason",
     "SymbolKind",
     "chunk_point_id",
@@ -107,6 +109,26 @@ class SearchHit(BaseModel):
     score: float
     chunk: Chunk
     sources: tuple[str, ...] = Field(default=(), description="Which rankers found it: lexical, dense, rerank.")
+
+
+class SearchMode(StrEnum):
+    HYBRID = "hybrid"
+    LEXICAL = "lexical"
+    DENSE = "dense"
+
+
+class SearchResult(BaseModel):
+    """Hits plus an honest account of how they were found."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    query: str
+    hits: tuple[SearchHit, ...]
+    mode: SearchMode = Field(description="The mode actually used (hybrid degrades to lexical without vectors).")
+    embedded_fraction: float = Field(description="Share of chunks with a dense vector when the query ran.")
+    reranked: bool = False
+    notes: tuple[str, ...] = ()
+    seconds: float = 0.0
 
 
 class SkipReason(StrEnum):

@@ -1,0 +1,208 @@
+"""The ``ided`` command line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+from daemon import __version__
+from daemon.cli.context import CliState, parse_overrides
+from daemon.cli.render import print_report, print_search, print_status
+from daemon.config import Config, config_json_schema
+from daemon.core.models import ChunkKind, SearchFilters, SearchMode
+from daemon.errors import DaemonError
+from daemon.service.workspace_index import WorkspaceIndex
+
+__all__ = ["app"]
+
+app = typer.Typer(
+    name="ided",
+    help=(
+        "ided: a workspace daemon for agentic IDEs.\n\n"
+        "It keeps a Tree-sitter + Qdrant index of your workspace (functions, classes, doc sections) "
+        "and answers hybrid lexical + semantic searches over it.\n\n"
+        'Quick start: `ided index` in your project, then `ided search "how are files skipped"`.'
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="markdown",
+)
+config_app = typer.Typer(help="Inspect the configuration and its JSON Schema.", no_args_is_help=True)
+app.add_typer(config_app, name="config")
+
+WorkspaceOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--workspace",
+        "-w",
+        help="Workspace root. Default: the nearest parent holding .ided.toml or .git, else the current directory.",
+        file_okay=False,
+    ),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
+
+
+def _state(ctx: typer.Context) -> CliState:
+    state = ctx.obj
+    assert isinstance(state, CliState)
+    return state
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"ided {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    ctx: typer.Context,
+    settings: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help="Override a config key for this run, e.g. `--set index.max_file_bytes=2000000` (repeatable).",
+            metavar="KEY=VALUE",
+        ),
+    ] = None,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    ctx.obj = CliState(overrides=parse_overrides(settings or []))
+
+
+@contextmanager
+def _open(state: CliState, config: Config) -> Iterator[WorkspaceIndex]:
+    try:
+        with WorkspaceIndex.open(config) as ws:
+            yield ws
+    except DaemonError as exc:
+        state.fail(str(exc))
+
+
+def _run_index(state: CliState, ws: WorkspaceIndex, *, embed: bool, quiet: bool) -> None:
+    columns = (
+        TextColumn("{task.description:<10}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=state.err, disable=quiet, transient=False) as bar:
+        tasks: dict[str, TaskID] = {}
+
+        def on_progress(phase: str, done: int, total: int) -> None:
+            if phase not in tasks:
+                tasks[phase] = bar.add_task(phase, total=total or None, rate="")
+            task = tasks[phase]
+            elapsed = bar.tasks[task].elapsed or 0.0
+            rate = f"{done / elapsed:,.0f} files/s" if elapsed > 0.2 and phase == "parse" else ""
+            bar.update(task, completed=done, total=total or None, rate=rate)
+
+        report = ws.index(on_progress)
+        pending = ws.pending_embeddings() if embed else 0
+        if pending and ws.dense_embedder() is not None:
+            task = bar.add_task("embed", total=pending, rate="")
+
+            def on_embed(done: int) -> None:
+                elapsed = bar.tasks[task].elapsed or 0.0
+                bar.update(task, completed=done, rate=f"{done / elapsed:,.1f} chunks/s" if elapsed > 0.5 else "")
+
+            ws.embed(on_embed)
+    if not quiet:
+        print_report(state.err, report)
+
+
+@app.command()
+def index(
+    ctx: typer.Context,
+    path: Annotated[
+        Path | None, typer.Argument(help="Workspace to index (default: see --workspace).", file_okay=False)
+    ] = None,
+    rebuild: Annotated[bool, typer.Option("--rebuild", help="Forget the existing index and start over.")] = False,
+    embed: Annotated[
+        bool, typer.Option("--embed/--no-embed", help="Compute dense vectors after the lexical pass.")
+    ] = True,
+    as_json: JsonOpt = False,
+) -> None:
+    """Index a workspace: scan, chunk with Tree-sitter, store lexical then dense vectors.
+
+    Only files that changed since the last pass are re-read. Skipped files are counted by reason
+    (ignored, secret, binary, too large, ...). The index lives in the workspace's state directory
+    (see `ided status`).
+    """
+    state = _state(ctx)
+    config = state.config(path)
+    with _open(state, config) as ws:
+        if rebuild:
+            ws.rebuild()
+        _run_index(state, ws, embed=embed, quiet=as_json)
+        if as_json:
+            print(ws.status().model_dump_json(indent=2))
+
+
+@app.command()
+def search(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="What you are looking for: words, identifiers or a question.")],
+    workspace: WorkspaceOpt = None,
+    kind: Annotated[ChunkKind | None, typer.Option("--kind", help="Only code or only docs.")] = None,
+    lang: Annotated[str | None, typer.Option("--lang", help="Only this language, e.g. python, typescript.")] = None,
+    glob: Annotated[
+        str | None, typer.Option("--glob", help="Only paths matching this glob, e.g. 'src/**/*.py'.")
+    ] = None,
+    k: Annotated[int | None, typer.Option("-k", min=1, max=200, help="Number of results.")] = None,
+    mode: Annotated[SearchMode, typer.Option("--mode", help="hybrid (default), lexical or dense.")] = SearchMode.HYBRID,
+    as_json: JsonOpt = False,
+) -> None:
+    """Search the index: BM25 + dense vectors fused with RRF (and reranked when a reranker is set).
+
+    Indexes the workspace first if it has never been indexed.
+    """
+    state = _state(ctx)
+    config = state.config(workspace)
+    with _open(state, config) as ws:
+        if ws.status().last_update is None:
+            state.err.print("no index yet for this workspace: indexing it first", style="yellow")
+            _run_index(state, ws, embed=True, quiet=False)
+        result = ws.search(query, k=k, filters=SearchFilters(kind=kind, language=lang, path_glob=glob), mode=mode)
+    if as_json:
+        print(result.model_dump_json(indent=2))
+    else:
+        print_search(state.out, result)
+
+
+@app.command()
+def status(ctx: typer.Context, workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
+    """Show the index: files, chunks, embedded fraction, models, last pass and why anything is off."""
+    state = _state(ctx)
+    config = state.config(workspace)
+    with _open(state, config) as ws:
+        result = ws.status()
+    if as_json:
+        print(result.model_dump_json(indent=2))
+    else:
+        print_status(state.out, result)
+
+
+@config_app.command("show")
+def config_show(ctx: typer.Context, workspace: WorkspaceOpt = None) -> None:
+    """Print the effective configuration (all layers merged) as JSON."""
+    config = _state(ctx).config(workspace)
+    print(config.model_dump_json(indent=2))
+
+
+@config_app.command("schema")
+def config_schema() -> None:
+    """Print the JSON Schema of the configuration (for editors and CI validation)."""
+    json.dump(config_json_schema(), sys.stdout, indent=2)
+    print()

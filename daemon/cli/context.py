@@ -1,0 +1,66 @@
+"""What every CLI command needs: the workspace root, the loaded configuration, a stderr console."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NoReturn
+
+import typer
+from rich.console import Console
+
+from daemon.config import Config, load_config
+from daemon.errors import DaemonError
+from daemon.logging_setup import configure_logging
+
+__all__ = ["CliState", "find_workspace_root", "parse_overrides"]
+
+
+def find_workspace_root(start: Path) -> Path:
+    """The nearest ancestor holding ``.ided.toml`` or ``.git``; else ``start`` itself."""
+    start = start.resolve()
+    for candidate in (start, *start.parents):
+        if (candidate / ".ided.toml").is_file() or (candidate / ".git").exists():
+            return candidate
+    return start
+
+
+def parse_overrides(pairs: list[str]) -> dict[str, Any]:
+    """``["index.max_file_bytes=2000000", "qdrant.mode=local"]`` -> nested dict (values parsed as JSON if they are)."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise typer.BadParameter(f"--set expects KEY=VALUE, got {pair!r}", param_hint="--set")
+        try:
+            value: Any = json.loads(raw)
+        except ValueError:
+            value = raw
+        node = out
+        parts = key.split(".")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = value
+    return out
+
+
+@dataclass
+class CliState:
+    workspace: Path | None = None
+    overrides: dict[str, Any] = field(default_factory=dict[str, Any])
+    err: Console = field(default_factory=lambda: Console(stderr=True))
+    out: Console = field(default_factory=lambda: Console(soft_wrap=True))
+
+    def config(self, workspace: Path | None = None) -> Config:
+        root = workspace or self.workspace or find_workspace_root(Path.cwd())
+        try:
+            config = load_config(root, overrides=self.overrides)
+        except DaemonError as exc:
+            self.fail(str(exc))
+        configure_logging(config.logging)
+        return config
+
+    def fail(self, message: str, code: int = 1) -> NoReturn:
+        self.err.print(f"[bold red]error:[/] {message}", highlight=False)
+        raise typer.Exit(code)

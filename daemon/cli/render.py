@@ -1,0 +1,86 @@
+"""Human-readable rendering of results for the terminal (JSON output bypasses this)."""
+
+from __future__ import annotations
+
+import re
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from daemon.core.models import IndexReport, IndexStatus, SearchHit, SearchResult
+
+__all__ = ["print_report", "print_search", "print_status", "snippet"]
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+
+
+def snippet(hit: SearchHit, query: str, lines: int = 3) -> list[tuple[int, str]]:
+    """Up to ``lines`` lines of the chunk, preferring lines that contain query words."""
+    words = {w.lower() for w in _WORD.findall(query)}
+    body = hit.chunk.text.splitlines()
+    numbered = [(hit.chunk.start_line + i, line.rstrip()) for i, line in enumerate(body) if line.strip()]
+    if not numbered:
+        return []
+    matching = [(n, line) for n, line in numbered if any(w in line.lower() for w in words)]
+    chosen = matching[:lines] if matching else numbered[:lines]
+    return [(n, line if len(line) <= 160 else line[:157] + "...") for n, line in chosen]
+
+
+def print_search(console: Console, result: SearchResult) -> None:
+    if not result.hits:
+        console.print(f"no results for {result.query!r}", highlight=False)
+    for rank, hit in enumerate(result.hits, 1):
+        c = hit.chunk
+        title = Text()
+        title.append(f"{rank:>2}. ", style="dim")
+        title.append(f"{c.path}:{c.start_line}", style="bold cyan")
+        title.append(f"  {c.qualified_name or c.name or c.symbol_kind.value}", style="bold")
+        title.append(f"  [{c.symbol_kind.value}, {c.language}]", style="dim")
+        title.append(f"  score {hit.score:.4f} ({'+'.join(hit.sources) or '-'})", style="dim")
+        console.print(title)
+        for n, line in snippet(hit, result.query):
+            console.print(Text(f"      {n:>5} │ {line}", style="default"), highlight=False)
+    footer = (
+        f"{result.mode.value} search, {result.seconds * 1000:.0f} ms, dense vectors on {result.embedded_fraction:.0%}"
+    )
+    if result.reranked:
+        footer += ", reranked"
+    console.print(Text(footer, style="dim"))
+    for note in result.notes:
+        console.print(Text(f"note: {note}", style="yellow"))
+
+
+def print_report(console: Console, report: IndexReport) -> None:
+    skipped = sum(report.skipped.values())
+    console.print(
+        f"indexed {report.files_indexed} file(s), {report.files_unchanged} unchanged, "
+        f"{report.files_removed} removed, {skipped} skipped; {report.chunks_written} chunk(s) written "
+        f"in {report.seconds:.2f}s",
+        highlight=False,
+    )
+    for reason, n in sorted(report.skipped.items(), key=lambda kv: -kv[1]):
+        examples = ", ".join(report.skipped_examples.get(reason, [])[:3])
+        console.print(Text(f"  skipped {n:>6} {reason.value:<16} e.g. {examples}", style="dim"))
+
+
+def print_status(console: Console, status: IndexStatus) -> None:
+    table = Table(show_header=False, box=None, pad_edge=False)
+    table.add_column(style="bold")
+    table.add_column()
+    table.add_row("workspace", status.workspace)
+    table.add_row("ready", ("yes" if status.ready else "no") + (f" ({status.reason})" if status.reason else ""))
+    table.add_row("store", f"{status.store} in {status.state_dir}")
+    table.add_row("files", str(status.files_indexed))
+    kinds = ", ".join(f"{k} {v}" for k, v in sorted(status.chunks_by_kind.items()))
+    table.add_row("chunks", f"{status.chunks}" + (f" ({kinds})" if kinds else ""))
+    table.add_row("embedded", f"{status.embedded} ({status.embedded_fraction:.0%})")
+    table.add_row("dense model", status.dense_model or f"off ({status.dense_unavailable_reason})")
+    if status.dense_unavailable_reason and status.dense_model:
+        table.add_row("", Text(f"unavailable: {status.dense_unavailable_reason}", style="yellow"))
+    table.add_row("rerank", status.rerank_model or f"off ({status.rerank_unavailable_reason})")
+    table.add_row("last update", status.last_update or "never")
+    if status.last_report is not None:
+        skipped = ", ".join(f"{k.value} {v}" for k, v in sorted(status.last_report.skipped.items()))
+        table.add_row("last pass", f"seen {status.last_report.files_seen}, skipped: {skipped or 'none'}")
+    console.print(table)

@@ -1,0 +1,264 @@
+"""Incremental index passes: scan, diff against the manifest, re-chunk what changed, write.
+
+Guarantees:
+- only files whose (size, mtime) or content changed are read and re-chunked; unchanged chunks
+  of a changed file keep their dense vectors (looked up by chunk hash), so nothing unchanged is
+  ever re-embedded;
+- a file's manifest row is written only after its points were flushed, and point ids are
+  deterministic, so a pass killed at any moment leaves a store the next pass repairs
+  (:meth:`Indexer.repair`) without a full rebuild and without duplicates.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from daemon.core.models import IndexReport
+from daemon.core.ports import StoredPoint, VectorStore
+from daemon.index.file_worker import FileJob, FileOutcome, WorkerSettings, process_batch
+from daemon.index.manifest import FileRecord, Manifest
+from daemon.index.scanner import Scanner, ScanResult
+
+__all__ = ["IndexProgress", "Indexer"]
+
+logger = logging.getLogger(__name__)
+
+IndexProgress = Callable[[str, int, int], None]
+"""progress(phase, done, total): phase is "scan", "parse" or "write"."""
+
+_BATCH_FILES = 48
+_FLUSH_EVERY_FILES = 2000
+_POOL_THRESHOLD_FILES = 200
+
+
+def _no_progress(phase: str, done: int, total: int) -> None:
+    return None
+
+
+@dataclass(slots=True)
+class _Pending:
+    """Outcomes written to the store but not yet flushed/recorded in the manifest."""
+
+    records: list[FileRecord]
+    removed: list[str]
+
+    @classmethod
+    def empty(cls) -> _Pending:
+        return cls(records=[], removed=[])
+
+
+class Indexer:
+    """Runs index passes for one workspace over one store and one manifest."""
+
+    def __init__(
+        self,
+        *,
+        scanner: Scanner,
+        store: VectorStore,
+        manifest: Manifest,
+        settings: WorkerSettings,
+        workers: int | None = None,
+    ) -> None:
+        self._scanner = scanner
+        self._store = store
+        self._manifest = manifest
+        self._settings = settings
+        self._workers = workers if workers is not None else max(1, min(os.cpu_count() or 1, 4))
+
+    # -- repair -------------------------------------------------------------------------------
+
+    def repair(self) -> list[str]:
+        """Make the manifest and the store agree after a crash; returns the paths purged."""
+        bad = self._manifest.reconcile(self._store.counts_by_path())
+        if bad:
+            logger.warning("repairing %d file(s) left inconsistent by an interrupted pass", len(bad))
+            self._store.delete_paths(bad)
+            self._store.flush()
+        return bad
+
+    # -- full pass ----------------------------------------------------------------------------
+
+    def run(self, progress: IndexProgress = _no_progress) -> IndexReport:
+        started = time.perf_counter()
+        self.repair()
+        progress("scan", 0, 0)
+        scan = self._scanner.scan()
+        progress("scan", scan.seen, scan.seen)
+        report = IndexReport(files_seen=scan.seen)
+        _count_skips(report, scan)
+        known = self._manifest.all()
+        jobs: list[FileJob] = []
+        for f in scan.files:
+            rec = known.get(f.rel_path)
+            if rec is not None and rec.size == f.size and rec.mtime_ns == f.mtime_ns:
+                report.files_unchanged += 1
+                continue
+            jobs.append(FileJob(f.rel_path, str(f.abs_path), f.size, f.mtime_ns, f.language, rec.hash if rec else None))
+        present = {f.rel_path for f in scan.files}
+        vanished = [p for p in known if p not in present]
+        if vanished:
+            self._store.delete_paths(vanished)
+            self._store.flush()
+            self._manifest.delete_many(vanished)
+            report.files_removed = len(vanished)
+        self._process(jobs, known, report, progress)
+        report.seconds = time.perf_counter() - started
+        self._manifest.set_meta(
+            {"last_update": datetime.now(UTC).isoformat(timespec="seconds"), "last_report": report.model_dump_json()}
+        )
+        logger.info(
+            "indexed %d file(s), %d unchanged, %d removed, %d skipped in %.2fs",
+            report.files_indexed,
+            report.files_unchanged,
+            report.files_removed,
+            sum(report.skipped.values()),
+            report.seconds,
+        )
+        return report
+
+    # -- targeted pass (watcher) ---------------------------------------------------------------
+
+    def update_paths(self, rel_paths: Iterable[str]) -> IndexReport:
+        """Re-index just these paths (created, changed or deleted); used for file-save events."""
+        started = time.perf_counter()
+        report = IndexReport()
+        jobs: list[FileJob] = []
+        gone: list[str] = []
+        for rel in sorted(set(rel_paths)):
+            report.files_seen += 1
+            reason = self._scanner.check_path(rel)
+            abs_path = self._scanner.root / rel
+            rec = self._manifest.get(rel)
+            if reason is not None or not abs_path.is_file():
+                if reason is not None:
+                    report.skipped[reason] = report.skipped.get(reason, 0) + 1
+                if rec is not None:
+                    gone.append(rel)
+                continue
+            language = self._language_of(rel)
+            try:
+                st = abs_path.stat()
+            except OSError:
+                if rec is not None:
+                    gone.append(rel)
+                continue
+            jobs.append(FileJob(rel, str(abs_path), st.st_size, st.st_mtime_ns, language, rec.hash if rec else None))
+        if gone:
+            self._store.delete_paths(gone)
+            self._store.flush()
+            self._manifest.delete_many(gone)
+            report.files_removed = len(gone)
+        known = {j.rel_path: r for j in jobs if (r := self._manifest.get(j.rel_path)) is not None}
+        self._process(jobs, known, report, _no_progress)
+        report.seconds = time.perf_counter() - started
+        self._manifest.set_meta({"last_update": datetime.now(UTC).isoformat(timespec="seconds")})
+        return report
+
+    def _language_of(self, rel: str) -> str:
+        language = self._scanner.classify(rel)
+        assert language is not None  # check_path returned None, so it is classified
+        return language
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _process(
+        self,
+        jobs: list[FileJob],
+        known: dict[str, FileRecord],
+        report: IndexReport,
+        progress: IndexProgress,
+    ) -> None:
+        total = len(jobs)
+        done = 0
+        pending = _Pending.empty()
+        since_flush = 0
+        progress("parse", 0, total)
+        for outcomes in self._outcomes(jobs):
+            self._write(outcomes, known, report, pending)
+            done += len(outcomes)
+            since_flush += len(outcomes)
+            progress("parse", done, total)
+            if since_flush >= _FLUSH_EVERY_FILES:
+                self._commit(pending)
+                pending = _Pending.empty()
+                since_flush = 0
+        self._commit(pending)
+
+    def _outcomes(self, jobs: list[FileJob]) -> Iterator[list[FileOutcome]]:
+        batches = [jobs[i : i + _BATCH_FILES] for i in range(0, len(jobs), _BATCH_FILES)]
+        if self._workers <= 1 or len(jobs) < _POOL_THRESHOLD_FILES:
+            for batch in batches:
+                yield process_batch(batch, self._settings)
+            return
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["daemon.index.file_worker"])
+        with ProcessPoolExecutor(max_workers=self._workers, mp_context=ctx) as pool:
+            yield from pool.map(process_batch, batches, [self._settings] * len(batches))
+
+    def _write(
+        self, outcomes: list[FileOutcome], known: dict[str, FileRecord], report: IndexReport, pending: _Pending
+    ) -> None:
+        changed: list[FileOutcome] = []
+        for o in outcomes:
+            job = o.job
+            if o.skipped is not None:
+                report.skipped[o.skipped] = report.skipped.get(o.skipped, 0) + 1
+                examples = report.skipped_examples.setdefault(o.skipped, [])
+                if len(examples) < 5:
+                    examples.append(job.rel_path)
+                if job.rel_path in known:
+                    pending.removed.append(job.rel_path)
+            elif o.unchanged:
+                rec = known[job.rel_path]
+                pending.records.append(
+                    FileRecord(job.rel_path, job.size, job.mtime_ns, rec.hash, rec.language, rec.chunks)
+                )
+                report.files_unchanged += 1
+            else:
+                changed.append(o)
+        if pending.removed:
+            self._store.delete_paths(pending.removed)
+        if not changed:
+            return
+        previously = [o.job.rel_path for o in changed if o.job.rel_path in known]
+        reuse = self._store.dense_by_hash(previously) if previously else {}
+        if previously:
+            self._store.delete_paths(previously)
+            report.chunks_deleted += sum(known[p].chunks for p in previously)
+        points = [
+            StoredPoint(id=p.id, chunk=p.chunk, sparse=p.sparse, dense=reuse.get(p.chunk.chunk_hash))
+            for o in changed
+            for p in o.points
+        ]
+        if points:
+            self._store.upsert(points)
+        for o in changed:
+            job = o.job
+            assert o.hash is not None
+            pending.records.append(
+                FileRecord(job.rel_path, job.size, job.mtime_ns, o.hash, job.language, len(o.points))
+            )
+            report.files_indexed += 1
+            report.bytes_parsed += o.bytes_parsed
+        report.chunks_written += len(points)
+
+    def _commit(self, pending: _Pending) -> None:
+        self._store.flush()
+        if pending.removed:
+            self._manifest.delete_many(pending.removed)
+        if pending.records:
+            self._manifest.put_many(pending.records)
+
+
+def _count_skips(report: IndexReport, scan: ScanResult) -> None:
+    for reason, n in scan.skipped.items():
+        report.skipped[reason] = report.skipped.get(reason, 0) + n
+    for reason, examples in scan.examples.items():
+        report.skipped_examples[reason] = list(examples)

@@ -1,0 +1,119 @@
+"""The file manifest: what was indexed, from which content, into how many chunks.
+
+SQLite in the workspace state directory. A row is written only after the file's points were
+flushed to the vector store, so after a crash the manifest never claims more than the store
+holds; :meth:`Manifest.reconcile` finds the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["FileRecord", "Manifest"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    language TEXT NOT NULL,
+    chunks INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class FileRecord:
+    path: str
+    size: int
+    mtime_ns: int
+    hash: str
+    language: str
+    chunks: int
+
+
+class Manifest:
+    """Per-file records plus a small key/value table for index-wide facts."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def all(self) -> dict[str, FileRecord]:
+        rows = self._db.execute("SELECT path, size, mtime_ns, hash, language, chunks FROM files")
+        return {r[0]: FileRecord(*r) for r in rows}
+
+    def get(self, path: str) -> FileRecord | None:
+        row = self._db.execute(
+            "SELECT path, size, mtime_ns, hash, language, chunks FROM files WHERE path = ?", (path,)
+        ).fetchone()
+        return FileRecord(*row) if row else None
+
+    def put_many(self, records: Iterable[FileRecord]) -> None:
+        with self._transaction():
+            self._db.executemany(
+                "INSERT OR REPLACE INTO files (path, size, mtime_ns, hash, language, chunks) VALUES (?, ?, ?, ?, ?, ?)",
+                [(r.path, r.size, r.mtime_ns, r.hash, r.language, r.chunks) for r in records],
+            )
+
+    def delete_many(self, paths: Iterable[str]) -> None:
+        with self._transaction():
+            self._db.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in paths])
+
+    def clear(self) -> None:
+        with self._transaction():
+            self._db.execute("DELETE FROM files")
+            self._db.execute("DELETE FROM meta")
+
+    def count(self) -> int:
+        return int(self._db.execute("SELECT COUNT(*) FROM files").fetchone()[0])
+
+    def get_meta(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return str(row[0]) if row else None
+
+    def set_meta(self, values: Mapping[str, str]) -> None:
+        with self._transaction():
+            self._db.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", list(values.items()))
+
+    def get_json(self, key: str) -> object | None:
+        raw = self.get_meta(key)
+        return None if raw is None else json.loads(raw)
+
+    def reconcile(self, store_counts: Mapping[str, int]) -> list[str]:
+        """Paths whose store content disagrees with the manifest (crash mid-write): drop their rows.
+
+        Returns the paths to purge from the store; they are re-indexed by the next pass.
+        """
+        records = self.all()
+        bad = [p for p, n in store_counts.items() if p not in records or records[p].chunks != n]
+        bad += [p for p, r in records.items() if r.chunks > 0 and p not in store_counts]
+        if bad:
+            self.delete_many(bad)
+        return sorted(set(bad))
+
+    def _transaction(self) -> _Tx:
+        return _Tx(self._db)
+
+
+class _Tx:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def __enter__(self) -> None:
+        self._db.execute("BEGIN")
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        self._db.execute("ROLLBACK" if exc_type else "COMMIT")

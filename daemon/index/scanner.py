@@ -1,0 +1,280 @@
+"""Workspace scan: which files to index, and why every other file is skipped.
+
+Rules, in order: built-in excluded directories (VCS metadata, dependency folders, virtualenvs,
+build output, caches) -> .gitignore / .ignore / .git/info/exclude (nested files honoured) and
+``index.exclude`` -> secret-bearing names -> symlinks (never followed out of the workspace,
+symlinked directories never followed) -> size cap -> unsupported file type. Content checks
+(binary, UTF-8) happen when the file is read, in :mod:`daemon.index.file_reader`.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+import os
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pathspec
+
+from daemon.core.models import SkipReason
+
+__all__ = ["BUILTIN_EXCLUDED_DIRS", "SECRET_PATTERNS", "ScanResult", "ScannedFile", "Scanner", "is_secret_name"]
+
+logger = logging.getLogger(__name__)
+
+BUILTIN_EXCLUDED_DIRS: frozenset[str] = frozenset(
+    {
+        ".git", ".hg", ".svn", ".jj", ".ided",
+        "node_modules", "bower_components", "jspm_packages",
+        ".venv", "venv", ".tox", ".nox", "__pypackages__", "site-packages",
+        "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis", ".cache",
+        "build", "dist", "target", "out", ".next", ".nuxt", ".svelte-kit", ".gradle", ".terraform",
+        ".idea", ".vscode-test", "coverage", "htmlcov", ".eggs",
+    }
+)  # fmt: skip
+
+SECRET_PATTERNS: tuple[str, ...] = (
+    ".env",
+    ".env.*",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "*.keystore",
+    "*.jks",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    "credentials",
+    "credentials.*",
+    "*credentials*.json",
+    ".netrc",
+    ".pgpass",
+    ".npmrc",
+    ".pypirc",
+    "*.secret",
+    "secrets.*",
+)
+_SECRET_ALLOWED = (".env.example", ".env.sample", ".env.template", ".env.dist")
+
+
+def is_secret_name(name: str) -> bool:
+    """True for file names that usually hold credentials (matched case-insensitively)."""
+    lower = name.lower()
+    if lower in _SECRET_ALLOWED:
+        return False
+    return any(fnmatch.fnmatchcase(lower, pattern) for pattern in SECRET_PATTERNS)
+
+
+@dataclass(frozen=True, slots=True)
+class ScannedFile:
+    """A candidate file: workspace-relative POSIX path plus the stat the manifest compares."""
+
+    rel_path: str
+    abs_path: Path
+    size: int
+    mtime_ns: int
+    language: str
+
+
+@dataclass(slots=True)
+class ScanResult:
+    files: list[ScannedFile] = field(default_factory=list[ScannedFile])
+    skipped: dict[SkipReason, int] = field(default_factory=dict[SkipReason, int])
+    examples: dict[SkipReason, list[str]] = field(default_factory=dict[SkipReason, list[str]])
+
+    def skip(self, reason: SkipReason, rel_path: str) -> None:
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+        examples = self.examples.setdefault(reason, [])
+        if len(examples) < 5:
+            examples.append(rel_path)
+
+    @property
+    def seen(self) -> int:
+        return len(self.files) + sum(self.skipped.values())
+
+
+@dataclass(frozen=True, slots=True)
+class _IgnoreLayer:
+    base: str  # workspace-relative dir ("" for root) the patterns are relative to
+    spec: pathspec.GitIgnoreSpec
+
+    def ignores(self, rel_path: str, is_dir: bool) -> bool:
+        sub = rel_path[len(self.base) + 1 :] if self.base else rel_path
+        return self.spec.match_file(sub + "/" if is_dir else sub)
+
+
+class Scanner:
+    """Walks one workspace. ``classify`` maps a path to a language id, or None when unsupported."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        classify: Callable[[str], str | None],
+        max_file_bytes: int,
+        extra_excludes: tuple[str, ...] = (),
+        include_secrets: bool = False,
+        respect_gitignore: bool = True,
+    ) -> None:
+        self.root = root.resolve()
+        self._classify = classify
+        self._max_bytes = max_file_bytes
+        self._include_secrets = include_secrets
+        self._respect_gitignore = respect_gitignore
+        self._extra = pathspec.GitIgnoreSpec.from_lines(extra_excludes) if extra_excludes else None
+
+    # -- public -------------------------------------------------------------------------------
+
+    def classify(self, rel_path: str) -> str | None:
+        return self._classify(rel_path)
+
+    def scan(self) -> ScanResult:
+        result = ScanResult()
+        layers = self._root_layers()
+        self._walk(self.root, "", layers, result)
+        result.files.sort(key=lambda f: f.rel_path)
+        return result
+
+    def check_path(self, rel_path: str) -> SkipReason | None:
+        """Why a single (existing or not) path would be skipped, or None if it is indexable.
+
+        Used by the watcher for one changed file without re-walking the tree.
+        """
+        parts = rel_path.split("/")
+        if any(p in BUILTIN_EXCLUDED_DIRS for p in parts[:-1]):
+            return SkipReason.IGNORED
+        layers = self._root_layers()
+        for i in range(1, len(parts)):
+            sub = "/".join(parts[:i])
+            if any(layer.ignores(sub, True) for layer in layers):
+                return SkipReason.IGNORED
+            layers = layers + self._layers_for_dir(self.root / sub, sub)
+        if self._ignored(rel_path, False, layers):
+            return SkipReason.IGNORED
+        if not self._include_secrets and is_secret_name(parts[-1]):
+            return SkipReason.SECRET
+        if self._classify(rel_path) is None:
+            return SkipReason.UNSUPPORTED
+        return None
+
+    # -- walking ------------------------------------------------------------------------------
+
+    def _root_layers(self) -> tuple[_IgnoreLayer, ...]:
+        layers = self._layers_for_dir(self.root, "")
+        if self._respect_gitignore:
+            exclude = self.root / ".git" / "info" / "exclude"
+            spec = _read_spec(exclude)
+            if spec is not None:
+                layers = (_IgnoreLayer("", spec), *layers)
+        return layers
+
+    def _layers_for_dir(self, directory: Path, rel_dir: str) -> tuple[_IgnoreLayer, ...]:
+        if not self._respect_gitignore:
+            return ()
+        found: list[_IgnoreLayer] = []
+        for name in (".gitignore", ".ignore"):
+            spec = _read_spec(directory / name)
+            if spec is not None:
+                found.append(_IgnoreLayer(rel_dir, spec))
+        return tuple(found)
+
+    def _ignored(self, rel_path: str, is_dir: bool, layers: tuple[_IgnoreLayer, ...]) -> bool:
+        if self._extra is not None and self._extra.match_file(rel_path + "/" if is_dir else rel_path):
+            return True
+        return any(layer.ignores(rel_path, is_dir) for layer in layers)
+
+    def _walk(self, directory: Path, rel_dir: str, layers: tuple[_IgnoreLayer, ...], out: ScanResult) -> None:
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except FileNotFoundError:
+            out.skip(SkipReason.VANISHED, rel_dir or ".")
+            return
+        except OSError:
+            out.skip(SkipReason.UNREADABLE, rel_dir or ".")
+            return
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except FileNotFoundError:
+                out.skip(SkipReason.VANISHED, rel)
+                continue
+            except OSError:
+                out.skip(SkipReason.UNREADABLE, rel)
+                continue
+            if stat.S_ISLNK(st.st_mode):
+                self._symlink(entry.path, rel, layers, out)
+            elif stat.S_ISDIR(st.st_mode):
+                self._directory(Path(entry.path), entry.name, rel, layers, out)
+            elif stat.S_ISREG(st.st_mode):
+                self._file(Path(entry.path), entry.name, rel, st.st_size, st.st_mtime_ns, layers, out)
+
+    def _directory(self, path: Path, name: str, rel: str, layers: tuple[_IgnoreLayer, ...], out: ScanResult) -> None:
+        if name in BUILTIN_EXCLUDED_DIRS or (path / "pyvenv.cfg").exists() or self._ignored(rel, True, layers):
+            out.skip(SkipReason.IGNORED, rel + "/")
+            return
+        self._walk(path, rel, layers + self._layers_for_dir(path, rel), out)
+
+    def _file(
+        self,
+        path: Path,
+        name: str,
+        rel: str,
+        size: int,
+        mtime_ns: int,
+        layers: tuple[_IgnoreLayer, ...],
+        out: ScanResult,
+    ) -> None:
+        if self._ignored(rel, False, layers):
+            out.skip(SkipReason.IGNORED, rel)
+        elif not self._include_secrets and is_secret_name(name):
+            out.skip(SkipReason.SECRET, rel)
+        elif size > self._max_bytes:
+            out.skip(SkipReason.TOO_LARGE, rel)
+        elif (language := self._classify(rel)) is None:
+            out.skip(SkipReason.UNSUPPORTED, rel)
+        else:
+            out.files.append(ScannedFile(rel, path, size, mtime_ns, language))
+
+    def _symlink(self, link: str, rel: str, layers: tuple[_IgnoreLayer, ...], out: ScanResult) -> None:
+        if self._ignored(rel, False, layers):
+            out.skip(SkipReason.IGNORED, rel)
+            return
+        try:
+            target = Path(link).resolve(strict=True)
+        except RuntimeError:  # symlink loop (Python < 3.13)
+            out.skip(SkipReason.SYMLINK_LOOP, rel)
+            return
+        except OSError as exc:
+            out.skip(SkipReason.SYMLINK_LOOP if exc.errno == 40 else SkipReason.VANISHED, rel)
+            return
+        if not target.is_relative_to(self.root):
+            out.skip(SkipReason.SYMLINK_OUTSIDE, rel)
+            return
+        if target.is_dir():
+            # Its files are indexed under their real path; following it would index them twice.
+            out.skip(SkipReason.IGNORED, rel + "/")
+            return
+        name = rel.rsplit("/", 1)[-1]
+        try:
+            st = target.stat()
+        except OSError:
+            out.skip(SkipReason.VANISHED, rel)
+            return
+        self._file(target, name, rel, st.st_size, st.st_mtime_ns, layers, out)
+
+
+def _read_spec(path: Path) -> pathspec.GitIgnoreSpec | None:
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
+    except OSError:
+        logger.warning("cannot read ignore file %s", path)
+        return None
+    return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None

@@ -1,0 +1,221 @@
+"""The workspace index as one object: the store, the manifest, the encoders and the passes over them.
+
+This is what every front uses (the CLI today; the daemon, MCP and LSP fronts later). It owns the
+workspace lock for as long as it is open, so exactly one process writes a workspace's store.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from types import TracebackType
+from typing import Self
+
+from daemon.config import Config, default_cache_root
+from daemon.core.models import (
+    IndexReport,
+    IndexStatus,
+    SearchFilters,
+    SearchMode,
+    SearchResult,
+)
+from daemon.core.ports import DenseEmbedder, Reranker, VectorStore
+from daemon.errors import EmbeddingUnavailable
+from daemon.index.dense_fill import fill_dense
+from daemon.index.embedder import FastembedEmbedder
+from daemon.index.file_worker import WorkerSettings
+from daemon.index.indexer import Indexer, IndexProgress
+from daemon.index.manifest import Manifest
+from daemon.index.reranker import load_reranker
+from daemon.index.scanner import Scanner
+from daemon.index.searcher import HybridSearcher
+from daemon.index.sparse import CodeBm25Encoder
+from daemon.index.store_factory import open_store
+from daemon.intel.languages import language_for_path
+from daemon.service.workspace_lock import WorkspaceLock
+
+__all__ = ["WorkspaceIndex"]
+
+logger = logging.getLogger(__name__)
+
+INDEX_FORMAT = "1"
+
+
+class WorkspaceIndex:
+    """Open with ``with WorkspaceIndex.open(config) as ws:``; closing flushes and releases the lock."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.state_dir = config.state_path
+        self._lock = WorkspaceLock(self.state_dir)
+        self._lock.acquire()
+        try:
+            self._sparse = CodeBm25Encoder()
+            self._manifest = Manifest(self.state_dir / "manifest.sqlite3")
+            self._store: VectorStore = open_store(
+                config, dense_dim=config.embedding.dim, dense_model=config.embedding.model_name
+            )
+            self._check_format()
+        except BaseException:
+            self._lock.release()
+            raise
+        self._embedder: DenseEmbedder | None = None
+        self._embedder_reason: str | None = None
+        self._embedder_tried = False
+        self._reranker: Reranker | None
+        self._reranker, self._reranker_reason = load_reranker(config.rerank)
+        scanner = Scanner(
+            config.workspace_path,
+            classify=language_for_path,
+            max_file_bytes=config.index.max_file_bytes,
+            extra_excludes=config.index.exclude,
+            include_secrets=config.index.include_secrets,
+            respect_gitignore=config.index.respect_gitignore,
+        )
+        self._indexer = Indexer(
+            scanner=scanner,
+            store=self._store,
+            manifest=self._manifest,
+            settings=WorkerSettings(
+                max_file_bytes=config.index.max_file_bytes,
+                max_chunk_lines=config.index.max_chunk_lines,
+                text_window_lines=config.index.text_window_lines,
+            ),
+        )
+
+    @classmethod
+    def open(cls, config: Config) -> Self:
+        return cls(config)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        try:
+            self._store.flush()
+            self._store.close()
+            self._manifest.close()
+        finally:
+            self._lock.release()
+
+    # -- passes -------------------------------------------------------------------------------
+
+    def index(self, progress: IndexProgress | None = None) -> IndexReport:
+        """Scan and (re-)index what changed; lexically searchable when this returns."""
+        return self._indexer.run(progress) if progress else self._indexer.run()
+
+    def update_paths(self, rel_paths: Iterable[str]) -> IndexReport:
+        return self._indexer.update_paths(rel_paths)
+
+    def rebuild(self) -> None:
+        """Forget everything indexed so the next pass starts from scratch."""
+        paths = list(self._store.counts_by_path())
+        if paths:
+            self._store.delete_paths(paths)
+            self._store.flush()
+        self._manifest.clear()
+        self._manifest.set_meta(self._format_meta())
+
+    def embed(self, progress: Callable[[int], None] | None = None, limit: int | None = None) -> int:
+        """Fill in dense vectors for chunks that lack them; 0 when no dense model is available."""
+        embedder = self.dense_embedder()
+        if embedder is None:
+            return 0
+        return fill_dense(
+            self._store, embedder, batch_size=self.config.embedding.batch_size, progress=progress, limit=limit
+        )
+
+    def pending_embeddings(self) -> int:
+        return self._store.count() - self._store.count(embedded_only=True)
+
+    # -- queries ------------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        k: int | None = None,
+        filters: SearchFilters | None = None,
+        mode: SearchMode = SearchMode.HYBRID,
+    ) -> SearchResult:
+        searcher = HybridSearcher(
+            store=self._store,
+            sparse=self._sparse,
+            embedder=self.dense_embedder() if mode is not SearchMode.LEXICAL else None,
+            reranker=self._reranker,
+            prefetch=self.config.search.prefetch,
+            rerank_top_n=self.config.rerank.top_n,
+        )
+        return searcher.search(query, k=k or self.config.search.default_k, filters=filters, mode=mode)
+
+    def status(self) -> IndexStatus:
+        chunks = self._store.count()
+        embedded = self._store.count(embedded_only=True)
+        files = self._manifest.count()
+        last_update = self._manifest.get_meta("last_update")
+        raw_report = self._manifest.get_meta("last_report")
+        report = IndexReport.model_validate_json(raw_report) if raw_report else None
+        ready, reason = True, None
+        if last_update is None:
+            ready, reason = False, "not indexed yet: run `ided index`"
+        elif chunks == 0 and report is not None and report.files_seen > sum(report.skipped.values()):
+            ready, reason = False, "the last pass found indexable files but stored no chunks"
+        if ready and self._embedder_reason:
+            reason = f"lexical only: {self._embedder_reason}"
+        return IndexStatus(
+            workspace=str(self.config.workspace_path),
+            state_dir=str(self.state_dir),
+            store=self._store.name,
+            ready=ready,
+            reason=reason,
+            files_indexed=files,
+            chunks=chunks,
+            chunks_by_kind=self._store.counts_by_kind(),
+            embedded=embedded,
+            embedded_fraction=1.0 if chunks == 0 else embedded / chunks,
+            dense_model=self.config.embedding.model_name if self.config.embedding.enabled else None,
+            dense_unavailable_reason=self._embedder_reason,
+            rerank_model=self.config.rerank.model_dir if self._reranker is not None else None,
+            rerank_unavailable_reason=self._reranker_reason,
+            last_update=last_update,
+            last_report=report,
+        )
+
+    # -- adapters -----------------------------------------------------------------------------
+
+    def dense_embedder(self) -> DenseEmbedder | None:
+        """The dense model, loaded on first use; None (with ``status().dense_unavailable_reason``) if it cannot."""
+        if not self._embedder_tried:
+            self._embedder_tried = True
+            if not self.config.embedding.enabled:
+                self._embedder_reason = "embedding.enabled is false"
+            else:
+                try:
+                    self._embedder = FastembedEmbedder.from_config(self.config.embedding, default_cache_root())
+                except EmbeddingUnavailable as exc:
+                    self._embedder_reason = str(exc)
+                    logger.warning("dense embeddings unavailable, search is lexical only: %s", exc)
+        return self._embedder
+
+    def _format_meta(self) -> dict[str, str]:
+        return {
+            "index_format": INDEX_FORMAT,
+            "sparse_encoder": self._sparse.name,
+            "dense_model": self.config.embedding.model_name,
+        }
+
+    def _check_format(self) -> None:
+        """A different encoder or model makes old vectors meaningless: start over, loudly."""
+        want = self._format_meta()
+        have = {key: self._manifest.get_meta(key) for key in want}
+        if all(v is None for v in have.values()):
+            self._manifest.set_meta(want)
+            return
+        if have != want:
+            logger.warning("index format changed (%s -> %s): rebuilding the index", have, want)
+            self.rebuild()

@@ -1,0 +1,56 @@
+# ided developer recipes. First time: `./dev setup` (installs uv, the venv and `just` itself).
+set shell := ["bash", "-euo", "pipefail", "-c"]
+set export
+HF_HUB_OFFLINE := "1"
+
+default: lint type test
+
+# install/refresh the environment from uv.lock
+sync:
+    uv sync --frozen
+
+# format and auto-fix
+fmt:
+    uv run --frozen ruff check --fix-only .
+    uv run --frozen ruff format .
+
+lint:
+    uv run --frozen ruff check .
+    uv run --frozen ruff format --check .
+
+type:
+    uv run --frozen pyright
+
+# the whole suite, as CI runs it
+test *ARGS:
+    ./dev test {{ARGS}}
+
+# quick: everything but end-to-end tests
+unit *ARGS:
+    uv run --frozen pytest -m "not e2e" {{ARGS}}
+
+# regenerate the published JSON Schemas
+schema:
+    uv run --frozen ided config schema > docs/config.schema.json
+
+schema-check: schema
+    git diff --exit-code docs/config.schema.json
+
+# index benchmark (see bench/README.md); ROOT defaults to the venv's site-packages
+bench-index *ARGS:
+    uv run --frozen python bench/index.py {{ARGS}}
+
+bench-store *ARGS:
+    uv run --frozen python bench/store.py {{ARGS}}
+
+bench-embedding *ARGS:
+    uv run --frozen python bench/embedding.py {{ARGS}}
+
+bench-chunking *ARGS:
+    uv run --frozen python bench/chunking.py {{ARGS}}
+
+# index the workspace and keep it searchable (the daemon comes with issue 5)
+serve WORKSPACE=".":
+    uv run --frozen ided index {{WORKSPACE}}
+
+check: lint type schema-check test
