@@ -1,0 +1,30 @@
+"""Test-wide settings: offline model loading, isolated user dirs, e2e tests collected last."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: item.get_closest_marker("e2e") is not None)
+
+
+@pytest.fixture
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A private HOME/XDG config so the user's own ~/.config/ided never leaks into a test.
+
+    The model cache stays shared (``XDG_CACHE_HOME`` unchanged) so the model is assembled once.
+    """
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    for key in [k for k in os.environ if k.startswith("IDED_")]:
+        monkeypatch.delenv(key)
+    yield home
