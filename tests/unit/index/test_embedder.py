@@ -1,0 +1,173 @@
+"""FastembedEmbedder over the real bundled MiniLM int8 model: dims, similarity, truncation, order."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from daemon.config import EmbeddingConfig
+from daemon.core.models import Chunk, ChunkKind, SymbolKind
+from daemon.errors import EmbeddingUnavailable
+from daemon.index.embed_text import compact_text, document_text, whole_text
+from daemon.index.embedder import FastembedEmbedder, register_custom_model
+from daemon.index.model_files import bundled_model_dir
+
+MAX_TOKENS = 32
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return bundled_model_dir(tmp_path_factory.mktemp("cache"))
+
+
+@pytest.fixture(scope="module")
+def embedder(model_dir: Path) -> FastembedEmbedder:
+    return FastembedEmbedder(model_dir, max_tokens=MAX_TOKENS, batch_size=4, threads=1)
+
+
+def _cos(a: list[float], b: list[float]) -> float:
+    return float(np.dot(np.asarray(a), np.asarray(b)))
+
+
+def _chunk(text: str, name: str, *, docstring: str | None = None) -> Chunk:
+    return Chunk(
+        path=f"pkg/{name}.py",
+        kind=ChunkKind.CODE,
+        symbol_kind=SymbolKind.FUNCTION,
+        language="python",
+        text=text,
+        start_line=1,
+        end_line=text.count("\n") + 1,
+        name=name,
+        qualified_name=name,
+        signature=text.splitlines()[0],
+        docstring=docstring,
+    )
+
+
+def test_vectors_have_the_configured_dim_and_unit_length(embedder: FastembedEmbedder) -> None:
+    vector = embedder.embed_query("read a configuration file")
+    assert embedder.dim == len(vector) == 384
+    assert np.linalg.norm(vector) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_related_texts_score_higher_than_unrelated_ones(embedder: FastembedEmbedder) -> None:
+    query = embedder.embed_query("parse a JSON configuration file")
+    close, far = embedder.embed_texts(
+        ["def load_config(path):\n    return json.load(open(path))", "the weather in Paris is sunny today"]
+    )
+    assert _cos(query, close) > _cos(query, far) + 0.2
+
+
+def test_text_beyond_max_tokens_does_not_change_the_vector(embedder: FastembedEmbedder) -> None:
+    words = [f"item{i}" for i in range(1000)]
+    long_text = " ".join(words)
+    assert embedder.count_tokens(long_text) > 2000
+    # Cut the text where the tokenizer reaches max_tokens (minus [CLS] and [SEP]).
+    prefix = ""
+    for n in range(1, len(words)):
+        candidate = " ".join(words[:n])
+        if embedder.count_tokens(candidate) > MAX_TOKENS - 2:
+            break
+        prefix = candidate
+    shorter = " ".join(prefix.split()[:-3])
+    v_long, v_prefix, v_shorter = embedder.embed_texts([long_text, prefix, shorter])
+    assert _cos(v_long, v_prefix) > 0.9999
+    assert _cos(v_long, v_shorter) < 0.999  # within the window every token still counts
+
+
+def test_max_tokens_is_configurable_per_embedder(model_dir: Path, embedder: FastembedEmbedder) -> None:
+    wider = FastembedEmbedder(model_dir, max_tokens=128, threads=1)
+    text = " ".join(f"item{i}" for i in range(60))  # beyond 32 tokens, well within the model's 512
+    tail_changed = text + " completely different ending about databases"
+    assert _cos(*embedder.embed_texts([text, tail_changed])) > 0.9999
+    a, b = wider.embed_texts([" ".join(text.split()[:20]), " ".join(text.split()[:40])])
+    assert _cos(a, b) < 0.999
+
+
+def test_length_sorted_batches_keep_input_order(model_dir: Path, embedder: FastembedEmbedder) -> None:
+    texts = ["x " * n + f"text number {n}" for n in (30, 1, 12, 5, 22, 3, 9, 17, 2)]
+    singly = [embedder.embed_query(t) for t in texts]
+    batched = embedder.embed_texts(texts)
+    unsorted = FastembedEmbedder(model_dir, max_tokens=MAX_TOKENS, batch_size=4, threads=1, sort_by_length=False)
+    assert len(batched) == len(texts)
+    for one, many, plain in zip(singly, batched, unsorted.embed_texts(texts), strict=True):
+        assert _cos(one, many) > 0.9999
+        assert _cos(one, plain) > 0.9999
+
+
+def test_documents_are_embedded_from_their_document_text(embedder: FastembedEmbedder) -> None:
+    chunk = _chunk("def add(a, b):\n    return a + b\n", "add", docstring="Sum two numbers.")
+    (vector,) = embedder.embed_documents([chunk])
+    assert _cos(vector, embedder.embed_query(document_text(chunk))) > 0.9999
+
+
+def test_empty_input_gives_no_vectors(embedder: FastembedEmbedder) -> None:
+    assert embedder.embed_documents([]) == []
+
+
+def test_token_count_uses_the_model_tokenizer_without_truncation(embedder: FastembedEmbedder) -> None:
+    assert embedder.count_tokens("hello world") == 2
+    assert embedder.count_tokens("getHTTPResponse") > 1  # word pieces
+    assert embedder.count_tokens(" ".join(["hello"] * 600)) == 600
+    assert embedder.count_tokens_batch(["hello world", "hello"]) == [2, 1]
+
+
+def test_registration_is_idempotent_across_instances(model_dir: Path) -> None:
+    key = register_custom_model("ided/all-MiniLM-L6-v2-int8", 384)
+    assert register_custom_model("ided/all-MiniLM-L6-v2-int8", 384) == key
+    first = FastembedEmbedder(model_dir, max_tokens=16, threads=1)
+    second = FastembedEmbedder(model_dir, max_tokens=16, threads=1)
+    assert first.embed_query("same") == second.embed_query("same")
+
+
+def test_a_wrong_dim_is_refused_with_the_actual_dim(model_dir: Path) -> None:
+    with pytest.raises(EmbeddingUnavailable, match=r"outputs 384 dimensions, but embedding\.dim is 256"):
+        FastembedEmbedder(model_dir, dim=256, threads=1)
+
+
+def test_a_broken_model_file_raises_embedding_unavailable_with_its_cause(tmp_path: Path, model_dir: Path) -> None:
+    for name in ("config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt"):
+        (tmp_path / name).write_bytes((model_dir / name).read_bytes())
+    (tmp_path / "model.onnx").write_bytes(b"not an onnx model")
+    with pytest.raises(EmbeddingUnavailable, match="cannot load dense model") as info:
+        FastembedEmbedder(tmp_path, threads=1)
+    assert info.value.cause is not None
+
+
+def test_from_config_loads_the_bundled_model(tmp_path: Path) -> None:
+    config = EmbeddingConfig(max_tokens=64, batch_size=8, threads=1)
+    embedder = FastembedEmbedder.from_config(config, tmp_path)
+    assert embedder.name == config.model_name
+    assert embedder.max_tokens == 64
+    assert embedder.model_dir == tmp_path / "models" / "all-MiniLM-L6-v2-int8"
+    assert len(embedder.embed_query("hello")) == 384
+
+
+def test_from_config_refuses_when_disabled(tmp_path: Path) -> None:
+    with pytest.raises(EmbeddingUnavailable, match="disabled"):
+        FastembedEmbedder.from_config(EmbeddingConfig(enabled=False), tmp_path)
+
+
+def test_whole_text_leads_with_path_and_name_and_keeps_the_body() -> None:
+    chunk = _chunk("def load(path):\n    return read(path)\n", "load", docstring="Load a file.")
+    text = whole_text(chunk)
+    assert text.startswith("pkg/load.py\nload\nLoad a file.\ndef load(path):")
+    assert text.endswith("return read(path)\n")
+
+
+def test_compact_text_has_name_words_signature_docstring_and_body_identifiers() -> None:
+    chunk = _chunk(
+        "def loadUserConfig(path):\n    data = read_json_file(path)\n    return data\n",
+        "loadUserConfig",
+        docstring="Load the user's settings.",
+    )
+    lines = compact_text(chunk).splitlines()
+    assert lines[0] == "load user config"
+    assert lines[1] == "def loadUserConfig(path):"
+    assert lines[2] == "Load the user's settings."
+    assert lines[3] == "data read json file"  # 'path' is in the signature, 'return' is a keyword
