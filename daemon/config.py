@@ -21,8 +21,11 @@ from daemon.errors import ConfigError
 
 __all__ = [
     "Config",
+    "DaemonConfig",
     "EmbeddingConfig",
     "IndexConfig",
+    "IntelConfig",
+    "LanguageServerConfig",
     "LoggingConfig",
     "QdrantConfig",
     "RerankConfig",
@@ -90,6 +93,58 @@ class SearchConfig(_Section):
     prefetch: int = Field(default=50, ge=1, le=1000, description="Candidates per ranker before fusion.")
 
 
+class DaemonConfig(_Section):
+    """The per-workspace daemon (``ided daemon``) that every front attaches to."""
+
+    idle_shutdown_seconds: int = Field(
+        default=1800, ge=0, description="Stop after this long with no client attached; 0 = never."
+    )
+    watch: bool = Field(default=True, description="Re-index files as they change on disk.")
+    debounce_ms: int = Field(default=50, ge=0, le=5000, description="Quiet time before a burst of changes is indexed.")
+    batch_threshold: int = Field(
+        default=500, ge=1, description="A burst touching more files than this (a branch switch) runs one full pass."
+    )
+    start_timeout_seconds: float = Field(default=30.0, gt=0, description="How long an attaching front waits for it.")
+
+
+class LanguageServerConfig(_Section):
+    """One language's server (keyed by language id in ``intel.servers``); unset fields keep the built-in choice."""
+
+    command: str | None = Field(
+        default=None, description="Executable name (looked up on intel.search_path, then PATH) or absolute path."
+    )
+    args: tuple[str, ...] | None = Field(default=None, description="Arguments; default: the built-in server's.")
+    enabled: bool = Field(default=True, description="false: never start a server for this language.")
+    settings: dict[str, Any] = Field(
+        default_factory=dict[str, Any], description="Answers to the server's workspace/configuration requests."
+    )
+
+
+class IntelConfig(_Section):
+    """Language servers and Tree-sitter behind the code-intel (MCP) tools."""
+
+    servers: dict[str, LanguageServerConfig] = Field(
+        default_factory=dict[str, LanguageServerConfig],
+        description="Per language id (python, typescript, javascript, c, cpp, go, rust, java): command, args, enabled.",
+    )
+    search_path: tuple[str, ...] = Field(
+        default=(), description="Directories searched for server executables before PATH (e.g. .tools/lsp-venv/bin)."
+    )
+    request_timeout_seconds: float = Field(default=15.0, gt=0, description="Per language-server request.")
+    start_timeout_seconds: float = Field(default=60.0, gt=0, description="Spawn + initialize of one server.")
+    ready_wait_seconds: float = Field(
+        default=10.0, ge=0, description="How long a call waits for a starting/indexing server before 'not ready'."
+    )
+    max_restarts: int = Field(
+        default=3, ge=0, description="Crashes/hangs within crash_window_seconds before giving up."
+    )
+    crash_window_seconds: float = Field(default=300.0, gt=0)
+    max_open_documents: int = Field(default=64, ge=1, description="Documents kept open per server (LRU).")
+    prestart: bool = Field(default=True, description="Start the servers of the workspace's languages at startup.")
+    index_on_start: bool = Field(default=True, description="The MCP server runs a lexical index pass at startup.")
+    diagnostics_wait_seconds: float = Field(default=5.0, ge=0, description="How long to wait for pushed diagnostics.")
+
+
 class LoggingConfig(_Section):
     level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
     file: str | None = Field(default=None, description="Log file; default stderr. Never stdout.")
@@ -105,6 +160,8 @@ class Config(_Section):
     rerank: RerankConfig = RerankConfig()
     qdrant: QdrantConfig = QdrantConfig()
     search: SearchConfig = SearchConfig()
+    intel: IntelConfig = IntelConfig()
+    daemon: DaemonConfig = DaemonConfig()
     logging: LoggingConfig = LoggingConfig()
 
     @property

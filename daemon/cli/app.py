@@ -4,23 +4,35 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from daemon import __version__
 from daemon.cli.context import CliState, parse_overrides
-from daemon.cli.render import print_report, print_search, print_status
+from daemon.cli.daemon_commands import (
+    daemon_running,
+    remote_reindex,
+    remote_search,
+    remote_status,
+    run_daemon,
+    run_daemon_detached,
+    stop_daemon,
+)
+from daemon.cli.render import print_daemon, print_report, print_search, print_status
 from daemon.config import Config, config_json_schema
-from daemon.core.models import ChunkKind, SearchFilters, SearchMode
+from daemon.core.models import ChunkKind, SearchMode
 from daemon.errors import DaemonError
+from daemon.service.api import SearchParams
 from daemon.service.workspace_index import WorkspaceIndex
 
 __all__ = ["app"]
+
+T = TypeVar("T")
 
 app = typer.Typer(
     name="ided",
@@ -81,7 +93,7 @@ def main(
 
 
 @contextmanager
-def _open(state: CliState, config: Config) -> Iterator[WorkspaceIndex]:
+def _open(state: CliState, config: Config) -> Generator[WorkspaceIndex]:
     try:
         with WorkspaceIndex.open(config) as ws:
             yield ws
@@ -142,6 +154,14 @@ def index(
     """
     state = _state(ctx)
     config = state.config(path)
+    if daemon_running(config) and not rebuild:
+        state.err.print("a daemon serves this workspace: asking it to run the pass", style="dim")
+        report, status_ = _guard(state, lambda: remote_reindex(config))
+        if as_json:
+            print(status_.model_dump_json(indent=2))
+        else:
+            print_report(state.err, report)
+        return
     with _open(state, config) as ws:
         if rebuild:
             ws.rebuild()
@@ -170,11 +190,15 @@ def search(
     """
     state = _state(ctx)
     config = state.config(workspace)
-    with _open(state, config) as ws:
-        if ws.status().last_update is None:
-            state.err.print("no index yet for this workspace: indexing it first", style="yellow")
-            _run_index(state, ws, embed=True, quiet=False)
-        result = ws.search(query, k=k, filters=SearchFilters(kind=kind, language=lang, path_glob=glob), mode=mode)
+    params = SearchParams(query=query, k=k, kind=kind, language=lang, path_glob=glob, mode=mode)
+    if daemon_running(config):
+        result = _guard(state, lambda: remote_search(config, params))
+    else:
+        with _open(state, config) as ws:
+            if ws.status().last_update is None:
+                state.err.print("no index yet for this workspace: indexing it first", style="yellow")
+                _run_index(state, ws, embed=True, quiet=False)
+            result = ws.search(query, k=k, filters=params.filters(), mode=mode)
     if as_json:
         print(result.model_dump_json(indent=2))
     else:
@@ -186,12 +210,66 @@ def status(ctx: typer.Context, workspace: WorkspaceOpt = None, as_json: JsonOpt 
     """Show the index: files, chunks, embedded fraction, models, last pass and why anything is off."""
     state = _state(ctx)
     config = state.config(workspace)
+    if daemon_running(config):
+        daemon = _guard(state, lambda: remote_status(config))
+        if as_json:
+            print(daemon.model_dump_json(indent=2))
+        else:
+            print_daemon(state.out, daemon)
+            print_status(state.out, daemon.index)
+        return
     with _open(state, config) as ws:
         result = ws.status()
     if as_json:
         print(result.model_dump_json(indent=2))
     else:
+        state.out.print("daemon: not running (`ided daemon` starts one)", style="dim")
         print_status(state.out, result)
+
+
+@app.command()
+def daemon(
+    ctx: typer.Context,
+    workspace: WorkspaceOpt = None,
+    detach: Annotated[
+        bool, typer.Option("--detach", help="Run in the background; return once it is listening.")
+    ] = False,
+) -> None:
+    """Run the workspace daemon in the foreground: keeps the index hot and serves `ided lsp|mcp|acp`.
+
+    Editors and agents normally start it for you (`ided lsp`, `ided mcp` attach to it, starting it
+    when none runs). It stops after `daemon.idle_shutdown_seconds` without clients, on SIGTERM, or
+    with `ided stop`. Logs go to stderr (or `logging.file`).
+    """
+    state = _state(ctx)
+    config = state.config(workspace)
+    if detach:
+        code, message = run_daemon_detached(config)
+        if code:
+            state.fail(message)
+        state.err.print(message, markup=False)
+        return
+    try:
+        run_daemon(config)
+    except DaemonError as exc:
+        state.fail(str(exc))
+
+
+@app.command()
+def stop(ctx: typer.Context, workspace: WorkspaceOpt = None) -> None:
+    """Stop the workspace's daemon (it flushes the index first)."""
+    state = _state(ctx)
+    pid = stop_daemon(state.config(workspace))
+    state.err.print(f"stopped daemon pid {pid}" if pid else "no daemon is running for this workspace")
+
+
+def _guard(state: CliState, fn: Callable[[], T]) -> T:
+    try:
+        return fn()
+    except DaemonError as exc:
+        state.fail(str(exc))
+    except (ConnectionError, TimeoutError) as exc:
+        state.fail(f"lost the connection to the daemon: {exc}")
 
 
 @config_app.command("show")

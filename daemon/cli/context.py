@@ -9,6 +9,7 @@ from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from daemon.config import Config, load_config
 from daemon.errors import DaemonError
@@ -49,7 +50,7 @@ def parse_overrides(pairs: list[str]) -> dict[str, Any]:
 class CliState:
     workspace: Path | None = None
     overrides: dict[str, Any] = field(default_factory=dict[str, Any])
-    err: Console = field(default_factory=lambda: Console(stderr=True))
+    err: Console = field(default_factory=lambda: Console(stderr=True, soft_wrap=True))
     out: Console = field(default_factory=lambda: Console(soft_wrap=True))
 
     def config(self, workspace: Path | None = None) -> Config:
@@ -62,5 +63,5 @@ class CliState:
         return config
 
     def fail(self, message: str, code: int = 1) -> NoReturn:
-        self.err.print(f"[bold red]error:[/] {message}", highlight=False)
+        self.err.print(Text("error: ", style="bold red") + Text(message), highlight=False)
         raise typer.Exit(code)

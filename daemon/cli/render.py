@@ -9,8 +9,9 @@ from rich.table import Table
 from rich.text import Text
 
 from daemon.core.models import IndexReport, IndexStatus, SearchHit, SearchResult
+from daemon.service.api import DaemonStatus
 
-__all__ = ["print_report", "print_search", "print_status", "snippet"]
+__all__ = ["print_daemon", "print_report", "print_search", "print_status", "snippet"]
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 
@@ -84,3 +85,13 @@ def print_status(console: Console, status: IndexStatus) -> None:
         skipped = ", ".join(f"{k.value} {v}" for k, v in sorted(status.last_report.skipped.items()))
         table.add_row("last pass", f"seen {status.last_report.files_seen}, skipped: {skipped or 'none'}")
     console.print(table)
+
+
+def print_daemon(console: Console, status: DaemonStatus) -> None:
+    clients = ", ".join(f"{c.client}" + (f" (pid {c.pid})" if c.pid else "") for c in status.clients) or "none"
+    console.print(
+        f"daemon: pid {status.pid}, up {status.uptime_seconds:,.0f}s, "
+        f"watching {'on' if status.watching else 'off'}, clients: {clients}"
+        + (f", busy: {status.busy}" if status.busy else ""),
+        highlight=False,
+    )

@@ -1,0 +1,128 @@
+"""``ided daemon`` / ``ided stop`` and the daemon-aware paths of ``index``, ``search`` and ``status``."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from typing import Any
+
+from daemon.config import Config
+from daemon.core.models import IndexReport, IndexStatus, SearchResult
+from daemon.errors import DaemonError
+from daemon.logging_setup import configure_logging
+from daemon.service.api import DaemonStatus, Methods, ReindexParams, SearchParams
+from daemon.service.daemon_client import DaemonClient, DaemonUnavailable
+from daemon.service.daemon_files import remove_stale
+from daemon.service.daemon_server import DaemonServer
+
+__all__ = [
+    "daemon_running",
+    "remote_reindex",
+    "remote_search",
+    "remote_status",
+    "run_daemon",
+    "run_daemon_detached",
+    "stop_daemon",
+]
+
+
+def daemon_running(config: Config) -> bool:
+    return remove_stale(config.state_path) is not None
+
+
+def run_daemon(config: Config) -> None:
+    """Serve in the foreground until SIGTERM/SIGINT, ``ided stop`` or the idle timeout."""
+    asyncio.run(DaemonServer(config).serve())
+
+
+def run_daemon_detached(config: Config) -> tuple[int, str]:
+    """Fork a daemon into its own session and return once it listens: (exit code, message).
+
+    The child reports readiness (or its start-up error) through a pipe, so the caller never
+    guesses; its stdout/stderr go to ``daemon.log`` in the state directory.
+    """
+    config.state_path.mkdir(parents=True, exist_ok=True)
+    log_path = config.state_path / "daemon.log"
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the daemon
+        os.close(read_fd)
+        os.setsid()
+        log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        null_fd = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null_fd, 0)
+        os.dup2(log_fd, 1)
+        os.dup2(log_fd, 2)
+        configure_logging(config.logging)
+
+        def ready() -> None:
+            os.write(write_fd, f"ok {os.getpid()}".encode())
+            os.close(write_fd)
+
+        code = 0
+        try:
+            asyncio.run(DaemonServer(config, on_ready=ready).serve())
+        except DaemonError as exc:
+            with contextlib.suppress(OSError):
+                os.write(write_fd, f"error: {exc}".encode())
+            code = 1
+        except BaseException:
+            logging.getLogger(__name__).exception("daemon crashed")
+            code = 2
+        os._exit(code)
+    os.close(write_fd)
+    chunks: list[bytes] = []
+    while data := os.read(read_fd, 4096):
+        chunks.append(data)
+    os.close(read_fd)
+    message = b"".join(chunks).decode(errors="replace")
+    if message.startswith("ok "):
+        return 0, f"daemon pid {message[3:]} serves {config.workspace}"
+    os.waitpid(pid, os.WNOHANG)
+    return 1, message.removeprefix("error: ") or f"the daemon exited while starting; see {log_path}"
+
+
+async def _with_client(config: Config, method: str, params: Any, wait_s: float = 600) -> Any:
+    client = await DaemonClient.attach(config, client="cli", start=False)
+    async with client:
+        return await client.call(method, params, wait_s=wait_s)
+
+
+def remote_search(config: Config, params: SearchParams) -> SearchResult:
+    return SearchResult.model_validate(asyncio.run(_with_client(config, Methods.INDEX_SEARCH, params)))
+
+
+def remote_status(config: Config) -> DaemonStatus:
+    return DaemonStatus.model_validate(asyncio.run(_with_client(config, Methods.DAEMON_STATUS, None)))
+
+
+def remote_reindex(config: Config) -> tuple[IndexReport, IndexStatus]:
+    async def go() -> tuple[IndexReport, IndexStatus]:
+        client = await DaemonClient.attach(config, client="cli", start=False)
+        async with client:
+            report = IndexReport.model_validate(
+                await client.call(Methods.INDEX_REINDEX, ReindexParams(paths=None), wait_s=3600)
+            )
+            status = IndexStatus.model_validate(await client.call(Methods.INDEX_STATUS, None))
+            return report, status
+
+    return asyncio.run(go())
+
+
+def stop_daemon(config: Config) -> int | None:
+    """Ask the workspace's daemon to stop; returns its pid, or None when none was running."""
+
+    async def go() -> int:
+        client = await DaemonClient.attach(config, client="cli", start=False)
+        async with client:
+            await client.call(Methods.SHUTDOWN, None, wait_s=10)
+            return client.daemon_pid
+
+    try:
+        return asyncio.run(go())
+    except DaemonUnavailable:
+        return None
+    except (ConnectionError, DaemonError):
+        return None

@@ -1,0 +1,92 @@
+"""The daemon's local API: method names and their typed params/results.
+
+Fronts (LSP, MCP, ACP, CLI) call these over the daemon socket; the LSP front re-exposes most of
+them as ``ided/<area>/<verb>`` methods.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from daemon.core.models import ChunkKind, IndexReport, IndexStatus, SearchFilters, SearchMode
+
+__all__ = [
+    "DaemonStatus",
+    "HelloParams",
+    "IndexChanged",
+    "IndexProgressEvent",
+    "Methods",
+    "ReindexParams",
+    "SearchParams",
+]
+
+
+class Methods:
+    """Every method and notification name of the daemon's local API, in one table."""
+
+    HELLO = "daemon/hello"
+    DAEMON_STATUS = "daemon/status"
+    SHUTDOWN = "daemon/shutdown"
+    INDEX_SEARCH = "index/search"
+    INDEX_STATUS = "index/status"
+    INDEX_REINDEX = "index/reindex"
+    # notifications, daemon -> clients
+    INDEX_PROGRESS = "index/progress"
+    INDEX_CHANGED = "index/changed"
+
+
+class _Params(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class HelloParams(_Params):
+    client: Literal["lsp", "mcp", "acp", "cli", "other"] = "other"
+    pid: int | None = None
+    subscribe: bool = Field(default=False, description="Receive index/progress and index/changed notifications.")
+
+
+class SearchParams(_Params):
+    query: str = Field(min_length=1)
+    k: int | None = Field(default=None, ge=1, le=200)
+    kind: ChunkKind | None = None
+    language: str | None = None
+    path_glob: str | None = None
+    mode: SearchMode = SearchMode.HYBRID
+
+    def filters(self) -> SearchFilters:
+        return SearchFilters(kind=self.kind, language=self.language, path_glob=self.path_glob)
+
+
+class ReindexParams(_Params):
+    paths: list[str] | None = Field(default=None, description="Workspace-relative paths; None = a full pass.")
+
+
+class IndexProgressEvent(BaseModel):
+    phase: str
+    done: int
+    total: int
+
+
+class IndexChanged(BaseModel):
+    paths: list[str]
+    report: IndexReport
+
+
+class ClientInfo(BaseModel):
+    client: str
+    pid: int | None
+    connected: str
+
+
+class DaemonStatus(BaseModel):
+    pid: int
+    workspace: str
+    version: str
+    started: str
+    uptime_seconds: float
+    clients: list[ClientInfo]
+    watching: bool
+    busy: str | None = Field(default=None, description="What the index is doing now (initial pass, embedding).")
+    index: IndexStatus

@@ -1,0 +1,201 @@
+"""``ided daemon``: one long-running process per workspace that every front attaches to.
+
+It owns the workspace index (and later the language servers and pipeline runs), listens on a
+Unix socket readable only by the user, writes ``daemon.json`` (pid, socket) to the state
+directory, refuses to start twice for one workspace, stops when idle, and shuts down cleanly on
+SIGTERM/SIGINT (flushing the index).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import time
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from daemon import __version__
+from daemon.config import Config
+from daemon.errors import DaemonError, ErrorCode
+from daemon.service.api import ClientInfo, DaemonStatus, HelloParams, Methods, ReindexParams, SearchParams
+from daemon.service.daemon_files import remove_stale, socket_path, write_record
+from daemon.service.index_host import IndexHost
+from daemon.service.rpc import STREAM_LIMIT, Handler, RpcConnection
+
+__all__ = ["DaemonAlreadyRunning", "DaemonComponent", "DaemonServer"]
+
+logger = logging.getLogger(__name__)
+
+
+class DaemonAlreadyRunning(DaemonError):
+    default_code = ErrorCode.STORE_FAILED
+
+
+class DaemonComponent(Protocol):
+    """Something the daemon owns and serves: it contributes handlers and has a lifecycle."""
+
+    def handlers(self) -> Mapping[str, Handler]: ...
+
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+class DaemonServer:
+    def __init__(
+        self,
+        config: Config,
+        components: list[DaemonComponent] | None = None,
+        on_ready: Callable[[], None] | None = None,
+    ) -> None:
+        self.config = config
+        self._on_ready = on_ready
+        self.state_dir = config.state_path
+        self.index = IndexHost(config, self.broadcast)
+        self._components = components or []
+        self._connections: dict[RpcConnection, ClientInfo] = {}
+        self._subscribers: set[RpcConnection] = set()
+        self._shutdown = asyncio.Event()
+        self._last_client_left = time.monotonic()
+        self._started = datetime.now(UTC)
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    async def serve(self) -> None:
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.state_dir, 0o700)
+        live = remove_stale(self.state_dir)
+        if live is not None:
+            raise DaemonAlreadyRunning(
+                f"a daemon (pid {live.pid}) already serves {self.config.workspace} on {live.socket}; "
+                "`ided stop` stops it"
+            )
+        await self.index.start()
+        started: list[DaemonComponent] = []
+        sock = socket_path(self.state_dir)
+        server: asyncio.Server | None = None
+        try:
+            for component in self._components:
+                await component.start()
+                started.append(component)
+            with contextlib.suppress(FileNotFoundError):
+                sock.unlink()
+            old_umask = os.umask(0o177)
+            try:
+                server = await asyncio.start_unix_server(self._on_client, path=str(sock), limit=STREAM_LIMIT)
+            finally:
+                os.umask(old_umask)
+            write_record(self.state_dir, sock=sock, workspace=self.config.workspace_path, version=__version__)
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(sig, self._shutdown.set)
+            logger.info("daemon for %s listening on %s (pid %d)", self.config.workspace, sock, os.getpid())
+            if self._on_ready is not None:
+                self._on_ready()
+            idle = asyncio.create_task(self._idle_watch())
+            await self._shutdown.wait()
+            idle.cancel()
+        finally:
+            logger.info("daemon shutting down")
+            if server is not None:
+                server.close()
+            for conn in list(self._connections):
+                await conn.close()
+            for component in reversed(started):
+                with contextlib.suppress(Exception):
+                    await component.close()
+            await self.index.close()
+            with contextlib.suppress(FileNotFoundError):
+                sock.unlink()
+            with contextlib.suppress(FileNotFoundError):
+                (self.state_dir / "daemon.json").unlink()
+
+    def request_shutdown(self) -> None:
+        self._shutdown.set()
+
+    async def _idle_watch(self) -> None:
+        limit = self.config.daemon.idle_shutdown_seconds
+        if limit <= 0:
+            return
+        while True:
+            await asyncio.sleep(min(limit, 5))
+            if not self._connections and time.monotonic() - self._last_client_left >= limit:
+                logger.info("no client for %ds: stopping", limit)
+                self._shutdown.set()
+                return
+
+    # -- connections --------------------------------------------------------------------------
+
+    async def _on_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        conn = RpcConnection(reader, writer, name="client")
+        conn.add_handlers(self._handlers_for(conn))
+        self._connections[conn] = ClientInfo(client="other", pid=None, connected=_now())
+        try:
+            await conn.serve()
+        finally:
+            self._connections.pop(conn, None)
+            self._subscribers.discard(conn)
+            if not self._connections:
+                self._last_client_left = time.monotonic()
+
+    def _handlers_for(self, conn: RpcConnection) -> dict[str, Handler]:
+        async def hello(params: dict[str, Any]) -> dict[str, Any]:
+            p = HelloParams.model_validate(params)
+            self._connections[conn] = ClientInfo(client=p.client, pid=p.pid, connected=_now())
+            if p.subscribe:
+                self._subscribers.add(conn)
+            return {"pid": os.getpid(), "version": __version__, "workspace": self.config.workspace}
+
+        async def status(params: dict[str, Any]) -> DaemonStatus:
+            return await self.status()
+
+        async def shutdown(params: dict[str, Any]) -> dict[str, Any]:
+            asyncio.get_running_loop().call_soon(self._shutdown.set)
+            return {"stopping": True}
+
+        async def search(params: dict[str, Any]) -> Any:
+            return await self.index.search(SearchParams.model_validate(params))
+
+        async def index_status(params: dict[str, Any]) -> Any:
+            return await self.index.status()
+
+        async def reindex(params: dict[str, Any]) -> Any:
+            return await self.index.reindex(ReindexParams.model_validate(params).paths)
+
+        handlers: dict[str, Handler] = {
+            Methods.HELLO: hello,
+            Methods.DAEMON_STATUS: status,
+            Methods.SHUTDOWN: shutdown,
+            Methods.INDEX_SEARCH: search,
+            Methods.INDEX_STATUS: index_status,
+            Methods.INDEX_REINDEX: reindex,
+        }
+        for component in self._components:
+            handlers.update(component.handlers())
+        return handlers
+
+    async def broadcast(self, method: str, params: Any) -> None:
+        for conn in list(self._subscribers):
+            with contextlib.suppress(ConnectionError):
+                await conn.notify(method, params)
+
+    async def status(self) -> DaemonStatus:
+        return DaemonStatus(
+            pid=os.getpid(),
+            workspace=self.config.workspace,
+            version=__version__,
+            started=self._started.isoformat(timespec="seconds"),
+            uptime_seconds=(datetime.now(UTC) - self._started).total_seconds(),
+            clients=list(self._connections.values()),
+            watching=self.index.watching,
+            busy=self.index.busy,
+            index=await self.index.status(),
+        )
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")

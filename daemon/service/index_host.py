@@ -1,0 +1,157 @@
+"""The workspace index inside the daemon: one writer thread, background passes, change events.
+
+Every store operation runs on one dedicated thread (the store and manifest are not shared across
+threads), so searches and writes are serialized without locks. Long work (the first pass, dense
+embedding) runs in small slices so a search waits milliseconds, not minutes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from daemon.config import Config
+from daemon.core.models import IndexReport, IndexStatus, SearchResult
+from daemon.service.api import IndexChanged, IndexProgressEvent, Methods, SearchParams
+from daemon.service.watcher import watch_batches
+from daemon.service.workspace_index import WorkspaceIndex
+
+__all__ = ["IndexHost", "Publish"]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+Publish = Callable[[str, Any], Coroutine[Any, Any, None]]
+
+_EMBED_SLICE = 64
+_PROGRESS_INTERVAL_S = 0.2
+
+
+class IndexHost:
+    def __init__(self, config: Config, publish: Publish) -> None:
+        self.config = config
+        self._publish = publish
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ided-index")
+        self._ws: WorkspaceIndex | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._stop = asyncio.Event()
+        self._embed_wanted = asyncio.Event()
+        self.busy: str | None = None
+        self.ready = asyncio.Event()
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        self._ws = await self._call(WorkspaceIndex.open, self.config)
+        self._tasks.append(asyncio.create_task(self._first_pass_then_watch(), name="ided-index-first-pass"))
+        self._tasks.append(asyncio.create_task(self._embed_loop(), name="ided-embed"))
+
+    async def close(self) -> None:
+        self._stop.set()
+        self._embed_wanted.set()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        if self._ws is not None:
+            await self._call(self._ws.close)
+            self._ws = None
+        self._thread.shutdown(wait=True)
+
+    # -- API ----------------------------------------------------------------------------------
+
+    async def search(self, params: SearchParams) -> SearchResult:
+        ws = self._require()
+        return await self._call(lambda: ws.search(params.query, k=params.k, filters=params.filters(), mode=params.mode))
+
+    async def status(self) -> IndexStatus:
+        ws = self._require()
+        return await self._call(ws.status)
+
+    async def reindex(self, paths: list[str] | None) -> IndexReport:
+        ws = self._require()
+        report = await self._call(ws.update_paths, paths) if paths is not None else await self._call(ws.index)
+        await self._changed(paths or [], report)
+        return report
+
+    @property
+    def watching(self) -> bool:
+        return self.config.daemon.watch
+
+    # -- background ---------------------------------------------------------------------------
+
+    async def _first_pass_then_watch(self) -> None:
+        ws = self._require()
+        loop = asyncio.get_running_loop()
+        last = 0.0
+
+        def progress(phase: str, done: int, total: int) -> None:
+            nonlocal last
+            now = time.monotonic()
+            if now - last >= _PROGRESS_INTERVAL_S or done == total:
+                last = now
+                event = IndexProgressEvent(phase=phase, done=done, total=total)
+                asyncio.run_coroutine_threadsafe(self._publish(Methods.INDEX_PROGRESS, event), loop)
+
+        self.busy = "initial index pass"
+        try:
+            report = await self._call(ws.index, progress)
+            await self._changed([], report)
+        finally:
+            self.busy = None
+            self.ready.set()
+        if self.config.daemon.watch:
+            await self._watch()
+
+    async def _watch(self) -> None:
+        root = self.config.workspace_path.resolve()
+        state = self.config.state_path.resolve()
+        async for batch in watch_batches(root, debounce_ms=self.config.daemon.debounce_ms, stop=self._stop):
+            paths = [p for p in batch if not (root / p).resolve().is_relative_to(state)]
+            if not paths:
+                continue
+            try:
+                if len(paths) > self.config.daemon.batch_threshold:
+                    logger.info("%d files changed at once: running one full pass", len(paths))
+                    await self.reindex(None)
+                else:
+                    await self.reindex(paths)
+            except Exception:  # the watcher must outlive one failed pass
+                logger.exception("re-indexing %d changed path(s) failed", len(paths))
+
+    async def _embed_loop(self) -> None:
+        await self.ready.wait()
+        ws = self._require()
+        if await self._call(ws.dense_embedder) is None:
+            return
+        while not self._stop.is_set():
+            pending = await self._call(ws.pending_embeddings)
+            if pending == 0:
+                self._embed_wanted.clear()
+                await self._embed_wanted.wait()
+                continue
+            self.busy = f"embedding ({pending} chunk(s) to go)"
+            try:
+                await self._call(ws.embed, None, _EMBED_SLICE)
+            finally:
+                self.busy = None
+
+    async def _changed(self, paths: list[str], report: IndexReport) -> None:
+        self._embed_wanted.set()
+        await self._publish(Methods.INDEX_CHANGED, IndexChanged(paths=paths, report=report))
+
+    # -- plumbing -----------------------------------------------------------------------------
+
+    def _require(self) -> WorkspaceIndex:
+        if self._ws is None:
+            raise RuntimeError("the index host is not started")
+        return self._ws
+
+    async def _call(self, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._thread, fn, *args)

@@ -1,0 +1,193 @@
+"""The workspace daemon as users run it: real subprocesses, real socket, real watcher."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from daemon.config import Config, load_config
+from daemon.core.models import SearchMode
+from daemon.service.api import DaemonStatus, Methods, SearchParams
+from daemon.service.daemon_client import DaemonClient
+from daemon.service.daemon_files import read_record
+
+pytestmark = pytest.mark.e2e
+
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "workspaces" / "polyglot"
+
+
+def _overrides(state: Path, **daemon: object) -> dict[str, Any]:
+    return {
+        "state_dir": str(state),
+        "embedding": {"enabled": False},
+        "daemon": {"idle_shutdown_seconds": 0, "debounce_ms": 20, **daemon},
+    }
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, isolated_home: Path) -> Path:
+    dest = tmp_path / "ws"
+    shutil.copytree(FIXTURE, dest)
+    return dest
+
+
+def _config(workspace: Path, overrides: dict[str, Any]) -> Config:
+    return load_config(workspace, overrides=overrides)
+
+
+async def _attach(config: Config, overrides: dict[str, Any], **kw: Any) -> DaemonClient:
+    return await DaemonClient.attach(config, client="other", overrides=overrides, **kw)
+
+
+async def _stop(client: DaemonClient) -> None:
+    pid = client.daemon_pid
+    await client.call(Methods.SHUTDOWN, None)
+    await client.close()
+    await _wait_gone(pid)
+
+
+async def _wait_gone(pid: int, wait_s: float = 20) -> None:
+    """Wait for a process (not necessarily our child) to exit, via a pidfd: no polling."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    exited = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    loop.add_reader(fd, exited.set)
+    try:
+        await asyncio.wait_for(exited.wait(), wait_s)
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)
+
+
+async def _first_pass_done(client: DaemonClient) -> DaemonStatus:
+    async def poll() -> DaemonStatus:
+        while True:
+            status = await client.call_model(Methods.DAEMON_STATUS, None, DaemonStatus)
+            if status.index.last_update is not None and status.busy is None:
+                return status
+            await asyncio.sleep(0.05)
+
+    return await asyncio.wait_for(poll(), 60)
+
+
+async def test_attach_starts_one_daemon_that_serves_search_and_sees_saves(workspace: Path, tmp_path: Path) -> None:
+    overrides = _overrides(tmp_path / "state")
+    config = _config(workspace, overrides)
+    events: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
+
+    async def on_note(method: str, params: dict[str, Any]) -> None:
+        await events.put((method, params))
+
+    client = await _attach(config, overrides, subscribe=True, on_notification=on_note)
+    try:
+        status = await _first_pass_done(client)
+        assert status.index.files_indexed == 4
+        second = await _attach(config, overrides)
+        assert second.daemon_pid == client.daemon_pid  # one daemon, shared
+        clients = (await client.call_model(Methods.DAEMON_STATUS, None, DaemonStatus)).clients
+        assert len(clients) == 2
+        await second.close()
+
+        (workspace / "src" / "saved.py").write_text("def freshly_saved_function():\n    return 1\n")
+
+        async def changed() -> dict[str, Any]:
+            while True:
+                method, params = await events.get()
+                if method == Methods.INDEX_CHANGED and "src/saved.py" in params["paths"]:
+                    return params
+
+        note = await asyncio.wait_for(changed(), 10)
+        assert note["report"]["files_indexed"] == 1
+        result = await client.call(
+            Methods.INDEX_SEARCH, SearchParams(query="freshly_saved_function", mode=SearchMode.LEXICAL)
+        )
+        assert result["hits"][0]["chunk"]["path"] == "src/saved.py"
+    finally:
+        await _stop(client)
+    assert read_record(config.state_path) is None
+    assert not (config.state_path / "daemon.sock").exists()
+
+
+async def test_a_second_daemon_for_the_same_workspace_is_refused(workspace: Path, tmp_path: Path) -> None:
+    overrides = _overrides(tmp_path / "state")
+    config = _config(workspace, overrides)
+    client = await _attach(config, overrides)
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "daemon", "--set", f"state_dir={tmp_path / 'state'}", "daemon", "-w", str(workspace),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        _, err = await asyncio.wait_for(proc.communicate(), 60)
+        assert proc.returncode == 1
+        assert f"already serves {workspace}" in err.decode()
+    finally:
+        await _stop(client)
+
+
+async def test_a_killed_daemon_is_replaced_and_keeps_its_index(workspace: Path, tmp_path: Path) -> None:
+    overrides = _overrides(tmp_path / "state")
+    config = _config(workspace, overrides)
+    client = await _attach(config, overrides)
+    await _first_pass_done(client)
+    pid = client.daemon_pid
+    os.kill(pid, signal.SIGKILL)
+    await client.wait_closed()
+    await client.close()
+    await _wait_gone(pid)
+    assert read_record(config.state_path) is not None  # stale leftovers
+
+    again = await _attach(config, overrides)
+    try:
+        assert again.daemon_pid != pid
+        status = await _first_pass_done(again)
+        report = status.index.last_report
+        assert report is not None
+        assert (report.files_indexed, report.files_unchanged) == (0, 4)  # no rebuild
+        assert status.index.chunks > 0
+    finally:
+        await _stop(again)
+
+
+async def test_the_daemon_stops_itself_when_idle(workspace: Path, tmp_path: Path) -> None:
+    overrides = _overrides(tmp_path / "state", idle_shutdown_seconds=1)
+    config = _config(workspace, overrides)
+    client = await _attach(config, overrides)
+    pid = client.daemon_pid
+    await client.close()
+    await _wait_gone(pid, 30)
+    assert read_record(config.state_path) is None
+
+
+async def test_malformed_frames_get_errors_and_the_connection_survives(workspace: Path, tmp_path: Path) -> None:
+    overrides = _overrides(tmp_path / "state")
+    config = _config(workspace, overrides)
+    client = await _attach(config, overrides)
+    try:
+        record = read_record(config.state_path)
+        assert record is not None
+        reader, writer = await asyncio.open_unix_connection(record.socket)
+        replies: list[dict[str, Any]] = []
+        for frame in (b"not json\n", b"[1,2]\n", b"null\n", b'{"jsonrpc":"2.0","id":7,"method":"nope"}\n',
+                      b'{"jsonrpc":"2.0","id":8,"method":"index/search","params":{"query":""}}\n',
+                      b'{"jsonrpc":"2.0","id":9,"method":"daemon/status"}\n'):  # fmt: skip
+            writer.write(frame)
+            await writer.drain()
+            replies.append(json.loads(await asyncio.wait_for(reader.readline(), 30)))
+        codes = [r.get("error", {}).get("code") for r in replies]
+        assert codes == [-32700, -32600, -32600, -32601, -32602, None]
+        assert replies[-1]["result"]["pid"] == client.daemon_pid
+        writer.close()
+    finally:
+        await _stop(client)

@@ -1,0 +1,162 @@
+"""The whole index end to end: real scanner, grammars, BM25, embedding model and Qdrant store."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from daemon.core.models import ChunkKind, SearchFilters, SearchMode, SkipReason
+from daemon.service.workspace_index import WorkspaceIndex
+from tests.integration.conftest import make_config
+
+
+@pytest.fixture(params=["edge", "local"])
+def store_mode(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def test_index_then_search_finds_code_by_identifier_and_by_meaning(
+    polyglot: Path, tmp_path: Path, store_mode: str
+) -> None:
+    config = make_config(polyglot, tmp_path / "state", qdrant={"mode": store_mode})
+    with WorkspaceIndex.open(config) as ws:
+        report = ws.index()
+        assert report.files_indexed == 4
+        assert ws.embed() > 0
+        by_name = ws.search("retry_with_backoff", k=3, mode=SearchMode.LEXICAL)
+        assert by_name.hits[0].chunk.qualified_name == "retry_with_backoff"
+        by_meaning = ws.search("try again after waiting longer each time it fails", k=3)
+        assert by_meaning.mode is SearchMode.HYBRID
+        assert by_meaning.hits[0].chunk.qualified_name == "retry_with_backoff"
+        docs = ws.search("linux installation", k=2, filters=SearchFilters(kind=ChunkKind.DOCS))
+        assert docs.hits[0].chunk.qualified_name == "Guide > Install > Linux"
+        ts = ws.search("add product to cart", k=5, filters=SearchFilters(language="typescript"))
+        assert ts.hits and all(h.chunk.language == "typescript" for h in ts.hits)
+        assert ts.hits[0].chunk.qualified_name == "ShoppingCart.addItem"
+        status = ws.status()
+        assert status.ready and status.embedded_fraction == 1.0
+        assert status.files_indexed == 4
+
+
+def test_every_bad_input_is_a_counted_skip_not_a_crash(polyglot: Path, tmp_path: Path) -> None:
+    (polyglot / "latin1.py").write_bytes("name = 'caf\xe9'\n".encode("latin-1"))
+    (polyglot / "blob.py").write_bytes(b"\x00\x01\x02binary" * 100)
+    with (polyglot / "huge.py").open("wb") as fh:
+        fh.truncate(50 * 1024 * 1024)  # 50 MB (sparse file)
+    (polyglot / ".env").write_text("API_KEY=hunter2\n")
+    (polyglot / "loop.py").symlink_to(polyglot / "loop.py")
+    (polyglot / "outside.py").symlink_to(Path(sys.executable))
+    config = make_config(polyglot, tmp_path / "state", embedding={"enabled": False})
+    with WorkspaceIndex.open(config) as ws:
+        report = ws.index()
+        assert report.skipped[SkipReason.NOT_UTF8] == 1
+        assert report.skipped[SkipReason.BINARY] == 1
+        assert report.skipped[SkipReason.TOO_LARGE] == 1
+        assert report.skipped[SkipReason.SECRET] == 1
+        assert report.skipped[SkipReason.SYMLINK_LOOP] == 1
+        assert report.skipped[SkipReason.SYMLINK_OUTSIDE] == 1
+        assert report.files_indexed == 4
+        assert not ws.search("hunter2", k=5, mode=SearchMode.LEXICAL).hits
+        status = ws.status()
+        assert status.ready
+        assert status.dense_unavailable_reason is None or "enabled is false" in status.dense_unavailable_reason
+
+
+def test_reindex_touches_only_what_changed_and_reembeds_only_changed_chunks(polyglot: Path, tmp_path: Path) -> None:
+    config = make_config(polyglot, tmp_path / "state")
+    with WorkspaceIndex.open(config) as ws:
+        ws.index()
+        ws.embed()
+        unchanged = ws.index()
+        assert (unchanged.files_indexed, unchanged.files_unchanged, unchanged.chunks_written) == (0, 4, 0)
+
+        geometry = polyglot / "src" / "geometry.py"
+        geometry.write_text(geometry.read_text() + "\n\ndef cube_volume(side: float) -> float:\n    return side**3\n")
+        edited = ws.index()
+        assert edited.files_indexed == 1
+        assert ws.pending_embeddings() == 1  # only the new function; the file's other chunks keep their vectors
+        ws.embed()
+
+        (polyglot / "src" / "retry.py").rename(polyglot / "src" / "backoff.py")
+        (polyglot / "web" / "cart.ts").unlink()
+        moved = ws.index()
+        assert moved.files_removed == 2
+        assert moved.files_indexed == 1
+        hit = ws.search("retry_with_backoff", k=1, mode=SearchMode.LEXICAL).hits[0]
+        assert hit.chunk.path == "src/backoff.py"
+        assert not ws.search(
+            "ShoppingCart", k=5, mode=SearchMode.LEXICAL, filters=SearchFilters(language="typescript")
+        ).hits
+        assert ws.search("cube_volume", k=1, mode=SearchMode.LEXICAL).hits[0].chunk.name == "cube_volume"
+
+
+def test_update_paths_reindexes_one_saved_file_without_a_scan(polyglot: Path, tmp_path: Path) -> None:
+    config = make_config(polyglot, tmp_path / "state", embedding={"enabled": False})
+    with WorkspaceIndex.open(config) as ws:
+        ws.index()
+        (polyglot / "src" / "fresh.py").write_text("def brand_new_helper():\n    return 42\n")
+        report = ws.update_paths(["src/fresh.py"])
+        assert report.files_indexed == 1
+        assert ws.search("brand_new_helper", k=1, mode=SearchMode.LEXICAL).hits[0].chunk.path == "src/fresh.py"
+        (polyglot / "src" / "fresh.py").unlink()
+        assert ws.update_paths(["src/fresh.py"]).files_removed == 1
+        remaining = ws.search("brand_new_helper", k=10, mode=SearchMode.LEXICAL).hits
+        assert all(h.chunk.path != "src/fresh.py" for h in remaining)
+
+
+def test_a_second_process_on_the_same_workspace_gets_a_clear_error(polyglot: Path, tmp_path: Path) -> None:
+    from daemon.errors import StoreError
+
+    config = make_config(polyglot, tmp_path / "state", embedding={"enabled": False})
+    with WorkspaceIndex.open(config), pytest.raises(StoreError, match="another ided process"):
+        WorkspaceIndex.open(config)
+
+
+_KILL_MID_INDEX = textwrap.dedent(
+    """
+    import os, signal, sys
+    from pathlib import Path
+    import daemon.index.indexer as indexer
+    from daemon.config import load_config
+    from daemon.service.workspace_index import WorkspaceIndex
+
+    ws_root, state = Path(sys.argv[1]), Path(sys.argv[2])
+    config = load_config(ws_root, env={"HOME": str(state)}, overrides={"state_dir": str(state),
+                         "embedding": {"enabled": False}})
+    indexer._FLUSH_EVERY_FILES = 100  # commit a few batches before the kill
+    def progress(phase, done, total):
+        if phase == "parse" and done >= 150:
+            os.kill(os.getpid(), signal.SIGKILL)
+    with WorkspaceIndex.open(config) as ws:
+        ws.index(progress)
+    """
+)
+
+
+def test_a_pass_killed_midway_is_repaired_without_duplicates_or_a_full_rebuild(tmp_path: Path) -> None:
+    root = tmp_path / "many"
+    for i in range(400):
+        pkg = root / f"pkg{i % 10}"
+        pkg.mkdir(parents=True, exist_ok=True)
+        (pkg / f"mod{i}.py").write_text(f"def function_{i}(x):\n    return x + {i}\n\n\nclass Thing{i}:\n    pass\n")
+    state = tmp_path / "state"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
+    proc = subprocess.run(
+        [sys.executable, "-c", _KILL_MID_INDEX, str(root), str(state)], env=env, timeout=120, check=False
+    )
+    assert proc.returncode == -9
+    config = make_config(root, state, embedding={"enabled": False})
+    with WorkspaceIndex.open(config) as ws:
+        report = ws.index()
+        assert report.files_unchanged + report.files_indexed == 400
+        assert report.files_unchanged >= 100  # what was committed before the kill is not redone
+        status = ws.status()
+        assert status.files_indexed == 400
+        assert status.chunks == 800  # one function + one class per file, no duplicates
+        hits = ws.search("function_123", k=3, mode=SearchMode.LEXICAL).hits
+        assert [h.chunk.name for h in hits].count("function_123") == 1
