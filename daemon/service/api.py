@@ -13,13 +13,19 @@ from pydantic import BaseModel, ConfigDict, Field
 from daemon.core.models import ChunkKind, IndexReport, IndexStatus, SearchFilters, SearchMode
 
 __all__ = [
+    "AstNodeParams",
+    "CallHierarchyParams",
     "DaemonStatus",
+    "FileParams",
     "HelloParams",
     "IndexChanged",
     "IndexProgressEvent",
     "Methods",
+    "ReferencesParams",
     "ReindexParams",
     "SearchParams",
+    "SymbolTarget",
+    "WorkspaceSymbolsParams",
 ]
 
 
@@ -32,6 +38,15 @@ class Methods:
     INDEX_SEARCH = "index/search"
     INDEX_STATUS = "index/status"
     INDEX_REINDEX = "index/reindex"
+    INTEL_DEFINITION = "intel/definition"
+    INTEL_REFERENCES = "intel/references"
+    INTEL_SIGNATURE = "intel/signature"
+    INTEL_AST_NODE = "intel/ast_node"
+    INTEL_DOCUMENT_SYMBOLS = "intel/document_symbols"
+    INTEL_WORKSPACE_SYMBOLS = "intel/workspace_symbols"
+    INTEL_CALL_HIERARCHY = "intel/call_hierarchy"
+    INTEL_DIAGNOSTICS = "intel/diagnostics"
+    INTEL_STATUS = "intel/status"
     # notifications, daemon -> clients
     INDEX_PROGRESS = "index/progress"
     INDEX_CHANGED = "index/changed"
@@ -61,6 +76,42 @@ class SearchParams(_Params):
 
 class ReindexParams(_Params):
     paths: list[str] | None = Field(default=None, description="Workspace-relative paths; None = a full pass.")
+
+
+class SymbolTarget(_Params):
+    """A symbol by name ("Class.method", "module.func") or by position (1-based line and column)."""
+
+    symbol: str | None = None
+    file: str | None = Field(default=None, description="Workspace-relative (or absolute inside the workspace) path.")
+    line: int | None = Field(default=None, ge=1)
+    column: int | None = Field(default=None, ge=1)
+    max_results: int = Field(default=50, ge=1, le=1000)
+    max_chars: int = Field(default=4000, ge=100, le=100_000)
+
+
+class ReferencesParams(SymbolTarget):
+    include_declaration: bool = False
+
+
+class CallHierarchyParams(SymbolTarget):
+    direction: Literal["incoming", "outgoing"] = "incoming"
+
+
+class AstNodeParams(_Params):
+    file: str
+    line: int = Field(ge=1)
+    column: int | None = Field(default=None, ge=1)
+    max_chars: int = Field(default=2000, ge=100, le=100_000)
+
+
+class FileParams(_Params):
+    file: str
+    max_results: int = Field(default=200, ge=1, le=5000)
+
+
+class WorkspaceSymbolsParams(_Params):
+    query: str
+    max_results: int = Field(default=50, ge=1, le=1000)
 
 
 class IndexProgressEvent(BaseModel):
