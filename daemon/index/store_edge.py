@@ -101,7 +101,10 @@ class EdgeVectorStore:
         """Open the shard in ``directory``, creating it when absent; StoreError names what to do if not."""
         meta_path = directory.with_name(directory.name + ".json")
         config = _edge_config(dense_dim)
-        fresh = not directory.exists() or not any(directory.iterdir())
+        try:
+            fresh = not directory.exists() or not any(directory.iterdir())
+        except OSError as exc:
+            raise _open_error(directory, exc) from exc
         meta = {} if fresh else _read_meta(meta_path)
         same_dim = meta.get("dense_dim") == dense_dim
         try:

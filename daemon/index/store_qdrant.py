@@ -14,7 +14,7 @@ import threading
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from qdrant_client import QdrantClient, models
 from qdrant_client.conversions.common_types import PointId
@@ -175,9 +175,9 @@ class QdrantClientStore:
             for batch in batched(sorted(set(paths)), _FILTER_BATCH):
                 flt = models.Filter(must=[_any_of(PATH, batch), _is_embedded(EMBEDDED_YES)])
                 for record in self._scroll_all(flt, with_payload=[CHUNK_HASH], with_vectors=[DENSE]):
-                    vector = record.vector.get(DENSE) if isinstance(record.vector, dict) else None
-                    if isinstance(vector, list) and record.payload is not None:
-                        out[str(record.payload[CHUNK_HASH])] = [float(x) for x in vector]  # type: ignore[arg-type]
+                    vector = _dense_of(record.vector)
+                    if vector is not None and record.payload is not None:
+                        out[str(record.payload[CHUNK_HASH])] = vector
         return out
 
     def missing_dense(self, limit: int, paths: Sequence[str] | None = None) -> list[tuple[str, Chunk]]:
@@ -407,3 +407,10 @@ def _probe_lock(directory: Path) -> None:
         except OSError as exc:
             raise StoreError(f"the index at {directory} is open in another process", cause=exc) from exc
         fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _dense_of(vector: object) -> list[float] | None:
+    named = cast("dict[str, object]", vector).get(DENSE) if isinstance(vector, dict) else None
+    if not isinstance(named, list):
+        return None
+    return [float(x) for x in cast("list[float]", named)]
