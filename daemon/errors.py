@@ -10,7 +10,9 @@ __all__ = [
     "EmbeddingUnavailable",
     "ErrorCode",
     "IndexingError",
+    "InvalidToolInput",
     "LanguageServerError",
+    "LanguageServerNotReady",
     "LanguageServerTerminated",
     "PathOutsideWorkspace",
     "StoreError",
@@ -28,6 +30,8 @@ class ErrorCode(StrEnum):
     EMBEDDING_UNAVAILABLE = "embedding_unavailable"
     LANGUAGE_SERVER_FAILED = "language_server_failed"
     LANGUAGE_SERVER_TERMINATED = "language_server_terminated"
+    LANGUAGE_SERVER_NOT_READY = "language_server_not_ready"
+    INVALID_TOOL_INPUT = "invalid_tool_input"
     WORKFLOW_INVALID = "workflow_invalid"
 
 
@@ -79,6 +83,18 @@ class LanguageServerTerminated(LanguageServerError):
     def __init__(self, message: str, *, language: str, cause: BaseException | None = None) -> None:
         super().__init__(message, cause=cause)
         self.language = language
+
+
+class LanguageServerNotReady(LanguageServerError):
+    """The server is still starting or indexing: an answer now could look like "nothing found"."""
+
+    default_code = ErrorCode.LANGUAGE_SERVER_NOT_READY
+
+
+class InvalidToolInput(DaemonError):
+    """Bad input to a code-intel tool: unknown symbol, position past the end, binary file, unsupported language."""
+
+    default_code = ErrorCode.INVALID_TOOL_INPUT
 
 
 class WorkflowError(DaemonError):

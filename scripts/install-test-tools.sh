@@ -1,6 +1,88 @@
 #!/usr/bin/env bash
-# Test-only tools that do not come from the Python lock file (language servers, editors).
-# Idempotent and quiet when everything is present. Grows with the issues that need it.
+# Test-only tools that do not come from the Python lock file: the language servers the
+# code-intel tests drive. Everything lands under .tools/ (git-ignored), OUTSIDE ided's venv, so
+# the servers' own dependencies never clash with ided's (pygls 2, lsprotocol, ...).
+#
+#   .tools/lsp-venv   jedi-language-server and basedpyright (PyPI; basedpyright bundles node)
+#   .tools/node       typescript-language-server + typescript@5 (npm)
+#   .tools/go/bin     gopls (go install), only when a Go toolchain is present
+#   clangd            Debian package, when missing and we are root
+#
+# Idempotent and quiet: when everything is there it only checks a few files and exits.
+# ided finds these through IDED_LSP_PATH (the tests set it to the bin folders above; see
+# docs/code-intel.md). Set IDED_SKIP_GOPLS=1 to skip the gopls build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+TOOLS="$PWD/.tools"
+mkdir -p "$TOOLS"
+
+JEDI_LS_VERSION="0.47.0"
+BASEDPYRIGHT_VERSION="1.40.2"
+TS_LS_VERSION="5.3.0"
+TYPESCRIPT_VERSION="5.9.3"
+GOPLS_VERSION="v0.23.0"
+
+say() { echo "install-test-tools: $*" >&2; }
+
+uv_cmd() {
+  if command -v uv >/dev/null 2>&1; then command -v uv
+  elif [ -x "$TOOLS/uv/bin/uv" ]; then echo "$TOOLS/uv/bin/uv"
+  fi
+}
+
+# --- Python language servers -------------------------------------------------------------
+venv="$TOOLS/lsp-venv"
+stamp="$venv/.ided-$JEDI_LS_VERSION-$BASEDPYRIGHT_VERSION"
+if [ ! -f "$stamp" ]; then
+  say "Python language servers into $venv"
+  UV=$(uv_cmd)
+  if [ -n "$UV" ]; then
+    "$UV" venv --quiet --allow-existing --python python3 "$venv"
+    "$UV" pip install --quiet --python "$venv/bin/python" \
+      "jedi-language-server==$JEDI_LS_VERSION" "basedpyright==$BASEDPYRIGHT_VERSION"
+  else
+    python3 -m venv "$venv"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+      "jedi-language-server==$JEDI_LS_VERSION" "basedpyright==$BASEDPYRIGHT_VERSION"
+  fi
+  # basedpyright unpacks its bundled node on first run: do it now, not inside a timed test.
+  "$venv/bin/basedpyright" --version >/dev/null
+  touch "$stamp"
+fi
+
+# --- TypeScript / JavaScript ---------------------------------------------------------------
+node_dir="$TOOLS/node"
+if [ ! -x "$node_dir/node_modules/.bin/typescript-language-server" ] \
+  || ! grep -q "\"version\": \"$TYPESCRIPT_VERSION\"" "$node_dir/node_modules/typescript/package.json" 2>/dev/null; then
+  if command -v npm >/dev/null 2>&1; then
+    say "typescript-language-server $TS_LS_VERSION + typescript $TYPESCRIPT_VERSION into $node_dir"
+    mkdir -p "$node_dir"
+    [ -f "$node_dir/package.json" ] || echo '{"private": true}' >"$node_dir/package.json"
+    npm install --prefix "$node_dir" --silent --no-audit --no-fund --no-save \
+      "typescript-language-server@$TS_LS_VERSION" "typescript@$TYPESCRIPT_VERSION" >/dev/null
+  else
+    say "npm not found: TypeScript tests will be skipped (install Node.js 18+ with npm)"
+  fi
+fi
+
+# --- C / C++ -------------------------------------------------------------------------------
+if ! command -v clangd >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    say "clangd from Debian"
+    if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clangd >/dev/null 2>&1; then
+      apt-get update -qq >/dev/null 2>&1 || true
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clangd >/dev/null
+    fi
+  else
+    say "clangd not found and not root: C/C++ tests will be skipped (apt-get install clangd)"
+  fi
+fi
+
+# --- Go (optional: only when a toolchain is already there) ---------------------------------
+if [ "${IDED_SKIP_GOPLS:-0}" != 1 ] && command -v go >/dev/null 2>&1 && [ ! -x "$TOOLS/go/bin/gopls" ]; then
+  say "gopls $GOPLS_VERSION with go install (one-time build)"
+  if ! GOBIN="$TOOLS/go/bin" GOFLAGS=-mod=mod timeout 600 go install "golang.org/x/tools/gopls@$GOPLS_VERSION" >/dev/null 2>&1; then
+    say "gopls could not be built: Go tests will be skipped"
+  fi
+fi
 exit 0

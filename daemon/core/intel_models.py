@@ -1,0 +1,241 @@
+"""Result models of the code-intelligence tools: locations, definitions, references, signatures,
+syntax nodes, symbols, diagnostics and the readiness of the language servers behind them.
+
+Conventions, everywhere: paths are workspace-relative POSIX (``in_workspace=False`` marks a file
+outside it, such as a standard-library stub, given as an absolute path); lines and columns are
+1-based and columns count Unicode code points (not UTF-16 units, not bytes). Every list a tool
+returns is bounded: ``total`` says how many there were and ``truncated`` whether some were cut.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from daemon.core.models import IndexStatus
+
+__all__ = [
+    "AstNode",
+    "AstNodeResult",
+    "CallHierarchyCall",
+    "CallHierarchyResult",
+    "Definition",
+    "DefinitionResult",
+    "DiagnosticInfo",
+    "DiagnosticsResult",
+    "EnclosingScope",
+    "IntelStatus",
+    "LanguageServerState",
+    "LanguageServerStatus",
+    "Location",
+    "Reference",
+    "ReferencesResult",
+    "SignatureResult",
+    "SignatureSource",
+    "SourceRange",
+    "SymbolInfo",
+    "SymbolsResult",
+]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class SourceRange(_Model):
+    """A span of text: 1-based lines and columns (code points), end exclusive in columns."""
+
+    start_line: int = Field(ge=1)
+    start_column: int = Field(ge=1)
+    end_line: int = Field(ge=1)
+    end_column: int = Field(ge=1)
+
+
+class Location(_Model):
+    """A place in a file, with the line it points at."""
+
+    path: str = Field(description="Workspace-relative POSIX path; absolute when in_workspace is false.")
+    in_workspace: bool = True
+    range: SourceRange
+    line_text: str | None = Field(default=None, description="The (trimmed) text of the first line of the range.")
+
+
+class EnclosingScope(_Model):
+    """The function, method or class that contains a position."""
+
+    kind: str = Field(description="function, method, class, ... (from the syntax tree).")
+    name: str
+    qualified_name: str = Field(description="Class.method, outer.inner, ...")
+    range: SourceRange
+
+
+class Definition(_Model):
+    """One definition site."""
+
+    location: Location
+    symbol: str | None = Field(default=None, description="Qualified name of the definition, when known.")
+    kind: str | None = None
+    source: str | None = Field(default=None, description="Source text of the definition (bounded by max_chars).")
+    source_truncated: bool = False
+
+
+class DefinitionResult(_Model):
+    """Where a symbol is defined, with the definition's source."""
+
+    query: str = Field(description="The symbol or position asked about.")
+    definitions: tuple[Definition, ...]
+    total: int
+    truncated: bool = False
+    server: str | None = Field(default=None, description="The language server that answered.")
+    notes: tuple[str, ...] = ()
+
+
+class Reference(_Model):
+    """One use of a symbol and the function/class it sits in."""
+
+    location: Location
+    container: EnclosingScope | None = Field(default=None, description="None at module level.")
+    is_declaration: bool = False
+
+
+class ReferencesResult(_Model):
+    query: str
+    references: tuple[Reference, ...]
+    total: int
+    truncated: bool = False
+    files: int = Field(default=0, description="Number of distinct files among all references.")
+    server: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+class SignatureSource(StrEnum):
+    HOVER = "hover"
+    SIGNATURE_HELP = "signature_help"
+    TREE_SITTER = "tree_sitter"
+
+
+class SignatureResult(_Model):
+    """The exact signature and documentation of a symbol."""
+
+    query: str
+    signature: str
+    documentation: str | None = None
+    source: SignatureSource = Field(description="tree_sitter means the language server had nothing: a fallback.")
+    location: Location | None = None
+    server: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+class AstNode(_Model):
+    """One Tree-sitter node."""
+
+    type: str
+    range: SourceRange
+    text: str = Field(description="Text excerpt (bounded).")
+    field: str | None = Field(default=None, description="The field name under its parent (name, body, ...).")
+    named: bool = True
+
+
+class AstNodeResult(_Model):
+    """The syntax node at a point, its ancestors (innermost first) and the enclosing function/class."""
+
+    path: str
+    language: str
+    node: AstNode
+    ancestors: tuple[AstNode, ...]
+    enclosing_function: EnclosingScope | None = None
+    enclosing_class: EnclosingScope | None = None
+    has_errors: bool = Field(default=False, description="The file has syntax errors (ERROR/MISSING nodes).")
+
+
+class SymbolInfo(_Model):
+    """A symbol from document/workspace symbols or a call-hierarchy item."""
+
+    name: str
+    kind: str
+    container: str | None = None
+    detail: str | None = None
+    location: Location
+
+
+class SymbolsResult(_Model):
+    query: str
+    symbols: tuple[SymbolInfo, ...]
+    total: int
+    truncated: bool = False
+    server: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+class CallHierarchyCall(_Model):
+    """A caller (incoming) or callee (outgoing) and where the calls happen."""
+
+    symbol: SymbolInfo
+    call_sites_path: str = Field(description="The file the call sites are in: the caller's (incoming) or the symbol's.")
+    call_sites: tuple[SourceRange, ...] = Field(description="Ranges of the calls in call_sites_path.")
+
+
+class CallHierarchyResult(_Model):
+    query: str
+    direction: Literal["incoming", "outgoing"]
+    item: SymbolInfo | None
+    calls: tuple[CallHierarchyCall, ...]
+    total: int
+    truncated: bool = False
+    server: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+class DiagnosticInfo(_Model):
+    range: SourceRange
+    severity: Literal["error", "warning", "information", "hint"]
+    message: str
+    source: str | None = None
+    code: str | None = None
+
+
+class DiagnosticsResult(_Model):
+    path: str
+    diagnostics: tuple[DiagnosticInfo, ...]
+    total: int
+    truncated: bool = False
+    server: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+class LanguageServerState(StrEnum):
+    """Lifecycle of one language server."""
+
+    NOT_STARTED = "not_started"
+    STARTING = "starting"
+    INDEXING = "indexing"
+    READY = "ready"
+    RESTARTING = "restarting"
+    FAILED = "failed"
+    UNAVAILABLE = "unavailable"
+
+
+class LanguageServerStatus(_Model):
+    """What one language server is doing, honestly."""
+
+    name: str = Field(description="Server id, e.g. basedpyright, typescript-language-server, clangd.")
+    languages: tuple[str, ...]
+    state: LanguageServerState
+    command: str | None = Field(default=None, description="The executable found, or None when not installed.")
+    reason: str | None = Field(default=None, description="Why not ready / unavailable / failed; install hint.")
+    seconds_in_state: float = 0.0
+    pid: int | None = None
+    restarts: int = 0
+    crashes_recent: int = 0
+    requests: int = 0
+
+
+class IntelStatus(_Model):
+    """The index and the language servers of one workspace."""
+
+    workspace: str
+    index: IndexStatus | None = Field(description="None when the index could not be opened (see index_note).")
+    index_note: str | None = None
+    servers: tuple[LanguageServerStatus, ...]

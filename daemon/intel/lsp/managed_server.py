@@ -1,0 +1,326 @@
+"""One warm language server for a workspace: lazy start, readiness gate, restart-once, crash-loop stop.
+
+``ManagedServer.run(path, operation)`` is the only way in. It
+
+1. starts the server on first use (spawn + ``initialize``, bounded by ``start_timeout_seconds``),
+   shared by every concurrent caller;
+2. syncs ``path`` (and the other open documents) with the disk;
+3. passes the readiness gate: while the server is starting or reports work-done progress
+   (indexing, loading packages), the call waits up to ``ready_wait_seconds`` and then raises
+   ``LanguageServerNotReady`` naming what it is doing and for how long, so a half-indexed
+   server never answers "no references";
+4. runs ``operation`` (requests with ``request_timeout_seconds`` each). Requests are pipelined:
+   the server gets them as they come, always after the document text they need.
+
+A server that exits, or does not answer in time (a hang: it is killed), is restarted and the
+operation retried once. More than ``max_restarts`` failures within ``crash_window_seconds`` stop
+the restarts: calls then fail at once with the last failure and the server's last stderr lines,
+until the window has passed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TypeVar
+
+from daemon.config import IntelConfig
+from daemon.core.intel_models import LanguageServerState, LanguageServerStatus
+from daemon.errors import LanguageServerError, LanguageServerNotReady, LanguageServerTerminated
+from daemon.intel.lsp.client import LspClient
+from daemon.intel.lsp.documents import DocumentSync, OpenDocument
+from daemon.intel.lsp.registry import ServerSpec
+
+__all__ = ["ManagedServer", "Operation"]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+Operation = Callable[[LspClient, OpenDocument | None], Awaitable[T]]
+"""What a tool does with a ready server and the synced document (None when the call has no file)."""
+
+# Servers that start indexing only when the first document is opened: after that first didOpen
+# the gate waits this long for their progress report to begin before it trusts an idle server.
+_SETTLE_ON_FIRST_OPEN: dict[str, float] = {
+    "clangd": 0.5,
+    "typescript-language-server": 1.0,
+    "gopls": 0.5,
+    "rust-analyzer": 1.0,
+}
+
+
+class ManagedServer:
+    """See the module docstring. Not thread-safe: use from the event loop that created it."""
+
+    def __init__(self, spec: ServerSpec, *, workspace: Path, config: IntelConfig) -> None:
+        self.spec = spec
+        self._workspace = workspace
+        self._config = config
+        self._client: LspClient | None = None
+        self._docs: DocumentSync | None = None
+        self._start_task: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
+        self._state = LanguageServerState.NOT_STARTED if spec.available else LanguageServerState.UNAVAILABLE
+        self._since = time.monotonic()
+        self._reason: str | None = spec.reason
+        self._crashes: deque[float] = deque()
+        self._last_failure: str | None = None
+        self._restarts = 0
+        self._requests = 0
+        self._generation = 0
+        self._settled = False
+
+    # -- public ---------------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def pid(self) -> int | None:
+        client = self._client
+        return client.pid if client is not None and client.alive else None
+
+    def status(self) -> LanguageServerStatus:
+        state, reason = self._state, self._reason
+        client = self._client
+        if state is LanguageServerState.READY and client is not None:
+            if not client.alive:
+                state, reason = LanguageServerState.FAILED, "the process exited; it restarts on the next call"
+            elif client.active_progress:
+                state, reason = LanguageServerState.INDEXING, _describe_progress(client)
+        return LanguageServerStatus(
+            name=self.spec.name,
+            languages=self.spec.languages,
+            state=state,
+            command=self.spec.command,
+            reason=reason,
+            seconds_in_state=round(time.monotonic() - self._since, 3),
+            pid=self.pid,
+            restarts=self._restarts,
+            crashes_recent=len(self._recent_crashes()),
+            requests=self._requests,
+        )
+
+    def start_soon(self) -> None:
+        """Begin starting in the background (prestart); errors surface on the first call."""
+        if self.spec.available and self._start_task is None:
+            self._start_task = asyncio.create_task(self._start(), name=f"lsp-start-{self.spec.name}")
+
+    async def run(
+        self,
+        operation: Operation[T],
+        *,
+        path: Path | None = None,
+        language_id: str | None = None,
+        display: str | None = None,
+        ready_wait: float | None = None,
+    ) -> T:
+        """Run ``operation`` on a ready server (see the module docstring for the guarantees)."""
+        deadline = time.monotonic() + (self._config.ready_wait_seconds if ready_wait is None else ready_wait)
+        for attempt in (1, 2):
+            client, docs, generation = await self._ready_client(deadline)
+            try:
+                doc = None
+                if path is not None:
+                    doc = await docs.sync(path, language_id=language_id or "plaintext", display=display or str(path))
+                await self._gate(client, deadline)
+                self._requests += 1
+                return await operation(client, doc)
+            except (LanguageServerTerminated, TimeoutError) as exc:
+                failure = self._failure_text(exc)
+                logger.warning("%s failed (%s); attempt %d of 2", self.spec.name, failure, attempt)
+                self._record_crash(failure)
+                await self._discard(generation)
+                if attempt == 2:
+                    raise LanguageServerError(
+                        f"{self.spec.name} failed twice in a row ({failure}); "
+                        "the call was retried once after a restart",
+                        cause=exc,
+                    ) from exc
+                self._restarts += 1
+        raise AssertionError("unreachable")
+
+    async def aclose(self) -> None:
+        task = self._start_task
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        client, self._client, self._docs = self._client, None, None
+        if client is not None:
+            await client.close()
+        if self._state is not LanguageServerState.UNAVAILABLE:
+            self._set_state(LanguageServerState.NOT_STARTED, None)
+        self._start_task = None
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    async def _ready_client(self, deadline: float) -> tuple[LspClient, DocumentSync, int]:
+        if not self.spec.available:
+            raise LanguageServerError(self._reason or f"{self.spec.name} is not available")
+        client = self._client
+        if client is not None and not client.alive and self._start_task is not None and self._start_task.done():
+            # Died while idle (or was killed): count it and start afresh.
+            self._record_crash(_exit_text(client))
+            await self._discard(self._generation)
+            self._restarts += 1
+        self._check_crash_loop()
+        if self._start_task is None:
+            self._start_task = asyncio.create_task(self._start(), name=f"lsp-start-{self.spec.name}")
+        task = self._start_task
+        if not task.done():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise self._not_ready()
+            try:
+                await asyncio.wait_for(asyncio.shield(task), remaining)
+            except TimeoutError:
+                raise self._not_ready() from None
+            except Exception:
+                pass  # reported below from the task's own exception
+        exc = task.exception()
+        if exc is not None:
+            self._start_task = None  # the next call tries again (bounded by the crash window)
+            raise exc
+        assert self._client is not None and self._docs is not None
+        return self._client, self._docs, self._generation
+
+    async def _start(self) -> None:
+        self._set_state(
+            LanguageServerState.STARTING if not self._crashes else LanguageServerState.RESTARTING, "starting"
+        )
+        assert self.spec.command is not None
+        client = LspClient(name=self.spec.name, settings=self.spec.settings)
+        started = time.monotonic()
+        try:
+            await client.spawn(self.spec.command, self.spec.args, cwd=self._workspace)
+            await client.initialize_server(self._workspace, timeout_s=self._config.start_timeout_seconds)
+        except BaseException as exc:
+            await client.close()
+            failure = self._failure_text(exc) if isinstance(exc, Exception) else "cancelled"
+            if isinstance(exc, Exception):
+                self._record_crash(f"start failed: {failure}")
+                self._set_state(LanguageServerState.FAILED, f"start failed: {failure}")
+            if isinstance(exc, TimeoutError):
+                raise LanguageServerError(
+                    f"{self.spec.name} did not answer initialize within {self._config.start_timeout_seconds:g} s",
+                    cause=exc,
+                ) from exc
+            if isinstance(exc, LanguageServerError) or not isinstance(exc, Exception):
+                raise
+            raise LanguageServerError(f"{self.spec.name} failed to start: {failure}", cause=exc) from exc
+        self._client = client
+        self._docs = DocumentSync(client, max_open=self._config.max_open_documents)
+        self._generation += 1
+        self._settled = self.spec.name not in _SETTLE_ON_FIRST_OPEN
+        self._set_state(LanguageServerState.READY, None)
+        logger.info("%s ready in %.2f s (pid %s)", self.spec.name, time.monotonic() - started, client.pid)
+
+    async def _gate(self, client: LspClient, deadline: float) -> None:
+        """Wait (until ``deadline``) while the server reports progress; then not-ready."""
+        if not self._settled:
+            settle_until = time.monotonic() + _SETTLE_ON_FIRST_OPEN.get(self.spec.name, 0.0)
+            while True:
+                changed = client.progress_changed
+                now = time.monotonic()
+                if client.progress_seen or not client.alive or now >= settle_until:
+                    break
+                if now >= deadline:
+                    raise self._not_ready()
+                await _wait_event(changed, min(settle_until, deadline) - now)
+            self._settled = True
+        while True:
+            changed = client.progress_changed  # taken before the check: no lost wake-up
+            if not client.active_progress or not client.alive:
+                return
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise self._not_ready()
+            await _wait_event(changed, remaining)
+
+    async def _discard(self, generation: int) -> None:
+        """Kill and forget the client of ``generation`` (no-op when a newer one already replaced it)."""
+        async with self._lock:
+            if generation != self._generation or self._client is None:
+                return
+            client, self._client, self._docs = self._client, None, None
+            self._start_task = None
+            client.kill()
+            await client.close()
+            self._set_state(LanguageServerState.FAILED, "restarting after a failure")
+
+    # -- failures -------------------------------------------------------------------------------
+
+    def _recent_crashes(self) -> deque[float]:
+        cutoff = time.monotonic() - self._config.crash_window_seconds
+        while self._crashes and self._crashes[0] < cutoff:
+            self._crashes.popleft()
+        return self._crashes
+
+    def _record_crash(self, failure: str) -> None:
+        self._crashes.append(time.monotonic())
+        self._last_failure = failure
+
+    def _check_crash_loop(self) -> None:
+        crashes = self._recent_crashes()
+        if len(crashes) > self._config.max_restarts:
+            window = self._config.crash_window_seconds
+            self._set_state(
+                LanguageServerState.FAILED,
+                f"crashed {len(crashes)} times in the last {window:g} s; not restarted again for now "
+                f"(last failure: {self._last_failure})",
+            )
+            raise LanguageServerError(f"{self.spec.name}: {self._reason}")
+
+    def _failure_text(self, exc: BaseException) -> str:
+        if isinstance(exc, TimeoutError):
+            return f"no answer within {self._config.request_timeout_seconds:g} s (treated as hung and killed)"
+        return str(exc)
+
+    def _not_ready(self) -> LanguageServerNotReady:
+        status = self.status()
+        state = status.state
+        doing = status.reason if status.reason and status.reason != state.value else None
+        if state is LanguageServerState.READY:
+            doing = "waiting for its first progress report"
+        detail = f" ({doing})" if doing else ""
+        return LanguageServerNotReady(
+            f"{self.spec.name} is not ready: {state.value}{detail} for {status.seconds_in_state:.1f} s; "
+            "the answer would be incomplete now, retry in a few seconds"
+        )
+
+    def _set_state(self, state: LanguageServerState, reason: str | None) -> None:
+        if state is not self._state:
+            self._since = time.monotonic()
+        self._state = state
+        self._reason = reason
+
+
+def _describe_progress(client: LspClient) -> str:
+    parts: list[str] = []
+    for progress in list(client.active_progress.values())[:3]:
+        text = progress.title
+        if progress.message:
+            text += f": {progress.message}"
+        if progress.percentage is not None:
+            text += f" {progress.percentage}%"
+        parts.append(text)
+    return "; ".join(parts) or "working"
+
+
+def _exit_text(client: LspClient) -> str:
+    code = client.process.returncode if client.process is not None else None
+    tail = " | ".join(list(client.stderr_tail)[-3:])
+    return f"the process exited (code {code})" + (f"; last stderr: {tail}" if tail else "")
+
+
+async def _wait_event(event: asyncio.Event, seconds: float) -> None:
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(event.wait(), max(0.0, seconds))

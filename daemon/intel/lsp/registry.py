@@ -1,0 +1,239 @@
+"""Which language server serves which language, and where its executable is.
+
+Nothing is downloaded at run time: a server is used when its executable is found on
+``intel.search_path`` (first) or ``PATH``, or at the absolute path configured in
+``intel.servers.<language>.command``. A language whose server is missing answers with the
+install hint below instead.
+
+Built-in choices, in order of preference (the first one found wins):
+
+* python: ``basedpyright-langserver --stdio``, ``pyright-langserver --stdio``,
+  ``jedi-language-server``, ``pylsp``
+* javascript, typescript, tsx: ``typescript-language-server --stdio`` (needs ``typescript`` beside it)
+* c, cpp: ``clangd``
+* go: ``gopls``; rust: ``rust-analyzer``; java: ``jdtls``
+
+One process serves every language of its group (one TypeScript server for .js/.ts/.tsx files).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from daemon.config import IntelConfig
+
+__all__ = ["LANGUAGE_IDS", "ServerCandidate", "ServerSpec", "lsp_language_id", "resolve_servers"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerCandidate:
+    """A built-in server choice for a group of languages."""
+
+    name: str
+    executable: str
+    args: tuple[str, ...] = ()
+    install_hint: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerSpec:
+    """A server resolved for a group of languages: found (``command`` set) or not (``reason`` set)."""
+
+    name: str
+    languages: tuple[str, ...]
+    command: str | None
+    args: tuple[str, ...] = ()
+    reason: str | None = None
+    settings: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    init_options: Mapping[str, Any] = field(default_factory=dict[str, Any])
+
+    @property
+    def available(self) -> bool:
+        return self.command is not None
+
+
+_PY_HINT = (
+    "install a Python language server outside ided's venv, e.g. `uv tool install basedpyright` or "
+    "`pipx install jedi-language-server`, or run scripts/install-test-tools.sh and set "
+    "intel.search_path to .tools/lsp-venv/bin"
+)
+_TS_HINT = (
+    "install `npm install -g typescript-language-server typescript@5` (or scripts/install-test-tools.sh "
+    "and intel.search_path = .tools/node/node_modules/.bin)"
+)
+
+# Language groups served by one process, and the candidates for each, best first.
+_GROUPS: tuple[tuple[tuple[str, ...], tuple[ServerCandidate, ...]], ...] = (
+    (
+        ("python",),
+        (
+            ServerCandidate(
+                name="basedpyright", executable="basedpyright-langserver", args=("--stdio",), install_hint=_PY_HINT
+            ),
+            ServerCandidate(name="pyright", executable="pyright-langserver", args=("--stdio",), install_hint=_PY_HINT),
+            ServerCandidate(name="jedi-language-server", executable="jedi-language-server", install_hint=_PY_HINT),
+            ServerCandidate(name="pylsp", executable="pylsp", install_hint=_PY_HINT),
+        ),
+    ),
+    (
+        ("typescript", "tsx", "javascript"),
+        (
+            ServerCandidate(
+                name="typescript-language-server",
+                executable="typescript-language-server",
+                args=("--stdio",),
+                install_hint=_TS_HINT,
+            ),
+        ),
+    ),
+    (
+        ("c", "cpp"),
+        (
+            ServerCandidate(
+                name="clangd",
+                executable="clangd",
+                args=("--background-index", "--log=error"),
+                install_hint="install clangd (Debian/Ubuntu: `apt-get install clangd`; macOS: `brew install llvm`)",
+            ),
+        ),
+    ),
+    (
+        ("go",),
+        (
+            ServerCandidate(
+                name="gopls",
+                executable="gopls",
+                install_hint="install gopls: `go install golang.org/x/tools/gopls@latest` (into $(go env GOPATH)/bin)",
+            ),
+        ),
+    ),
+    (
+        ("rust",),
+        (
+            ServerCandidate(
+                name="rust-analyzer",
+                executable="rust-analyzer",
+                install_hint="install rust-analyzer: `rustup component add rust-analyzer` or a release binary",
+            ),
+        ),
+    ),
+    (
+        ("java",),
+        (
+            ServerCandidate(
+                name="jdtls",
+                executable="jdtls",
+                install_hint="install Eclipse JDT Language Server (`jdtls` on PATH; e.g. `brew install jdtls`)",
+            ),
+        ),
+    ),
+)
+
+LANGUAGE_IDS: Mapping[str, str] = {
+    ".py": "python",
+    ".pyi": "python",
+    ".pyw": "python",
+    ".ts": "typescript",
+    ".mts": "typescript",
+    ".cts": "typescript",
+    ".tsx": "typescriptreact",
+    ".js": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".jsx": "javascriptreact",
+    ".c": "c",
+    ".h": "c",
+    ".go": "go",
+    ".rs": "rust",
+    ".java": "java",
+}
+"""LSP ``languageId`` by extension; C++ extensions fall back to ``cpp``."""
+
+
+def lsp_language_id(path: str, language: str) -> str:
+    """The ``languageId`` sent in ``didOpen`` for a file of ided language ``language``."""
+    suffix = PurePosixPath(path).suffix.lower()
+    if language == "cpp":
+        return "cpp"
+    return LANGUAGE_IDS.get(suffix, language)
+
+
+def _which(executable: str, search_path: tuple[str, ...], workspace: Path) -> str | None:
+    if os.path.isabs(executable):
+        return executable if os.access(executable, os.X_OK) else None
+    dirs = [str(d if Path(d).is_absolute() else workspace / d) for d in search_path]
+    if dirs:
+        found = shutil.which(executable, path=os.pathsep.join(dirs))
+        if found:
+            return found
+    return shutil.which(executable)
+
+
+def resolve_servers(config: IntelConfig, workspace: Path) -> list[ServerSpec]:
+    """One ``ServerSpec`` per language group (or per configured language), found or not, with the reason."""
+    specs: list[ServerSpec] = []
+    for languages, candidates in _GROUPS:
+        configured = [lang for lang in languages if lang in config.servers]
+        rest = tuple(lang for lang in languages if lang not in configured)
+        specs.extend(_configured(lang, config, workspace, candidates) for lang in configured)
+        if rest:
+            specs.append(_builtin(rest, config, workspace, candidates))
+    return specs
+
+
+def _configured(
+    language: str, config: IntelConfig, workspace: Path, candidates: tuple[ServerCandidate, ...]
+) -> ServerSpec:
+    entry = config.servers[language]
+    if not entry.enabled:
+        return ServerSpec(
+            name=f"{language}-disabled",
+            languages=(language,),
+            command=None,
+            reason=f"disabled by intel.servers.{language}.enabled = false",
+        )
+    if entry.command is None:
+        spec = _builtin((language,), config, workspace, candidates)
+        args = entry.args if entry.args is not None else spec.args
+        return ServerSpec(
+            name=spec.name,
+            languages=(language,),
+            command=spec.command,
+            args=args,
+            reason=spec.reason,
+            settings=entry.settings,
+        )
+    found = _which(entry.command, config.search_path, workspace)
+    known = next((c for c in candidates if Path(c.executable).name == Path(entry.command).name), None)
+    return ServerSpec(
+        name=known.name if known else Path(entry.command).name,
+        languages=(language,),
+        command=found,
+        args=entry.args if entry.args is not None else (known.args if known else ()),
+        reason=None if found else f"intel.servers.{language}.command {entry.command!r} was not found",
+        settings=entry.settings,
+    )
+
+
+def _builtin(
+    languages: tuple[str, ...], config: IntelConfig, workspace: Path, candidates: tuple[ServerCandidate, ...]
+) -> ServerSpec:
+    for candidate in candidates:
+        found = _which(candidate.executable, config.search_path, workspace)
+        if found:
+            return ServerSpec(name=candidate.name, languages=languages, command=found, args=candidate.args)
+    names = ", ".join(c.executable for c in candidates)
+    return ServerSpec(
+        name=candidates[0].name,
+        languages=languages,
+        command=None,
+        reason=f"no {'/'.join(languages)} language server found (looked for {names}); {candidates[0].install_hint}",
+    )

@@ -1,0 +1,715 @@
+"""Code intelligence for one workspace: the domain service behind the MCP tools (and later LSP/ACP).
+
+One method per tool. Symbols can be named ("Class.method", "module.func", "ns::func") or given
+as file + line (+ column); a name is resolved through the index (exact ``qualified_name``
+match on a lexical search) or, when the index has nothing, a Tree-sitter scan, and then the
+language server of that file's language is asked at the name's position. Results are bounded
+(``max_results``, ``max_chars``), paths are workspace-relative, lines and columns 1-based.
+
+Open it with ``async with CodeIntelService.open(config) as intel:``: that opens the workspace
+index (a failure to open it only turns the index tools off, with the reason), creates the
+language-server pool, and in the background starts the servers of the workspace's languages
+(``intel.prestart``) and runs a lexical index pass (``intel.index_on_start``). Closing stops
+every server and releases the index.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from lsprotocol import types as lsp
+
+from daemon.config import Config
+from daemon.core.intel_models import (
+    AstNodeResult,
+    CallHierarchyResult,
+    DefinitionResult,
+    DiagnosticsResult,
+    IntelStatus,
+    ReferencesResult,
+    SignatureResult,
+    SignatureSource,
+    SymbolInfo,
+    SymbolsResult,
+)
+from daemon.core.models import Chunk, ChunkKind, SearchFilters, SearchHit, SearchMode, SearchResult
+from daemon.errors import DaemonError, IndexingError, InvalidToolInput, LanguageServerError
+from daemon.index.scanner import Scanner
+from daemon.intel.ast_nodes import SyntaxFile, excerpt
+from daemon.intel.languages import CODE_LANGUAGES, language_for_path
+from daemon.intel.lsp.client import LspClient
+from daemon.intel.lsp.convert import (
+    FileLines,
+    LspTarget,
+    diagnostic_info,
+    flatten_document_symbols,
+    lsp_targets,
+    parse_hover,
+    symbol_information,
+)
+from daemon.intel.lsp.documents import OpenDocument, read_text
+from daemon.intel.lsp.pool import LanguageServerPool
+from daemon.intel.parsers import has_grammar
+from daemon.intel.workspace_paths import WorkspacePaths
+from daemon.service.intel_results import IntelResults
+from daemon.service.symbol_resolver import SymbolMatch, SymbolResolver, name_position
+from daemon.service.workspace_index import WorkspaceIndex
+
+__all__ = ["CodeIntelService"]
+
+logger = logging.getLogger(__name__)
+
+_MAX_TARGETS = 3
+_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Target:
+    """A position to ask a language server about."""
+
+    absolute: Path
+    relative: str
+    language: str
+    line: int
+    column: int
+    name: str | None
+    match: SymbolMatch | None
+
+
+def _word_at(text: str, column: int) -> str | None:
+    index = column - 1
+    if not 0 <= index < len(text) or text[index] not in _WORD_CHARS:
+        if index > 0 and index - 1 < len(text) and text[index - 1] in _WORD_CHARS:
+            index -= 1
+        else:
+            return None
+    start = index
+    while start > 0 and text[start - 1] in _WORD_CHARS:
+        start -= 1
+    end = index
+    while end < len(text) and text[end] in _WORD_CHARS:
+        end += 1
+    return text[start:end] or None
+
+
+def _text_document(doc: OpenDocument | None) -> lsp.TextDocumentIdentifier:
+    assert doc is not None
+    return lsp.TextDocumentIdentifier(uri=doc.uri)
+
+
+class CodeIntelService:
+    """See the module docstring."""
+
+    def __init__(
+        self, config: Config, *, pool: LanguageServerPool, index: WorkspaceIndex | None, index_note: str | None
+    ) -> None:
+        self.config = config
+        self.intel = config.intel
+        self.paths = WorkspacePaths(config.workspace_path)
+        self.pool = pool
+        self._index = index
+        self._index_note = index_note
+        self._index_lock = threading.Lock()  # one thread at a time in the index (pass vs. queries)
+        self._index_busy_since: float | None = None
+        self._scanner = Scanner(
+            self.paths.root,
+            classify=language_for_path,
+            max_file_bytes=config.index.max_file_bytes,
+            extra_excludes=config.index.exclude,
+            include_secrets=False,
+            respect_gitignore=config.index.respect_gitignore,
+        )
+        self._resolver = SymbolResolver(
+            self.paths.root,
+            index_search=self._index_candidates,
+            scanner=self._scanner,
+            max_file_bytes=config.index.max_file_bytes,
+        )
+        self._results = IntelResults(self.paths)
+        self._representative: dict[str, Path] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    @classmethod
+    @asynccontextmanager
+    async def open(cls, config: Config, *, background: bool = True) -> AsyncGenerator[CodeIntelService]:
+        """Open the index and the pool; ``background=False`` skips prestart and the startup index pass."""
+        index: WorkspaceIndex | None = None
+        note: str | None = None
+        try:
+            index = await asyncio.to_thread(WorkspaceIndex.open, config)
+        except DaemonError as exc:
+            note = f"the index could not be opened: {exc}"
+            logger.warning("%s", note)
+        pool = LanguageServerPool(config.workspace_path, config.intel)
+        service = cls(config, pool=pool, index=index, index_note=note)
+        if background:
+            service._spawn(service._startup())
+        try:
+            yield service
+        finally:
+            await service.aclose()
+
+    async def aclose(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        for task in list(self._tasks):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        await self.pool.aclose()
+        if self._index is not None:
+            index, self._index = self._index, None
+            await asyncio.to_thread(self._close_index, index)
+
+    def _close_index(self, index: WorkspaceIndex) -> None:
+        with self._index_lock:
+            index.close()
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _startup(self) -> None:
+        try:
+            if self.intel.prestart:
+                languages = await asyncio.to_thread(self._detect_languages)
+                started = self.pool.prestart(languages)
+                logger.info("prestarting language servers: %s", ", ".join(started) or "none")
+            if self.intel.index_on_start and self._index is not None:
+                await asyncio.to_thread(self._index_pass)
+        except Exception:  # background work: log, never take the server down
+            logger.exception("code-intel startup work failed")
+
+    def _detect_languages(self) -> list[str]:
+        """Code languages present in the workspace, most files first; remembers one file of each."""
+        counts: dict[str, int] = {}
+        for entry in self._scanner.scan().files:
+            if entry.language in CODE_LANGUAGES:
+                counts[entry.language] = counts.get(entry.language, 0) + 1
+                self._representative.setdefault(entry.language, entry.abs_path)
+        return sorted(counts, key=lambda lang: -counts[lang])
+
+    def _index_pass(self) -> None:
+        assert self._index is not None
+        with self._index_lock:
+            self._index_busy_since = time.monotonic()
+            try:
+                report = self._index.index()
+                logger.info(
+                    "startup index pass: %d files indexed, %d unchanged", report.files_indexed, report.files_unchanged
+                )
+            finally:
+                self._index_busy_since = None
+
+    # -- index access (worker threads) ------------------------------------------------------------
+
+    def _index_candidates(self, query: str) -> list[Chunk] | None:
+        """Lexical candidates for symbol resolution; None when the index is unusable or busy."""
+        index = self._index
+        if index is None or not self._index_lock.acquire(blocking=False):
+            return None
+        try:
+            result = index.search(query, k=50, filters=SearchFilters(kind=ChunkKind.CODE), mode=SearchMode.LEXICAL)
+        except DaemonError as exc:
+            logger.warning("index lookup for %r failed: %s", query, exc)
+            return None
+        finally:
+            self._index_lock.release()
+        return [hit.chunk for hit in result.hits]
+
+    def _search(self, query: str, k: int, filters: SearchFilters) -> SearchResult:
+        index = self._index
+        if index is None:
+            raise IndexingError(self._index_note or "the workspace index is not available")
+        if not self._index_lock.acquire(timeout=self.intel.ready_wait_seconds):
+            busy = time.monotonic() - (self._index_busy_since or time.monotonic())
+            raise IndexingError(f"the index is being updated ({busy:.1f} s so far); retry in a few seconds")
+        try:
+            if index.status().last_update is None:
+                raise IndexingError(
+                    "the workspace has not been indexed yet; run `ided index` or wait for the startup pass"
+                )
+            return index.search(query, k=k, filters=filters)
+        finally:
+            self._index_lock.release()
+
+    # -- targets --------------------------------------------------------------------------------
+
+    def _language_of(self, relative: str) -> str:
+        language = language_for_path(relative)
+        if language is None or language not in CODE_LANGUAGES:
+            raise InvalidToolInput(
+                f"{relative!r} is not a source file of a supported language ({', '.join(sorted(CODE_LANGUAGES))})"
+            )
+        return language
+
+    async def _targets(
+        self, symbol: str | None, file: str | None, line: int | None, column: int | None
+    ) -> tuple[list[_Target], list[str], str]:
+        """Positions to ask about, notes, and the query as text."""
+        if file:
+            if line is None:
+                raise InvalidToolInput("give `line` (1-based) together with `file`")
+            resolved = self.paths.resolve(file)
+            language = self._language_of(resolved.relative)
+            text = await asyncio.to_thread(read_text, resolved.absolute, display=resolved.relative)
+            lines = text.split("\n")
+            if not 1 <= line <= len(lines):
+                raise InvalidToolInput(f"line {line} is outside {resolved.relative}: it has {len(lines)} lines")
+            line_text = lines[line - 1].rstrip("\r")
+            if column is None:
+                column = len(line_text) - len(line_text.lstrip()) + 1
+                if symbol:
+                    found = line_text.find(symbol.split(".")[-1])
+                    column = found + 1 if found >= 0 else column
+            if not 1 <= column <= len(line_text) + 1:
+                raise InvalidToolInput(
+                    f"column {column} is outside line {line} of {resolved.relative}: it has {len(line_text)} characters"
+                )
+            query = f"{resolved.relative}:{line}:{column}"
+            target = _Target(
+                absolute=resolved.absolute,
+                relative=resolved.relative,
+                language=language,
+                line=line,
+                column=column,
+                name=_word_at(line_text, column),
+                match=None,
+            )
+            return [target], [], query
+        if not symbol or not symbol.strip():
+            raise InvalidToolInput("give a symbol name (e.g. 'Class.method', 'module.func') or file + line (+ column)")
+        matches, via = await asyncio.to_thread(self._resolver.resolve, symbol, limit=10)
+        if not matches:
+            raise InvalidToolInput(
+                f"symbol {symbol!r} was not found in the workspace (looked in the index and with a Tree-sitter "
+                "scan); check the spelling, qualify it as 'Class.method' or 'module.func', or give file + line"
+            )
+        best = [m for m in matches if m.rank == matches[0].rank][:_MAX_TARGETS]
+        notes = [] if via == "index" else ["symbol found by a Tree-sitter scan (the index had no match)"]
+        if len(matches) > len(best):
+            others = ", ".join(
+                f"{m.qualified_name} ({m.path}:{m.start_line})" for m in matches[len(best) : len(best) + 5]
+            )
+            notes.append(f"{len(matches)} symbols match {symbol!r}; answering for {len(best)}; others: {others}")
+        targets: list[_Target] = []
+        for match in best:
+            absolute = self.paths.root / match.path
+            text = await asyncio.to_thread(read_text, absolute, display=match.path)
+            line_no, col = name_position(text.split("\n"), match)
+            targets.append(
+                _Target(
+                    absolute=absolute,
+                    relative=match.path,
+                    language=match.language,
+                    line=line_no,
+                    column=col,
+                    name=match.name,
+                    match=match,
+                )
+            )
+        return targets, notes, symbol
+
+    async def _ask(self, target: _Target, operation: Any) -> Any:
+        return await self.pool.run(target.language, operation, path=target.absolute, display=target.relative)
+
+    def _timeout(self) -> float:
+        return self.intel.request_timeout_seconds
+
+    # -- tools: positions -----------------------------------------------------------------------
+
+    async def find_definition(
+        self,
+        symbol: str | None = None,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+        max_results: int = 10,
+        max_chars: int = 2000,
+    ) -> DefinitionResult:
+        targets, notes, query = await self._targets(symbol, file, line, column)
+        found: list[LspTarget] = []
+        server: str | None = None
+        for target in targets:
+            server = self.pool.server_for(target.language).name
+
+            async def op(client: LspClient, doc: OpenDocument | None, target: _Target = target) -> Any:
+                params = lsp.DefinitionParams(text_document=_text_document(doc), position=_position(doc, target))
+                return await client.request(lsp.TEXT_DOCUMENT_DEFINITION, params, timeout_s=self._timeout())
+
+            found.extend(lsp_targets(await self._ask(target, op)))
+        unique = list({(t.path, t.selection.start.line, t.selection.start.character): t for t in found}.values())
+        definitions = await asyncio.to_thread(self._results.definitions, unique[:max_results], max_chars)
+        if not definitions:
+            notes.append("the language server found no definition at this position")
+        return DefinitionResult(
+            query=query,
+            definitions=tuple(definitions),
+            total=len(unique),
+            truncated=len(unique) > max_results,
+            server=server,
+            notes=tuple(notes),
+        )
+
+    async def get_references(
+        self,
+        symbol: str | None = None,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+        include_declaration: bool = True,
+        max_results: int = 50,
+    ) -> ReferencesResult:
+        targets, notes, query = await self._targets(symbol, file, line, column)
+        found: list[LspTarget] = []
+        server: str | None = None
+        for target in targets:
+            server = self.pool.server_for(target.language).name
+
+            async def op(client: LspClient, doc: OpenDocument | None, target: _Target = target) -> Any:
+                params = lsp.ReferenceParams(
+                    text_document=_text_document(doc),
+                    position=_position(doc, target),
+                    context=lsp.ReferenceContext(include_declaration=include_declaration),
+                )
+                return await client.request(lsp.TEXT_DOCUMENT_REFERENCES, params, timeout_s=self._timeout())
+
+            found.extend(lsp_targets(await self._ask(target, op)))
+        unique = sorted(
+            {(t.path, t.range.start.line, t.range.start.character): t for t in found}.values(),
+            key=lambda t: (str(t.path), t.range.start.line, t.range.start.character),
+        )
+        declarations = {(t.absolute, t.line) for t in targets if t.match is not None}
+        references = await asyncio.to_thread(self._results.references, unique[:max_results], declarations)
+        return ReferencesResult(
+            query=query,
+            references=tuple(references),
+            total=len(unique),
+            truncated=len(unique) > max_results,
+            files=len({t.path for t in unique}),
+            server=server,
+            notes=tuple(notes),
+        )
+
+    async def get_signature(
+        self,
+        symbol: str | None = None,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+        max_chars: int = 4000,
+    ) -> SignatureResult:
+        targets, notes, query = await self._targets(symbol, file, line, column)
+        target = targets[0]
+        server = self.pool.server_for(target.language).name
+
+        async def op(client: LspClient, doc: OpenDocument | None) -> lsp.Hover | None:
+            params = lsp.HoverParams(text_document=_text_document(doc), position=_position(doc, target))
+            result = await client.request(lsp.TEXT_DOCUMENT_HOVER, params, timeout_s=self._timeout())
+            return result if isinstance(result, lsp.Hover) else None
+
+        try:
+            parsed = parse_hover(await self._ask(target, op), target.name)
+        except LanguageServerError as exc:
+            parsed = None
+            notes.append(f"language server unavailable ({exc.message})")
+        if parsed is not None:
+            signature, documentation = parsed
+            return SignatureResult(
+                query=query,
+                signature=excerpt(signature, max_chars),
+                documentation=excerpt(documentation, max_chars) if documentation else None,
+                source=SignatureSource.HOVER,
+                location=await asyncio.to_thread(
+                    self._results.point_location, target.absolute, target.line, target.column, target.name
+                ),
+                server=server,
+                notes=tuple(notes),
+            )
+        return await self._tree_sitter_signature(target, query, notes, max_chars)
+
+    async def _tree_sitter_signature(
+        self, target: _Target, query: str, notes: list[str], max_chars: int
+    ) -> SignatureResult:
+        match = target.match
+        if match is None and target.name:
+            matches, _via = await asyncio.to_thread(self._resolver.resolve, target.name, limit=1)
+            match = matches[0] if matches else None
+        if match is None or not match.signature:
+            raise InvalidToolInput(
+                f"no signature found for {query}: the language server gave no hover there and no definition "
+                "of that name was found in the workspace"
+            )
+        notes.append("fallback: the language server gave no hover, this is the Tree-sitter signature")
+        absolute = self.paths.root / match.path
+        text = await asyncio.to_thread(read_text, absolute, display=match.path)
+        def_line, def_col = name_position(text.split("\n"), match)
+        return SignatureResult(
+            query=query,
+            signature=excerpt(match.signature, max_chars),
+            documentation=excerpt(match.docstring, max_chars) if match.docstring else None,
+            source=SignatureSource.TREE_SITTER,
+            location=await asyncio.to_thread(self._results.point_location, absolute, def_line, def_col, match.name),
+            server=None,
+            notes=tuple(notes),
+        )
+
+    async def call_hierarchy(
+        self,
+        symbol: str | None = None,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+        direction: Literal["incoming", "outgoing"] = "incoming",
+        max_results: int = 50,
+    ) -> CallHierarchyResult:
+        targets, notes, query = await self._targets(symbol, file, line, column)
+        target = targets[0]
+        server = self.pool.server_for(target.language)
+
+        async def op(client: LspClient, doc: OpenDocument | None) -> tuple[Any, list[Any]]:
+            if not client.supports("call_hierarchy_provider"):
+                raise InvalidToolInput(f"{server.name} does not support call hierarchy")
+            params = lsp.CallHierarchyPrepareParams(text_document=_text_document(doc), position=_position(doc, target))
+            items = await client.request(lsp.TEXT_DOCUMENT_PREPARE_CALL_HIERARCHY, params, timeout_s=self._timeout())
+            if not items:
+                return None, []
+            item = items[0]
+            if direction == "incoming":
+                calls = await client.request(
+                    lsp.CALL_HIERARCHY_INCOMING_CALLS,
+                    lsp.CallHierarchyIncomingCallsParams(item=item),
+                    timeout_s=self._timeout(),
+                )
+            else:
+                calls = await client.request(
+                    lsp.CALL_HIERARCHY_OUTGOING_CALLS,
+                    lsp.CallHierarchyOutgoingCallsParams(item=item),
+                    timeout_s=self._timeout(),
+                )
+            return item, list(calls or [])
+
+        item, calls = await self._ask(target, op)
+        if item is None:
+            notes.append("the language server found no callable at this position")
+        converted = await asyncio.to_thread(self._results.calls, item, calls[:max_results], direction)
+        return CallHierarchyResult(
+            query=query,
+            direction=direction,
+            item=converted[0],
+            calls=tuple(converted[1]),
+            total=len(calls),
+            truncated=len(calls) > max_results,
+            server=server.name,
+            notes=tuple(notes),
+        )
+
+    # -- tools: files ---------------------------------------------------------------------------
+
+    async def get_ast_node(
+        self, file: str, line: int, column: int | None = None, *, max_chars: int = 200
+    ) -> AstNodeResult:
+        resolved = self.paths.resolve(file)
+        language = language_for_path(resolved.relative)
+        if language is None or not has_grammar(language):
+            raise InvalidToolInput(f"{resolved.relative!r}: no Tree-sitter grammar for this kind of file")
+        text = await asyncio.to_thread(read_text, resolved.absolute, display=resolved.relative)
+        syntax = await asyncio.to_thread(SyntaxFile.parse, language, text.encode("utf-8"))
+        result = syntax.describe(line, column, max_text=max_chars)
+        return result.model_copy(update={"path": resolved.relative})
+
+    async def document_symbols(self, file: str, *, max_results: int = 200) -> SymbolsResult:
+        resolved = self.paths.resolve(file)
+        language = self._language_of(resolved.relative)
+        notes: list[str] = []
+
+        async def op(client: LspClient, doc: OpenDocument | None) -> Any:
+            if not client.supports("document_symbol_provider"):
+                return None
+            params = lsp.DocumentSymbolParams(text_document=_text_document(doc))
+            return await client.request(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL, params, timeout_s=self._timeout())
+
+        server_name: str | None = self.pool.server_for(language).name
+        try:
+            result = await self.pool.run(language, op, path=resolved.absolute, display=resolved.relative)
+        except LanguageServerError as exc:
+            result = None
+            notes.append(f"language server unavailable ({exc.message})")
+        if result is not None:
+            symbols, total = await asyncio.to_thread(
+                flatten_document_symbols, result, resolved.absolute, FileLines(self.paths), limit=max_results
+            )
+        else:
+            server_name = None
+            notes.append("fallback: symbols from the Tree-sitter chunker")
+            symbols, total = await asyncio.to_thread(
+                self._results.chunk_symbols, resolved.absolute, resolved.relative, language, max_results
+            )
+        return SymbolsResult(
+            query=resolved.relative,
+            symbols=tuple(symbols),
+            total=total,
+            truncated=total > len(symbols),
+            server=server_name,
+            notes=tuple(notes),
+        )
+
+    async def workspace_symbols(
+        self, query: str, *, language: str | None = None, max_results: int = 50
+    ) -> SymbolsResult:
+        if not query.strip():
+            raise InvalidToolInput("give a non-empty query (a symbol name or its start)")
+        if language is not None:
+            languages = [language]
+            self.pool.server_for(language)
+        else:
+            languages = list(dict.fromkeys(lang for s in self.pool.running() for lang in s.spec.languages))
+            if not languages:
+                languages = await asyncio.to_thread(self._detect_languages)
+        notes: list[str] = []
+        symbols: list[SymbolInfo] = []
+        servers: list[str] = []
+        seen_servers: set[str] = set()
+        for lang in languages:
+            server = self.pool.server_for(lang)
+            if server.name in seen_servers or not server.spec.available:
+                continue
+            seen_servers.add(server.name)
+            anchor = self._representative.get(lang)
+            if anchor is None:
+                await asyncio.to_thread(self._detect_languages)
+                anchor = self._representative.get(lang)
+
+            async def op(client: LspClient, _doc: OpenDocument | None) -> Any:
+                if not client.supports("workspace_symbol_provider"):
+                    return []
+                params = lsp.WorkspaceSymbolParams(query=query)
+                return await client.request(lsp.WORKSPACE_SYMBOL, params, timeout_s=self._timeout())
+
+            display = self.paths.display(anchor)[0] if anchor else None
+            result = await self.pool.run(lang, op, path=anchor, display=display)
+            servers.append(server.name)
+            items: list[lsp.SymbolInformation | lsp.WorkspaceSymbol] = list(result or [])
+            converted = await asyncio.to_thread(self._symbol_infos, items)
+            symbols.extend(s for s in converted if s.location.in_workspace)
+        if not servers:
+            notes.append("no language server is available for the workspace's languages")
+        total = len(symbols)
+        return SymbolsResult(
+            query=query,
+            symbols=tuple(symbols[:max_results]),
+            total=total,
+            truncated=total > max_results,
+            server=", ".join(servers) or None,
+            notes=tuple(notes),
+        )
+
+    def _symbol_infos(self, items: list[lsp.SymbolInformation | lsp.WorkspaceSymbol]) -> list[SymbolInfo]:
+        lines = FileLines(self.paths)
+        return [symbol_information(item, lines) for item in items]
+
+    async def diagnostics(self, file: str, *, max_results: int = 100) -> DiagnosticsResult:
+        resolved = self.paths.resolve(file)
+        language = self._language_of(resolved.relative)
+        notes: list[str] = []
+
+        async def op(client: LspClient, doc: OpenDocument | None) -> list[lsp.Diagnostic]:
+            assert doc is not None
+            if client.supports("diagnostic_provider"):
+                params = lsp.DocumentDiagnosticParams(text_document=_text_document(doc))
+                report = await client.request(lsp.TEXT_DOCUMENT_DIAGNOSTIC, params, timeout_s=self._timeout())
+                return list(getattr(report, "items", None) or [])
+            deadline = time.monotonic() + self.intel.diagnostics_wait_seconds
+            while True:
+                changed = client.diagnostics_changed
+                published = client.diagnostics.get(doc.uri)
+                if published is not None and (
+                    published.version == doc.version or (published.version is None and published.received >= doc.synced)
+                ):
+                    return list(published.items)
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    notes.append(
+                        f"the server published no diagnostics for this version within "
+                        f"{self.intel.diagnostics_wait_seconds:g} s"
+                    )
+                    return list(published.items) if published is not None else []
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(changed.wait(), remaining)
+
+        items = await self.pool.run(language, op, path=resolved.absolute, display=resolved.relative)
+        lines = FileLines(self.paths)
+        converted = await asyncio.to_thread(lambda: [diagnostic_info(d, resolved.absolute, lines) for d in items])
+        return DiagnosticsResult(
+            path=resolved.relative,
+            diagnostics=tuple(converted[:max_results]),
+            total=len(converted),
+            truncated=len(converted) > max_results,
+            server=self.pool.server_for(language).name,
+            notes=tuple(notes),
+        )
+
+    # -- tools: index ---------------------------------------------------------------------------
+
+    async def search_code(
+        self,
+        query: str,
+        *,
+        k: int = 10,
+        language: str | None = None,
+        path_glob: str | None = None,
+        max_chars: int = 1500,
+    ) -> SearchResult:
+        filters = SearchFilters(kind=ChunkKind.CODE, language=language, path_glob=path_glob)
+        result = await asyncio.to_thread(self._search, query, k, filters)
+        return _trim(result, max_chars)
+
+    async def search_docs(self, query: str, *, k: int = 10, max_chars: int = 1500) -> SearchResult:
+        result = await asyncio.to_thread(self._search, query, k, SearchFilters(kind=ChunkKind.DOCS))
+        return _trim(result, max_chars)
+
+    async def index_status(self) -> IntelStatus:
+        status = None
+        note = self._index_note
+        if self._index is not None:
+            if self._index_lock.acquire(timeout=1.0):
+                try:
+                    status = self._index.status()
+                finally:
+                    self._index_lock.release()
+            else:
+                busy = time.monotonic() - (self._index_busy_since or time.monotonic())
+                note = f"an index pass is running ({busy:.1f} s so far)"
+        return IntelStatus(
+            workspace=str(self.paths.root), index=status, index_note=note, servers=tuple(self.pool.statuses())
+        )
+
+
+def _position(doc: OpenDocument | None, target: _Target) -> lsp.Position:
+    assert doc is not None
+    return doc.position(target.line, target.column)
+
+
+def _trim(result: SearchResult, max_chars: int) -> SearchResult:
+    hits: list[SearchHit] = []
+    for hit in result.hits:
+        if len(hit.chunk.text) > max_chars:
+            chunk = hit.chunk.model_copy(update={"text": excerpt(hit.chunk.text, max_chars)})
+            hit = hit.model_copy(update={"chunk": chunk})
+        hits.append(hit)
+    return result.model_copy(update={"hits": tuple(hits)})

@@ -1,0 +1,155 @@
+"""Building the code-intel result models from language-server answers: definition sources,
+reference containers, call-hierarchy calls, chunk outlines. Blocking (reads and parses files):
+the service calls these through ``asyncio.to_thread``.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types as lsp
+
+from daemon.core.intel_models import CallHierarchyCall, Definition, Location, Reference, SymbolInfo
+from daemon.intel.ast_nodes import SyntaxFile, excerpt
+from daemon.intel.chunking import chunk_source
+from daemon.intel.languages import language_for_path
+from daemon.intel.lsp.convert import FileLines, LspTarget, path_of_uri, symbol_kind_name
+from daemon.intel.lsp.documents import read_text, to_lsp_character
+from daemon.intel.parsers import has_grammar
+from daemon.intel.workspace_paths import WorkspacePaths
+
+__all__ = ["IntelResults"]
+
+logger = logging.getLogger(__name__)
+
+
+class IntelResults:
+    """Result builders for one workspace (paths shown relative to it)."""
+
+    def __init__(self, paths: WorkspacePaths) -> None:
+        self.paths = paths
+
+    def definitions(self, targets: list[LspTarget], max_chars: int) -> list[Definition]:
+        lines = FileLines(self.paths)
+        out: list[Definition] = []
+        for target in targets:
+            location = lines.location(target.path, target.selection)
+            source, symbol, kind = self._definition_source(target, lines)
+            out.append(
+                Definition(
+                    location=location,
+                    symbol=symbol,
+                    kind=kind,
+                    source=excerpt(source, max_chars) if source else None,
+                    source_truncated=bool(source) and len(source) > max_chars,
+                )
+            )
+        return out
+
+    def _definition_source(self, target: LspTarget, lines: FileLines) -> tuple[str | None, str | None, str | None]:
+        language = language_for_path(target.path.name)
+        file_lines = lines.lines(target.path)
+        if file_lines is None:
+            return None, None, None
+        if language is not None and has_grammar(language):
+            syntax = SyntaxFile.parse(language, "\n".join(file_lines).encode("utf-8"))
+            start = lines.source_range(target.path, target.selection)
+            scopes = syntax.scopes_at(start.start_line, start.start_column)
+            scope = next((s for s in scopes if s.range.start_line <= start.start_line), None)
+            if scope is not None and scope.range.start_line >= start.start_line - 40:
+                rng = scope.range
+                return "\n".join(file_lines[rng.start_line - 1 : rng.end_line]), scope.qualified_name, scope.kind
+        rng = target.range
+        return "\n".join(file_lines[rng.start.line : rng.end.line + 1]), None, None
+
+    def references(self, targets: list[LspTarget], declarations: set[tuple[Path, int]]) -> list[Reference]:
+        lines = FileLines(self.paths)
+        trees: dict[Path, SyntaxFile | None] = {}
+        out: list[Reference] = []
+        for target in targets:
+            location = lines.location(target.path, target.range)
+            if target.path not in trees:
+                language = language_for_path(target.path.name)
+                file_lines = lines.lines(target.path)
+                trees[target.path] = (
+                    SyntaxFile.parse(language, "\n".join(file_lines).encode("utf-8"))
+                    if language and has_grammar(language) and file_lines is not None
+                    else None
+                )
+            syntax = trees[target.path]
+            container = None
+            if syntax is not None:
+                container = syntax.innermost_scope(location.range.start_line, location.range.start_column)
+                if container is not None and container.range.start_line == location.range.start_line:
+                    # The reference *is* the definition's name: its container is the scope around it.
+                    outer = syntax.scopes_at(location.range.start_line, location.range.start_column)[1:]
+                    container = outer[0] if outer else None
+            out.append(
+                Reference(
+                    location=location,
+                    container=container,
+                    is_declaration=(target.path, location.range.start_line) in declarations,
+                )
+            )
+        return out
+
+    def calls(
+        self, item: lsp.CallHierarchyItem | None, calls: list[Any], direction: str
+    ) -> tuple[SymbolInfo | None, list[CallHierarchyCall]]:
+        lines = FileLines(self.paths)
+
+        def info(it: lsp.CallHierarchyItem) -> SymbolInfo:
+            path = path_of_uri(it.uri) or Path(it.uri)
+            return SymbolInfo(
+                name=it.name,
+                kind=symbol_kind_name(it.kind),
+                detail=(it.detail or None) and (it.detail or "")[:200],
+                location=lines.location(path, it.selection_range),
+            )
+
+        out: list[CallHierarchyCall] = []
+        for call in calls:
+            other: lsp.CallHierarchyItem = call.from_ if direction == "incoming" else call.to
+            sites_item = other if direction == "incoming" else item
+            assert sites_item is not None
+            sites_path = path_of_uri(sites_item.uri) or Path(sites_item.uri)
+            out.append(
+                CallHierarchyCall(
+                    symbol=info(other),
+                    call_sites_path=self.paths.display(sites_path)[0],
+                    call_sites=tuple(lines.source_range(sites_path, r) for r in call.from_ranges),
+                )
+            )
+        return (info(item) if item is not None else None), out
+
+    def chunk_symbols(self, absolute: Path, relative: str, language: str, limit: int) -> tuple[list[SymbolInfo], int]:
+        text = read_text(absolute, display=relative)
+        lines = FileLines(self.paths, overrides={absolute: text})
+        chunks = [c for c in chunk_source(relative, text.encode("utf-8"), language) if c.part == 1 and c.name]
+        out: list[SymbolInfo] = []
+        for chunk in chunks[:limit]:
+            qualified = chunk.qualified_name or chunk.name or ""
+            rng = lsp.Range(
+                start=lsp.Position(line=chunk.start_line - 1, character=0),
+                end=lsp.Position(line=chunk.start_line - 1, character=0),
+            )
+            out.append(
+                SymbolInfo(
+                    name=chunk.name or qualified,
+                    kind=chunk.symbol_kind.value,
+                    container=qualified.rpartition(".")[0] or None,
+                    detail=chunk.signature,
+                    location=lines.location(absolute, rng),
+                )
+            )
+        return out, len(chunks)
+
+    def point_location(self, absolute: Path, line: int, column: int, name: str | None) -> Location:
+        """The location of ``name`` starting at (line, column) of ``absolute``."""
+        lines = FileLines(self.paths)
+        line_text = lines.line(absolute, line)
+        start = lsp.Position(line=line - 1, character=to_lsp_character(line_text, column))
+        end = lsp.Position(line=line - 1, character=to_lsp_character(line_text, column + len(name or "")))
+        return lines.location(absolute, lsp.Range(start=start, end=end))

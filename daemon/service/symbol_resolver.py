@@ -1,0 +1,178 @@
+"""Resolve a symbol *name* ("Class.method", "module.func", "ns::func", "func") to definition sites.
+
+First the index: a lexical search for the name, kept only where a chunk's ``qualified_name``
+matches exactly (or ``module.qualified_name`` where the module is the file's dotted path, or the
+last part of a qualified name when a bare name was given). When the index has nothing (not built
+yet, busy, or the file is newer than the index), a Tree-sitter scan of the workspace: files that
+contain the name's last part are chunked and matched the same way. Blocking: run it in a thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from daemon.core.models import Chunk, SymbolKind
+from daemon.index.scanner import Scanner
+from daemon.intel.chunking import chunk_source
+from daemon.intel.languages import CODE_LANGUAGES, language_for_path
+
+__all__ = ["SymbolMatch", "SymbolResolver", "normalize_symbol"]
+
+logger = logging.getLogger(__name__)
+
+_NOT_SYMBOLS = frozenset({SymbolKind.MODULE, SymbolKind.SECTION, SymbolKind.WINDOW})
+_DEF_KEYWORDS = r"(?:def|class|function|func|fn|struct|interface|enum|type|trait|impl|namespace|union)"
+_SCAN_MAX_FILES = 50_000
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SymbolMatch:
+    """A definition site found for a name."""
+
+    path: str
+    language: str
+    qualified_name: str
+    name: str
+    kind: str
+    start_line: int
+    end_line: int
+    signature: str | None
+    docstring: str | None
+    rank: int  # 0 exact, 1 module-qualified, 2 last part of a longer qualified name
+    via: str  # "index" or "tree_sitter"
+
+
+def normalize_symbol(name: str) -> str:
+    """``ns::Class::method()`` -> ``ns.Class.method``; whitespace and a trailing call removed."""
+    text = name.strip().replace("::", ".").replace("#", ".")
+    text = re.sub(r"\(.*\)$", "", text).strip(". ")
+    return text
+
+
+def _module_parts(path: str) -> list[str]:
+    pure = PurePosixPath(path)
+    parts = [*pure.parent.parts, pure.stem] if pure.parent.as_posix() != "." else [pure.stem]
+    if parts and parts[-1] in {"__init__", "index", "mod", "lib"}:
+        parts = parts[:-1]
+    return parts
+
+
+def match_rank(chunk: Chunk, wanted: str) -> int | None:
+    """How well ``chunk`` defines ``wanted`` (normalized): 0 exact, 1 module-qualified, 2 bare name; else None."""
+    if chunk.symbol_kind in _NOT_SYMBOLS or chunk.part != 1 or not chunk.qualified_name:
+        return None
+    qualified = normalize_symbol(chunk.qualified_name)
+    if qualified == wanted:
+        return 0
+    parts = wanted.split(".")
+    module = _module_parts(chunk.path)
+    for split in range(1, len(parts)):
+        prefix, rest = parts[:split], ".".join(parts[split:])
+        if rest == qualified and len(prefix) <= len(module) and module[-len(prefix) :] == prefix:
+            return 1
+    if len(parts) == 1 and qualified.endswith("." + wanted):
+        return 2
+    return None
+
+
+def name_position(lines: list[str], match: SymbolMatch) -> tuple[int, int]:
+    """1-based (line, column) of the symbol's name in its definition header (the start line when not found)."""
+    simple = match.name
+    word = re.compile(rf"\b{re.escape(simple)}\b")
+    keyword = re.compile(rf"\b{_DEF_KEYWORDS}\s+{re.escape(simple)}\b")
+    last = min(match.end_line, len(lines))
+    first_plain: tuple[int, int] | None = None
+    for line_no in range(match.start_line, last + 1):
+        text = lines[line_no - 1]
+        stripped = text.lstrip()
+        if stripped.startswith(("@", "#[", "//", "#", "/*", "*")):
+            continue
+        found = keyword.search(text)
+        if found is not None:
+            return line_no, found.end() - len(simple) + 1
+        plain = word.search(text)
+        if plain is not None and first_plain is None:
+            first_plain = (line_no, plain.start() + 1)
+            if line_no - match.start_line > 3:
+                break
+    return first_plain or (match.start_line, 1)
+
+
+class SymbolResolver:
+    """See the module docstring. ``index_search(query)`` returns candidate chunks, or None when unusable."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        index_search: Callable[[str], list[Chunk] | None],
+        scanner: Scanner,
+        max_file_bytes: int,
+    ) -> None:
+        self._root = root
+        self._index_search = index_search
+        self._scanner = scanner
+        self._max_file_bytes = max_file_bytes
+
+    def resolve(self, name: str, *, limit: int = 10) -> tuple[list[SymbolMatch], str]:
+        """Matches, best first, and how they were found ("index", "tree_sitter" or "none")."""
+        wanted = normalize_symbol(name)
+        if not wanted:
+            return [], "none"
+        last = wanted.split(".")[-1]
+        chunks = self._index_search(" ".join(dict.fromkeys([last, *wanted.split(".")])))
+        matches = self._matches(chunks or [], wanted, via="index")
+        if matches:
+            return matches[:limit], "index"
+        matches = self._matches(self._scan(last), wanted, via="tree_sitter")
+        return matches[:limit], "tree_sitter" if matches else "none"
+
+    def _matches(self, chunks: Iterable[Chunk], wanted: str, *, via: str) -> list[SymbolMatch]:
+        found: dict[tuple[str, int], SymbolMatch] = {}
+        for chunk in chunks:
+            rank = match_rank(chunk, wanted)
+            if rank is None or chunk.language not in CODE_LANGUAGES:
+                continue
+            qualified = normalize_symbol(chunk.qualified_name or "")
+            key = (chunk.path, chunk.start_line)
+            if key in found and found[key].rank <= rank:
+                continue
+            found[key] = SymbolMatch(
+                path=chunk.path,
+                language=chunk.language,
+                qualified_name=qualified,
+                name=qualified.split(".")[-1],
+                kind=chunk.symbol_kind.value,
+                start_line=chunk.start_line,
+                end_line=chunk.end_line,
+                signature=chunk.signature,
+                docstring=chunk.docstring,
+                rank=rank,
+                via=via,
+            )
+        return sorted(found.values(), key=lambda m: (m.rank, m.path, m.start_line))
+
+    def _scan(self, last: str) -> list[Chunk]:
+        """Chunks of every code file that mentions ``last`` (a bounded walk that honours .gitignore)."""
+        needle = last.encode("utf-8")
+        out: list[Chunk] = []
+        scanned = self._scanner.scan()
+        for entry in scanned.files[:_SCAN_MAX_FILES]:
+            if entry.language not in CODE_LANGUAGES or entry.size > self._max_file_bytes:
+                continue
+            try:
+                data = entry.abs_path.read_bytes()
+            except OSError:
+                continue
+            if needle not in data:
+                continue
+            language = language_for_path(entry.rel_path) or entry.language
+            try:
+                out.extend(chunk_source(entry.rel_path, data, language))
+            except Exception:  # a chunker failure on one file must not hide the others
+                logger.warning("chunking %s for symbol lookup failed", entry.rel_path, exc_info=True)
+        return out

@@ -1,0 +1,103 @@
+"""Composition root of the code-intel MCP server: ``python -m mcp_servers.code_intel`` (what ``ided mcp`` runs).
+
+    python -m mcp_servers.code_intel [--workspace DIR] [--set KEY=VALUE ...]          # stdio
+    python -m mcp_servers.code_intel --http [--port N] [--workspace DIR]               # HTTP, 127.0.0.1
+
+HTTP needs a bearer token: ``IDED_MCP_TOKEN`` from the environment, else the one stored in
+``<state_dir>/mcp-token`` (created, mode 0600, on first use). Logs go to stderr (or
+``logging.file``), never stdout; a last stderr line ``ided mcp: stopped`` marks a clean exit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import secrets
+import sys
+from pathlib import Path
+from typing import Any
+
+from daemon.config import Config, load_config
+from daemon.errors import DaemonError
+from daemon.logging_setup import configure_logging
+from mcp_servers.code_intel.server import bind_loopback, serve_http, serve_stdio
+
+__all__ = ["main", "resolve_token"]
+
+TOKEN_ENV = "IDED_MCP_TOKEN"
+
+
+def _overrides(pairs: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"ided mcp: --set expects KEY=VALUE, got {pair!r}")
+        try:
+            value: Any = json.loads(raw)
+        except ValueError:
+            value = raw
+        node = out
+        parts = key.split(".")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = value
+    return out
+
+
+def resolve_token(config: Config, env: dict[str, str]) -> tuple[str, str]:
+    """(token, where it came from): the environment, else ``<state_dir>/mcp-token`` (generated once)."""
+    if env.get(TOKEN_ENV):
+        return env[TOKEN_ENV], f"${TOKEN_ENV}"
+    path = config.state_path / "mcp-token"
+    if path.is_file():
+        token = path.read_text().strip()
+        if len(token) >= 16:
+            return token, str(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    token = secrets.token_urlsafe(32)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(token + "\n")
+    return token, str(path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="ided mcp", description="ided's code-intel MCP server")
+    parser.add_argument("--workspace", "-w", type=Path, default=Path.cwd(), help="workspace root")
+    parser.add_argument("--http", action="store_true", help="streamable HTTP on 127.0.0.1 instead of stdio")
+    parser.add_argument("--port", type=int, default=8765, help="HTTP port (0 = any free port)")
+    parser.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE")
+    args = parser.parse_args(argv)
+    try:
+        config = load_config(args.workspace, overrides=_overrides(args.settings))
+    except DaemonError as exc:
+        sys.stderr.write(f"ided mcp: {exc}\n")
+        return 2
+    configure_logging(config.logging)
+    try:
+        if args.http:
+            token, source = resolve_token(config, dict(os.environ))
+            sock = bind_loopback(args.port)
+
+            def ready(url: str) -> None:
+                sys.stderr.write(f"ided mcp: listening on {url} (bearer token from {source})\n")
+                sys.stderr.flush()
+
+            asyncio.run(serve_http(config, token=token, sock=sock, on_ready=ready))
+        else:
+            asyncio.run(serve_stdio(config))
+    except KeyboardInterrupt:
+        pass
+    except OSError as exc:
+        sys.stderr.write(f"ided mcp: {exc}\n")
+        return 1
+    sys.stderr.write("ided mcp: stopped\n")
+    sys.stderr.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
