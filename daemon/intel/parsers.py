@@ -1,0 +1,145 @@
+"""Tree-sitter languages and parsers for the bundled grammar wheels (offline, no downloads).
+
+``Language`` objects are immutable and shared by every thread. ``Parser`` objects are not
+thread-safe, so ``get_parser`` keeps one per language *per thread*.
+
+Grammar ids: the code ids of ``daemon.intel.languages`` (``python``, ``javascript``, ``typescript``,
+``tsx``, ``go``, ``rust``, ``java``, ``c``, ``cpp``) plus ``markdown`` (block grammar) and
+``markdown_inline`` (inline grammar).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from functools import cache
+
+import tree_sitter
+
+from daemon.errors import IndexingError
+
+__all__ = ["GRAMMAR_LANGUAGES", "get_language", "get_parser", "has_grammar", "parse"]
+
+
+def _python() -> object:
+    import tree_sitter_python
+
+    return tree_sitter_python.language()
+
+
+def _javascript() -> object:
+    import tree_sitter_javascript
+
+    return tree_sitter_javascript.language()
+
+
+def _typescript() -> object:
+    import tree_sitter_typescript
+
+    return tree_sitter_typescript.language_typescript()
+
+
+def _tsx() -> object:
+    import tree_sitter_typescript
+
+    return tree_sitter_typescript.language_tsx()
+
+
+def _go() -> object:
+    import tree_sitter_go
+
+    return tree_sitter_go.language()
+
+
+def _rust() -> object:
+    import tree_sitter_rust
+
+    return tree_sitter_rust.language()
+
+
+def _java() -> object:
+    import tree_sitter_java
+
+    return tree_sitter_java.language()
+
+
+def _c() -> object:
+    import tree_sitter_c
+
+    return tree_sitter_c.language()
+
+
+def _cpp() -> object:
+    import tree_sitter_cpp
+
+    return tree_sitter_cpp.language()
+
+
+def _markdown() -> object:
+    import tree_sitter_markdown
+
+    return tree_sitter_markdown.language()  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+
+
+def _markdown_inline() -> object:
+    import tree_sitter_markdown
+
+    return tree_sitter_markdown.inline_language()  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+
+
+# Grammar modules are imported lazily: a process that only chunks Python never loads the C++ grammar.
+_LOADERS: dict[str, Callable[[], object]] = {
+    "python": _python,
+    "javascript": _javascript,
+    "typescript": _typescript,
+    "tsx": _tsx,
+    "go": _go,
+    "rust": _rust,
+    "java": _java,
+    "c": _c,
+    "cpp": _cpp,
+    "markdown": _markdown,
+    "markdown_inline": _markdown_inline,
+}
+
+GRAMMAR_LANGUAGES: frozenset[str] = frozenset(_LOADERS)
+"""Every language id ``get_language`` accepts."""
+
+_local = threading.local()
+_lock = threading.Lock()
+
+
+def has_grammar(language: str) -> bool:
+    """Whether a bundled Tree-sitter grammar exists for ``language``."""
+    return language in _LOADERS
+
+
+@cache
+def _load(language: str) -> tree_sitter.Language:
+    return tree_sitter.Language(_LOADERS[language]())
+
+
+def get_language(language: str) -> tree_sitter.Language:
+    """The Tree-sitter ``Language`` for a grammar id; raises ``IndexingError`` for an unknown id."""
+    if language not in _LOADERS:
+        raise IndexingError(f"no Tree-sitter grammar for language {language!r}; known: {sorted(_LOADERS)}")
+    with _lock:  # functools.cache may call the loader twice under a race; keep one Language per id
+        return _load(language)
+
+
+def get_parser(language: str) -> tree_sitter.Parser:
+    """This thread's ``Parser`` for ``language`` (created on first use, then reused)."""
+    parsers: dict[str, tree_sitter.Parser] | None = getattr(_local, "parsers", None)
+    if parsers is None:
+        parsers = {}
+        _local.parsers = parsers
+    parser = parsers.get(language)
+    if parser is None:
+        parser = tree_sitter.Parser(get_language(language))
+        parsers[language] = parser
+    return parser
+
+
+def parse(language: str, source: bytes) -> tree_sitter.Tree:
+    """Parse ``source`` with this thread's parser for ``language``. Syntax errors become ERROR nodes."""
+    return get_parser(language).parse(source)
