@@ -24,7 +24,7 @@ from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from lsprotocol import types as lsp
 
@@ -62,13 +62,19 @@ from daemon.intel.parsers import has_grammar
 from daemon.intel.workspace_paths import WorkspacePaths
 from daemon.service.intel_results import IntelResults
 from daemon.service.symbol_resolver import SymbolMatch, SymbolResolver, name_position
-from daemon.service.workspace_index import WorkspaceIndex
+
+if TYPE_CHECKING:
+    from daemon.service.workspace_index import WorkspaceIndex
+
+if TYPE_CHECKING:
+    from daemon.service.workspace_index import WorkspaceIndex
 
 __all__ = ["CodeIntelService"]
 
 logger = logging.getLogger(__name__)
 
 _MAX_TARGETS = 3
+_CLOSE_WAIT_SECONDS = 10.0
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
 
 
@@ -109,15 +115,14 @@ def _text_document(doc: OpenDocument | None) -> lsp.TextDocumentIdentifier:
 class CodeIntelService:
     """See the module docstring."""
 
-    def __init__(
-        self, config: Config, *, pool: LanguageServerPool, index: WorkspaceIndex | None, index_note: str | None
-    ) -> None:
+    def __init__(self, config: Config, *, pool: LanguageServerPool) -> None:
         self.config = config
         self.intel = config.intel
         self.paths = WorkspacePaths(config.workspace_path)
         self.pool = pool
-        self._index = index
-        self._index_note = index_note
+        self._index: WorkspaceIndex | None = None
+        self._index_note: str | None = "the index is being opened"
+        self._index_opened = threading.Event()
         self._index_lock = threading.Lock()  # one thread at a time in the index (pass vs. queries)
         self._index_busy_since: float | None = None
         self._scanner = Scanner(
@@ -143,18 +148,14 @@ class CodeIntelService:
     @classmethod
     @asynccontextmanager
     async def open(cls, config: Config, *, background: bool = True) -> AsyncGenerator[CodeIntelService]:
-        """Open the index and the pool; ``background=False`` skips prestart and the startup index pass."""
-        index: WorkspaceIndex | None = None
-        note: str | None = None
-        try:
-            index = await asyncio.to_thread(WorkspaceIndex.open, config)
-        except DaemonError as exc:
-            note = f"the index could not be opened: {exc}"
-            logger.warning("%s", note)
-        pool = LanguageServerPool(config.workspace_path, config.intel)
-        service = cls(config, pool=pool, index=index, index_note=note)
-        if background:
-            service._spawn(service._startup())
+        """Create the pool and open the index in the background (tools wait for it, bounded).
+
+        ``background=False`` skips the prestart of language servers and the startup index pass.
+        """
+        service = cls(config, pool=LanguageServerPool(config.workspace_path, config.intel))
+        service._spawn(service._open_index(run_pass=background and config.intel.index_on_start))
+        if background and config.intel.prestart:
+            service._spawn(service._prestart())
         try:
             yield service
         finally:
@@ -167,29 +168,65 @@ class CodeIntelService:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         await self.pool.aclose()
-        if self._index is not None:
-            index, self._index = self._index, None
-            await asyncio.to_thread(self._close_index, index)
+        await asyncio.to_thread(self._close_index)
 
-    def _close_index(self, index: WorkspaceIndex) -> None:
-        with self._index_lock:
-            index.close()
+    def _close_index(self) -> None:
+        # An index pass still running in its thread holds the lock: wait a little, then leave the
+        # store to the process exit (the workspace lock is released by the kernel).
+        if not self._index_lock.acquire(timeout=_CLOSE_WAIT_SECONDS):
+            logger.warning("an index pass is still running; not waiting for it to close the index")
+            return
+        try:
+            index, self._index = self._index, None
+            if index is not None:
+                index.close()
+        finally:
+            self._index_lock.release()
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _startup(self) -> None:
+    async def _prestart(self) -> None:
         try:
-            if self.intel.prestart:
-                languages = await asyncio.to_thread(self._detect_languages)
-                started = self.pool.prestart(languages)
-                logger.info("prestarting language servers: %s", ", ".join(started) or "none")
-            if self.intel.index_on_start and self._index is not None:
-                await asyncio.to_thread(self._index_pass)
+            languages = await asyncio.to_thread(self._detect_languages)
+            started = self.pool.prestart(languages)
+            logger.info("prestarting language servers: %s", ", ".join(started) or "none")
         except Exception:  # background work: log, never take the server down
-            logger.exception("code-intel startup work failed")
+            logger.exception("prestarting language servers failed")
+
+    async def _open_index(self, *, run_pass: bool) -> None:
+        try:
+            await asyncio.to_thread(self._open_index_blocking, run_pass)
+        except Exception:  # background work: log, never take the server down
+            logger.exception("opening the workspace index failed")
+
+    def _open_index_blocking(self, run_pass: bool) -> None:
+        with self._index_lock:
+            self._index_busy_since = time.monotonic()
+            try:
+                # Imported here: the index stack (fastembed, qdrant) takes ~1.5 s to import, and the
+                # language-server tools must not wait for it.
+                from daemon.service.workspace_index import WorkspaceIndex
+
+                try:
+                    self._index = WorkspaceIndex.open(self.config)
+                    self._index_note = None
+                except DaemonError as exc:
+                    self._index_note = f"the index could not be opened: {exc}"
+                    logger.warning("%s", self._index_note)
+                finally:
+                    self._index_opened.set()
+                if run_pass and self._index is not None:
+                    report = self._index.index()
+                    logger.info(
+                        "startup index pass: %d files indexed, %d unchanged",
+                        report.files_indexed,
+                        report.files_unchanged,
+                    )
+            finally:
+                self._index_busy_since = None
 
     def _detect_languages(self) -> list[str]:
         """Code languages present in the workspace, most files first; remembers one file of each."""
@@ -199,18 +236,6 @@ class CodeIntelService:
                 counts[entry.language] = counts.get(entry.language, 0) + 1
                 self._representative.setdefault(entry.language, entry.abs_path)
         return sorted(counts, key=lambda lang: -counts[lang])
-
-    def _index_pass(self) -> None:
-        assert self._index is not None
-        with self._index_lock:
-            self._index_busy_since = time.monotonic()
-            try:
-                report = self._index.index()
-                logger.info(
-                    "startup index pass: %d files indexed, %d unchanged", report.files_indexed, report.files_unchanged
-                )
-            finally:
-                self._index_busy_since = None
 
     # -- index access (worker threads) ------------------------------------------------------------
 
@@ -229,6 +254,8 @@ class CodeIntelService:
         return [hit.chunk for hit in result.hits]
 
     def _search(self, query: str, k: int, filters: SearchFilters) -> SearchResult:
+        if not self._index_opened.wait(self.intel.ready_wait_seconds):
+            raise IndexingError("the index is still being opened; retry in a few seconds")
         index = self._index
         if index is None:
             raise IndexingError(self._index_note or "the workspace index is not available")
@@ -686,7 +713,7 @@ class CodeIntelService:
     async def index_status(self) -> IntelStatus:
         status = None
         note = self._index_note
-        if self._index is not None:
+        if self._index is not None and self._index_opened.is_set():
             if self._index_lock.acquire(timeout=1.0):
                 try:
                     status = self._index.status()

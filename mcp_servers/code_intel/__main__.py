@@ -15,8 +15,10 @@ import asyncio
 import json
 import os
 import secrets
+import signal
 import sys
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from daemon.config import Config, load_config
@@ -64,6 +66,14 @@ def resolve_token(config: Config, env: dict[str, str]) -> tuple[str, str]:
     return token, str(path)
 
 
+def _stop_on_sigterm(_signum: int, _frame: FrameType | None) -> None:
+    """SIGTERM stops like Ctrl-C: the lifespan closes the language servers and the index.
+
+    (Under HTTP, uvicorn handles SIGTERM itself, shuts down gracefully, then re-raises it here.)
+    """
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="ided mcp", description="ided's code-intel MCP server")
     parser.add_argument("--workspace", "-w", type=Path, default=Path.cwd(), help="workspace root")
@@ -71,15 +81,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=8765, help="HTTP port (0 = any free port)")
     parser.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE")
     args = parser.parse_args(argv)
+    env = dict(os.environ)
     try:
-        config = load_config(args.workspace, overrides=_overrides(args.settings))
+        # IDED_* variables are configuration keys to the loader; the token is not one.
+        config_env = {key: value for key, value in env.items() if key != TOKEN_ENV}
+        config = load_config(args.workspace, env=config_env, overrides=_overrides(args.settings))
     except DaemonError as exc:
         sys.stderr.write(f"ided mcp: {exc}\n")
         return 2
     configure_logging(config.logging)
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
     try:
         if args.http:
-            token, source = resolve_token(config, dict(os.environ))
+            token, source = resolve_token(config, env)
             sock = bind_loopback(args.port)
 
             def ready(url: str) -> None:

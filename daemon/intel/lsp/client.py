@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 import time
 import uuid
 from collections import deque
@@ -44,6 +45,7 @@ logger = logging.getLogger(__name__)
 
 _STDERR_LINES = 40
 _SHUTDOWN_TIMEOUT = 3.0
+_REQUEST_TOKEN_PREFIX = "ided-request-"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -111,7 +113,9 @@ class LspClient(LanguageClient):
 
     protocol: _ClientProtocol
 
-    def __init__(self, *, name: str, settings: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self, *, name: str, settings: Mapping[str, Any] | None = None, loaded_pattern: str | None = None
+    ) -> None:
         super().__init__("ided", __version__, protocol_cls=_ClientProtocol)
         self.server_name = name
         self.settings: Mapping[str, Any] = settings or {}
@@ -125,6 +129,10 @@ class LspClient(LanguageClient):
         self.diagnostics: dict[str, PublishedDiagnostics] = {}
         self.diagnostics_changed = asyncio.Event()
         self.closing = False
+        self.workspace_loaded = asyncio.Event()
+        self._loaded_pattern = re.compile(loaded_pattern) if loaded_pattern else None
+        if self._loaded_pattern is None:
+            self.workspace_loaded.set()
         self._tasks: list[asyncio.Task[Any]] = []
         self._workspace_folders: list[lsp.WorkspaceFolder] = []
         self._register_handlers()
@@ -237,6 +245,10 @@ class LspClient(LanguageClient):
         if not self.alive:
             raise self._terminated(f"{self.server_name} is not running")
         msg_id = str(uuid.uuid4())
+        if hasattr(params, "work_done_token") and params.work_done_token is None:
+            # Progress the server reports for this request comes under our token, so it is never
+            # mistaken for background indexing (servers would otherwise create one themselves).
+            params.work_done_token = f"{_REQUEST_TOKEN_PREFIX}{msg_id}"
         try:
             future = self.protocol.send_request_async(method, params, msg_id=msg_id)
         except (BrokenPipeError, ConnectionResetError, RuntimeError) as exc:
@@ -308,9 +320,14 @@ class LspClient(LanguageClient):
 
     def _on_log(self, params: lsp.LogMessageParams) -> None:
         logger.debug("%s: %s", self.server_name, params.message)
+        if self._loaded_pattern is not None and self._loaded_pattern.search(params.message):
+            self.workspace_loaded.set()
+            self._signal_progress()
 
     def _on_progress(self, params: lsp.ProgressParams) -> None:
         token = str(params.token)
+        if token.startswith(_REQUEST_TOKEN_PREFIX):
+            return
         value: Any = params.value
         kind = _get(value, "kind")
         if kind == "begin":

@@ -45,6 +45,13 @@ T = TypeVar("T")
 Operation = Callable[[LspClient, OpenDocument | None], Awaitable[T]]
 """What a tool does with a ready server and the synced document (None when the call has no file)."""
 
+# Servers that say in a log message when they have enumerated the workspace's files: before that
+# their cross-file answers (references) cover only the open files.
+_LOADED_LOG: dict[str, str] = {
+    "basedpyright": r"^(Found \d+ source files?|No source files found)",
+    "pyright": r"^(Found \d+ source files?|No source files found)",
+}
+
 # Servers that start indexing only when the first document is opened: after that first didOpen
 # the gate waits this long for their progress report to begin before it trusts an idle server.
 _SETTLE_ON_FIRST_OPEN: dict[str, float] = {
@@ -93,6 +100,8 @@ class ManagedServer:
         if state is LanguageServerState.READY and client is not None:
             if not client.alive:
                 state, reason = LanguageServerState.FAILED, "the process exited; it restarts on the next call"
+            elif not client.workspace_loaded.is_set():
+                state, reason = LanguageServerState.INDEXING, "loading the workspace"
             elif client.active_progress:
                 state, reason = LanguageServerState.INDEXING, _describe_progress(client)
         return LanguageServerStatus(
@@ -111,7 +120,7 @@ class ManagedServer:
     def start_soon(self) -> None:
         """Begin starting in the background (prestart); errors surface on the first call."""
         if self.spec.available and self._start_task is None:
-            self._start_task = asyncio.create_task(self._start(), name=f"lsp-start-{self.spec.name}")
+            self._begin_start()
 
     async def run(
         self,
@@ -172,9 +181,7 @@ class ManagedServer:
             await self._discard(self._generation)
             self._restarts += 1
         self._check_crash_loop()
-        if self._start_task is None:
-            self._start_task = asyncio.create_task(self._start(), name=f"lsp-start-{self.spec.name}")
-        task = self._start_task
+        task = self._start_task or self._begin_start()
         if not task.done():
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -192,12 +199,17 @@ class ManagedServer:
         assert self._client is not None and self._docs is not None
         return self._client, self._docs, self._generation
 
+    def _begin_start(self) -> asyncio.Task[None]:
+        restarting = self._restarts > 0 or bool(self._crashes)
+        self._set_state(LanguageServerState.RESTARTING if restarting else LanguageServerState.STARTING, None)
+        self._start_task = asyncio.create_task(self._start(), name=f"lsp-start-{self.spec.name}")
+        return self._start_task
+
     async def _start(self) -> None:
-        self._set_state(
-            LanguageServerState.STARTING if not self._crashes else LanguageServerState.RESTARTING, "starting"
-        )
         assert self.spec.command is not None
-        client = LspClient(name=self.spec.name, settings=self.spec.settings)
+        client = LspClient(
+            name=self.spec.name, settings=self.spec.settings, loaded_pattern=_LOADED_LOG.get(self.spec.name)
+        )
         started = time.monotonic()
         try:
             await client.spawn(self.spec.command, self.spec.args, cwd=self._workspace)
@@ -238,7 +250,8 @@ class ManagedServer:
             self._settled = True
         while True:
             changed = client.progress_changed  # taken before the check: no lost wake-up
-            if not client.active_progress or not client.alive:
+            busy = client.active_progress or not client.workspace_loaded.is_set()
+            if not busy or not client.alive:
                 return
             remaining = deadline - time.monotonic()
             if remaining <= 0:
