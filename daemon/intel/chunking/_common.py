@@ -188,21 +188,20 @@ class ChunkSpec:
 
 
 def split_rows(rows: Sequence[int], max_lines: int, header_lines: int) -> list[Sequence[int]]:
-    """Split ``rows`` into balanced pieces so each piece's text, counting the ``header_lines`` that
-    every piece after the first starts with, holds at most ``max_lines`` lines."""
+    """Split ``rows`` into the fewest pieces whose texts, counting the ``header_lines`` that every
+    piece after the first starts with, hold at most ``max_lines`` lines, with text lengths that
+    differ by at most one line."""
     total = len(rows)
     if total <= max_lines:
         return [rows]
     room = max(1, max_lines - header_lines)
     parts = 1 + -(-(total - max_lines) // room)
-    # Balance: the text of every piece (header included) is about the same length.
-    per_text = -(-(total + (parts - 1) * header_lines) // parts)
+    base, extra = divmod(total + (parts - 1) * header_lines, parts)
     pieces: list[Sequence[int]] = []
     start = 0
     for index in range(parts):
-        size = per_text if index == 0 else per_text - header_lines
-        size = max(1, min(size, max_lines if index == 0 else room))
-        end = total if index == parts - 1 else min(total, start + size)
+        size = base + (1 if index < extra else 0) - (header_lines if index else 0)
+        end = total if index == parts - 1 else start + max(1, size)
         pieces.append(rows[start:end])
         start = end
     return [piece for piece in pieces if piece]

@@ -20,7 +20,7 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from daemon.core.models import SymbolKind
-from daemon.intel.chunking._common import first_child
+from daemon.intel.chunking._common import first_child, last_row
 from daemon.intel.chunking._tree import FileState, Handler, Scope, Symbol, TreeChunker
 
 __all__ = ["CChunker", "CppChunker"]
@@ -72,6 +72,13 @@ def _declarator_name(st: FileState, declarator: Node | None) -> tuple[list[str],
     if node is not None and node.type == "template_function":
         node = node.child_by_field_name("name")
     return scope, st.src.node_text(node)
+
+
+def _mark_brackets(st: FileState, node: Node) -> None:
+    """The opening and closing lines of a multi-line wrapper (``namespace {``, ``extern "C" {``)."""
+    first, last = node.start_point.row, last_row(node)
+    if last > first:
+        st.trivial_rows.update((first, last))
 
 
 class CChunker(TreeChunker):
@@ -161,8 +168,11 @@ class CChunker(TreeChunker):
     def _linkage(self, st: FileState, node: Node, scope: Scope, out: list[Symbol]) -> None:
         """``extern "C" { … }`` or ``extern "C" int f() {…}``: the members are file-level names."""
         body = node.child_by_field_name("body")
-        if body is not None:
-            self.walk(st, body if body.type == "declaration_list" else node, scope, out)
+        if body is not None and body.type == "declaration_list":
+            _mark_brackets(st, node)
+            self.walk(st, body, scope, out)
+        elif body is not None:
+            self.walk(st, node, scope, out)
 
 
 class CppChunker(CChunker):
@@ -177,6 +187,7 @@ class CppChunker(CChunker):
         if body is None:
             return
         if name is None:  # anonymous namespace: its members are file-level names
+            _mark_brackets(st, node)
             self.walk(st, body, scope, out)
             return
         symbol = self.add_symbol(

@@ -91,6 +91,9 @@ class EcmaScriptChunker(TreeChunker):
         }
         super().__init__(language)
 
+    def is_trivial_line(self, stripped: str) -> bool:
+        return stripped.strip("'\";") == "use strict" or super().is_trivial_line(stripped)
+
     def handlers(self) -> dict[str, Handler]:
         table: dict[str, Handler] = {kind: self._direct(define) for kind, define in self._definitions.items()}
         table.update(
