@@ -128,7 +128,7 @@ async def test_stdio_server_recovers_when_the_language_server_is_killed_mid_sess
         status = await call(client, "index_status")
         (python,) = [s for s in status["servers"] if "python" in s["languages"]]
         assert python["pid"] is not None
-        os.kill(python["pid"], signal.SIGKILL)
+        os.killpg(python["pid"], signal.SIGKILL)  # the server's process group: its wrapper and node alike
 
         again = await call(client, "get_references", symbol="centroid")
         assert {r["location"]["path"] for r in again["references"]} >= {"shapes/report.py", "shapes/geometry.py"}

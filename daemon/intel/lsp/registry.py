@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -170,11 +171,22 @@ def _which(executable: str, search_path: tuple[str, ...], workspace: Path) -> st
     if os.path.isabs(executable):
         return executable if os.access(executable, os.X_OK) else None
     dirs = [str(d if Path(d).is_absolute() else workspace / d) for d in search_path]
-    if dirs:
-        found = shutil.which(executable, path=os.pathsep.join(dirs))
-        if found:
-            return found
-    return shutil.which(executable)
+    found = shutil.which(executable, path=os.pathsep.join(dirs)) if dirs else None
+    found = found or shutil.which(executable)
+    if found is not None and _is_empty_rustup_proxy(found):
+        return None
+    return found
+
+
+def _is_empty_rustup_proxy(path: str) -> bool:
+    """rustup links ``rust-analyzer`` to itself even when the component is not installed: probe it."""
+    if Path(os.path.realpath(path)).name != "rustup":
+        return False
+    try:
+        probe = subprocess.run([path, "--version"], capture_output=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return True
+    return probe.returncode != 0
 
 
 def resolve_servers(config: IntelConfig, workspace: Path) -> list[ServerSpec]:

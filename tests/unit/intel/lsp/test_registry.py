@@ -1,0 +1,77 @@
+"""Finding language servers: search path before PATH, install hints, per-language configuration."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from daemon.config import IntelConfig, LanguageServerConfig
+from daemon.intel.lsp.registry import lsp_language_id, resolve_servers
+from tests.intel_tools import intel_config, require_server
+
+
+def _spec_for(config: IntelConfig, language: str, workspace: Path):
+    return next(s for s in resolve_servers(config, workspace) if language in s.languages)
+
+
+def test_search_path_finds_the_python_server_installed_outside_the_venv(tmp_path: Path) -> None:
+    name = require_server("python")
+    spec = _spec_for(intel_config(), "python", tmp_path)
+    assert spec.name == name
+    assert spec.command is not None and ".tools" in spec.command
+    assert spec.reason is None
+
+
+def test_a_missing_server_reports_what_was_looked_for_and_how_to_install_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    spec = _spec_for(IntelConfig(search_path=(str(tmp_path),)), "java", tmp_path)
+    assert spec.command is None
+    assert spec.reason is not None
+    assert "jdtls" in spec.reason
+    assert "install" in spec.reason
+
+
+def test_typescript_and_javascript_share_one_server_and_c_and_cpp_share_clangd(tmp_path: Path) -> None:
+    specs = resolve_servers(intel_config(), tmp_path)
+    by_language = {lang: spec.name for spec in specs for lang in spec.languages}
+    assert by_language["javascript"] == by_language["typescript"] == by_language["tsx"]
+    assert by_language["c"] == by_language["cpp"] == "clangd"
+
+
+def test_a_disabled_language_gets_no_server_and_says_why(tmp_path: Path) -> None:
+    config = intel_config(servers={"python": LanguageServerConfig(enabled=False)})
+    spec = _spec_for(config, "python", tmp_path)
+    assert spec.command is None
+    assert spec.reason == "disabled by intel.servers.python.enabled = false"
+
+
+def test_a_configured_command_that_does_not_exist_names_the_config_key(tmp_path: Path) -> None:
+    config = intel_config(servers={"python": LanguageServerConfig(command="no-such-language-server")})
+    spec = _spec_for(config, "python", tmp_path)
+    assert spec.command is None
+    assert spec.reason is not None and "intel.servers.python.command" in spec.reason
+
+
+def test_a_configured_command_keeps_the_known_servers_arguments(tmp_path: Path) -> None:
+    require_server("python")
+    config = intel_config(servers={"python": LanguageServerConfig(command="basedpyright-langserver")})
+    spec = _spec_for(config, "python", tmp_path)
+    assert spec.name == "basedpyright"
+    assert spec.args == ("--stdio",)
+
+
+@pytest.mark.parametrize(
+    ("path", "language", "expected"),
+    [
+        ("src/app.py", "python", "python"),
+        ("web/view.tsx", "tsx", "typescriptreact"),
+        ("web/view.jsx", "javascript", "javascriptreact"),
+        ("include/geo.hpp", "cpp", "cpp"),
+        ("src/legacy.c", "c", "c"),
+    ],
+)
+def test_did_open_language_ids_follow_the_file_extension(path: str, language: str, expected: str) -> None:
+    assert lsp_language_id(path, language) == expected
