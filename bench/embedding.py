@@ -217,7 +217,11 @@ def padded_tokens(texts: Sequence[str], counts: Sequence[int], cfg: DenseConfig)
 def dense_throughput(
     model_dir: Path, chunks: Sequence[Chunk], configs: Sequence[DenseConfig], rounds: int
 ) -> list[Row]:
-    """Median chunks/s per config over ``rounds`` rounds; configs run round-robin so noise hits all alike."""
+    """Median chunks/s and CPU time per chunk over ``rounds`` rounds, configs taking turns.
+
+    CPU time is steadier than wall time on a shared machine; with threads > 1 it includes
+    onnxruntime's spinning worker threads, so compare it within one thread setting.
+    """
     embedders = [make_embedder(model_dir, cfg) for cfg in configs]
     tokens: list[float] = []
     padded: list[float] = []
@@ -228,11 +232,13 @@ def dense_throughput(
         tokens.append(statistics.fmean(counts))
         padded.append(padded_tokens(texts, counts, cfg) / len(chunks))
     rates: list[list[float]] = [[] for _ in configs]
+    cpu_ms: list[list[float]] = [[] for _ in configs]
     for r in range(rounds):
         for i, embedder in enumerate(embedders):
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), time.process_time()
             embedder.embed_documents(chunks)
             rates[i].append(len(chunks) / (time.perf_counter() - start))
+            cpu_ms[i].append((time.process_time() - cpu_start) * 1000 / len(chunks))
         print(f"  round {r + 1}/{rounds}: " + " ".join(f"{x[-1]:.1f}" for x in rates), file=sys.stderr, flush=True)
     return [
         Row(
@@ -240,11 +246,12 @@ def dense_throughput(
             {
                 "chunks/s": f"{statistics.median(rate):.1f}",
                 "min-max": f"{min(rate):.1f}-{max(rate):.1f}",
+                "CPU ms/chunk": f"{statistics.median(cpu):.0f}",
                 "tokens/chunk": f"{tok:.0f}",
                 "padded/chunk": f"{pad:.0f}",
             },
         )
-        for cfg, rate, tok, pad in zip(configs, rates, tokens, padded, strict=True)
+        for cfg, rate, cpu, tok, pad in zip(configs, rates, cpu_ms, tokens, padded, strict=True)
     ]
 
 

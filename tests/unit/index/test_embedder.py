@@ -171,3 +171,21 @@ def test_compact_text_has_name_words_signature_docstring_and_body_identifiers() 
     assert lines[1] == "def loadUserConfig(path):"
     assert lines[2] == "Load the user's settings."
     assert lines[3] == "data read json file"  # 'path' is in the signature, 'return' is a keyword
+
+
+def test_docs_sections_embed_their_heading_path_and_text_in_either_variant() -> None:
+    section = Chunk(
+        path="docs/guide.md",
+        kind=ChunkKind.DOCS,
+        symbol_kind=SymbolKind.SECTION,
+        language="markdown",
+        text="## Install\n\nRun the installer twice.\n",
+        start_line=1,
+        end_line=3,
+        qualified_name="Guide > Install",
+    )
+    assert (
+        compact_text(section)
+        == whole_text(section)
+        == "docs/guide.md\nGuide > Install\n## Install\n\nRun the installer twice.\n"
+    )
