@@ -106,7 +106,8 @@ def _identifier_in(node: Node | None) -> Node | None:
     return None
 
 
-def _scope_name(node: Node) -> str | None:
+def _scope_name_node(node: Node) -> Node | None:
+    """The node holding a function/class node's name (a field, a declarator or the variable it is bound to)."""
     name_node = node.child_by_field_name("name")
     if name_node is None and node.type == "impl_item":
         name_node = node.child_by_field_name("type")
@@ -117,6 +118,11 @@ def _scope_name(node: Node) -> str | None:
         if parent is not None and parent.type in {"variable_declarator", "pair", "assignment_expression"}:
             name_node = parent.child_by_field_name("name") or parent.child_by_field_name("left")
             name_node = name_node or parent.child_by_field_name("key")
+    return name_node
+
+
+def _scope_name(node: Node) -> str | None:
+    name_node = _scope_name_node(node)
     if name_node is None or name_node.text is None:
         return None
     return name_node.text.decode("utf-8", "replace")
@@ -209,11 +215,22 @@ class SyntaxFile:
         scopes = self.scopes_at(line, column)
         return scopes[0] if scopes else None
 
+    def container_of(self, line: int, column: int) -> EnclosingScope | None:
+        """The function/class a *use* at the point sits in; a definition's own name belongs to the scope around it."""
+        node = self.node_at(line, column)
+        chain = self._scope_chain(node)
+        if not chain:
+            return None
+        scope, outer = chain[0]
+        name_node = _scope_name_node(scope.node)
+        if name_node is not None and name_node.start_byte <= node.start_byte and node.end_byte <= name_node.end_byte:
+            return self._scope_model(outer[0], outer[1:]) if outer else None
+        return self._scope_model(scope, outer)
+
     def definition_at(self, line: int, column: int) -> Node | None:
-        """The innermost function/class node whose *name* is at (or whose header covers) the point."""
-        for scope, _chain in self._scope_chain(self.node_at(line, column)):
-            return scope.node
-        return None
+        """The innermost function/class node around the point."""
+        chain = self._scope_chain(self.node_at(line, column))
+        return chain[0][0].node if chain else None
 
     def describe(self, line: int, column: int | None, *, max_text: int = _MAX_EXCERPT) -> AstNodeResult:
         """The node at the point (the first code on the line when ``column`` is None) and its context."""

@@ -79,13 +79,11 @@ class IntelResults:
                     else None
                 )
             syntax = trees[target.path]
-            container = None
-            if syntax is not None:
-                container = syntax.innermost_scope(location.range.start_line, location.range.start_column)
-                if container is not None and container.range.start_line == location.range.start_line:
-                    # The reference *is* the definition's name: its container is the scope around it.
-                    outer = syntax.scopes_at(location.range.start_line, location.range.start_column)[1:]
-                    container = outer[0] if outer else None
+            container = (
+                syntax.container_of(location.range.start_line, location.range.start_column)
+                if syntax is not None
+                else None
+            )
             out.append(
                 Reference(
                     location=location,

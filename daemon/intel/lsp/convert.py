@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Literal, cast
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
@@ -35,7 +35,8 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _FENCE = re.compile(r"```[\w+-]*\n(.*?)```", re.DOTALL)
-_SEVERITY: dict[int, str] = {1: "error", 2: "warning", 3: "information", 4: "hint"}
+Severity = Literal["error", "warning", "information", "hint"]
+_SEVERITY: dict[int, Severity] = {1: "error", 2: "warning", 3: "information", 4: "hint"}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -213,7 +214,7 @@ def diagnostic_info(diagnostic: lsp.Diagnostic, path: Path, lines: FileLines) ->
     code = diagnostic.code
     return DiagnosticInfo(
         range=lines.source_range(path, diagnostic.range),
-        severity=severity,  # type: ignore[arg-type]
+        severity=severity,
         message=diagnostic.message[:1000],
         source=diagnostic.source,
         code=str(code) if code is not None else None,

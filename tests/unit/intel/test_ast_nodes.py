@@ -107,3 +107,10 @@ def test_positions_past_the_end_are_clear_input_errors(line: int, column: int | 
 def test_files_with_syntax_errors_still_answer_and_say_so() -> None:
     result = SyntaxFile.parse("python", b"def broken(:\n    return 1\n").describe(2, 12)
     assert result.has_errors
+
+
+def test_a_use_on_the_same_line_as_its_function_header_belongs_to_that_function() -> None:
+    syntax = SyntaxFile.parse("c", b"int add(int a, int b) { return a + b; }\nint twice(int a) { return add(a, a); }\n")
+    use = syntax.container_of(2, 27)
+    assert use is not None and use.name == "twice"
+    assert syntax.container_of(1, 5) is None  # the definition's own name sits at file level
