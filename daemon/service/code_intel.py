@@ -123,6 +123,7 @@ class CodeIntelService:
         self._index: WorkspaceIndex | None = None
         self._index_note: str | None = "the index is being opened"
         self._index_opened = threading.Event()
+        self._indexed = False  # a pass has completed at least once (then status() need not be asked)
         self._index_lock = threading.Lock()  # one thread at a time in the index (pass vs. queries)
         self._index_busy_since: float | None = None
         self._scanner = Scanner(
@@ -263,10 +264,11 @@ class CodeIntelService:
             busy = time.monotonic() - (self._index_busy_since or time.monotonic())
             raise IndexingError(f"the index is being updated ({busy:.1f} s so far); retry in a few seconds")
         try:
-            if index.status().last_update is None:
+            if not self._indexed and index.status().last_update is None:
                 raise IndexingError(
                     "the workspace has not been indexed yet; run `ided index` or wait for the startup pass"
                 )
+            self._indexed = True
             return index.search(query, k=k, filters=filters)
         finally:
             self._index_lock.release()

@@ -117,7 +117,7 @@ class IntelResults:
                 CallHierarchyCall(
                     symbol=info(other),
                     call_sites_path=self.paths.display(sites_path)[0],
-                    call_sites=tuple(lines.source_range(sites_path, r) for r in call.from_ranges),
+                    call_sites=tuple(dict.fromkeys(lines.source_range(sites_path, r) for r in call.from_ranges)),
                 )
             )
         return (info(item) if item is not None else None), out

@@ -228,3 +228,28 @@ async def test_c_functions_are_served_by_the_same_clangd(cpp_intel: CodeIntelSer
     assert {(r.container.name if r.container else None) for r in result.references} >= {"legacy_twice"}
     status = await within(cpp_intel.index_status())
     assert [s.name for s in status.servers if s.pid is not None] == ["clangd"]
+
+
+# -- Go and Rust: run where their servers are installed ---------------------------------------------
+
+
+async def test_go_definition_and_references_cross_packages(tmp_path: Path) -> None:
+    require_server("go")
+    workspace = copy_workspace("intel_go", tmp_path)
+    config = workspace_config(workspace, tmp_path / "state", intel={"index_on_start": False})
+    async with CodeIntelService.open(config, background=False) as intel:
+        definition = await within(intel.find_definition(file="main.go", line=11, column=24))
+        assert [d.location.path for d in definition.definitions] == ["geometry/geometry.go"]
+        references = await within(intel.get_references("geometry.Area"))
+        assert ("main.go", "main") in {
+            (r.location.path, r.container.name if r.container else None) for r in references.references
+        }
+
+
+async def test_rust_definition_crosses_from_the_binary_to_the_library(tmp_path: Path) -> None:
+    require_server("rust")
+    workspace = copy_workspace("intel_rust", tmp_path)
+    config = workspace_config(workspace, tmp_path / "state", intel={"index_on_start": False})
+    async with CodeIntelService.open(config, background=False) as intel:
+        definition = await within(intel.find_definition(file="src/main.rs", line=2, column=31))
+        assert [d.location.path for d in definition.definitions] == ["src/lib.rs"]
