@@ -14,8 +14,11 @@ Chunk rules (all languages):
   own chunk, qualified ``outer.inner``). Classes, structs, interfaces, traits, impls, enums and
   namespaces keep their header, fields and the *signatures* of member symbols: the member bodies
   are cut out, because every member has its own chunk.
-* A text longer than ``max_chunk_lines`` lines is split into balanced parts; every part after the
-  first starts with a comment line ``<comment> <signature> (part i/n)``.
+* ``start_line``/``end_line`` always span the whole symbol (leading comment and decorators to the
+  end of the body), also for a class chunk whose text leaves member bodies out.
+* A text longer than ``max_chunk_lines`` lines is split into balanced parts (each part's text, its
+  header line included, holds at most ``max_chunk_lines`` lines); every part after the first starts
+  with a comment line ``<comment> <signature> (part i/n)``; the parts' ranges tile the symbol's.
 * Top-level regions that no symbol covers become ``MODULE`` chunks (named after the file, qualified
   with the path without its extension) when they hold more than imports, package clauses,
   comments, blank lines and brackets.

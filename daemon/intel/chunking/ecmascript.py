@@ -290,10 +290,17 @@ class EcmaScriptChunker(TreeChunker):
             self._assignment(st, first, node, scope, out)
 
     def _assignment(self, st: FileState, node: Node, outer: Node, scope: Scope, out: list[Symbol]) -> None:
-        """``exports.run = function …`` / ``Foo.prototype.bar = () => …``."""
+        """``exports.run = function …``, ``Foo.prototype.bar = () => …``, ``module.exports = class X``."""
+        if scope.kind not in (None, SymbolKind.NAMESPACE):
+            return  # `this.onDrain = () => …` inside a function is a closure, not a symbol
         left = node.child_by_field_name("left")
         right = node.child_by_field_name("right")
-        if left is None or right is None or right.type not in _FUNCTION_VALUES:
+        if left is None or right is None:
+            return
+        if right.type in _CLASS_VALUES:
+            self._class(st, right, outer, scope, out)  # module.exports = class Foo { … }
+            return
+        if right.type not in _FUNCTION_VALUES:
             return
         target = st.src.node_text(left)
         path = target.replace(".prototype.", ".")

@@ -17,7 +17,7 @@ and sources of languages without a grammar (``.toml .yaml .json .ini .cfg .sh .s
 from __future__ import annotations
 
 from daemon.core.models import Chunk, ChunkKind, SymbolKind
-from daemon.intel.chunking._common import ChunkSpec, SourceText, module_name
+from daemon.intel.chunking._common import SourceText, module_name
 
 __all__ = ["OVERLAP", "text_kind", "window_chunks"]
 
@@ -68,14 +68,13 @@ def window_chunks(
             break
         start += step
     stem, base = module_name(path)
-    spec = ChunkSpec(path=path, language=language, kind=kind)
     parts = len(ranges)
     return [
         Chunk(
-            path=spec.path,
-            kind=spec.kind,
+            path=path,
+            kind=kind,
             symbol_kind=SymbolKind.WINDOW,
-            language=spec.language,
+            language=language,
             text=src.rows_text(first, last),
             start_line=first + 1,
             end_line=last + 1,

@@ -111,3 +111,12 @@ def test_broken_javascript_still_yields_chunks() -> None:
 
     assert_well_formed(chunks, source)
     assert "ok" in named(chunks)
+
+
+def test_a_class_assigned_to_module_exports_is_a_class_and_this_closures_are_not_symbols() -> None:
+    symbols = named(chunk_fixture("ecmascript", "legacy.js", "javascript"))
+
+    assert symbols["Store"].symbol_kind is SymbolKind.CLASS
+    assert (symbols["Store"].start_line, symbols["Store"].end_line) == (38, 42)
+    assert symbols["Store.constructor"].symbol_kind is SymbolKind.METHOD
+    assert not any(name.endswith("onChange") for name in symbols)
