@@ -40,7 +40,9 @@ def _flatten(overrides: Mapping[str, Any], prefix: str = "") -> list[str]:
 
 def server_argv(workspace: Path, overrides: Mapping[str, Any], *, http: bool, port: int) -> list[str]:
     """The command line of the MCP server process for these options."""
-    argv = [sys.executable, "-m", "mcp_servers.code_intel", "--workspace", str(workspace)]
+    # -P: do not put the current directory on sys.path, or a workspace's own logging.py/json.py
+    # would shadow the standard library in the server process.
+    argv = [sys.executable, "-P", "-m", "mcp_servers.code_intel", "--workspace", str(workspace)]
     for pair in _flatten(overrides):
         argv += ["--set", pair]
     if http:
