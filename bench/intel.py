@@ -27,7 +27,7 @@ import time
 from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -108,12 +108,14 @@ async def warm(workspace: Path, state: Path, server: str, symbols: list[str], re
         uses: list[dict[str, Any]] = []
         files: list[str] = []
         for symbol in symbols:
-            for _ in range(60):
-                ok, answer = await call(client, "get_references", {"symbol": symbol, "max_results": 20})
+            arguments = {"symbol": symbol, "max_results": 20}
+            ok, answer = await call(client, "get_references", arguments)
+            for _ in range(60):  # "not ready" answers wait up to intel.ready_wait_seconds each
                 if ok:
                     break
+                ok, answer = await call(client, "get_references", arguments)
             assert ok and isinstance(answer, dict), answer
-            references: list[dict[str, Any]] = answer["references"]
+            references = cast("list[dict[str, Any]]", answer["references"])
             for ref in references:
                 if not ref["is_declaration"]:
                     loc: dict[str, Any] = ref["location"]
