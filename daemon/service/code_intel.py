@@ -18,13 +18,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import threading
 import time
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from lsprotocol import types as lsp
 
@@ -41,8 +40,8 @@ from daemon.core.intel_models import (
     SymbolInfo,
     SymbolsResult,
 )
-from daemon.core.models import Chunk, ChunkKind, SearchFilters, SearchHit, SearchMode, SearchResult
-from daemon.errors import DaemonError, IndexingError, InvalidToolInput, LanguageServerError
+from daemon.core.models import ChunkKind, SearchFilters, SearchHit, SearchResult
+from daemon.errors import InvalidToolInput, LanguageServerError
 from daemon.index.scanner import Scanner
 from daemon.intel.ast_nodes import SyntaxFile, excerpt
 from daemon.intel.languages import CODE_LANGUAGES, language_for_path
@@ -61,20 +60,14 @@ from daemon.intel.lsp.pool import LanguageServerPool
 from daemon.intel.parsers import has_grammar
 from daemon.intel.workspace_paths import WorkspacePaths
 from daemon.service.intel_results import IntelResults
+from daemon.service.shared_index import SharedIndex
 from daemon.service.symbol_resolver import SymbolMatch, SymbolResolver, name_position
-
-if TYPE_CHECKING:
-    from daemon.service.workspace_index import WorkspaceIndex
-
-if TYPE_CHECKING:
-    from daemon.service.workspace_index import WorkspaceIndex
 
 __all__ = ["CodeIntelService"]
 
 logger = logging.getLogger(__name__)
 
 _MAX_TARGETS = 3
-_CLOSE_WAIT_SECONDS = 10.0
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
 
 
@@ -120,12 +113,7 @@ class CodeIntelService:
         self.intel = config.intel
         self.paths = WorkspacePaths(config.workspace_path)
         self.pool = pool
-        self._index: WorkspaceIndex | None = None
-        self._index_note: str | None = "the index is being opened"
-        self._index_opened = threading.Event()
-        self._indexed = False  # a pass has completed at least once (then status() need not be asked)
-        self._index_lock = threading.Lock()  # one thread at a time in the index (pass vs. queries)
-        self._index_busy_since: float | None = None
+        self._index = SharedIndex(config, wait_seconds=config.intel.ready_wait_seconds)
         self._scanner = Scanner(
             self.paths.root,
             classify=language_for_path,
@@ -136,7 +124,7 @@ class CodeIntelService:
         )
         self._resolver = SymbolResolver(
             self.paths.root,
-            index_search=self._index_candidates,
+            index_search=self._index.candidates,
             scanner=self._scanner,
             max_file_bytes=config.index.max_file_bytes,
         )
@@ -169,20 +157,7 @@ class CodeIntelService:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         await self.pool.aclose()
-        await asyncio.to_thread(self._close_index)
-
-    def _close_index(self) -> None:
-        # An index pass still running in its thread holds the lock: wait a little, then leave the
-        # store to the process exit (the workspace lock is released by the kernel).
-        if not self._index_lock.acquire(timeout=_CLOSE_WAIT_SECONDS):
-            logger.warning("an index pass is still running; not waiting for it to close the index")
-            return
-        try:
-            index, self._index = self._index, None
-            if index is not None:
-                index.close()
-        finally:
-            self._index_lock.release()
+        await asyncio.to_thread(self._index.close)
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.create_task(coro)
@@ -199,35 +174,9 @@ class CodeIntelService:
 
     async def _open_index(self, *, run_pass: bool) -> None:
         try:
-            await asyncio.to_thread(self._open_index_blocking, run_pass)
+            await asyncio.to_thread(lambda: self._index.open(run_pass=run_pass))
         except Exception:  # background work: log, never take the server down
             logger.exception("opening the workspace index failed")
-
-    def _open_index_blocking(self, run_pass: bool) -> None:
-        with self._index_lock:
-            self._index_busy_since = time.monotonic()
-            try:
-                # Imported here: the index stack (fastembed, qdrant) takes ~1.5 s to import, and the
-                # language-server tools must not wait for it.
-                from daemon.service.workspace_index import WorkspaceIndex
-
-                try:
-                    self._index = WorkspaceIndex.open(self.config)
-                    self._index_note = None
-                except DaemonError as exc:
-                    self._index_note = f"the index could not be opened: {exc}"
-                    logger.warning("%s", self._index_note)
-                finally:
-                    self._index_opened.set()
-                if run_pass and self._index is not None:
-                    report = self._index.index()
-                    logger.info(
-                        "startup index pass: %d files indexed, %d unchanged",
-                        report.files_indexed,
-                        report.files_unchanged,
-                    )
-            finally:
-                self._index_busy_since = None
 
     def _detect_languages(self) -> list[str]:
         """Code languages present in the workspace, most files first; remembers one file of each."""
@@ -237,41 +186,6 @@ class CodeIntelService:
                 counts[entry.language] = counts.get(entry.language, 0) + 1
                 self._representative.setdefault(entry.language, entry.abs_path)
         return sorted(counts, key=lambda lang: -counts[lang])
-
-    # -- index access (worker threads) ------------------------------------------------------------
-
-    def _index_candidates(self, query: str) -> list[Chunk] | None:
-        """Lexical candidates for symbol resolution; None when the index is unusable or busy."""
-        index = self._index
-        if index is None or not self._index_lock.acquire(blocking=False):
-            return None
-        try:
-            result = index.search(query, k=50, filters=SearchFilters(kind=ChunkKind.CODE), mode=SearchMode.LEXICAL)
-        except DaemonError as exc:
-            logger.warning("index lookup for %r failed: %s", query, exc)
-            return None
-        finally:
-            self._index_lock.release()
-        return [hit.chunk for hit in result.hits]
-
-    def _search(self, query: str, k: int, filters: SearchFilters) -> SearchResult:
-        if not self._index_opened.wait(self.intel.ready_wait_seconds):
-            raise IndexingError("the index is still being opened; retry in a few seconds")
-        index = self._index
-        if index is None:
-            raise IndexingError(self._index_note or "the workspace index is not available")
-        if not self._index_lock.acquire(timeout=self.intel.ready_wait_seconds):
-            busy = time.monotonic() - (self._index_busy_since or time.monotonic())
-            raise IndexingError(f"the index is being updated ({busy:.1f} s so far); retry in a few seconds")
-        try:
-            if not self._indexed and index.status().last_update is None:
-                raise IndexingError(
-                    "the workspace has not been indexed yet; run `ided index` or wait for the startup pass"
-                )
-            self._indexed = True
-            return index.search(query, k=k, filters=filters)
-        finally:
-            self._index_lock.release()
 
     # -- targets --------------------------------------------------------------------------------
 
@@ -705,25 +619,15 @@ class CodeIntelService:
         max_chars: int = 1500,
     ) -> SearchResult:
         filters = SearchFilters(kind=ChunkKind.CODE, language=language, path_glob=path_glob)
-        result = await asyncio.to_thread(self._search, query, k, filters)
+        result = await asyncio.to_thread(self._index.search, query, k, filters)
         return _trim(result, max_chars)
 
     async def search_docs(self, query: str, *, k: int = 10, max_chars: int = 1500) -> SearchResult:
-        result = await asyncio.to_thread(self._search, query, k, SearchFilters(kind=ChunkKind.DOCS))
+        result = await asyncio.to_thread(self._index.search, query, k, SearchFilters(kind=ChunkKind.DOCS))
         return _trim(result, max_chars)
 
     async def index_status(self) -> IntelStatus:
-        status = None
-        note = self._index_note
-        if self._index is not None and self._index_opened.is_set():
-            if self._index_lock.acquire(timeout=1.0):
-                try:
-                    status = self._index.status()
-                finally:
-                    self._index_lock.release()
-            else:
-                busy = time.monotonic() - (self._index_busy_since or time.monotonic())
-                note = f"an index pass is running ({busy:.1f} s so far)"
+        status, note = await asyncio.to_thread(self._index.status)
         return IntelStatus(
             workspace=str(self.paths.root), index=status, index_note=note, servers=tuple(self.pool.statuses())
         )
