@@ -141,7 +141,9 @@ class CodeIntelService:
 
         ``background=False`` skips the prestart of language servers and the startup index pass.
         """
-        service = cls(config, pool=LanguageServerPool(config.workspace_path, config.intel))
+        # Resolving the servers touches the disk (and probes a rustup proxy): off the event loop.
+        pool = await asyncio.to_thread(LanguageServerPool, config.workspace_path, config.intel)
+        service = cls(config, pool=pool)
         service._spawn(service._open_index(run_pass=background and config.intel.index_on_start))
         if background and config.intel.prestart:
             service._spawn(service._prestart())
