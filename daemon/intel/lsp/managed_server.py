@@ -145,15 +145,14 @@ class ManagedServer:
             except (LanguageServerTerminated, TimeoutError) as exc:
                 failure = self._failure_text(exc)
                 logger.warning("%s failed (%s); attempt %d of 2", self.spec.name, failure, attempt)
-                self._record_crash(failure)
-                await self._discard(generation)
+                if await self._discard(generation, failure):
+                    self._restarts += 1
                 if attempt == 2:
                     raise LanguageServerError(
                         f"{self.spec.name} failed twice in a row ({failure}); "
                         "the call was retried once after a restart",
                         cause=exc,
                     ) from exc
-                self._restarts += 1
         raise AssertionError("unreachable")
 
     async def aclose(self) -> None:
@@ -175,11 +174,9 @@ class ManagedServer:
         if not self.spec.available:
             raise LanguageServerError(self._reason or f"{self.spec.name} is not available")
         client = self._client
-        if client is not None and not client.alive and self._start_task is not None and self._start_task.done():
-            # Died while idle (or was killed): count it and start afresh.
-            self._record_crash(_exit_text(client))
-            await self._discard(self._generation)
-            self._restarts += 1
+        died_idle = client is not None and not client.alive and self._start_task is not None
+        if died_idle and client is not None and await self._discard(self._generation, _exit_text(client)):
+            self._restarts += 1  # died while idle (or was killed): counted, started afresh below
         self._check_crash_loop()
         task = self._start_task or self._begin_start()
         if not task.done():
@@ -258,16 +255,22 @@ class ManagedServer:
                 raise self._not_ready()
             await _wait_event(changed, remaining)
 
-    async def _discard(self, generation: int) -> None:
-        """Kill and forget the client of ``generation`` (no-op when a newer one already replaced it)."""
+    async def _discard(self, generation: int, failure: str) -> bool:
+        """Record ``failure``, kill and forget the client of ``generation``.
+
+        False (and nothing recorded) when that client is already gone: concurrent callers that saw
+        the same crash count it once.
+        """
         async with self._lock:
             if generation != self._generation or self._client is None:
-                return
+                return False
+            self._record_crash(failure)
             client, self._client, self._docs = self._client, None, None
             self._start_task = None
             client.kill()
             await client.close()
             self._set_state(LanguageServerState.FAILED, "restarting after a failure")
+            return True
 
     # -- failures -------------------------------------------------------------------------------
 
