@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from daemon.errors import ConfigError
 
 __all__ = [
+    "CheckpointConfig",
     "Config",
     "DaemonConfig",
     "EmbeddingConfig",
@@ -27,8 +28,11 @@ __all__ = [
     "IntelConfig",
     "LanguageServerConfig",
     "LoggingConfig",
+    "ModelConfig",
+    "PipelineConfig",
     "QdrantConfig",
     "RerankConfig",
+    "ResilienceConfig",
     "SearchConfig",
     "config_json_schema",
     "default_cache_root",
@@ -145,6 +149,71 @@ class IntelConfig(_Section):
     diagnostics_wait_seconds: float = Field(default=5.0, ge=0, description="How long to wait for pushed diagnostics.")
 
 
+class ModelConfig(_Section):
+    """One chat-model endpoint: a role's model (``pipeline.models.<role>``) or a fallback named by another."""
+
+    provider: Literal["openai", "anthropic", "replay"] = Field(
+        default="openai",
+        description="openai: any OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, llama.cpp server, LM Studio); "
+        "anthropic; replay: scripted answers from pipeline.replay_script.",
+    )
+    model: str = Field(default="", description="Model name as the endpoint knows it, e.g. qwen2.5-coder:7b.")
+    base_url: str | None = Field(default=None, description="Endpoint URL, e.g. http://localhost:11434/v1 (Ollama).")
+    api_key_env: str | None = Field(
+        default=None, description="Environment variable that holds the API key (the key itself is never in config)."
+    )
+    timeout_seconds: float = Field(default=120.0, gt=0, description="Per model call.")
+    temperature: float | None = Field(default=0.0, ge=0, le=2)
+    max_tokens: int | None = Field(default=None, ge=1)
+    fallbacks: tuple[str, ...] = Field(
+        default=(), description="Other entries of pipeline.models tried in order when this one fails."
+    )
+
+
+class ResilienceConfig(_Section):
+    """Every model call: cache, concurrency limit, retries with backoff, circuit breaker."""
+
+    cache: bool = Field(default=True, description="Reuse answers to identical prompts (keyed by content hash).")
+    cache_max_entries: int = Field(default=2000, ge=0)
+    max_concurrency_per_provider: int = Field(default=4, ge=1, description="Calls in flight per provider endpoint.")
+    max_retries: int = Field(default=2, ge=0, description="Retries of a failed call before the next fallback.")
+    backoff_initial_seconds: float = Field(default=0.5, ge=0)
+    backoff_max_seconds: float = Field(default=8.0, ge=0)
+    breaker_failure_threshold: int = Field(default=5, ge=1, description="Consecutive failures that open the circuit.")
+    breaker_reset_seconds: float = Field(default=30.0, ge=0, description="How long an open circuit fails fast.")
+
+
+class CheckpointConfig(_Section):
+    """Where LangGraph checkpoints of runs live (run records are kept apart, in runs.sqlite3)."""
+
+    backend: Literal["sqlite", "postgres"] = "sqlite"
+    sqlite_path: str | None = Field(default=None, description="Default: <state_dir>/pipeline/checkpoints.sqlite3.")
+    postgres_url: str | None = Field(
+        default=None, description="postgresql://... (needs the langgraph-checkpoint-postgres package)."
+    )
+
+
+class PipelineConfig(_Section):
+    """Workflow runs: models per role, resilience, checkpoints, limits."""
+
+    models: dict[str, ModelConfig] = Field(
+        default_factory=dict[str, ModelConfig],
+        description="Per role: orchestrator, retrieval, agents (every stage agent), an agent id (coder, reviewer, "
+        "...), default (any role); other names serve as fallbacks.",
+    )
+    replay_script: str | None = Field(
+        default=None, description="A JSON/YAML file of scripted answers; when set, every role answers from it."
+    )
+    selection_retries: int = Field(default=1, ge=0, description="Retries with the validation error before fallback.")
+    max_iterations: int = Field(default=50, ge=1, description="Stage runs per workflow run before it aborts.")
+    stage_timeout_seconds: float = Field(default=900.0, gt=0, description="Per stage (all its agents).")
+    workflow_dirs: tuple[str, ...] = Field(
+        default=(), description="Extra directories of workflow YAML files (after workflows/ and .ided/workflows/)."
+    )
+    resilience: ResilienceConfig = ResilienceConfig()
+    checkpoint: CheckpointConfig = CheckpointConfig()
+
+
 class LoggingConfig(_Section):
     level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
     file: str | None = Field(default=None, description="Log file; default stderr. Never stdout.")
@@ -162,6 +231,7 @@ class Config(_Section):
     search: SearchConfig = SearchConfig()
     intel: IntelConfig = IntelConfig()
     daemon: DaemonConfig = DaemonConfig()
+    pipeline: PipelineConfig = PipelineConfig()
     logging: LoggingConfig = LoggingConfig()
 
     @property

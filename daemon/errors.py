@@ -15,6 +15,7 @@ __all__ = [
     "LanguageServerNotReady",
     "LanguageServerTerminated",
     "PathOutsideWorkspace",
+    "PipelineError",
     "StoreError",
     "WorkflowError",
 ]
@@ -33,6 +34,9 @@ class ErrorCode(StrEnum):
     LANGUAGE_SERVER_NOT_READY = "language_server_not_ready"
     INVALID_TOOL_INPUT = "invalid_tool_input"
     WORKFLOW_INVALID = "workflow_invalid"
+    PIPELINE_FAILED = "pipeline_failed"
+    MODEL_UNAVAILABLE = "model_unavailable"
+    RUN_NOT_FOUND = "run_not_found"
 
 
 class DaemonError(Exception):
@@ -99,3 +103,10 @@ class InvalidToolInput(DaemonError):
 
 class WorkflowError(DaemonError):
     default_code = ErrorCode.WORKFLOW_INVALID
+
+
+class PipelineError(DaemonError):
+    """A workflow run could not proceed: no model answered (``model_unavailable``), an unknown run id
+    (``run_not_found``), a checkpoint backend that cannot be opened (``pipeline_failed``)."""
+
+    default_code = ErrorCode.PIPELINE_FAILED
