@@ -1,0 +1,224 @@
+"""Plan -> LangGraph ``StateGraph``: one node per planned stage, ``adaptive_retrieval``, ``done`` and ``abort``.
+
+Each node decides its own route (``routing``) and writes it to the state (``next_node``) together
+with its results, so the decision is checkpointed with them and a resumed run never re-decides a
+route it already took; the conditional edges only read ``next_node``. Their path maps list every
+node the router may choose, so the compiled graph (``draw_mermaid``) shows the real edges.
+
+Run dependencies (agents, retriever, reporter, cancellation) arrive as the LangGraph runtime
+context (``RunContext``); nothing run-specific is captured when the graph is built, so one compiled
+graph serves a run and its resumption.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+
+from daemon.orchestration.plan import ExecutionPlan
+from daemon.orchestration.reporter import RunReporter
+from daemon.orchestration.resilience import ChatCaller
+from daemon.orchestration.retriever import Retriever, enrich
+from daemon.orchestration.routing import (
+    ABORT_NODE,
+    ADAPTIVE_NODE,
+    DONE_NODE,
+    node_for,
+    possible_targets,
+    route_after_enrichment,
+    route_after_stage,
+)
+from daemon.orchestration.run_store import DecisionKind
+from daemon.orchestration.stage_agents import AgentProvider, AgentTask, run_stage
+from daemon.orchestration.state import ExecutionState, to_channel_values
+from daemon.orchestration.workflow_schema import AgentSpec
+
+__all__ = ["PipelineGraph", "RunCancelled", "RunContext", "build_graph", "compile_graph", "graph_mermaid"]
+
+logger = logging.getLogger(__name__)
+
+PipelineGraph = CompiledStateGraph[ExecutionState, "RunContext", ExecutionState, ExecutionState]
+
+
+class _NodeFn(Protocol):
+    async def __call__(self, state: ExecutionState, *, runtime: Runtime[RunContext]) -> dict[str, Any]: ...
+
+
+class RunCancelled(Exception):
+    """Raised by a node that finds its run cancelled before it starts any work."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunContext:
+    """What nodes use at run time (LangGraph runtime context; never checkpointed)."""
+
+    agents: AgentProvider
+    reporter: RunReporter
+    cancelled: Callable[[], Awaitable[bool]]
+    retriever: Retriever | None = None
+    query_writer: ChatCaller | None = None
+    max_iterations: int = 50
+    stage_timeout_seconds: float = 900.0
+
+
+def _stage_node(plan: ExecutionPlan, stage_id: str) -> _NodeFn:
+    stage = plan.stage(stage_id)
+
+    async def node(state: ExecutionState, *, runtime: Runtime[RunContext]) -> dict[str, Any]:
+        ctx = runtime.context
+        if await ctx.cancelled():
+            raise RunCancelled(stage_id)
+        attempt = state.attempts.get(stage_id, 0) + 1
+        await ctx.reporter.node_started(stage_id, state, attempt=attempt)
+        context = tuple(state.enriched_context.get(stage_id, ()))
+        previous = tuple(state.stage_results.get(stage_id, ()))
+
+        def make_task(spec: AgentSpec) -> AgentTask:
+            return AgentTask(
+                run_id=state.run_id,
+                stage=stage,
+                agent=spec,
+                attempt=attempt,
+                workflow_type=plan.workflow_type,
+                context=context,
+                previous=previous,
+            )
+
+        result = await run_stage(stage, ctx.agents, make_task, attempt=attempt, limit_seconds=ctx.stage_timeout_seconds)
+        attempts = {**state.attempts, stage_id: attempt}
+        iterations = state.iterations + 1
+        decision = route_after_stage(
+            plan,
+            stage_id=stage_id,
+            failed=result.failed,
+            attempts=attempts,
+            enrichments=state.enrichment_attempts,
+            iterations=iterations,
+            max_iterations=ctx.max_iterations,
+        )
+        results = {**state.stage_results, stage_id: [*previous, result]}
+        after = state.model_copy(
+            update={"stage_results": results, "attempts": attempts, "current_stage": stage_id, "iterations": iterations}
+        )
+        await ctx.reporter.stage_finished(result, after)
+        await ctx.reporter.routed(decision, after)
+        return to_channel_values(
+            current_stage=stage_id,
+            stage_results=results,
+            attempts=attempts,
+            iterations=iterations,
+            next_node=decision.target,
+            routes=[*state.routes, decision],
+            abort_reason=decision.condition if decision.target == ABORT_NODE else None,
+        )
+
+    return node
+
+
+def _adaptive_node(plan: ExecutionPlan) -> _NodeFn:
+    async def adaptive_retrieval(state: ExecutionState, *, runtime: Runtime[RunContext]) -> dict[str, Any]:
+        ctx = runtime.context
+        if await ctx.cancelled():
+            raise RunCancelled(ADAPTIVE_NODE)
+        failed_stage = state.current_stage
+        failed = state.last_result(failed_stage) if failed_stage else None
+        if failed_stage is None or failed is None:
+            raise RuntimeError("adaptive_retrieval reached without a failed stage in the state")
+        await ctx.reporter.node_started(ADAPTIVE_NODE, state)
+        target = plan.routing[failed_stage].retry
+        enrichment = await enrich(
+            plan,
+            failed=failed,
+            target=target,
+            retriever=ctx.retriever,
+            query_writer=ctx.query_writer,
+            previous=state.enriched_context.get(target, ()),
+        )
+        enrichments = {**state.enrichment_attempts, failed_stage: state.enrichment_attempts.get(failed_stage, 0) + 1}
+        context = {**state.enriched_context, target: list(enrichment.snippets)}
+        decision = route_after_enrichment(
+            plan,
+            failed_stage=failed_stage,
+            attempts=state.attempts,
+            iterations=state.iterations,
+            max_iterations=ctx.max_iterations,
+        )
+        after = state.model_copy(update={"enrichment_attempts": enrichments, "enriched_context": context})
+        summary = (
+            f"enrichment {enrichments[failed_stage]} for {failed_stage}: {len(enrichment.snippets)} snippet(s) for "
+            f"{target} from {len(enrichment.queries)} query(ies)" + "".join(f"; {n}" for n in enrichment.notes)
+        )
+        await ctx.reporter.log(
+            DecisionKind.ENRICHMENT,
+            summary,
+            {
+                "failed_stage": failed_stage,
+                "target": target,
+                "queries": list(enrichment.queries),
+                "snippets": [s.model_dump(mode="json", exclude={"text"}) for s in enrichment.snippets],
+                "notes": list(enrichment.notes),
+            },
+        )
+        await ctx.reporter.node_finished(ADAPTIVE_NODE, after, summary=summary)
+        await ctx.reporter.routed(decision, after)
+        return to_channel_values(
+            enrichment_attempts=enrichments,
+            enriched_context=context,
+            next_node=decision.target,
+            routes=[*state.routes, decision],
+            abort_reason=decision.condition if decision.target == ABORT_NODE else None,
+        )
+
+    return adaptive_retrieval
+
+
+async def done(state: ExecutionState, *, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    await runtime.context.reporter.node_started(DONE_NODE, state)
+    await runtime.context.reporter.node_finished(DONE_NODE, state, summary="reached DONE")
+    return to_channel_values(terminal="done", next_node="")
+
+
+async def abort(state: ExecutionState, *, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    reason = state.abort_reason or "the routing reached ABORT"
+    await runtime.context.reporter.node_started(ABORT_NODE, state)
+    await runtime.context.reporter.node_finished(ABORT_NODE, state, summary=reason)
+    return to_channel_values(terminal="abort", abort_reason=reason, next_node="")
+
+
+def _next_node(state: ExecutionState) -> str:
+    return state.next_node
+
+
+def build_graph(plan: ExecutionPlan) -> StateGraph[ExecutionState, RunContext, ExecutionState, ExecutionState]:
+    """The uncompiled state graph of ``plan``."""
+    graph = StateGraph(ExecutionState, context_schema=RunContext)
+    for stage_id in plan.stage_ids:
+        graph.add_node(stage_id, _stage_node(plan, stage_id))  # pyright: ignore[reportUnknownMemberType]
+    graph.add_node(ADAPTIVE_NODE, _adaptive_node(plan))  # pyright: ignore[reportUnknownMemberType]
+    graph.add_node(DONE_NODE, done)  # pyright: ignore[reportUnknownMemberType]
+    graph.add_node(ABORT_NODE, abort)  # pyright: ignore[reportUnknownMemberType]
+    graph.add_edge(START, node_for(plan.entry))
+    for stage_id in plan.stage_ids:
+        graph.add_conditional_edges(stage_id, _next_node, {t: t for t in possible_targets(plan, stage_id)})
+    adaptive_targets = possible_targets(plan, ADAPTIVE_NODE)
+    graph.add_conditional_edges(ADAPTIVE_NODE, _next_node, {t: t for t in adaptive_targets})
+    graph.add_edge(DONE_NODE, END)
+    graph.add_edge(ABORT_NODE, END)
+    return graph
+
+
+def compile_graph(plan: ExecutionPlan, checkpointer: BaseCheckpointSaver[str] | None = None) -> PipelineGraph:
+    graph = build_graph(plan)
+    return graph.compile(checkpointer=checkpointer, name=f"ided:{plan.workflow}")  # pyright: ignore[reportUnknownMemberType]
+
+
+def graph_mermaid(plan: ExecutionPlan) -> str:
+    """The compiled graph as a Mermaid flowchart."""
+    return compile_graph(plan).get_graph().draw_mermaid()

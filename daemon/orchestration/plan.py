@@ -1,0 +1,178 @@
+"""Plan assembly: workflow + stage decisions -> execution plan. A pure function, nothing else.
+
+The plan holds the planned stages (with their task context and token budget), the skipped stages
+(with the reason), a routing table over planned stages only, and the workflow's retrieval strategy
+config passed through unchanged (the hand-off to the retrieval layer).
+
+Skipped stages are routed around: a route into a skipped stage follows that stage's
+``next_stage_on_success`` until it reaches a planned stage, ``DONE`` or ``ABORT`` (a chain of skipped
+stages that loops ends at ``DONE``). A retry target that is skipped becomes the failing stage itself.
+Required stages are always planned, whatever the decisions say.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from daemon.orchestration.selection_models import StageDecision
+from daemon.orchestration.workflow_schema import (
+    ABORT,
+    DONE,
+    AgentSpec,
+    FailureAggregation,
+    RetrievalHint,
+    RetrievalStrategyConfig,
+    Stage,
+    StageType,
+    Workflow,
+    WorkflowType,
+)
+
+__all__ = ["ExecutionPlan", "PlannedStage", "SkippedStage", "StageRoute", "assemble_plan"]
+
+logger = logging.getLogger(__name__)
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class StageRoute(_Frozen):
+    """Where a planned stage goes; every target is a planned stage id, DONE or ABORT."""
+
+    on_success: str
+    on_failure: str
+    retry: str = Field(description="The planned stage a retry after adaptive retrieval re-runs.")
+
+
+class PlannedStage(_Frozen):
+    stage_id: str
+    name: str
+    type: StageType
+    required: bool
+    agents: tuple[AgentSpec, ...]
+    failure_aggregation: FailureAggregation
+    max_attempts: int | None
+    failure_criteria: tuple[str, ...]
+    task_context: str = Field(description="What the stage's agents are asked to do, with the why.")
+    token_budget: int
+    retrieval_hint: RetrievalHint
+    decision_reason: str
+
+
+class SkippedStage(_Frozen):
+    stage_id: str
+    name: str
+    reason: str
+
+
+class ExecutionPlan(_Frozen):
+    workflow: str
+    workflow_version: str
+    workflow_type: WorkflowType
+    request: str
+    entry: str = Field(description="The first planned stage, or DONE when nothing is planned.")
+    stages: tuple[PlannedStage, ...]
+    skipped: tuple[SkippedStage, ...]
+    routing: dict[str, StageRoute]
+    retrieval_strategy: RetrievalStrategyConfig
+
+    def stage(self, stage_id: str) -> PlannedStage:
+        for stage in self.stages:
+            if stage.stage_id == stage_id:
+                return stage
+        raise KeyError(stage_id)
+
+    @property
+    def stage_ids(self) -> tuple[str, ...]:
+        return tuple(s.stage_id for s in self.stages)
+
+    @property
+    def agent_roles(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(a.model_role for s in self.stages for a in s.agents))
+
+
+def _resolve(target: str, workflow: Workflow, planned: set[str]) -> str:
+    seen: set[str] = set()
+    while target not in (DONE, ABORT) and target not in planned:
+        if target in seen:
+            return DONE
+        seen.add(target)
+        target = workflow.stage(target).routing.next_stage_on_success
+    return target
+
+
+def _task_context(stage: Stage, request: str, reason: str, hint: RetrievalHint) -> str:
+    lines = [
+        f"Request: {request.strip()}",
+        f"Stage: {stage.name} ({stage.type.value})" + (f" - {stage.description.strip()}" if stage.description else ""),
+        f"Why this stage runs: {reason}",
+    ]
+    if stage.retrieval_guidance:
+        lines.append(f"Context it needs: {stage.retrieval_guidance.strip()}")
+    if hint.focus_on:
+        lines.append("Focus on: " + "; ".join(hint.focus_on))
+    if hint.avoid:
+        lines.append("Avoid: " + "; ".join(hint.avoid))
+    if stage.failure_criteria:
+        lines.append("The stage fails when: " + "; ".join(stage.failure_criteria))
+    return "\n".join(lines)
+
+
+def assemble_plan(workflow: Workflow, decisions: Sequence[StageDecision], request: str) -> ExecutionPlan:
+    """The execution plan of ``workflow`` for ``request`` under ``decisions`` (pure, deterministic)."""
+    by_id = {d.stage_id: d for d in decisions}
+    strategy = workflow.retrieval_strategy_config
+    planned_ids: set[str] = set()
+    skipped: list[SkippedStage] = []
+    for stage in workflow.stages:
+        decision = by_id.get(stage.stage_id)
+        if stage.required or (decision is not None and decision.include):
+            planned_ids.add(stage.stage_id)
+        else:
+            reason = decision.reason if decision is not None else "no decision was made for this optional stage"
+            skipped.append(SkippedStage(stage_id=stage.stage_id, name=stage.name, reason=reason))
+    stages: list[PlannedStage] = []
+    routing: dict[str, StageRoute] = {}
+    for stage in workflow.stages:
+        if stage.stage_id not in planned_ids:
+            continue
+        decision = by_id.get(stage.stage_id)
+        reason = decision.reason if decision is not None else "required stage"
+        hint = strategy.retrieval_hints.get(stage.stage_id) or RetrievalHint(token_budget=strategy.default_token_budget)
+        stages.append(
+            PlannedStage(
+                stage_id=stage.stage_id,
+                name=stage.name,
+                type=stage.type,
+                required=stage.required,
+                agents=stage.parallel_agents,
+                failure_aggregation=stage.parallel_config.failure_aggregation,
+                max_attempts=stage.max_attempts,
+                failure_criteria=stage.failure_criteria,
+                task_context=_task_context(stage, request, reason, hint),
+                token_budget=hint.token_budget,
+                retrieval_hint=hint,
+                decision_reason=reason,
+            )
+        )
+        retry = stage.routing.retry_stage or stage.stage_id
+        routing[stage.stage_id] = StageRoute(
+            on_success=_resolve(stage.routing.next_stage_on_success, workflow, planned_ids),
+            on_failure=_resolve(stage.routing.next_stage_on_failure, workflow, planned_ids),
+            retry=retry if retry in planned_ids else stage.stage_id,
+        )
+    return ExecutionPlan(
+        workflow=workflow.name,
+        workflow_version=workflow.metadata.version,
+        workflow_type=workflow.metadata.workflow_type,
+        request=request,
+        entry=_resolve(workflow.entry_stage, workflow, planned_ids),
+        stages=tuple(stages),
+        skipped=tuple(skipped),
+        routing=routing,
+        retrieval_strategy=strategy,
+    )

@@ -1,0 +1,208 @@
+"""Stage agents: for now one LLM call per agent that reports success or failure against the stage's criteria.
+
+``StageAgent`` / ``AgentProvider`` are the seam later issues replace (tool-calling specialists whose
+edits are commits on a run branch). ``run_stage`` runs a stage's agents concurrently, each under the
+stage timeout, and aggregates their failures by the stage's rule into one boolean.
+
+The prompt names ``Stage:``, ``Agent:`` and ``Attempt:`` on lines of their own, so scripted models
+(the replay provider) can match on them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from langchain_core.messages import HumanMessage, SystemMessage
+from pydantic import BaseModel, ConfigDict, Field
+
+from daemon.errors import ErrorCode, PipelineError
+from daemon.orchestration.llm_providers import ModelRegistry
+from daemon.orchestration.plan import PlannedStage
+from daemon.orchestration.resilience import ChatCaller
+from daemon.orchestration.routing import aggregate_failures
+from daemon.orchestration.state import AgentOutcome, EnrichedSnippet, StageResult
+from daemon.orchestration.stop_decision import utc_now
+from daemon.orchestration.structured_output import AnswerInvalid, json_instructions, parse_answer
+from daemon.orchestration.workflow_schema import AgentSpec, WorkflowType
+
+__all__ = [
+    "AgentAnswer",
+    "AgentProvider",
+    "AgentTask",
+    "LlmAgentProvider",
+    "LlmStageAgent",
+    "StageAgent",
+    "agent_messages",
+    "run_stage",
+]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentTask:
+    """Everything one agent needs for one attempt of a stage."""
+
+    run_id: str
+    stage: PlannedStage
+    agent: AgentSpec
+    attempt: int
+    workflow_type: WorkflowType
+    context: tuple[EnrichedSnippet, ...] = ()
+    previous: tuple[StageResult, ...] = ()
+
+
+class StageAgent(Protocol):
+    async def run(self, task: AgentTask) -> AgentOutcome: ...
+
+
+class AgentProvider(Protocol):
+    def agent(self, spec: AgentSpec) -> StageAgent: ...
+
+
+class AgentAnswer(BaseModel):
+    """What an agent must answer."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    status: Literal["success", "failure"] = Field(description="failure when any failure criterion holds.")
+    summary: str = Field(min_length=1, description="What was done or found, in one or two sentences.")
+    evidence: list[str] = Field(default_factory=list[str], description="Concrete facts backing the status.")
+
+
+def agent_messages(task: AgentTask) -> list[SystemMessage | HumanMessage]:
+    stage = task.stage
+    system = (
+        f"You are the {task.agent.agent_id} agent of ided, an agentic IDE, working on one stage of a "
+        f"{task.workflow_type.value} workflow. {task.agent.instructions}".strip()
+        + " Judge your work against the stage's failure criteria and report honestly: status 'failure' when any "
+        "criterion holds."
+    )
+    lines = [
+        f"Run: {task.run_id}",
+        f"Stage: {stage.stage_id}",
+        f"Agent: {task.agent.agent_id}",
+        f"Attempt: {task.attempt}",
+        stage.task_context,
+    ]
+    if task.agent.mcp_tools:
+        lines.append("Tools of this agent (for later versions): " + ", ".join(task.agent.mcp_tools))
+    lines.extend(
+        f"Earlier attempt {r.attempt}: {'failed' if r.failed else 'succeeded'}: {r.summary}" for r in task.previous
+    )
+    if task.context:
+        lines.append(f"Context (budget {stage.token_budget} tokens):")
+        for snippet in task.context:
+            where = f"{snippet.path}:{snippet.start_line}-{snippet.end_line}" if snippet.path else snippet.source
+            lines.append(f"--- {where} ---\n{snippet.text}")
+    lines.append(json_instructions(AgentAnswer))
+    return [SystemMessage(content=system), HumanMessage(content="\n".join(lines))]
+
+
+class LlmStageAgent:
+    """One model call; an unparseable answer or an unreachable model is a failed outcome, never a crash."""
+
+    def __init__(self, spec: AgentSpec, model: ChatCaller) -> None:
+        self.spec = spec
+        self._model = model
+
+    async def run(self, task: AgentTask) -> AgentOutcome:
+        started = time.perf_counter()
+        try:
+            text = await self._model.complete(agent_messages(task))
+            answer = parse_answer(text, AgentAnswer)
+        except PipelineError as exc:
+            return AgentOutcome(
+                agent_id=self.spec.agent_id,
+                failed=True,
+                summary="the agent's model did not answer",
+                error=exc.message,
+                seconds=time.perf_counter() - started,
+            )
+        except AnswerInvalid as exc:
+            return AgentOutcome(
+                agent_id=self.spec.agent_id,
+                failed=True,
+                summary="the agent's answer was not the JSON asked for",
+                error=str(exc),
+                seconds=time.perf_counter() - started,
+            )
+        return AgentOutcome(
+            agent_id=self.spec.agent_id,
+            failed=answer.status == "failure",
+            summary=answer.summary.strip(),
+            evidence=tuple(answer.evidence),
+            seconds=time.perf_counter() - started,
+        )
+
+
+class LlmAgentProvider:
+    """Agents as LLM calls, each with its role's model from the registry."""
+
+    def __init__(self, models: ModelRegistry) -> None:
+        self._models = models
+
+    def agent(self, spec: AgentSpec) -> StageAgent:
+        model = self._models.caller(spec.model_role)
+        if model is None:
+            raise PipelineError(
+                f"no model serves agent role '{spec.model_role}' (pipeline.models.{spec.model_role}, .agents or "
+                ".default)",
+                code=ErrorCode.MODEL_UNAVAILABLE,
+            )
+        return LlmStageAgent(spec, model)
+
+
+async def _run_one(agent: StageAgent, task: AgentTask, limit_seconds: float) -> AgentOutcome:
+    started = time.perf_counter()
+    try:
+        return await asyncio.wait_for(agent.run(task), limit_seconds)
+    except TimeoutError:
+        return AgentOutcome(
+            agent_id=task.agent.agent_id,
+            failed=True,
+            summary=f"the agent did not finish within {limit_seconds:g}s",
+            error="timeout",
+            seconds=time.perf_counter() - started,
+        )
+
+
+def _summary(stage: PlannedStage, failed: bool, outcomes: Sequence[AgentOutcome]) -> str:
+    if len(outcomes) == 1:
+        return outcomes[0].summary
+    n_failed = sum(o.failed for o in outcomes)
+    verdict = "failed" if failed else "succeeded"
+    details = "; ".join(f"{o.agent_id}: {'failed' if o.failed else 'ok'} - {o.summary}" for o in outcomes)
+    return f"{verdict} ({n_failed} of {len(outcomes)} agents failed, rule {stage.failure_aggregation.value}): {details}"
+
+
+async def run_stage(
+    stage: PlannedStage,
+    provider: AgentProvider,
+    make_task: Callable[[AgentSpec], AgentTask],
+    *,
+    attempt: int,
+    limit_seconds: float,
+) -> StageResult:
+    """Run the stage's agents concurrently and aggregate their failures."""
+    started_at = utc_now()
+    tasks = [make_task(spec) for spec in stage.agents]
+    agents = [provider.agent(spec) for spec in stage.agents]
+    outcomes = list(await asyncio.gather(*(_run_one(a, t, limit_seconds) for a, t in zip(agents, tasks, strict=True))))
+    failed = aggregate_failures(stage.failure_aggregation, [o.failed for o in outcomes])
+    return StageResult(
+        stage_id=stage.stage_id,
+        attempt=attempt,
+        failed=failed,
+        aggregation=stage.failure_aggregation,
+        agents=tuple(outcomes),
+        summary=_summary(stage, failed, outcomes),
+        started_at=started_at,
+        finished_at=utc_now(),
+        context_snippets=len(tasks[0].context) if tasks else 0,
+    )

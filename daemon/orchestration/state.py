@@ -1,0 +1,105 @@
+"""The typed execution state of a run: what the LangGraph state machine carries from node to node.
+
+The graph's channels hold plain JSON values (``to_channel_values``), so LangGraph checkpoints store
+no pickled or msgpack-extension objects; each node receives the state validated back into these
+models.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic_core import to_jsonable_python
+
+from daemon.orchestration.plan import StageRoute
+from daemon.orchestration.routing import RouteDecision
+from daemon.orchestration.workflow_schema import FailureAggregation, RetrievalStrategyConfig
+
+__all__ = [
+    "AgentOutcome",
+    "EnrichedSnippet",
+    "ExecutionState",
+    "StageResult",
+    "to_channel_values",
+]
+
+logger = logging.getLogger(__name__)
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class AgentOutcome(_Frozen):
+    """What one agent of a stage reported."""
+
+    agent_id: str
+    failed: bool
+    summary: str
+    evidence: tuple[str, ...] = ()
+    error: str | None = Field(default=None, description="Set when the agent could not run or answer properly.")
+    seconds: float = 0.0
+
+
+class StageResult(_Frozen):
+    """One run (attempt) of a stage."""
+
+    stage_id: str
+    attempt: int
+    failed: bool
+    aggregation: FailureAggregation
+    agents: tuple[AgentOutcome, ...]
+    summary: str
+    started_at: str
+    finished_at: str
+    context_snippets: int = Field(default=0, description="Enriched-context snippets the agents received.")
+
+
+class EnrichedSnippet(_Frozen):
+    """A piece of context added by adaptive retrieval (or the failure report that triggered it)."""
+
+    source: str = Field(description="failure, or the rag source name (code, docs, ...).")
+    text: str
+    path: str | None = None
+    start_line: int | None = None
+    end_line: int | None = None
+    score: float | None = None
+    query: str | None = None
+
+    @property
+    def tokens(self) -> int:
+        return max(1, len(self.text) // 4)
+
+
+class ExecutionState(BaseModel):
+    """The state machine's state (LangGraph state schema)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_id: str = ""
+    request: str = ""
+    workflow_name: str = ""
+    workflow_type: str = ""
+    current_stage: str | None = None
+    stage_results: dict[str, list[StageResult]] = Field(default_factory=dict[str, list[StageResult]])
+    attempts: dict[str, int] = Field(default_factory=dict[str, int])
+    enrichment_attempts: dict[str, int] = Field(default_factory=dict[str, int])
+    enriched_context: dict[str, list[EnrichedSnippet]] = Field(default_factory=dict[str, list[EnrichedSnippet]])
+    routing_table: dict[str, StageRoute] = Field(default_factory=dict[str, StageRoute])
+    retrieval_context: RetrievalStrategyConfig | None = None
+    iterations: int = 0
+    next_node: str = ""
+    routes: list[RouteDecision] = Field(default_factory=list[RouteDecision])
+    terminal: str | None = Field(default=None, description="done or abort once a terminal node ran.")
+    abort_reason: str | None = None
+
+    def last_result(self, stage_id: str) -> StageResult | None:
+        results = self.stage_results.get(stage_id)
+        return results[-1] if results else None
+
+
+def to_channel_values(**values: Any) -> dict[str, Any]:
+    """A node's state update as plain JSON values."""
+    return {key: to_jsonable_python(value) for key, value in values.items()}

@@ -1,0 +1,234 @@
+"""The schema of a workflow file (``workflows/*.yaml``), as pydantic models.
+
+A workflow is data: metadata that the orchestrator reads to choose it, a retrieval strategy handed
+through to the retrieval layer unchanged, and an ordered list of stages with their routing. The
+JSON Schema exported from these models is ``workflows/schema.json`` (``ided workflows schema``).
+
+Routing targets are a stage id, ``DONE`` or ``ABORT``. The first stage in the file is the entry.
+What loading checks beyond this schema (unknown targets, unreachable stages, unbounded loops,
+duplicate ids) lives in ``workflow_loader``.
+"""
+
+from __future__ import annotations
+
+import logging
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "ABORT",
+    "DONE",
+    "RESERVED_STAGE_IDS",
+    "AdaptiveRetrievalConfig",
+    "AgentSpec",
+    "FailureAggregation",
+    "ParallelConfig",
+    "RagSource",
+    "RagStrategy",
+    "RetrievalHint",
+    "RetrievalStrategyConfig",
+    "SelectionCriteria",
+    "Stage",
+    "StageDefault",
+    "StageRouting",
+    "StageType",
+    "Workflow",
+    "WorkflowMetadata",
+    "WorkflowType",
+    "workflow_json_schema",
+]
+
+logger = logging.getLogger(__name__)
+
+DONE = "DONE"
+"""Routing target: the run reached its end (the stop decision still judges the results)."""
+ABORT = "ABORT"
+"""Routing target: stop now; the run is aborted."""
+
+RESERVED_STAGE_IDS = frozenset({"adaptive_retrieval", "done", "abort", "__start__", "__end__"})
+"""Graph node names that a stage id may not take."""
+
+_ID = r"^[a-z][a-z0-9_]*$"
+_TARGET = r"^([a-z][a-z0-9_]*|DONE|ABORT)$"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class WorkflowType(StrEnum):
+    """The domain a workflow works in: code (AST and language servers apply) or documents."""
+
+    CODE = "code"
+    DOCUMENT = "document"
+
+
+class StageType(StrEnum):
+    """What a stage does; agents and the deterministic selector read it."""
+
+    ANALYSIS = "analysis"
+    RESEARCH = "research"
+    IMPLEMENTATION = "implementation"
+    TEST_WRITING = "test_writing"
+    TEST_EXECUTION = "test_execution"
+    REVIEW = "review"
+    AUDIT = "audit"
+    DOCUMENTATION = "documentation"
+    DECISION = "decision"
+    REPORT = "report"
+
+
+class FailureAggregation(StrEnum):
+    """How the failures of a stage's parallel agents become one boolean."""
+
+    ANY_FAILS = "any_fails"
+    ALL_FAIL = "all_fail"
+    MAJORITY_FAIL = "majority_fail"
+
+
+class StageDefault(StrEnum):
+    """What the deterministic selector does with an optional stage when no rule applies."""
+
+    INCLUDE = "include"
+    SKIP = "skip"
+
+
+class SelectionCriteria(_Model):
+    applicable_patterns: tuple[str, ...] = Field(
+        default=(),
+        description="Case-insensitive regular expressions over the request; a match makes this workflow a candidate.",
+    )
+    agents: tuple[str, ...] = Field(default=(), description="Agent ids this workflow relies on (informational).")
+
+
+class WorkflowMetadata(_Model):
+    name: str = Field(pattern=_ID, description="Unique workflow name (snake_case); `ided run --workflow NAME`.")
+    description: str = Field(min_length=1, description="What the workflow is for; the orchestrator reads it.")
+    version: str = Field(default="1.0")
+    workflow_type: WorkflowType
+    selection_criteria: SelectionCriteria = SelectionCriteria()
+
+
+class RagSource(_Model):
+    name: str = Field(description="Source id, e.g. code, docs, tests, decision_log.")
+    priority: int = Field(default=1, ge=1, description="1 is the highest priority.")
+    kind: str | None = Field(default=None, description="code or docs: restrict the index search to that kind.")
+    paths: tuple[str, ...] = Field(default=(), description="Globs over workspace-relative paths this source covers.")
+
+
+class RagStrategy(_Model):
+    enabled: bool = True
+    sources: tuple[RagSource, ...] = ()
+
+
+class RetrievalHint(_Model):
+    focus_on: tuple[str, ...] = ()
+    avoid: tuple[str, ...] = ()
+    token_budget: int = Field(default=4000, ge=0, description="Tokens of retrieved context this stage may receive.")
+
+
+class AdaptiveRetrievalConfig(_Model):
+    enabled: bool = Field(default=True, description="Failures may trigger the adaptive_retrieval node before a retry.")
+    max_enrichment_attempts: int = Field(
+        default=2, ge=0, le=10, description="Enrichments per failing stage before its failure routing applies."
+    )
+
+
+class RetrievalStrategyConfig(_Model):
+    """Passed through the plan unchanged to the retrieval layer (the TART hand-off)."""
+
+    ast_parsing: bool = True
+    lsp_integration: bool = True
+    rag_strategy: RagStrategy = RagStrategy()
+    retrieval_hints: dict[str, RetrievalHint] = Field(
+        default_factory=dict[str, RetrievalHint], description="Per stage id: focus_on, avoid, token_budget."
+    )
+    adaptive_retrieval: AdaptiveRetrievalConfig = AdaptiveRetrievalConfig()
+    default_token_budget: int = Field(default=4000, ge=0, description="For stages without a retrieval hint.")
+
+
+class AgentSpec(_Model):
+    agent_id: str = Field(pattern=_ID, description="Agent name, e.g. coder, test_writer, reviewer.")
+    role: str | None = Field(
+        default=None, description="Model role (pipeline.models key) for this agent; default: the agent_id."
+    )
+    instructions: str = Field(default="", description="Extra instructions for this agent.")
+    mcp_tools: tuple[str, ...] = Field(default=(), description="MCP tools this agent may call.")
+
+    @property
+    def model_role(self) -> str:
+        return self.role or self.agent_id
+
+
+class ParallelConfig(_Model):
+    failure_aggregation: FailureAggregation = FailureAggregation.ANY_FAILS
+
+
+class StageRouting(_Model):
+    next_stage_on_success: str = Field(pattern=_TARGET, description="Stage id, DONE or ABORT.")
+    next_stage_on_failure: str = Field(
+        default=ABORT, pattern=_TARGET, description="Where a failure goes once retries are used up."
+    )
+    retry_stage: str | None = Field(
+        default=None,
+        pattern=_ID,
+        description="The stage a retry after adaptive retrieval re-runs (default: this stage), e.g. the "
+        "implementation after failing tests.",
+    )
+
+
+class Stage(_Model):
+    stage_id: str = Field(pattern=_ID, description="Unique within the workflow; also the graph node name.")
+    name: str = Field(min_length=1)
+    type: StageType
+    required: bool = Field(default=True, description="Optional stages are included or skipped by the orchestrator.")
+    description: str = ""
+    parallel_agents: tuple[AgentSpec, ...] = Field(min_length=1, description="Agents that run concurrently.")
+    parallel_config: ParallelConfig = ParallelConfig()
+    reasoning_guidance: str = Field(default="", description="When to include this stage (optional stages).")
+    retrieval_guidance: str = Field(default="", description="What context this stage needs.")
+    routing: StageRouting
+    max_attempts: int | None = Field(default=None, ge=1, le=20, description="Runs of this stage per workflow run.")
+    failure_criteria: tuple[str, ...] = Field(default=(), description="When an agent must report failure.")
+    default_decision: StageDefault = Field(
+        default=StageDefault.INCLUDE, description="Deterministic selector: optional stage decision by default."
+    )
+    include_keywords: tuple[str, ...] = Field(
+        default=(), description="Deterministic selector: request words that include this optional stage."
+    )
+
+
+class Workflow(_Model):
+    """One workflow file."""
+
+    metadata: WorkflowMetadata
+    retrieval_strategy_config: RetrievalStrategyConfig = RetrievalStrategyConfig()
+    stages: tuple[Stage, ...] = Field(min_length=1)
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+    @property
+    def entry_stage(self) -> str:
+        return self.stages[0].stage_id
+
+    def stage(self, stage_id: str) -> Stage:
+        for stage in self.stages:
+            if stage.stage_id == stage_id:
+                return stage
+        raise KeyError(stage_id)
+
+    @property
+    def optional_stages(self) -> tuple[Stage, ...]:
+        return tuple(s for s in self.stages if not s.required)
+
+
+def workflow_json_schema() -> dict[str, Any]:
+    """The published JSON Schema of workflow files (``workflows/schema.json``)."""
+    schema = Workflow.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "ided workflow"
+    return schema
