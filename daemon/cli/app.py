@@ -23,6 +23,7 @@ from daemon.cli.daemon_commands import (
     run_daemon_detached,
     stop_daemon,
 )
+from daemon.cli.lsp_command import lsp
 from daemon.cli.mcp_command import mcp
 from daemon.cli.render import print_daemon, print_report, print_search, print_status
 from daemon.config import Config, config_json_schema
@@ -51,6 +52,7 @@ app = typer.Typer(
 config_app = typer.Typer(help="Inspect the configuration and its JSON Schema.", no_args_is_help=True)
 app.add_typer(config_app, name="config")
 app.command("mcp")(mcp)
+app.command("lsp")(lsp)
 
 WorkspaceOpt = Annotated[
     Path | None,

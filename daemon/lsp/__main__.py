@@ -1,0 +1,66 @@
+"""Composition root of the LSP process: ``python -m daemon.lsp`` (what ``ided lsp`` runs).
+
+Arguments: ``--workspace DIR`` (pin the root), ``--set KEY=VALUE`` (repeatable; values are JSON
+when they parse as JSON), ``--tcp --port N``. Logs go to stderr or ``logging.file``, never stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from daemon.config import load_config
+from daemon.errors import DaemonError
+from daemon.logging_setup import configure_logging
+from daemon.lsp.server import build_server, serve_stdio, serve_tcp
+
+__all__ = ["main", "parse_overrides"]
+
+logger = logging.getLogger(__name__)
+
+
+def parse_overrides(pairs: list[str]) -> dict[str, Any]:
+    """``["daemon.watch=false"]`` -> ``{"daemon": {"watch": False}}``."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"ided lsp: --set expects KEY=VALUE, got {pair!r}")
+        try:
+            value: Any = json.loads(raw)
+        except ValueError:
+            value = raw
+        node = out
+        *parents, leaf = key.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="ided lsp", description="The ided language server (docs/lsp.md).")
+    parser.add_argument("--workspace", type=Path, default=None)
+    parser.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--tcp", action="store_true")
+    parser.add_argument("--port", type=int, default=2087)
+    args = parser.parse_args(argv)
+    overrides = parse_overrides(args.settings)
+    workspace: Path | None = args.workspace
+    try:
+        config = load_config(workspace or Path.cwd(), overrides=overrides)
+    except DaemonError as exc:
+        print(f"ided lsp: {exc}", file=sys.stderr)
+        return 2
+    configure_logging(config.logging)
+    server = build_server(functools.partial(load_config, overrides=overrides), overrides, workspace=workspace)
+    return serve_tcp(server, "127.0.0.1", args.port) if args.tcp else serve_stdio(server)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+"""``ided/index/search``, ``ided/index/status`` and the standard ``workspace/symbol``, from the index."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from daemon.core.models import ChunkKind, SearchMode, SearchResult
+from daemon.lsp import convert
+from daemon.lsp.handlers import daemon_params
+from daemon.lsp.protocol import EmptyParams, IndexSearchParams, IndexSearchResult, IndexStatusResult, LspMethods
+from daemon.service.api import Methods, SearchParams
+
+if TYPE_CHECKING:
+    from daemon.lsp.server import IdedLanguageServer
+
+__all__ = ["SYMBOL_CANDIDATES", "SYMBOL_LIMIT", "register"]
+
+logger = logging.getLogger(__name__)
+
+SYMBOL_CANDIDATES = 100
+SYMBOL_LIMIT = 50
+
+
+def register(server: IdedLanguageServer) -> None:
+    @server.feature(LspMethods.INDEX_SEARCH)
+    async def search(params: IndexSearchParams) -> IndexSearchResult:
+        request = daemon_params(
+            SearchParams,
+            LspMethods.INDEX_SEARCH,
+            query=params.query,
+            k=params.k,
+            kind=params.kind,
+            language=params.language,
+            path_glob=params.path_glob,
+            mode=params.mode,
+        )
+        result = await server.session.call(Methods.INDEX_SEARCH, request, SearchResult)
+        server.warn_if_indexing()
+        return convert.search_result(server.mapper, result, include_text=params.include_text)
+
+    @server.feature(LspMethods.INDEX_STATUS)
+    async def status(params: EmptyParams | None) -> IndexStatusResult:
+        return convert.index_status(await server.daemon_status())
+
+    @server.feature(types.WORKSPACE_SYMBOL)
+    async def workspace_symbol(params: types.WorkspaceSymbolParams) -> list[types.SymbolInformation]:
+        query = params.query.strip()
+        if not query:  # "all symbols" of a workspace is not a useful answer from a search index
+            return []
+        request = SearchParams(query=query, k=SYMBOL_CANDIDATES, kind=ChunkKind.CODE, mode=SearchMode.HYBRID)
+        result = await server.session.call(Methods.INDEX_SEARCH, request, SearchResult)
+        server.warn_if_indexing()
+        return convert.symbol_information(server.mapper, result, query, SYMBOL_LIMIT)

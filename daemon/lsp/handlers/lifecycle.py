@@ -1,0 +1,56 @@
+"""``initialize`` / ``initialized`` / ``shutdown``: pick the workspace, attach to its daemon, detach.
+
+``exit`` keeps pygls' own handler (it closes the transport and sets the exit code); the transport
+loop detaches from the daemon once it returns.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from daemon.errors import DaemonError
+
+if TYPE_CHECKING:
+    from daemon.lsp.server import IdedLanguageServer
+
+__all__ = ["register", "workspace_root"]
+
+logger = logging.getLogger(__name__)
+
+
+def workspace_root(params: types.InitializeParams) -> Path:
+    """The first workspace folder, else rootUri, else rootPath, else the current directory."""
+    uris = [folder.uri for folder in params.workspace_folders or []]
+    if params.root_uri:
+        uris.append(params.root_uri)
+    for uri in uris:
+        path = to_fs_path(uri) if uri.startswith("file:") else None
+        if path:
+            return Path(path)
+    if params.root_path:
+        return Path(params.root_path)
+    return Path.cwd()
+
+
+def register(server: IdedLanguageServer) -> None:
+    @server.feature(types.INITIALIZE)
+    def initialize(params: types.InitializeParams) -> None:
+        server.set_root(workspace_root(params), server.workspace.position_encoding)
+        try:
+            server.session.configure(server.root)
+        except DaemonError as exc:
+            server.session.failure = str(exc)
+            logger.warning("no configuration for %s: %s", server.root, exc)
+
+    @server.feature(types.INITIALIZED)
+    def initialized(params: types.InitializedParams) -> None:
+        server.start_session()
+
+    @server.feature(types.SHUTDOWN)
+    async def shutdown(params: None) -> None:
+        await server.stop_session()

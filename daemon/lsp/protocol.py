@@ -1,0 +1,478 @@
+"""The ``ided/*`` LSP extension: method names, typed params/results, and the protocol that knows them.
+
+Wire types are attrs classes (as lsprotocol's are) with snake_case attributes that travel as
+camelCase JSON. Every field of an ided result is always sent (``null`` when absent), so clients
+never guess about omitted keys. Positions inside results are LSP positions: 0-based lines, columns
+in the negotiated position encoding (UTF-16 unless the client chose otherwise).
+
+The converter is strict about JSON types (a string where a number belongs is invalid params, not
+silently coerced), which is what lets the transport guard answer -32602 for malformed params.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable, Generator
+from typing import Any, TypeVar
+
+import attrs
+import cattrs
+import cattrs.gen
+from lsprotocol import types
+from pygls.protocol import LanguageServerProtocol, default_converter, lsp_method
+
+from daemon.core.models import ChunkKind, SearchMode
+
+__all__ = [
+    "AstNodeItem",
+    "AstNodeParams",
+    "AstNodeResult",
+    "DefinitionItem",
+    "DefinitionResult",
+    "EmptyParams",
+    "IdedProtocol",
+    "IndexChangedParams",
+    "IndexSearchParams",
+    "IndexSearchResult",
+    "IndexStatusResult",
+    "LspMethods",
+    "ReferenceItem",
+    "ReferencesParams",
+    "ReferencesResult",
+    "ScopeItem",
+    "SearchHitItem",
+    "SignatureResult",
+    "SymbolTargetParams",
+    "camel_case",
+    "make_converter",
+]
+
+logger = logging.getLogger(__name__)
+
+C = TypeVar("C", bound=type)
+T = TypeVar("T")
+
+
+class LspMethods:
+    """Every ``ided/<area>/<verb>`` method of the LSP extension, in one table."""
+
+    INDEX_SEARCH = "ided/index/search"
+    INDEX_STATUS = "ided/index/status"
+    INTEL_DEFINITION = "ided/intel/definition"
+    INTEL_REFERENCES = "ided/intel/references"
+    INTEL_SIGNATURE = "ided/intel/signature"
+    INTEL_AST_NODE = "ided/intel/astNode"
+    # notification, server -> client
+    INDEX_CHANGED = "ided/index/changed"
+
+
+_WIRE_TYPES: set[type] = set()
+
+
+def _wire(cls: C) -> C:
+    _WIRE_TYPES.add(cls)
+    return cls
+
+
+# -- params -------------------------------------------------------------------------------------
+
+
+@_wire
+@attrs.frozen(kw_only=True)
+class EmptyParams:
+    """Params of a method that takes none (``{}``; the key may be left out)."""
+
+
+@_wire
+@attrs.frozen(kw_only=True)
+class IndexSearchParams:
+    query: str
+    k: int | None = None
+    kind: ChunkKind | None = None
+    language: str | None = None
+    path_glob: str | None = None
+    mode: SearchMode = SearchMode.HYBRID
+    include_text: bool = False
+
+
+@_wire
+@attrs.frozen(kw_only=True)
+class SymbolTargetParams:
+    """A symbol by name (``symbol``) or by place (``textDocument`` + ``position``)."""
+
+    symbol: str | None = None
+    text_document: types.TextDocumentIdentifier | None = None
+    position: types.Position | None = None
+    max_results: int = 50
+    max_chars: int = 4000
+
+
+@_wire
+@attrs.frozen(kw_only=True)
+class ReferencesParams(SymbolTargetParams):
+    include_declaration: bool = False
+
+
+@_wire
+@attrs.frozen(kw_only=True)
+class AstNodeParams:
+    text_document: types.TextDocumentIdentifier
+    position: types.Position
+    max_chars: int = 2000
+
+
+# -- results ------------------------------------------------------------------------------------
+
+
+@_wire
+@attrs.frozen(kw_only=True)
+class SearchHitItem:
+    location: types.Location
+    path: str
+    score: float
+    kind: str
+    symbol_kind: str
+    language: str
+    name: str | None
+    qualified_name: str | None
+    signature: str | None
+    preview: str
+    text: str | None
+    sources: list[str]
+
+
+@_wire
+@attrs.frozen(kw_only=True)
+class IndexSearchResult:
+    query: str
+    mode: str
+    hits: list[SearchHitItem]
+    embedded_fraction: float
+    reranked: bool
+    notes: list[str]
+    seconds: float
+
+
+@_wire
+@attrs.frozen(kw_only=True)
+class IndexStatusResult:
+    workspace: str
+    ready: bool
+    reason: str | None
+    busy: str | None
+    files_indexed: int
+    chunks: int
+    embedded: int
+    embedded_fraction: float
+    dense_model: str | None
+    last_update: str | None
+    store: str
+    state_dir: str
+    daemon_pid: int
+    clients: int
+    watching: bool
+
+
+@_wire
+@attrs.frozen(kw_only=True)
+class ScopeItem:
+    kind: str
+    name: str
+    qualified_name: str
+    range: types.Range
+
+
+@_wire
+@attrs.frozen(kw_only=True)
+class DefinitionItem:
+    location: types.Location
+    in_workspace: bool
+    symbol: str | None
+    kind: str | None
+    source: str | None
+    source_truncated: bool
+
+
+@_wire
+@attrs.frozen(kw_only=True)
+class DefinitionResult:
+    query: str
+    definitions: list[DefinitionItem]
+    total: int
+    truncated: bool
+    server: str | None
+    notes: list[str]
+
+
+@_wire
+@attrs.frozen(kw_only=True)
+class ReferenceItem:
+    location: types.Location
+    in_workspace: bool
+    container: ScopeItem | None
+    is_declaration: bool
+
+
+@_wire
+@attrs.frozen(kw_only=True)
+class ReferencesResult:
+    query: str
+    references: list[ReferenceItem]
+    total: int
+    truncated: bool
+    files: int
+    server: str | None
+    notes: list[str]
+
+
+@_wire
+@attrs.frozen(kw_only=True)
+class SignatureResult:
+    query: str
+    signature: str
+    documentation: str | None
+    source: str
+    location: types.Location | None
+    server: str | None
+    notes: list[str]
+
+
+@_wire
+@attrs.frozen(kw_only=True)
+class AstNodeItem:
+    type: str
+    range: types.Range
+    text: str
+    field: str | None
+    named: bool
+
+
+@_wire
+@attrs.frozen(kw_only=True)
+class AstNodeResult:
+    uri: str
+    language: str
+    node: AstNodeItem
+    ancestors: list[AstNodeItem]
+    enclosing_function: ScopeItem | None
+    enclosing_class: ScopeItem | None
+    has_errors: bool
+
+
+@_wire
+@attrs.frozen(kw_only=True)
+class IndexChangedParams:
+    """``ided/index/changed``: files were (re-)indexed; ``paths`` empty means a full pass."""
+
+    paths: list[str]
+    uris: list[str]
+    files_indexed: int
+    files_removed: int
+    chunks_written: int
+    chunks_deleted: int
+    seconds: float
+
+
+# -- messages -----------------------------------------------------------------------------------
+# One request and one response class per method, as lsprotocol has for the standard methods.
+
+
+@_wire
+@attrs.frozen(kw_only=True)
+class IndexSearchRequest:
+    id: int | str
+    params: IndexSearchParams
+    method: str = LspMethods.INDEX_SEARCH
+    jsonrpc: str = "2.0"
+
+
+@_wire
+@attrs.frozen(kw_only=True)
+class IndexSearchResponse:
+    id: int | str
+    result: IndexSearchResult
+    jsonrpc: str = "2.0"
+
+
+@_wire
+@attrs.frozen(kw_only=True)
+class IndexStatusRequest:
+    id: int | str
+    params: EmptyParams | None = None
+    method: str = LspMethods.INDEX_STATUS
+    jsonrpc: str = "2.0"
+
+
+@_wire
+@attrs.frozen(kw_only=True)
+class IndexStatusResponse:
+    id: int | str
+    result: IndexStatusResult
+    jsonrpc: str = "2.0"
+
+
+@_wire
+@attrs.frozen(kw_only=True)
+class DefinitionRequest:
+    id: int | str
+    params: SymbolTargetParams
+    method: str = LspMethods.INTEL_DEFINITION
+    jsonrpc: str = "2.0"
+
+
+@_wire
+@attrs.frozen(kw_only=True)
+class DefinitionResponse:
+    id: int | str
+    result: DefinitionResult
+    jsonrpc: str = "2.0"
+
+
+@_wire
+@attrs.frozen(kw_only=True)
+class ReferencesRequest:
+    id: int | str
+    params: ReferencesParams
+    method: str = LspMethods.INTEL_REFERENCES
+    jsonrpc: str = "2.0"
+
+
+@_wire
+@attrs.frozen(kw_only=True)
+class ReferencesResponse:
+    id: int | str
+    result: ReferencesResult
+    jsonrpc: str = "2.0"
+
+
+@_wire
+@attrs.frozen(kw_only=True)
+class SignatureRequest:
+    id: int | str
+    params: SymbolTargetParams
+    method: str = LspMethods.INTEL_SIGNATURE
+    jsonrpc: str = "2.0"
+
+
+@_wire
+@attrs.frozen(kw_only=True)
+class SignatureResponse:
+    id: int | str
+    result: SignatureResult
+    jsonrpc: str = "2.0"
+
+
+@_wire
+@attrs.frozen(kw_only=True)
+class AstNodeRequest:
+    id: int | str
+    params: AstNodeParams
+    method: str = LspMethods.INTEL_AST_NODE
+    jsonrpc: str = "2.0"
+
+
+@_wire
+@attrs.frozen(kw_only=True)
+class AstNodeResponse:
+    id: int | str
+    result: AstNodeResult
+    jsonrpc: str = "2.0"
+
+
+@_wire
+@attrs.frozen(kw_only=True)
+class IndexChangedNotification:
+    params: IndexChangedParams
+    method: str = LspMethods.INDEX_CHANGED
+    jsonrpc: str = "2.0"
+
+
+MESSAGE_TYPES: dict[str, tuple[type, type | None]] = {
+    LspMethods.INDEX_SEARCH: (IndexSearchRequest, IndexSearchResponse),
+    LspMethods.INDEX_STATUS: (IndexStatusRequest, IndexStatusResponse),
+    LspMethods.INTEL_DEFINITION: (DefinitionRequest, DefinitionResponse),
+    LspMethods.INTEL_REFERENCES: (ReferencesRequest, ReferencesResponse),
+    LspMethods.INTEL_SIGNATURE: (SignatureRequest, SignatureResponse),
+    LspMethods.INTEL_AST_NODE: (AstNodeRequest, AstNodeResponse),
+    LspMethods.INDEX_CHANGED: (IndexChangedNotification, None),
+}
+
+
+class IdedProtocol(LanguageServerProtocol):
+    """lsprotocol's types for the standard methods, ours for ``ided/*``; the methods are announced
+    under ``capabilities.experimental.ided`` in the ``initialize`` result."""
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams) -> Generator[Any, Any, types.InitializeResult]:
+        result = yield from super().lsp_initialize(params)
+        result.capabilities.experimental = {
+            "ided": {
+                "version": 1,
+                "requests": [m for m, (_, response) in MESSAGE_TYPES.items() if response is not None],
+                "notifications": [m for m, (_, response) in MESSAGE_TYPES.items() if response is None],
+            }
+        }
+        return result
+
+    @functools.lru_cache  # noqa: B019 - one protocol per process; pygls caches the same way
+    def get_message_type(self, method: str) -> type[Any] | None:
+        if method in MESSAGE_TYPES:
+            return MESSAGE_TYPES[method][0]
+        return super().get_message_type(method)
+
+    @functools.lru_cache  # noqa: B019
+    def get_result_type(self, method: str) -> type[Any] | None:
+        if method in MESSAGE_TYPES:
+            return MESSAGE_TYPES[method][1]
+        return super().get_result_type(method)
+
+
+# -- converter ----------------------------------------------------------------------------------
+
+
+def camel_case(name: str) -> str:
+    """``path_glob`` -> ``pathGlob``: how attribute names travel on the wire."""
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def _strict(accept: tuple[type, ...], label: str) -> Callable[[Any, type[T]], T]:
+    """A structure hook that refuses JSON values of the wrong type instead of coercing them.
+
+    Subclasses (the str/int enums of lsprotocol and ours) dispatch here too: the value is checked
+    against the JSON type and then looked up by value.
+    """
+
+    def structure(value: Any, cls: type[T]) -> T:
+        if isinstance(value, bool) and bool not in accept:
+            raise TypeError(f"expected {label}, got a boolean")
+        if not isinstance(value, accept):
+            raise TypeError(f"expected {label}, got {type(value).__name__}")
+        return cls(value)  # pyright: ignore[reportCallIssue]
+
+    return structure
+
+
+def make_converter() -> cattrs.Converter:
+    """pygls' converter plus strict JSON primitives and the camelCase, never-omitting ided types."""
+    converter = default_converter()
+    converter.register_structure_hook(str, _strict((str,), "a string"))
+    converter.register_structure_hook(int, _strict((int,), "an integer"))
+    converter.register_structure_hook(float, _strict((int, float), "a number"))
+    converter.register_structure_hook(bool, _strict((bool,), "a boolean"))
+
+    def is_wire(cls: Any) -> bool:
+        return cls in _WIRE_TYPES
+
+    def unstructure_fn(cls: Any) -> Any:
+        overrides = {a.name: cattrs.gen.override(rename=camel_case(a.name)) for a in attrs.fields(cls)}
+        return cattrs.gen.make_dict_unstructure_fn(cls, converter, **overrides)  # pyright: ignore[reportArgumentType]
+
+    def structure_fn(cls: Any) -> Any:
+        overrides = {a.name: cattrs.gen.override(rename=camel_case(a.name)) for a in attrs.fields(cls)}
+        return cattrs.gen.make_dict_structure_fn(cls, converter, **overrides)  # pyright: ignore[reportArgumentType]
+
+    converter.register_unstructure_hook_factory(is_wire, unstructure_fn)
+    converter.register_structure_hook_factory(is_wire, structure_fn)
+    return converter

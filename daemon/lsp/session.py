@@ -1,0 +1,152 @@
+"""The LSP front's link to its workspace daemon: attach once, call with typed results, re-attach.
+
+Attaching may start the daemon (``DaemonClient.attach(start=True)``), which takes seconds, so it
+runs in the background after ``initialized``; requests that arrive meanwhile wait for it (bounded).
+If the daemon goes away (killed, idle-stopped between two requests), the next call attaches again,
+starting a fresh daemon that reopens the persisted index.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+from pygls.exceptions import JsonRpcException
+
+from daemon.config import Config
+from daemon.errors import DaemonError
+from daemon.service.daemon_client import DaemonClient
+from daemon.service.rpc import NotificationHandler, RpcError
+
+__all__ = ["REQUEST_FAILED", "ConfigLoader", "DaemonSession"]
+
+logger = logging.getLogger(__name__)
+
+M = TypeVar("M", bound=BaseModel)
+ConfigLoader = Callable[[Path], Config]
+
+REQUEST_FAILED = -32803  # LSP: the request was valid but the server could not carry it out
+_CALL_TIMEOUT_S = 120.0
+
+
+class DaemonSession:
+    """One LSP connection's attachment to the daemon of its workspace."""
+
+    def __init__(
+        self, load_config: ConfigLoader, overrides: Mapping[str, Any], on_notification: NotificationHandler
+    ) -> None:
+        self._load_config = load_config
+        self._overrides = dict(overrides)
+        self._on_notification = on_notification
+        self._client: DaemonClient | None = None
+        self._attached: asyncio.Future[DaemonClient] | None = None
+        self._lock = asyncio.Lock()
+        self.config: Config | None = None
+        self.failure: str | None = None
+
+    def configure(self, root: Path) -> Config:
+        """Load the configuration of the workspace at ``root`` (raises ConfigError with the cause)."""
+        self.config = self._load_config(root)
+        return self.config
+
+    @property
+    def attach_timeout_s(self) -> float:
+        return (self.config.daemon.start_timeout_seconds if self.config else 30.0) + 10.0
+
+    def expect_attach(self) -> None:
+        """From now on requests wait for :meth:`attach` instead of failing at once (call it synchronously
+        before scheduling the attach, so a request right after ``initialized`` waits too)."""
+        if self._attached is None:
+            self._attached = asyncio.get_running_loop().create_future()
+
+    async def attach(self) -> DaemonClient:
+        """Attach (starting the daemon when none runs); the outcome is kept for waiting requests."""
+        self.expect_attach()
+        assert self._attached is not None
+        try:
+            client = await self._connect()
+        except BaseException as exc:
+            self.failure = _describe(exc)
+            self._attached.set_exception(JsonRpcException(code=REQUEST_FAILED, message=self.failure))
+            self._attached.exception()  # retrieved here: waiting requests re-raise it themselves
+            raise
+        self._attached.set_result(client)
+        return client
+
+    async def _connect(self) -> DaemonClient:
+        if self.config is None:
+            raise DaemonError("the workspace is not known yet (no initialize request)")
+        client = await DaemonClient.attach(
+            self.config,
+            client="lsp",
+            start=True,
+            subscribe=True,
+            on_notification=self._on_notification,
+            overrides=self._overrides,
+        )
+        self._client = client
+        self.failure = None
+        logger.info("attached to daemon pid %d for %s", client.daemon_pid, self.config.workspace)
+        return client
+
+    async def client(self) -> DaemonClient:
+        """The live connection: waits for the first attach; re-attaches once the daemon is gone."""
+        if self._attached is None:
+            raise JsonRpcException(code=REQUEST_FAILED, message="ided: not attached to a daemon yet (no initialized)")
+        try:
+            client = await asyncio.wait_for(asyncio.shield(self._attached), self.attach_timeout_s)
+        except TimeoutError:
+            raise JsonRpcException(
+                code=REQUEST_FAILED, message="ided: the workspace daemon did not answer in time"
+            ) from None
+        current = self._client or client
+        if not current.closed:
+            return current
+        async with self._lock:
+            if self._client is not None and not self._client.closed:
+                return self._client
+            logger.warning("the daemon connection was lost: attaching again")
+            try:
+                return await self._connect()
+            except (DaemonError, OSError) as exc:
+                raise JsonRpcException(code=REQUEST_FAILED, message=_describe(exc)) from exc
+
+    async def call(self, method: str, params: BaseModel | Mapping[str, Any] | None, result: type[M]) -> M:
+        """Call the daemon; its errors become JSON-RPC errors with the daemon's code and message."""
+        client = await self.client()
+        try:
+            raw = await client.call(method, params, wait_s=_CALL_TIMEOUT_S)
+        except RpcError as exc:
+            if exc.code == -32601:
+                raise JsonRpcException(
+                    code=exc.code, message=f"the ided daemon does not provide {method} ({exc.message})"
+                ) from exc
+            raise JsonRpcException(code=exc.code, message=exc.message, data=exc.data) from exc
+        except (ConnectionError, TimeoutError) as exc:
+            raise JsonRpcException(code=REQUEST_FAILED, message=f"ided: {method} failed: {_describe(exc)}") from exc
+        try:
+            return result.model_validate(raw)
+        except ValidationError as exc:
+            raise JsonRpcException(
+                code=REQUEST_FAILED, message=f"ided: the daemon's answer to {method} is not a {result.__name__}"
+            ) from exc
+
+    async def close(self) -> None:
+        """Detach (the daemon keeps running for its other clients and stops itself when idle)."""
+        client, self._client = self._client, None
+        if client is not None:
+            with contextlib.suppress(Exception):
+                await client.close()
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, DaemonError):
+        return str(exc)
+    if isinstance(exc, asyncio.CancelledError):
+        return "attaching was cancelled"
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

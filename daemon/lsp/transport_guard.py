@@ -1,0 +1,293 @@
+"""The LSP transport, guarded: every frame is checked before pygls sees it.
+
+pygls 2.1 reads frames itself and, for a request without ``params`` or whose params fail to
+parse, logs and sends nothing (measured; JSON-RPC wants -32602), so a client waits forever. This
+loop replaces pygls' reader: it frames, decodes and validates each message and answers what is
+wrong itself, then hands valid messages to the protocol.
+
+- broken framing (no ``Content-Length``, garbage between frames), a body that is not JSON or not
+  UTF-8: -32700 with id null, then it resynchronises on the next ``Content-Length`` header;
+- not a JSON-RPC 2.0 object (a batch, a number, a bad ``id``/``method``/``params``): -32600;
+- a request before ``initialize``: -32002; after ``shutdown`` (other than ``exit``): -32600;
+- an unknown method: -32601; params that do not match the method's type: -32602 naming the field;
+- a handler that raises is pygls' business (it answers -32603), and nothing above ends the loop.
+
+Only ``exit`` (or end of input) ends it; the exit code is pygls' (0 after ``shutdown``, else 1).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import logging
+import re
+from collections.abc import AsyncIterator, Awaitable
+from dataclasses import dataclass
+from typing import Any, Protocol, cast
+
+import cattrs
+from lsprotocol import types
+from pygls.protocol import JsonRPCNotification, JsonRPCProtocol, JsonRPCRequestMessage
+
+__all__ = [
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "MAX_FRAME_BYTES",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "SERVER_NOT_INITIALIZED",
+    "AsyncFrameSource",
+    "FrameError",
+    "GuardedTransport",
+    "frames",
+]
+
+logger = logging.getLogger(__name__)
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+SERVER_NOT_INITIALIZED = -32002
+
+INTERNAL_ERROR = -32603
+
+MAX_FRAME_BYTES = 64 * 1024 * 1024
+_READ_CHUNK = 1024 * 1024
+_CONTENT_LENGTH = re.compile(rb"content-length[ \t]*:[ \t]*(\d+)", re.IGNORECASE)
+_HEADER = re.compile(rb"^[A-Za-z][A-Za-z0-9-]*[ \t]*:.*$")
+_ALWAYS_ALLOWED = {types.INITIALIZE, types.EXIT}
+
+
+class AsyncFrameSource(Protocol):
+    """What the loop reads from: pygls' stdin reader or an ``asyncio.StreamReader``."""
+
+    def readline(self) -> Awaitable[bytes]: ...
+
+    def readexactly(self, n: int) -> Awaitable[bytes]: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class FrameError:
+    """Bytes that are not a frame: answered with a parse error, then skipped."""
+
+    code: int
+    message: str
+
+
+class _Reject(Exception):
+    def __init__(self, code: int, message: str, msg_id: int | str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.msg_id = msg_id
+
+
+async def _read_body(source: AsyncFrameSource, length: int) -> bytes | None:
+    """Exactly ``length`` bytes, read in bounded chunks; None at end of input."""
+    parts: list[bytes] = []
+    remaining = length
+    while remaining > 0:
+        try:
+            chunk = await source.readexactly(min(remaining, _READ_CHUNK))
+        except EOFError:  # asyncio.IncompleteReadError
+            return None
+        if not chunk:
+            return None
+        parts.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(parts)
+
+
+async def frames(source: AsyncFrameSource) -> AsyncIterator[bytes | FrameError]:
+    """Frame bodies, and a FrameError for each run of bytes that is not a frame, until end of input."""
+    length: int | None = None
+    junk = False
+    while True:
+        line = await source.readline()
+        if not line:
+            return
+        stripped = line.strip()
+        if not stripped:  # end of a header block
+            if junk:
+                junk = False
+                yield FrameError(code=PARSE_ERROR, message="parse error: bytes outside a frame were skipped")
+            if length is None:
+                continue
+            size, length = length, None
+            if size > MAX_FRAME_BYTES:
+                if await _read_body(source, size) is None:
+                    return
+                yield FrameError(
+                    code=INVALID_REQUEST, message=f"invalid request: {size} bytes exceed {MAX_FRAME_BYTES}"
+                )
+                continue
+            body = await _read_body(source, size)
+            if body is None:
+                return
+            yield body
+            continue
+        match = _CONTENT_LENGTH.search(stripped)
+        if match:
+            if match.start() > 0:
+                junk = True  # bytes glued before the header (a body longer than its Content-Length)
+            length = int(match.group(1))
+        elif not _HEADER.match(stripped):
+            junk = True
+
+
+class GuardedTransport:
+    """Reads frames, answers the malformed ones, hands the rest to a pygls protocol."""
+
+    def __init__(self, protocol: JsonRPCProtocol, converter: cattrs.Converter) -> None:
+        self.protocol = protocol
+        self._converter = converter
+        self._initialized = False
+        self._shutting_down = False
+        self._writes: set[asyncio.Future[None]] = set()
+
+    async def serve(self, source: AsyncFrameSource) -> int:
+        """Serve until ``exit`` or end of input; returns the process exit code."""
+        try:
+            async for frame in frames(source):
+                if isinstance(frame, FrameError):
+                    logger.warning("rejected bytes on the LSP transport: %s", frame.message)
+                    self._send_error(None, frame.code, frame.message)
+                else:
+                    self._dispatch(frame)
+        except SystemExit as exc:  # pygls' exit handler
+            return exc.code if isinstance(exc.code, int) else 0
+        return 0 if self._shutting_down else 1
+
+    # -- one message ----------------------------------------------------------------------------
+
+    def _dispatch(self, body: bytes) -> None:
+        try:
+            message = self._check(body)
+        except _Reject as reject:
+            logger.warning("rejected LSP message (%d): %s", reject.code, reject.message)
+            self._send_error(reject.msg_id, reject.code, reject.message)
+            return
+        if message is None:
+            return
+        try:
+            self.protocol.handle_message(message)
+        except Exception:  # the transport's one catch-all: a message must never end the loop
+            logger.exception("handling an LSP message failed")
+            msg_id = getattr(message, "id", None)
+            if getattr(message, "method", None) is not None and isinstance(msg_id, int | str):
+                self._send_error(msg_id, INTERNAL_ERROR, "internal error while handling the request")
+
+    def _check(self, body: bytes) -> Any:
+        try:
+            obj = json.loads(body.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise _Reject(PARSE_ERROR, "parse error: the message is not UTF-8") from None
+        except ValueError as exc:
+            raise _Reject(PARSE_ERROR, f"parse error: {exc}") from None
+        if isinstance(obj, list):
+            raise _Reject(INVALID_REQUEST, "invalid request: batches are not supported by LSP")
+        if not isinstance(obj, dict):
+            raise _Reject(INVALID_REQUEST, "invalid request: a message must be a JSON object")
+        message: dict[str, Any] = obj  # pyright: ignore[reportUnknownVariableType]
+        has_id = "id" in message
+        msg_id = message.get("id")
+        if has_id and (isinstance(msg_id, bool) or not isinstance(msg_id, int | str)):
+            raise _Reject(INVALID_REQUEST, "invalid request: id must be an integer or a string")
+        reply_id: int | str | None = msg_id if has_id else None  # pyright: ignore[reportAssignmentType]
+        if message.get("jsonrpc") != "2.0":
+            raise _Reject(INVALID_REQUEST, 'invalid request: "jsonrpc" must be "2.0"', reply_id)
+        if "method" not in message:
+            return self._response(message, reply_id)
+        method = message["method"]
+        if not isinstance(method, str) or not method:
+            raise _Reject(INVALID_REQUEST, "invalid request: method must be a non-empty string", reply_id)
+        if message.get("params", 0) is None:  # some clients send null for "no params"
+            del message["params"]
+        if "params" in message and not isinstance(message["params"], dict | list):
+            raise _Reject(
+                INVALID_REQUEST, f"invalid request: params of {method} must be an object or an array", reply_id
+            )
+        if reply_id is not None:
+            return self._request(message, method, reply_id)
+        return self._notification(message, method)
+
+    def _request(self, message: dict[str, Any], method: str, msg_id: int | str) -> Any:
+        if not self._initialized and method not in _ALWAYS_ALLOWED:
+            raise _Reject(SERVER_NOT_INITIALIZED, f"server not initialized: {method} before initialize", msg_id)
+        if self._shutting_down and method not in _ALWAYS_ALLOWED:
+            raise _Reject(INVALID_REQUEST, f"invalid request: {method} after shutdown", msg_id)
+        if not self._known(method):
+            raise _Reject(METHOD_NOT_FOUND, f"method not found: {method}", msg_id)
+        try:
+            structured = self._structure(message, method, JsonRPCRequestMessage)
+        except Exception as exc:  # cattrs raises many kinds: all mean the params do not fit
+            raise _Reject(INVALID_PARAMS, f"invalid params for {method}: {_explain(exc)}", msg_id) from None
+        if method == types.INITIALIZE:
+            self._initialized = True
+        elif method == types.SHUTDOWN:
+            self._shutting_down = True
+        return structured
+
+    def _notification(self, message: dict[str, Any], method: str) -> Any:
+        if method != types.EXIT and (not self._initialized and method != types.INITIALIZED):
+            logger.warning("dropped notification %s before initialize", method)
+            return None
+        if self.protocol.get_message_type(method) is None and not self._known(method):
+            logger.debug("dropped notification for unknown method %s", method)
+            return None
+        try:
+            return self._structure(message, method, JsonRPCNotification)
+        except Exception as exc:
+            if "params" not in message:
+                try:
+                    return self._structure({**message, "params": {}}, method, JsonRPCNotification)
+                except Exception:
+                    logger.debug("notification %s without params does not fit its type", method)
+            logger.warning("dropped notification %s: %s", method, _explain(exc))
+            return None
+
+    def _response(self, message: dict[str, Any], reply_id: int | str | None) -> Any:
+        if reply_id is None or ("result" in message) == ("error" in message):
+            raise _Reject(INVALID_REQUEST, "invalid request: no method, and not a response either", reply_id)
+        try:
+            return self.protocol.structure_message(message)
+        except Exception:
+            logger.warning("dropped a malformed response to request %s", reply_id)
+            return None
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    def _known(self, method: str) -> bool:
+        features = cast(dict[str, object], self.protocol.fm.features)  # pyright: ignore[reportUnknownMemberType]
+        builtins = cast(dict[str, object], self.protocol.fm.builtin_features)  # pyright: ignore[reportUnknownMemberType]
+        return method in features or method in builtins
+
+    def _structure(self, message: dict[str, Any], method: str, fallback: type) -> Any:
+        msg_type = self.protocol.get_message_type(method)
+        if msg_type is None:
+            msg_type = fallback
+            message = {"params": None, **message}
+        return cast(Any, self._converter.structure(message, msg_type))  # pyright: ignore[reportUnknownMemberType]
+
+    def _send_error(self, msg_id: int | str | None, code: int, message: str) -> None:
+        writer = self.protocol.writer
+        if writer is None:
+            return
+        body = json.dumps({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}).encode()
+        try:
+            result = writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            if inspect.isawaitable(result):
+                task = asyncio.ensure_future(result)
+                self._writes.add(task)
+                task.add_done_callback(self._writes.discard)
+        except (OSError, ValueError):
+            logger.warning("could not write an error reply: the client is gone")
+
+
+def _explain(exc: BaseException) -> str:
+    if isinstance(exc, cattrs.BaseValidationError):
+        return "; ".join(cattrs.transform_error(exc))
+    return str(exc) or type(exc).__name__

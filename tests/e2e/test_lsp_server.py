@@ -1,0 +1,195 @@
+"""``ided lsp`` as editors run it: real stdio, pytest-lsp's client, a real daemon behind it."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from daemon.config import load_config
+from daemon.service.api import DaemonStatus, Methods
+from daemon.service.daemon_client import DaemonClient
+from tests.e2e.lsp_support import WAIT_S, copy_fixture, lsp_client, overrides
+
+pytestmark = pytest.mark.e2e
+
+INVALID_PARAMS = -32602
+METHOD_NOT_FOUND = -32601
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, isolated_home: Path) -> Path:
+    return copy_fixture(tmp_path / "ws")
+
+
+@pytest.fixture
+def state(tmp_path: Path) -> Path:
+    return tmp_path / "state"
+
+
+async def _error(awaitable: Any) -> JsonRpcException:
+    with pytest.raises(JsonRpcException) as caught:
+        await awaitable
+    return caught.value
+
+
+async def test_startup_announces_the_methods_and_reports_progress_until_indexed(workspace: Path, state: Path) -> None:
+    async with lsp_client(workspace, state) as client:
+        await asyncio.wait_for(client.progress_ended.wait(), WAIT_S)
+        reports = [value for values in client.progress_reports.values() for value in values]
+        assert isinstance(reports[0], types.WorkDoneProgressBegin)
+        assert reports[0].title == "ided: indexing"
+        end = reports[-1]
+        assert isinstance(end, types.WorkDoneProgressEnd)
+        assert end.message is not None
+        assert end.message.startswith("4 files, ")
+        assert not client.messages  # nothing went wrong that a user must see
+
+        status = await client.ided("ided/index/status")
+        assert status["ready"] is True
+        assert status["filesIndexed"] == 4
+        assert status["busy"] is None
+        assert status["workspace"] == str(workspace)
+
+
+async def test_initialize_result_lists_workspace_symbols_and_every_ided_method(workspace: Path, state: Path) -> None:
+    async with lsp_client(workspace, state) as client:
+        result = await client.initialize_async(types.InitializeParams(capabilities=types.ClientCapabilities()))
+        # a second initialize is answered too; the first one's capabilities are the same
+        capabilities = result.capabilities
+        assert capabilities.workspace_symbol_provider
+        experimental: Any = capabilities.experimental
+        ided: dict[str, list[str]] = experimental["ided"]
+        assert set(ided["requests"]) == {
+            "ided/index/search",
+            "ided/index/status",
+            "ided/intel/definition",
+            "ided/intel/references",
+            "ided/intel/signature",
+            "ided/intel/astNode",
+        }
+        assert ided["notifications"] == ["ided/index/changed"]
+
+
+async def test_search_answers_hits_with_file_uris_and_zero_based_line_ranges(workspace: Path, state: Path) -> None:
+    async with lsp_client(workspace, state) as client:
+        await asyncio.wait_for(client.progress_ended.wait(), WAIT_S)
+        result = await client.ided("ided/index/search", {"query": "hypotenuse right triangle", "mode": "lexical"})
+        assert result["mode"] == "lexical"
+        hit: dict[str, Any] = result["hits"][0]
+        assert hit["path"] == "src/geometry.py"
+        assert hit["qualifiedName"] == "hypotenuse"
+        assert hit["symbolKind"] == "function"
+        assert hit["location"]["uri"] == (workspace / "src" / "geometry.py").as_uri()
+        lines = (workspace / "src" / "geometry.py").read_text().splitlines()
+        start: dict[str, int] = hit["location"]["range"]["start"]
+        assert lines[start["line"]].startswith("def hypotenuse(")
+        assert start["character"] == 0
+        assert hit["preview"].startswith("def hypotenuse(")
+        assert hit["text"] is None
+
+        docs = await client.ided("ided/index/search", {"query": "guide", "kind": "docs", "k": 2, "includeText": True})
+        assert docs["hits"]
+        assert all(h["kind"] == "docs" and h["text"] for h in docs["hits"])
+
+
+async def test_workspace_symbol_finds_classes_and_methods_by_name(workspace: Path, state: Path) -> None:
+    async with lsp_client(workspace, state) as client:
+        await asyncio.wait_for(client.progress_ended.wait(), WAIT_S)
+        classes = await client.workspace_symbol_async(types.WorkspaceSymbolParams(query="Circle"))
+        assert classes is not None
+        by_name = {(s.name, s.kind) for s in classes if isinstance(s, types.SymbolInformation)}
+        assert ("Circle", types.SymbolKind.Class) in by_name
+
+        methods = await client.workspace_symbol_async(types.WorkspaceSymbolParams(query="circumference"))
+        assert methods is not None
+        method = next(s for s in methods if isinstance(s, types.SymbolInformation) and s.name == "circumference")
+        assert method.kind == types.SymbolKind.Method
+        assert method.container_name == "Circle"
+        assert method.location.uri == (workspace / "src" / "geometry.py").as_uri()
+
+        assert await client.workspace_symbol_async(types.WorkspaceSymbolParams(query="")) == []
+
+
+async def test_a_save_is_announced_as_ided_index_changed_and_is_searchable(workspace: Path, state: Path) -> None:
+    async with lsp_client(workspace, state) as client:
+        await asyncio.wait_for(client.progress_ended.wait(), WAIT_S)
+        saved = workspace / "src" / "saved.py"
+        saved.write_text("def freshly_saved_function():\n    return 1\n")
+
+        async def announced() -> dict[str, Any]:
+            while True:
+                params = await client.index_changed.get()
+                if "src/saved.py" in params["paths"]:
+                    return params
+
+        note = await asyncio.wait_for(announced(), WAIT_S)
+        assert note["uris"] == [saved.as_uri()]
+        assert note["filesIndexed"] == 1
+        result = await client.ided("ided/index/search", {"query": "freshly_saved_function", "mode": "lexical"})
+        assert result["hits"][0]["path"] == "src/saved.py"
+
+
+async def test_bad_params_are_invalid_params_naming_the_field(workspace: Path, state: Path) -> None:
+    async with lsp_client(workspace, state) as client:
+        wrong_type = await _error(client.ided("ided/index/search", {"query": 5}))
+        assert wrong_type.code == INVALID_PARAMS
+        assert "$.params.query" in wrong_type.message
+
+        out_of_range = await _error(client.ided("ided/index/search", {"query": "x", "k": 0}))
+        assert out_of_range.code == INVALID_PARAMS
+        assert "k:" in out_of_range.message
+
+        no_target = await _error(client.ided("ided/intel/definition", {"maxResults": 3}))
+        assert no_target.code == INVALID_PARAMS
+        assert "give symbol, or textDocument and position" in no_target.message
+
+        no_position = await _error(client.ided("ided/intel/astNode", {"textDocument": {"uri": "file:///x.py"}}))
+        assert no_position.code == INVALID_PARAMS
+        assert "$.params.position" in no_position.message
+
+        unknown = await _error(client.ided("ided/index/nope", {}))
+        assert unknown.code == METHOD_NOT_FOUND
+
+        status = await client.ided("ided/index/status")  # the server is still there
+        assert status["filesIndexed"] >= 0
+
+
+async def test_intel_methods_forward_to_the_daemon_and_answer_rather_than_hang(workspace: Path, state: Path) -> None:
+    geometry = (workspace / "src" / "geometry.py").as_uri()
+    position = {"textDocument": {"uri": geometry}, "position": {"line": 21, "character": 6}}
+    async with lsp_client(workspace, state) as client:
+        calls = {
+            "ided/intel/definition": {"symbol": "hypotenuse"},
+            "ided/intel/references": {"symbol": "Circle.area", "includeDeclaration": True},
+            "ided/intel/signature": position,
+            "ided/intel/astNode": position,
+        }
+        for method, params in calls.items():
+            try:
+                result = await client.ided(method, params)
+            except JsonRpcException as exc:  # a daemon without code intelligence says so
+                assert exc.code == METHOD_NOT_FOUND, (method, exc.message)
+                assert (
+                    f"does not provide intel/{method.rsplit('/', 1)[1]}".replace("astNode", "ast_node") in exc.message
+                )
+            else:
+                assert isinstance(result, dict), method
+
+
+async def test_an_lsp_client_and_a_daemon_client_share_one_daemon(workspace: Path, state: Path) -> None:
+    async with lsp_client(workspace, state) as client:
+        status = await client.ided("ided/index/status")
+        config = load_config(workspace, overrides=overrides(state))
+        other = await DaemonClient.attach(config, client="mcp", start=False)
+        try:
+            assert other.daemon_pid == status["daemonPid"]
+            daemon = await other.call_model(Methods.DAEMON_STATUS, None, DaemonStatus)
+            assert sorted(c.client for c in daemon.clients) == ["lsp", "mcp"]
+        finally:
+            await other.close()
+        assert (await client.ided("ided/index/status"))["daemonPid"] == status["daemonPid"]
