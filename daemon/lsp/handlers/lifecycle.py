@@ -41,6 +41,7 @@ def register(server: IdedLanguageServer) -> None:
     @server.feature(types.INITIALIZE)
     def initialize(params: types.InitializeParams) -> None:
         server.set_root(workspace_root(params), server.workspace.position_encoding)
+        server.session.expect_attach()  # requests sent before `initialized` wait for the attach
         try:
             server.session.configure(server.root)
         except DaemonError as exc:
