@@ -137,9 +137,9 @@ async def test_ided_search_in_headless_neovim_fills_the_quickfix_list(tmp_path: 
     assert report["progress"][0] == "begin"
     assert "end" in report["progress"]
 
-    search = report["search"]
+    search: dict[str, Any] = report["search"]
     assert search["title"] == "ided: hypotenuse of a right triangle"
-    first = search["items"][0]
+    first: dict[str, Any] = search["items"][0]
     assert first["filename"] == str(workspace / "src" / "geometry.py")
     lines = (workspace / "src" / "geometry.py").read_text().splitlines()
     assert lines[first["lnum"] - 1].startswith("def hypotenuse(")
