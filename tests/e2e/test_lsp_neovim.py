@@ -142,7 +142,8 @@ async def test_ided_search_in_headless_neovim_fills_the_quickfix_list(tmp_path: 
     first: dict[str, Any] = search["items"][0]
     assert first["filename"] == str(workspace / "src" / "geometry.py")
     lines = (workspace / "src" / "geometry.py").read_text().splitlines()
-    assert lines[first["lnum"] - 1].startswith("def hypotenuse(")
+    lnum: int = first["lnum"]
+    assert lines[lnum - 1].startswith("def hypotenuse(")
     assert first["text"].startswith("[function] hypotenuse  def hypotenuse(")
 
     assert "[Class] Circle" in [item["text"] for item in report["symbols"]["items"]]
