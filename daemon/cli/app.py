@@ -26,6 +26,7 @@ from daemon.cli.daemon_commands import (
 from daemon.cli.lsp_command import lsp
 from daemon.cli.mcp_command import mcp
 from daemon.cli.render import print_daemon, print_report, print_search, print_status
+from daemon.cli.run_commands import register_run_commands
 from daemon.config import Config, config_json_schema
 from daemon.core.models import ChunkKind, SearchMode
 from daemon.errors import DaemonError
@@ -52,6 +53,7 @@ app = typer.Typer(
 config_app = typer.Typer(help="Inspect the configuration and its JSON Schema.", no_args_is_help=True)
 app.add_typer(config_app, name="config")
 app.command("mcp")(mcp)
+register_run_commands(app)
 app.command("lsp")(lsp)
 
 WorkspaceOpt = Annotated[

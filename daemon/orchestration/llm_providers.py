@@ -9,7 +9,8 @@ order when it fails (see ``resilience``).
 Providers: ``openai`` is any OpenAI-compatible server (OpenAI, Ollama ``http://localhost:11434/v1``,
 vLLM, llama.cpp server, LM Studio) through langchain-openai's ``ChatOpenAI`` with ``base_url``;
 ``anthropic`` through langchain-anthropic; ``replay`` answers from ``pipeline.replay_script``. When
-``pipeline.replay_script`` is set every role answers from it, whatever the entries say.
+``pipeline.replay_script`` is set every role answers from it, whatever the entries say (the optional
+``retrieval`` role only when the script has an entry for it by name).
 
 API keys are read from the environment variable an entry names (``api_key_env``); the caller passes
 the environment in (only the composition root reads ``os.environ``).
@@ -141,7 +142,9 @@ class ModelRegistry:
                 path = workspace / path
             script = ReplayScript.load(path)
 
-            def replay_chain(role: str) -> list[ModelEndpoint]:
+            def replay_chain(role: str) -> list[ModelEndpoint] | None:
+                if role == RETRIEVAL_ROLE and not any(e.role == RETRIEVAL_ROLE for e in script.entries):
+                    return None  # the optional query writer answers only when the script names it
                 model = ReplayChatModel(script=script, role=role)
                 return [ModelEndpoint(name=role, provider="replay", model=path.name, chat_model=model)]
 

@@ -226,7 +226,14 @@ class PipelineRuntime:
             raise PipelineError(f"run {run_id} is running (pid {record.pid}); cancel it first or wait")
         await self.store.clear_cancel(run_id)
         self._cancelled.discard(run_id)
-        return await self._launch(record, resumed=True)
+        return await self._launch(record, resumed=record.status is not RunStatus.PLANNED)
+
+    async def execute(self, run_id: str) -> RunRecord:
+        """Launch a ``planned`` run (from ``prepare``) in the background."""
+        record = await self.get(run_id)
+        if record.status is not RunStatus.PLANNED:
+            raise PipelineError(f"run {run_id} is {record.status.value}, not planned; use resume")
+        return await self._launch(record, resumed=False)
 
     async def _launch(self, record: RunRecord, *, resumed: bool) -> RunRecord:
         plan = record.plan

@@ -108,8 +108,12 @@ def _fix_for(error_type: str, field_name: str) -> str:
 
 def _schema_problems(exc: ValidationError, raw: Mapping[str, object], source: str) -> list[WorkflowProblem]:
     problems: list[WorkflowProblem] = []
-    for err in exc.errors():
+    errors = exc.errors()
+    stage_errors = any(len(e["loc"]) >= 2 and e["loc"][0] == "stages" for e in errors)
+    for err in errors:
         loc = err["loc"]
+        if stage_errors and loc == ("stages",) and err["type"] == "too_short":
+            continue  # a consequence of the invalid stages reported on their own
         stage: str | None = None
         path = loc
         if len(loc) >= 2 and loc[0] == "stages" and isinstance(loc[1], int):

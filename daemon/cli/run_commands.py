@@ -1,0 +1,472 @@
+"""``ided run``, ``ided runs [show ID]``, ``ided resume ID``, ``ided cancel ID`` and ``ided workflows ...``.
+
+This module is the composition root of the pipeline for the command line: it reads the environment
+(API keys), builds the model registry, profiles the workspace and hands the runtime a retriever
+over the workspace index (the daemon's when one runs, else the index opened in this process).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import sys
+from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+from daemon.cli.context import CliState
+from daemon.cli.daemon_commands import daemon_running
+from daemon.cli.run_render import (
+    print_catalog,
+    print_decisions,
+    print_plan,
+    print_problems,
+    print_progress,
+    print_record,
+    print_runs,
+    print_selection,
+    print_workflow,
+)
+from daemon.config import Config
+from daemon.core.models import ChunkKind, SearchResult
+from daemon.errors import DaemonError
+from daemon.orchestration.deterministic_selector import decide_stages
+from daemon.orchestration.graph_builder import graph_mermaid
+from daemon.orchestration.llm_providers import HOW_TO_CONFIGURE, ModelRegistry
+from daemon.orchestration.plan import assemble_plan
+from daemon.orchestration.progress import ProgressKind
+from daemon.orchestration.project_profile import profile_project
+from daemon.orchestration.resilience import ResilienceLayer
+from daemon.orchestration.retriever import RetrievalQuery, RetrievedSnippet
+from daemon.orchestration.run_store import RunRecord, RunStatus
+from daemon.orchestration.runtime import PipelineRuntime
+from daemon.orchestration.selection_models import DecisionSource, StageDecision
+from daemon.orchestration.workflow_loader import WorkflowCatalog, check_workflow_file, workflow_dirs
+from daemon.orchestration.workflow_schema import workflow_json_schema
+from daemon.service.api import Methods, SearchParams
+from daemon.service.daemon_client import DaemonClient
+from daemon.service.workspace_index import WorkspaceIndex
+
+__all__ = ["IndexRetriever", "register_run_commands", "runs_app", "workflows_app"]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+EXIT_NO_MODEL = 3
+EXIT_CANCELLED = 130
+
+runs_app = typer.Typer(help="List workflow runs and show one (record, decision log, events).")
+workflows_app = typer.Typer(
+    help="List, show, validate the workflows (workflows/ and .ided/workflows/).", no_args_is_help=True
+)
+
+WorkspaceOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--workspace", "-w", help="Workspace root (default: found from the current directory).", file_okay=False
+    ),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the run record as JSON on stdout.")]
+EventsOpt = Annotated[
+    bool, typer.Option("--events", help="Print every progress event as one JSON line on stdout (for fronts).")
+]
+
+
+def _state(ctx: typer.Context) -> CliState:
+    state = ctx.obj
+    assert isinstance(state, CliState)
+    return state
+
+
+class IndexRetriever:
+    """The pipeline's ``Retriever`` over the workspace index: the daemon's when it runs, else opened here.
+
+    The local index is opened once, on first use, in a dedicated thread that owns it until ``close``.
+    """
+
+    def __init__(self, config: Config) -> None:
+        self._config = config
+        self._remote = daemon_running(config)
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ided-index")
+        self._index: WorkspaceIndex | None = None
+        self._failed: str | None = None
+
+    def _params(self, query: RetrievalQuery) -> list[SearchParams]:
+        source = query.source
+        kind = ChunkKind(source.kind) if source is not None and source.kind in ("code", "docs") else None
+        globs: Sequence[str | None] = (source.paths[:3] if source is not None and source.paths else None) or [None]
+        return [SearchParams(query=query.text, k=query.k, kind=kind, path_glob=g) for g in globs]
+
+    def _local_search(self, params: SearchParams) -> SearchResult | None:
+        if self._failed is not None:
+            return None
+        if self._index is None:
+            try:
+                self._index = WorkspaceIndex.open(self._config)
+            except DaemonError as exc:
+                self._failed = str(exc)
+                logger.warning("adaptive retrieval has no index: %s", exc)
+                return None
+        return self._index.search(params.query, k=params.k, filters=params.filters(), mode=params.mode)
+
+    async def retrieve(self, query: RetrievalQuery) -> list[RetrievedSnippet]:
+        snippets: list[RetrievedSnippet] = []
+        for params in self._params(query):
+            if self._remote:
+                client = await DaemonClient.attach(self._config, client="cli", start=False)
+                async with client:
+                    result = SearchResult.model_validate(await client.call(Methods.INDEX_SEARCH, params, wait_s=60))
+            else:
+                loop = asyncio.get_running_loop()
+                found = await loop.run_in_executor(self._pool, self._local_search, params)
+                if found is None:
+                    return snippets
+                result = found
+            snippets.extend(
+                RetrievedSnippet(
+                    path=h.chunk.path,
+                    start_line=h.chunk.start_line,
+                    end_line=h.chunk.end_line,
+                    text=h.chunk.text,
+                    score=h.score,
+                )
+                for h in result.hits
+            )
+        return snippets
+
+    def close(self) -> None:
+        def shut() -> None:
+            if self._index is not None:
+                self._index.close()
+
+        self._pool.submit(shut).result(timeout=60)
+        self._pool.shutdown(wait=True)
+
+
+def _catalog(state: CliState, config: Config, *, quiet: bool = False) -> WorkflowCatalog:
+    catalog = WorkflowCatalog.load(workflow_dirs(config.workspace_path, config.pipeline.workflow_dirs))
+    if catalog.problems and not quiet:
+        state.err.print(
+            f"{len(catalog.problems)} problem(s) in workflow files; those files are left out:", style="yellow"
+        )
+        print_problems(state.err, list(catalog.problems))
+    if not catalog.workflows:
+        state.fail("no valid workflow found (`ided workflows validate` explains)")
+    return catalog
+
+
+@asynccontextmanager
+async def _runtime(state: CliState, config: Config, *, models_needed: bool) -> AsyncGenerator[PipelineRuntime]:
+    pipeline = config.pipeline
+    cache_path = config.state_path / "pipeline" / "llm_cache.sqlite3"
+    layer = ResilienceLayer(pipeline.resilience, cache_path=cache_path if models_needed else None)
+    try:
+        models = (
+            ModelRegistry.from_config(pipeline, env=os.environ, layer=layer, workspace=config.workspace_path)
+            if models_needed
+            else ModelRegistry.none(layer)
+        )
+    except DaemonError as exc:
+        layer.close()
+        state.fail(str(exc))
+    catalog = _catalog(state, config, quiet=not models_needed)
+    profile = await asyncio.to_thread(profile_project, config.workspace_path) if models_needed else None
+    retriever = IndexRetriever(config) if models_needed else None
+    try:
+        async with PipelineRuntime.open(
+            catalog=catalog,
+            models=models,
+            state_dir=config.state_path,
+            config=pipeline,
+            retriever=retriever,
+            profile=profile,
+        ) as runtime:
+            yield runtime
+    finally:
+        if retriever is not None:
+            await asyncio.to_thread(retriever.close)
+        layer.close()
+
+
+def _guarded(state: CliState, work: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    try:
+        return asyncio.run(work())
+    except DaemonError as exc:
+        state.fail(str(exc))
+
+
+async def _follow(
+    state: CliState, runtime: PipelineRuntime, launch: Callable[[], Awaitable[RunRecord]], events: bool
+) -> RunRecord:
+    subscription = runtime.subscribe()
+    try:
+        record = await launch()
+        async for event in subscription:
+            if event.run_id != record.run_id:
+                continue
+            if events:
+                sys.stdout.write(event.model_dump_json() + "\n")
+                sys.stdout.flush()
+            else:
+                print_progress(state.err, event)
+            if event.event is ProgressKind.RUN_FINISHED:
+                break
+        return await runtime.wait(record.run_id)
+    finally:
+        subscription.close()
+
+
+def _exit_code(record: RunRecord) -> int:
+    if record.status is RunStatus.SUCCEEDED or record.status is RunStatus.PLANNED:
+        return 0
+    return EXIT_CANCELLED if record.status is RunStatus.CANCELLED else 1
+
+
+def _report(state: CliState, record: RunRecord, *, as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(record.model_dump_json(indent=2) + "\n")
+    else:
+        print_record(state.out if sys.stdout.isatty() else state.err, record)
+    code = _exit_code(record)
+    if code:
+        raise typer.Exit(code)
+
+
+def run(
+    ctx: typer.Context,
+    request: Annotated[str, typer.Argument(help="What you want done, in your words.")],
+    workflow: Annotated[
+        str | None, typer.Option("--workflow", help="Use this workflow instead of letting the orchestrator choose.")
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show selection, plan and graph; execute nothing.")
+    ] = False,
+    workspace: WorkspaceOpt = None,
+    events: EventsOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run a request through a workflow: selection, plan, then the LangGraph state machine.
+
+    With no model configured it shows the deterministic selection and the plan, and says how to
+    configure a model (exit code 3). The run is recorded either way (`ided runs`).
+    """
+    state = _state(ctx)
+    config = state.config(workspace)
+
+    async def go() -> RunRecord:
+        async with _runtime(state, config, models_needed=True) as runtime:
+            record = await runtime.prepare(request, workflow=workflow)
+            assert record.selection is not None and record.plan is not None
+            if not events:
+                print_selection(state.err, record.selection)
+                print_plan(state.err, record.plan)
+            missing = runtime.missing_models(record.plan)
+            if dry_run or missing:
+                if dry_run and not events:
+                    state.err.print(graph_mermaid(record.plan), markup=False, highlight=False)
+                if missing and not dry_run:
+                    state.err.print(f"no model configured for {', '.join(missing)}: nothing executed.", style="yellow")
+                    state.err.print(HOW_TO_CONFIGURE, markup=False, highlight=False)
+                return record
+            return await _follow(state, runtime, lambda: runtime.execute(record.run_id), events)
+
+    record = _guarded(state, go)
+    missing_model = record.status is RunStatus.PLANNED and not dry_run
+    if as_json:
+        sys.stdout.write(record.model_dump_json(indent=2) + "\n")
+    elif not events:
+        print_record(state.err, record)
+    if missing_model:
+        raise typer.Exit(EXIT_NO_MODEL)
+    if code := _exit_code(record):
+        raise typer.Exit(code)
+
+
+def resume(
+    ctx: typer.Context,
+    run_id: Annotated[str, typer.Argument(help="The run to continue (`ided runs` lists them).")],
+    workspace: WorkspaceOpt = None,
+    events: EventsOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Continue an interrupted run from its last checkpoint, or execute a planned one."""
+    state = _state(ctx)
+    config = state.config(workspace)
+
+    async def go() -> RunRecord:
+        async with _runtime(state, config, models_needed=True) as runtime:
+            return await _follow(state, runtime, lambda: runtime.resume(run_id), events)
+
+    record = _guarded(state, go)
+    if events and not as_json:
+        if code := _exit_code(record):
+            raise typer.Exit(code)
+        return
+    _report(state, record, as_json=as_json)
+
+
+def cancel(
+    ctx: typer.Context,
+    run_id: Annotated[str, typer.Argument(help="The run to cancel.")],
+    workspace: WorkspaceOpt = None,
+) -> None:
+    """Cancel a run: no further node starts (the one in flight finishes)."""
+    state = _state(ctx)
+    config = state.config(workspace)
+
+    async def go() -> RunRecord:
+        async with _runtime(state, config, models_needed=False) as runtime:
+            return await runtime.cancel(run_id)
+
+    record = _guarded(state, go)
+    if record.status is RunStatus.RUNNING:
+        state.err.print(f"cancel requested: run {run_id} stops before its next node")
+    else:
+        state.err.print(f"run {run_id}: {record.status.value}")
+
+
+@runs_app.callback(invoke_without_command=True)
+def runs_list(
+    ctx: typer.Context,
+    workspace: WorkspaceOpt = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="How many runs, newest first.")] = 20,
+    as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
+) -> None:
+    """List recent runs, newest first."""
+    if ctx.invoked_subcommand is not None:
+        return
+    state = _state(ctx)
+    config = state.config(workspace)
+
+    async def go() -> list[RunRecord]:
+        async with _runtime(state, config, models_needed=False) as runtime:
+            return await runtime.list_runs(limit)
+
+    records = _guarded(state, go)
+    if as_json:
+        sys.stdout.write(json.dumps([r.model_dump(mode="json") for r in records], indent=2) + "\n")
+    else:
+        print_runs(state.out, records)
+
+
+@runs_app.command("show")
+def runs_show(
+    ctx: typer.Context,
+    run_id: Annotated[str, typer.Argument(help="The run to show.")],
+    workspace: WorkspaceOpt = None,
+    events: Annotated[bool, typer.Option("--events", help="Also list the progress events.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Record, decision log (and events) as JSON.")] = False,
+) -> None:
+    """Show a run: record, plan, stop decision and the decision log."""
+    state = _state(ctx)
+    config = state.config(workspace)
+
+    async def go() -> None:
+        async with _runtime(state, config, models_needed=False) as runtime:
+            record = await runtime.get(run_id)
+            log = await runtime.decision_log(run_id)
+            progress = await runtime.events(run_id) if events else []
+            if as_json:
+                payload = {
+                    "record": record.model_dump(mode="json"),
+                    "decisions": [e.model_dump(mode="json") for e in log],
+                    "events": [e.model_dump(mode="json") for e in progress],
+                }
+                sys.stdout.write(json.dumps(payload, indent=2) + "\n")
+            else:
+                print_record(state.out, record)
+                if record.plan is not None:
+                    print_plan(state.out, record.plan)
+                state.out.print("decision log:", style="bold")
+                print_decisions(state.out, log)
+                for event in progress:
+                    print_progress(state.out, event)
+
+    _guarded(state, go)
+
+
+def workflows_list(ctx: typer.Context, workspace: WorkspaceOpt = None) -> None:
+    """List the available workflows (built-in, then the workspace's .ided/workflows/)."""
+    state = _state(ctx)
+    print_catalog(state.out, _catalog(state, state.config(workspace)))
+
+
+def workflows_show(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Workflow name.")],
+    mermaid: Annotated[bool, typer.Option("--mermaid", help="Print the compiled LangGraph graph as Mermaid.")] = False,
+    request: Annotated[
+        str | None, typer.Option("--request", help="Decide optional stages for this request (deterministic rules).")
+    ] = None,
+    workspace: WorkspaceOpt = None,
+) -> None:
+    """Show a workflow's stages and routing, or (--mermaid) its compiled graph; all stages included by default."""
+    state = _state(ctx)
+    catalog = _catalog(state, state.config(workspace), quiet=True)
+    try:
+        wf = catalog.get(name)
+    except DaemonError as exc:
+        state.fail(str(exc))
+    if request is not None:
+        decisions = decide_stages(wf, request, None)
+    else:
+        decisions = tuple(
+            StageDecision(stage_id=s.stage_id, include=True, reason="shown in full", source=DecisionSource.RULE)
+            for s in wf.stages
+        )
+    plan = assemble_plan(wf, decisions, request or "(no request)")
+    if mermaid:
+        sys.stdout.write(graph_mermaid(plan) + "\n")
+        return
+    print_workflow(state.out, wf, catalog.sources[name])
+    print_plan(state.out, plan)
+
+
+def workflows_validate(
+    ctx: typer.Context,
+    files: Annotated[
+        list[Path] | None, typer.Argument(help="Files to check (default: every workflow directory).")
+    ] = None,
+    workspace: WorkspaceOpt = None,
+) -> None:
+    """Validate workflow files: schema, routing targets, reachability, bounded loops, unique ids."""
+    state = _state(ctx)
+    if files:
+        problems = [p for f in files for p in check_workflow_file(f)]
+        checked = len(files)
+    else:
+        config = state.config(workspace)
+        catalog = WorkflowCatalog.load(workflow_dirs(config.workspace_path, config.pipeline.workflow_dirs))
+        problems = list(catalog.problems)
+        checked = len(catalog.workflows) + len({p.file for p in problems})
+    if problems:
+        print_problems(state.err, problems)
+        state.fail(f"{len(problems)} problem(s) in {len({p.file for p in problems})} file(s)")
+    state.err.print(f"{checked} workflow file(s) valid", style="green")
+
+
+def workflows_schema() -> None:
+    """Print the JSON Schema of workflow files (also in workflows/schema.json)."""
+    sys.stdout.write(json.dumps(workflow_json_schema(), indent=2) + "\n")
+
+
+workflows_app.command("list")(workflows_list)
+workflows_app.command("show")(workflows_show)
+workflows_app.command("validate")(workflows_validate)
+workflows_app.command("schema")(workflows_schema)
+
+
+def register_run_commands(app: typer.Typer) -> None:
+    """Add the pipeline commands to the ``ided`` app."""
+    app.command("run")(run)
+    app.command("resume")(resume)
+    app.command("cancel")(cancel)
+    app.add_typer(runs_app, name="runs")
+    app.add_typer(workflows_app, name="workflows")

@@ -1,0 +1,98 @@
+"""Helpers for pipeline tests: replay scripts (the scripted LLM), runtimes over temp state, event trails."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Iterable, Mapping
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from daemon.config import PipelineConfig, ResilienceConfig
+from daemon.orchestration.llm_providers import ModelRegistry
+from daemon.orchestration.progress import ExecutionProgress, ProgressKind
+from daemon.orchestration.project_profile import ProjectProfile
+from daemon.orchestration.resilience import ResilienceLayer
+from daemon.orchestration.retriever import Retriever
+from daemon.orchestration.runtime import PipelineRuntime
+from daemon.orchestration.workflow_loader import WorkflowCatalog, builtin_workflow_dir
+
+WAIT = 60.0
+"""Upper bound for any run in a test (they take well under a second)."""
+
+FAST_RESILIENCE = ResilienceConfig(cache=False, max_retries=0, backoff_initial_seconds=0.0, backoff_max_seconds=0.0)
+
+
+def builtin_catalog() -> WorkflowCatalog:
+    return WorkflowCatalog.load([builtin_workflow_dir()])
+
+
+def choose(workflow: str, rationale: str = "scripted", **decisions: str) -> dict[str, Any]:
+    """An orchestrator answer: ``choose("bug_fix", code_review="INCLUDE")``."""
+    return {
+        "workflow": workflow,
+        "rationale": rationale,
+        "stage_decisions": [
+            {"stage_id": sid, "decision": verdict, "reason": f"scripted {verdict.lower()}"}
+            for sid, verdict in decisions.items()
+        ],
+    }
+
+
+def answer(
+    role: str, status: str = "success", summary: str = "done", *, attempt: int | None = None, **extra: Any
+) -> dict[str, Any]:
+    """A scripted agent answer for ``role`` (optionally only for one attempt)."""
+    entry: dict[str, Any] = {"role": role, "answer": {"status": status, "summary": summary, "evidence": [summary]}}
+    if attempt is not None:
+        entry["match"] = rf"Attempt: {attempt}\b"
+    entry.update(extra)
+    return entry
+
+
+def everyone_succeeds() -> dict[str, Any]:
+    return {"role": "*", "answer": {"status": "success", "summary": "done"}, "repeat": True}
+
+
+def write_script(path: Path, entries: Iterable[Mapping[str, Any]]) -> Path:
+    path.write_text(yaml.safe_dump({"responses": list(entries)}, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def replay_config(script: Path, **overrides: Any) -> PipelineConfig:
+    return PipelineConfig(replay_script=str(script), resilience=FAST_RESILIENCE, **overrides)
+
+
+@asynccontextmanager
+async def open_runtime(
+    state_dir: Path,
+    config: PipelineConfig,
+    *,
+    catalog: WorkflowCatalog | None = None,
+    retriever: Retriever | None = None,
+    profile: ProjectProfile | None = None,
+    models: ModelRegistry | None = None,
+) -> AsyncGenerator[PipelineRuntime]:
+    layer = ResilienceLayer(config.resilience)
+    registry = models or ModelRegistry.from_config(config, env={}, layer=layer)
+    async with PipelineRuntime.open(
+        catalog=catalog or builtin_catalog(),
+        models=registry,
+        state_dir=state_dir,
+        config=config,
+        retriever=retriever,
+        profile=profile,
+    ) as runtime:
+        yield runtime
+    registry.close()
+
+
+def trail(events: Iterable[ExecutionProgress]) -> list[str]:
+    """The nodes in the order they started."""
+    return [e.node or "" for e in events if e.event is ProgressKind.NODE_STARTED]
+
+
+def outcomes(events: Iterable[ExecutionProgress]) -> list[tuple[str, str]]:
+    """(node, succeeded|failed) for every finished node."""
+    return [(e.node or "", e.status) for e in events if e.event is ProgressKind.NODE_FINISHED]
