@@ -1,0 +1,151 @@
+// ided for VS Code: starts `ided lsp` (which attaches to the workspace's ided daemon), offers a
+// search command (QuickPick, opens the hit) and shows index progress in the status bar.
+import * as vscode from "vscode";
+import {
+  LanguageClient,
+  LanguageClientOptions,
+  ServerOptions,
+  StaticFeature,
+  TransportKind,
+  WorkDoneProgress,
+  WorkDoneProgressCreateParams,
+  WorkDoneProgressCreateRequest,
+} from "vscode-languageclient/node";
+
+import { hitToItem, HitItem, IndexSearchResult, IndexStatus, ProgressValue, searchParams, serverArgs } from "./format";
+import { IndexStatusBar } from "./statusBar";
+
+const STATUS_POLL_MS = 15_000;
+
+let client: LanguageClient | undefined;
+let statusBar: IndexStatusBar | undefined;
+let poll: NodeJS.Timeout | undefined;
+
+/** Takes over `window/workDoneProgress/create` so the status bar follows the server's progress. */
+class StatusBarProgress implements StaticFeature {
+  constructor(private readonly lsp: LanguageClient, private readonly bar: IndexStatusBar) {}
+
+  fillClientCapabilities(capabilities: { window?: { workDoneProgress?: boolean } }): void {
+    capabilities.window = { ...(capabilities.window ?? {}), workDoneProgress: true };
+  }
+
+  initialize(): void {
+    this.lsp.onRequest(WorkDoneProgressCreateRequest.type, (params: WorkDoneProgressCreateParams) => {
+      const subscription = this.lsp.onProgress(WorkDoneProgress.type, params.token, (value) => {
+        this.bar.onProgress(value as ProgressValue);
+        if (value.kind === "end") {
+          subscription.dispose();
+          void refreshStatus();
+        }
+      });
+    });
+  }
+
+  getState(): { kind: "static" } {
+    return { kind: "static" };
+  }
+
+  clear(): void {}
+}
+
+function settings(): vscode.WorkspaceConfiguration {
+  return vscode.workspace.getConfiguration("ided");
+}
+
+async function refreshStatus(): Promise<void> {
+  if (!client || !statusBar || !client.isRunning()) {
+    return;
+  }
+  try {
+    statusBar.onStatus(await client.sendRequest<IndexStatus>("ided/index/status", {}));
+  } catch (error) {
+    statusBar.onError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+async function startClient(context: vscode.ExtensionContext): Promise<void> {
+  const command = settings().get<string>("path", "ided");
+  const args = serverArgs(settings().get<string[]>("extraArgs", []));
+  const serverOptions: ServerOptions = { command, args, transport: TransportKind.stdio };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: [{ scheme: "file" }],
+    outputChannelName: "ided",
+  };
+  statusBar ??= new IndexStatusBar("ided.status");
+  const lsp = new LanguageClient("ided", "ided", serverOptions, clientOptions);
+  lsp.registerFeature(new StatusBarProgress(lsp, statusBar));
+  lsp.onNotification("ided/index/changed", () => void refreshStatus());
+  client = lsp;
+  try {
+    await lsp.start();
+  } catch (error) {
+    statusBar.onError(`could not start \`${command} ${args.join(" ")}\`: ${String(error)}`);
+    throw error;
+  }
+  poll ??= setInterval(() => void refreshStatus(), STATUS_POLL_MS);
+  context.subscriptions.push({ dispose: () => poll && clearInterval(poll) });
+  await refreshStatus();
+}
+
+async function search(): Promise<void> {
+  if (!client) {
+    return;
+  }
+  const lsp = client;
+  const query = await vscode.window.showInputBox({ prompt: "ided: search the workspace index", placeHolder: "words, identifiers or a question" });
+  if (!query || !query.trim()) {
+    return;
+  }
+  const params = searchParams(query, settings().get<number>("search.maxResults", 30), settings().get<string>("search.mode", "hybrid"));
+  const result = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Window, title: "ided: searching" },
+    () => lsp.sendRequest<IndexSearchResult>("ided/index/search", params),
+  );
+  if (result.hits.length === 0) {
+    void vscode.window.showInformationMessage(`ided: nothing found for "${query}"`);
+    return;
+  }
+  const picked = await vscode.window.showQuickPick<HitItem & vscode.QuickPickItem>(result.hits.map(hitToItem), {
+    title: `ided: ${result.hits.length} hit(s) for "${query}" (${result.mode})`,
+    matchOnDescription: true,
+    matchOnDetail: true,
+  });
+  if (picked) {
+    const position = new vscode.Position(picked.line, 0);
+    const document = await vscode.workspace.openTextDocument(vscode.Uri.parse(picked.uri));
+    await vscode.window.showTextDocument(document, { selection: new vscode.Range(position, position) });
+  }
+}
+
+async function showStatus(): Promise<void> {
+  if (!client) {
+    return;
+  }
+  const status = await client.sendRequest<IndexStatus>("ided/index/status", {});
+  statusBar?.onStatus(status);
+  const embedded = Math.round(100 * status.embeddedFraction);
+  const state = status.busy ? `busy: ${status.busy}` : status.ready ? "ready" : `not ready: ${status.reason ?? "?"}`;
+  void vscode.window.showInformationMessage(
+    `ided: ${status.filesIndexed} files, ${status.chunks} chunks, ${embedded}% embedded — ${state} (daemon pid ${status.daemonPid})`,
+  );
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  context.subscriptions.push(
+    vscode.commands.registerCommand("ided.search", search),
+    vscode.commands.registerCommand("ided.status", showStatus),
+    vscode.commands.registerCommand("ided.restart", async () => {
+      await client?.stop();
+      await startClient(context);
+    }),
+    { dispose: () => statusBar?.dispose() },
+  );
+  await startClient(context);
+}
+
+export async function deactivate(): Promise<void> {
+  if (poll) {
+    clearInterval(poll);
+  }
+  await client?.stop();
+}
