@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import shutil
 from collections.abc import AsyncGenerator
@@ -293,3 +294,62 @@ async def test_adaptive_retrieval_puts_workspace_index_hits_into_the_retried_sta
     assert fix_context[0].source == "failure"
     assert any(s.path in paths for s in fix_context[1:])
     assert record.status is RunStatus.SUCCEEDED
+
+
+class RendezvousChatModel(BaseChatModel):
+    """A scripted LLM that answers only once ``parties`` calls are in flight together (proves concurrency)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    parties: int
+    _arrived: int = PrivateAttr(default=0)
+    _all_here: asyncio.Event = PrivateAttr(default_factory=asyncio.Event)
+
+    @property
+    def _llm_type(self) -> str:
+        return "rendezvous-test-model"
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        raise NotImplementedError("async only")
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        self._arrived += 1
+        if self._arrived == self.parties:
+            self._all_here.set()
+        await asyncio.wait_for(self._all_here.wait(), 10)
+        content = json.dumps({"status": "success", "summary": f"{self._arrived} together"})
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=content))])
+
+
+async def test_the_parallel_agents_of_a_stage_run_concurrently(tmp_path: Path) -> None:
+    reviewers = RendezvousChatModel(parties=3)
+    orchestrator = GenericFakeChatModel(
+        messages=iter([json.dumps(choose("architecture_discussion", prior_art_research="SKIP"))])
+    )
+    others = GenericFakeChatModel(messages=itertools.repeat(json.dumps({"status": "success", "summary": "ok"})))
+    models = {
+        "orchestrator": orchestrator,
+        "performance_reviewer": reviewers,
+        "maintainability_reviewer": reviewers,
+        "operations_reviewer": reviewers,
+        "agents": others,
+    }
+    registry = ModelRegistry.from_models(models, ResilienceLayer(FAST_RESILIENCE))
+    async with open_runtime(tmp_path / "state", PipelineConfig(resilience=FAST_RESILIENCE), models=registry) as runtime:
+        record = await runtime.run("Which approach for caching?", wait_seconds=WAIT)
+        state = await runtime.state(record.run_id)
+    assert record.status is RunStatus.SUCCEEDED
+    assert state is not None
+    review = state.stage_results["trade_off_review"][0]
+    assert [a.summary for a in review.agents] == ["3 together"] * 3

@@ -1,0 +1,155 @@
+"""Benchmark: the pipeline's own overhead, with scripted models that answer instantly.
+
+What a run costs before any model latency: loading and validating the workflow catalog,
+deterministic selection, plan assembly, graph compilation, and per-node cost of a full run through
+LangGraph with synchronous SQLite checkpoints, run records, decision log and progress events. Run::
+
+    uv run --frozen python bench/pipeline.py [--runs N]
+
+Figures are medians (milliseconds) over ``--runs`` repetitions in one process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from langchain_core.messages import HumanMessage
+
+from daemon.config import PipelineConfig, ResilienceConfig
+from daemon.orchestration.deterministic_selector import select_deterministically
+from daemon.orchestration.graph_builder import compile_graph
+from daemon.orchestration.llm_providers import ModelRegistry
+from daemon.orchestration.plan import assemble_plan
+from daemon.orchestration.progress import ProgressKind
+from daemon.orchestration.replay_provider import ReplayChatModel, ReplayEntry, ReplayScript
+from daemon.orchestration.resilience import ModelEndpoint, ResilienceLayer
+from daemon.orchestration.runtime import PipelineRuntime
+from daemon.orchestration.workflow_loader import WorkflowCatalog, builtin_workflow_dir
+
+__all__ = ["main"]
+
+REQUEST = "Add a --json flag to the status command"
+FAST = ResilienceConfig(cache=False, max_retries=0, backoff_initial_seconds=0.0)
+
+
+def _median_ms(fn: Callable[[], object], runs: int) -> float:
+    samples: list[float] = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples)
+
+
+def _script(fail_tests_once: bool) -> list[ReplayEntry]:
+    choice = {
+        "workflow": "feature_with_iterative_testing",
+        "rationale": "bench",
+        "stage_decisions": [
+            {"stage_id": "requirements_analysis", "decision": "INCLUDE", "reason": "bench"},
+            {"stage_id": "code_review", "decision": "INCLUDE", "reason": "bench"},
+            {"stage_id": "documentation", "decision": "INCLUDE", "reason": "bench"},
+        ],
+    }
+    entries = [ReplayEntry(role="orchestrator", answer=choice, repeat=True)]
+    if fail_tests_once:
+        entries.append(
+            ReplayEntry(
+                role="test_runner", match=r"Attempt: 1\b", answer={"status": "failure", "summary": "red"}, repeat=True
+            )
+        )
+    entries.append(ReplayEntry(role="*", answer={"status": "success", "summary": "ok"}, repeat=True))
+    return entries
+
+
+def _registry(script: ReplayScript) -> ModelRegistry:
+    roles = [
+        "orchestrator",
+        "analyst",
+        "coder",
+        "test_writer",
+        "test_runner",
+        "reviewer",
+        "security_reviewer",
+        "doc_writer",
+    ]
+    models = {role: ReplayChatModel(script=script, role=role) for role in roles}
+    return ModelRegistry.from_models(models, ResilienceLayer(FAST))
+
+
+async def _runs(runs: int, *, fail_tests_once: bool) -> tuple[float, float, int]:
+    """Median run wall time (ms), median per-node time (ms), nodes per run."""
+    walls: list[float] = []
+    nodes = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        registry = _registry(ReplayScript(_script(fail_tests_once)))
+        catalog = WorkflowCatalog.load([builtin_workflow_dir()])
+        async with PipelineRuntime.open(
+            catalog=catalog, models=registry, state_dir=Path(tmp), config=PipelineConfig(resilience=FAST)
+        ) as runtime:
+            for _ in range(runs):
+                start = time.perf_counter()
+                record = await runtime.run(REQUEST, wait_seconds=120)
+                walls.append((time.perf_counter() - start) * 1000)
+                events = await runtime.events(record.run_id)
+                nodes = sum(e.event is ProgressKind.NODE_STARTED for e in events)
+    wall = statistics.median(walls)
+    return wall, wall / nodes, nodes
+
+
+async def _resilience_overhead(runs: int) -> tuple[float, float]:
+    script = ReplayScript([ReplayEntry(role="m", answer="ok", repeat=True)])
+    model = ReplayChatModel(script=script, role="m")
+    layer = ResilienceLayer(FAST)
+    chain = [ModelEndpoint(name="m", provider="replay", model="m", chat_model=model)]
+    prompt = [HumanMessage(content="hello")]
+    direct: list[float] = []
+    wrapped: list[float] = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        await model.ainvoke(prompt)
+        direct.append((time.perf_counter() - start) * 1000)
+        start = time.perf_counter()
+        await layer.call(chain, prompt, role="m")
+        wrapped.append((time.perf_counter() - start) * 1000)
+    return statistics.median(direct), statistics.median(wrapped)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=20)
+    args = parser.parse_args()
+    runs: int = args.runs
+
+    directory = builtin_workflow_dir()
+    load_ms = _median_ms(lambda: WorkflowCatalog.load([directory]), runs)
+    catalog = WorkflowCatalog.load([directory])
+    select_ms = _median_ms(lambda: select_deterministically(REQUEST, catalog, None), runs)
+    selection = select_deterministically(REQUEST, catalog, None)
+    workflow = catalog.get(selection.workflow)
+    plan_ms = _median_ms(lambda: assemble_plan(workflow, selection.stage_decisions, REQUEST), runs * 10)
+    plan = assemble_plan(workflow, selection.stage_decisions, REQUEST)
+    compile_ms = _median_ms(lambda: compile_graph(plan), runs)
+
+    ok_wall, ok_node, ok_nodes = asyncio.run(_runs(runs, fail_tests_once=False))
+    retry_wall, retry_node, retry_nodes = asyncio.run(_runs(runs, fail_tests_once=True))
+    direct_ms, wrapped_ms = asyncio.run(_resilience_overhead(runs * 10))
+
+    print(f"pipeline overhead, medians over {runs} runs (scripted models answer instantly)")
+    print(f"  load + validate {len(catalog.workflows)} workflows      {load_ms:8.2f} ms")
+    print(f"  deterministic selection           {select_ms:8.2f} ms")
+    print(f"  plan assembly                     {plan_ms:8.3f} ms")
+    print(f"  graph compile ({len(plan.stages)} stages)          {compile_ms:8.2f} ms")
+    print(f"  full run, success path            {ok_wall:8.1f} ms  ({ok_nodes} nodes, {ok_node:.1f} ms/node)")
+    print(f"  full run, one test retry          {retry_wall:8.1f} ms  ({retry_nodes} nodes, {retry_node:.1f} ms/node)")
+    print(f"  model call direct / via resilience {direct_ms:7.3f} / {wrapped_ms:.3f} ms")
+
+
+if __name__ == "__main__":
+    main()
