@@ -178,11 +178,17 @@ class RunStore:
 
     def _append(self, table: str, run_id: str, values: tuple[Any, ...]) -> int:
         with self._lock:
-            (seq,) = self._db.execute(
-                f"SELECT COALESCE(MAX(seq), 0) + 1 FROM {table} WHERE run_id = ?", (run_id,)
-            ).fetchone()
-            marks = ", ".join("?" for _ in range(len(values) + 2))
-            self._db.execute(f"INSERT INTO {table} VALUES ({marks})", (run_id, seq, *values))
+            self._db.commit()
+            self._db.execute("BEGIN IMMEDIATE")  # the write lock first: other processes append to the same run
+            try:
+                (seq,) = self._db.execute(
+                    f"SELECT COALESCE(MAX(seq), 0) + 1 FROM {table} WHERE run_id = ?", (run_id,)
+                ).fetchone()
+                marks = ", ".join("?" for _ in range(len(values) + 2))
+                self._db.execute(f"INSERT INTO {table} VALUES ({marks})", (run_id, seq, *values))
+            except BaseException:
+                self._db.rollback()
+                raise
             self._db.commit()
         return int(seq)
 
