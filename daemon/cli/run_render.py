@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from daemon.orchestration.plan import ExecutionPlan
@@ -126,19 +125,14 @@ def print_runs(console: Console, records: list[RunRecord]) -> None:
     if not records:
         console.print('no runs yet (`ided run "your request"` starts one)')
         return
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    for column in ("run", "status", "workflow", "created", "request"):
-        table.add_column(column)
     for r in records:
-        request = r.request if len(r.request) <= 60 else r.request[:57] + "..."
-        table.add_row(
-            r.run_id,
-            Text(r.status.value, style=_STATUS_STYLE.get(r.status, "")),
-            r.workflow or "-",
-            r.created_at[:19],
-            request,
-        )
-    console.print(table)
+        line = Text()
+        line.append(r.run_id, style="bold")
+        line.append(f"  {r.status.value:<11}", style=_STATUS_STYLE.get(r.status, ""))
+        line.append(f" {r.created_at[:19].replace('T', ' ')}  {r.workflow or '-'}", style="dim")
+        request = r.request if len(r.request) <= 70 else r.request[:67] + "..."
+        line.append(f"  {request}")
+        console.print(line, highlight=False)
 
 
 def print_decisions(console: Console, entries: list[DecisionEntry]) -> None:
@@ -162,21 +156,16 @@ def print_workflow(console: Console, workflow: Workflow, source: str) -> None:
     meta = workflow.metadata
     console.print(Text(f"{meta.name} v{meta.version} ({meta.workflow_type.value}) from {source}", style="bold"))
     console.print(Text(meta.description.strip()), highlight=False)
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    for column in ("stage", "type", "required", "agents", "max", "on success", "on failure", "retry"):
-        table.add_column(column)
     for s in workflow.stages:
-        table.add_row(
-            s.stage_id,
-            s.type.value,
-            "yes" if s.required else "optional",
-            ", ".join(a.agent_id for a in s.parallel_agents) + f" [{s.parallel_config.failure_aggregation.value}]",
-            str(s.max_attempts or "-"),
-            s.routing.next_stage_on_success,
-            s.routing.next_stage_on_failure,
-            s.routing.retry_stage or s.stage_id,
-        )
-    console.print(table)
+        line = Text("  ")
+        line.append(s.stage_id, style="bold")
+        agents = ", ".join(a.agent_id for a in s.parallel_agents)
+        line.append(f" ({s.type.value}, {'required' if s.required else 'optional'}): {agents}")
+        if len(s.parallel_agents) > 1:
+            line.append(f" [{s.parallel_config.failure_aggregation.value}]", style="dim")
+        console.print(line, highlight=False)
+        if not s.required and s.reasoning_guidance:
+            console.print(Text(f"      include when: {s.reasoning_guidance.strip()}", style="dim"), highlight=False)
 
 
 def print_problems(console: Console, problems: list[WorkflowProblem]) -> None:
