@@ -117,18 +117,28 @@ class DaemonSession:
                 raise JsonRpcException(code=REQUEST_FAILED, message=_describe(exc)) from exc
 
     async def call(self, method: str, params: BaseModel | Mapping[str, Any] | None, result: type[M]) -> M:
-        """Call the daemon; its errors become JSON-RPC errors with the daemon's code and message."""
-        client = await self.client()
-        try:
-            raw = await client.call(method, params, wait_s=_CALL_TIMEOUT_S)
-        except RpcError as exc:
-            if exc.code == -32601:
-                raise JsonRpcException(
-                    code=exc.code, message=f"the ided daemon does not provide {method} ({exc.message})"
-                ) from exc
-            raise JsonRpcException(code=exc.code, message=exc.message, data=exc.data) from exc
-        except (ConnectionError, TimeoutError) as exc:
-            raise JsonRpcException(code=REQUEST_FAILED, message=f"ided: {method} failed: {_describe(exc)}") from exc
+        """Call the daemon; its errors become JSON-RPC errors with the daemon's code and message.
+
+        Every method the front forwards only reads, so a call whose connection died under it (the
+        daemon was killed) is sent once more over a fresh attachment.
+        """
+        raw: Any = None
+        for attempt in (1, 2):
+            client = await self.client()
+            try:
+                raw = await client.call(method, params, wait_s=_CALL_TIMEOUT_S)
+                break
+            except RpcError as exc:
+                if exc.code == -32601:
+                    raise JsonRpcException(
+                        code=exc.code, message=f"the ided daemon does not provide {method} ({exc.message})"
+                    ) from exc
+                raise JsonRpcException(code=exc.code, message=exc.message, data=exc.data) from exc
+            except (ConnectionError, TimeoutError) as exc:
+                if attempt == 1 and isinstance(exc, ConnectionError) and client.closed:
+                    logger.warning("the daemon connection broke during %s: sending it again", method)
+                    continue
+                raise JsonRpcException(code=REQUEST_FAILED, message=f"ided: {method} failed: {_describe(exc)}") from exc
         try:
             return result.model_validate(raw)
         except ValidationError as exc:

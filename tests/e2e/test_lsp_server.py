@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,7 @@ from pygls.exceptions import JsonRpcException
 from daemon.config import load_config
 from daemon.service.api import DaemonStatus, Methods
 from daemon.service.daemon_client import DaemonClient
-from tests.e2e.lsp_support import WAIT_S, copy_fixture, lsp_client, overrides
+from tests.e2e.lsp_support import WAIT_S, copy_fixture, lsp_client, overrides, wait_gone
 
 pytestmark = pytest.mark.e2e
 
@@ -193,3 +195,16 @@ async def test_an_lsp_client_and_a_daemon_client_share_one_daemon(workspace: Pat
         finally:
             await other.close()
         assert (await client.ided("ided/index/status"))["daemonPid"] == status["daemonPid"]
+
+
+async def test_after_the_daemon_is_killed_the_next_request_attaches_a_new_one(workspace: Path, state: Path) -> None:
+    async with lsp_client(workspace, state) as client:
+        await asyncio.wait_for(client.progress_ended.wait(), WAIT_S)
+        before = await client.ided("ided/index/status")
+        os.kill(before["daemonPid"], signal.SIGKILL)
+        await wait_gone(before["daemonPid"])
+
+        after = await client.ided("ided/index/status")
+        assert after["daemonPid"] != before["daemonPid"]
+        result = await client.ided("ided/index/search", {"query": "retry_with_backoff", "mode": "lexical"})
+        assert result["hits"][0]["path"] == "src/retry.py"  # the persisted index, reopened
