@@ -132,3 +132,12 @@ def test_answers_without_json_or_with_the_wrong_shape_explain_the_problem() -> N
         extract_json("I cannot answer that.")
     with pytest.raises(AnswerInvalid, match="'a': Input should be a valid integer"):
         parse_answer('{"a": "one", "b": "x"}', Pair)
+
+
+def test_the_replay_script_can_be_chosen_by_environment_variable(tmp_path: Path) -> None:
+    from daemon.config import load_config
+
+    script = write_script(tmp_path / "s.yaml", [{"role": "*", "answer": "hi", "repeat": True}])
+    config = load_config(tmp_path, env={"HOME": str(tmp_path), "IDED_PIPELINE__REPLAY_SCRIPT": str(script)})
+    assert config.pipeline.replay_script == str(script)
+    assert registry(config.pipeline).caller("orchestrator") is not None
