@@ -30,11 +30,19 @@ def frame(message: dict[str, Any] | str | bytes) -> bytes:
 
 
 class RawPeer:
-    def __init__(self, process: asyncio.subprocess.Process) -> None:
-        assert process.stdin is not None and process.stdout is not None
+    """Raw frames to a server process, over its stdio or a socket."""
+
+    def __init__(
+        self, process: asyncio.subprocess.Process, writer: asyncio.StreamWriter, reader: asyncio.StreamReader
+    ) -> None:
         self.process = process
-        self._stdin = process.stdin
-        self._stdout = process.stdout
+        self._stdin = writer
+        self._stdout = reader
+
+    @classmethod
+    def over_stdio(cls, process: asyncio.subprocess.Process) -> RawPeer:
+        assert process.stdin is not None and process.stdout is not None
+        return cls(process, process.stdin, process.stdout)
 
     async def send(self, data: bytes) -> None:
         self._stdin.write(data)
@@ -71,7 +79,7 @@ async def peer(tmp_path: Path, isolated_home: Path) -> AsyncGenerator[RawPeer]:
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,
     )
-    raw = RawPeer(process)
+    raw = RawPeer.over_stdio(process)
     try:
         yield raw
     finally:
@@ -170,3 +178,39 @@ async def test_exit_without_shutdown_ends_with_code_one(peer: RawPeer) -> None:
     await _initialize(peer)
     await peer.send(frame({"jsonrpc": "2.0", "method": "exit"}))
     assert await asyncio.wait_for(peer.process.wait(), WAIT_S) == 1
+
+
+async def test_tcp_transport_serves_one_client_on_loopback_and_exits_cleanly(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    workspace = copy_fixture(tmp_path / "ws")
+    args = [*server_args(tmp_path / "state"), "--tcp", "--port", "0"]
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, *args, cwd=str(workspace),
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert process.stderr is not None
+    try:
+
+        async def listening_port() -> int:
+            assert process.stderr is not None
+            while True:
+                line = (await process.stderr.readline()).decode()
+                assert line, "the server exited before listening"
+                if "ided lsp listening on" in line:
+                    return int(line.rsplit(",", 1)[1].strip(" )\n"))
+
+        port = await asyncio.wait_for(listening_port(), WAIT_S)
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        peer = RawPeer(process, writer, reader)
+        await _initialize(peer)
+        bad = await peer.reply_to(frame("not json"))
+        assert _code(bad) == PARSE_ERROR
+        assert (await peer.reply_to(frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"})))["id"] == 2
+        await peer.send(frame({"jsonrpc": "2.0", "method": "exit"}))
+        assert await asyncio.wait_for(process.wait(), WAIT_S) == 0
+        writer.close()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
