@@ -24,6 +24,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.workspace import PositionCodec
 
 from daemon import __version__
+from daemon.errors import DaemonError
 from daemon.lsp import convert
 from daemon.lsp.handlers import index, intel, lifecycle
 from daemon.lsp.progress import IndexProgressReporter
@@ -72,8 +73,11 @@ class IdedLanguageServer(LanguageServer):
         await self.index_progress.begin(f"starting the ided daemon for {self.root.name or self.root}")
         try:
             await self.session.attach()
-        except Exception:  # a background task's boundary: the user is told, requests get the reason
-            logger.exception("attaching to the daemon failed")
+        except Exception as exc:  # a background task's boundary: the user is told, requests get the reason
+            if isinstance(exc, DaemonError | OSError):
+                logger.warning("attaching to the daemon failed: %s", exc)
+            else:
+                logger.exception("attaching to the daemon failed")
             self.index_progress.end("the ided daemon is not available")
             self.show(types.MessageType.Error, f"ided: the workspace daemon is not available: {self.session.failure}")
             return

@@ -47,11 +47,16 @@ class DaemonSession:
         self._attached: asyncio.Future[DaemonClient] | None = None
         self._lock = asyncio.Lock()
         self.config: Config | None = None
+        self._config_error: DaemonError | None = None
         self.failure: str | None = None
 
-    def configure(self, root: Path) -> Config:
-        """Load the configuration of the workspace at ``root`` (raises ConfigError with the cause)."""
-        self.config = self._load_config(root)
+    def configure(self, root: Path) -> Config | None:
+        """Load the configuration of the workspace at ``root``; a bad one is kept as the attach failure."""
+        try:
+            self.config = self._load_config(root)
+        except DaemonError as exc:
+            self.config, self._config_error, self.failure = None, exc, str(exc)
+            logger.warning("no configuration for %s: %s", root, exc)
         return self.config
 
     @property
@@ -80,7 +85,7 @@ class DaemonSession:
 
     async def _connect(self) -> DaemonClient:
         if self.config is None:
-            raise DaemonError("the workspace is not known yet (no initialize request)")
+            raise self._config_error or DaemonError("the workspace is not known yet (no initialize request)")
         client = await DaemonClient.attach(
             self.config,
             client="lsp",

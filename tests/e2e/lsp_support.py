@@ -4,6 +4,7 @@ as plain JSON, the server command line, and stopping the daemon a test started."
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import os
 import shutil
@@ -20,6 +21,7 @@ from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, LanguageClient, register_
 from pytest_lsp.protocol import LanguageClientProtocol
 
 from daemon.config import Config, load_config
+from daemon.errors import ConfigError
 from daemon.service.api import Methods
 from daemon.service.daemon_client import DaemonClient, DaemonUnavailable
 
@@ -57,6 +59,7 @@ class IdedTestClient(LanguageClient):
     def __init__(self) -> None:
         super().__init__(protocol_cls=RawIdedProtocol, converter_factory=default_converter)  # pyright: ignore[reportUnknownMemberType]
         self.progress_ended = asyncio.Event()
+        self.shown: asyncio.Queue[types.ShowMessageParams] = asyncio.Queue()
         self.index_changed: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
 
     async def ided(self, method: str, params: dict[str, Any] | None = None) -> Any:
@@ -77,7 +80,14 @@ def make_client() -> IdedTestClient:
     def changed(ls: IdedTestClient, params: Any) -> None:
         ls.index_changed.put_nowait(params)
 
+    record_message = features[types.WINDOW_SHOW_MESSAGE]
+
+    def show_message(ls: IdedTestClient, params: types.ShowMessageParams) -> None:
+        record_message(ls, params)
+        ls.shown.put_nowait(params)
+
     features[types.PROGRESS] = progress
+    features[types.WINDOW_SHOW_MESSAGE] = show_message
     features["ided/index/changed"] = changed
     register_lsp_features(client, features)
     return client
@@ -116,10 +126,12 @@ def initialize_params(workspace: Path, *, progress: bool = True) -> types.Initia
 
 
 @asynccontextmanager
-async def lsp_client(workspace: Path, state: Path, *, progress: bool = True) -> AsyncGenerator[IdedTestClient]:
+async def lsp_client(
+    workspace: Path, state: Path, *, progress: bool = True, cwd: Path | None = None
+) -> AsyncGenerator[IdedTestClient]:
     """``ided lsp`` over real stdio, initialized; on exit: shutdown, exit (code 0), daemon stopped."""
     client = make_client()
-    await client.start_io(sys.executable, *server_args(state), cwd=str(workspace))  # pyright: ignore[reportUnknownMemberType]
+    await client.start_io(sys.executable, *server_args(state), cwd=str(cwd or workspace))  # pyright: ignore[reportUnknownMemberType]
     try:
         await asyncio.wait_for(client.initialize_session(initialize_params(workspace, progress=progress)), WAIT_S)
         yield client
@@ -132,7 +144,8 @@ async def lsp_client(workspace: Path, state: Path, *, progress: bool = True) -> 
             process.terminate()
             await asyncio.wait_for(process.wait(), WAIT_S)
         await asyncio.wait_for(client.stop(), WAIT_S)
-        await stop_daemon(load_config(workspace, overrides=overrides(state)))
+        with contextlib.suppress(ConfigError):  # a test's workspace may carry a broken .ided.toml
+            await stop_daemon(load_config(workspace, overrides=overrides(state)))
 
 
 async def stop_daemon(config: Config) -> None:

@@ -21,6 +21,7 @@ pytestmark = pytest.mark.e2e
 
 INVALID_PARAMS = -32602
 METHOD_NOT_FOUND = -32601
+REQUEST_FAILED = -32803
 
 
 @pytest.fixture
@@ -208,3 +209,18 @@ async def test_after_the_daemon_is_killed_the_next_request_attaches_a_new_one(wo
         assert after["daemonPid"] != before["daemonPid"]
         result = await client.ided("ided/index/search", {"query": "retry_with_backoff", "mode": "lexical"})
         assert result["hits"][0]["path"] == "src/retry.py"  # the persisted index, reopened
+
+
+async def test_a_daemon_that_cannot_start_is_shown_to_the_user_and_requests_say_why(
+    workspace: Path, state: Path, tmp_path: Path
+) -> None:
+    (workspace / ".ided.toml").write_text("[index]\nno_such_key = 1\n")
+    async with lsp_client(workspace, state, cwd=tmp_path) as client:
+        shown = await asyncio.wait_for(client.shown.get(), WAIT_S)
+        assert shown.type == types.MessageType.Error
+        assert "the workspace daemon is not available" in shown.message
+        assert "unknown key 'index.no_such_key'" in shown.message
+
+        failed = await _error(client.ided("ided/index/search", {"query": "retry"}))
+        assert failed.code == REQUEST_FAILED
+        assert "unknown key 'index.no_such_key'" in failed.message

@@ -13,8 +13,6 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from daemon.errors import DaemonError
-
 if TYPE_CHECKING:
     from daemon.lsp.server import IdedLanguageServer
 
@@ -42,11 +40,7 @@ def register(server: IdedLanguageServer) -> None:
     def initialize(params: types.InitializeParams) -> None:
         server.set_root(workspace_root(params), server.workspace.position_encoding)
         server.session.expect_attach()  # requests sent before `initialized` wait for the attach
-        try:
-            server.session.configure(server.root)
-        except DaemonError as exc:
-            server.session.failure = str(exc)
-            logger.warning("no configuration for %s: %s", server.root, exc)
+        server.session.configure(server.root)
 
     @server.feature(types.INITIALIZED)
     def initialized(params: types.InitializedParams) -> None:
