@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 from enum import StrEnum
+from functools import cached_property
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -83,7 +84,7 @@ class Chunk(BaseModel):
     part: int = Field(default=1, ge=1, description="Index of this piece when a long body was split.")
     parts: int = Field(default=1, ge=1)
 
-    @property
+    @cached_property
     def chunk_hash(self) -> str:
         """Hash of everything that goes into the vectors; equal hash means nothing to re-embed."""
         head = f"{self.path}\x00{self.qualified_name or ''}\x00{self.signature or ''}\x00{self.docstring or ''}"
