@@ -49,8 +49,17 @@ bench-embedding *ARGS:
 bench-chunking *ARGS:
     uv run --frozen python bench/chunking.py {{ARGS}}
 
-# index the workspace and keep it searchable (the daemon comes with issue 5)
+bench-intel *ARGS:
+    uv run --frozen python bench/intel.py {{ARGS}}
+
+bench-daemon *ARGS:
+    uv run --frozen python -P bench/daemon.py {{ARGS}}
+
+bench-pipeline *ARGS:
+    uv run --frozen python bench/pipeline.py {{ARGS}}
+
+# run the workspace daemon in the foreground (editors and agents attach with `ided lsp` / `ided mcp`)
 serve WORKSPACE=".":
-    uv run --frozen ided index {{WORKSPACE}}
+    uv run --frozen ided daemon -w {{WORKSPACE}}
 
 check: lint type schema-check test

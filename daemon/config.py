@@ -292,9 +292,11 @@ def _env_layer(env: Mapping[str, str]) -> dict[str, Any]:
     """``IDED_QDRANT__URL=http://…`` -> ``{"qdrant": {"url": "http://…"}}``; values parsed as JSON when they are."""
     layer: dict[str, Any] = {}
     for name, raw in env.items():
-        if not name.startswith(ENV_PREFIX) or name in {"IDED_CONFIG"}:
+        if not name.startswith(ENV_PREFIX):
             continue
         keys = name[len(ENV_PREFIX) :].lower().split("__")
+        if keys[0] not in Config.model_fields:
+            continue  # IDED_CONFIG, IDED_MCP_TOKEN, ...: not configuration keys
         try:
             value: Any = json.loads(raw)
         except ValueError:
@@ -310,7 +312,7 @@ def _validate(data: dict[str, Any], sources: list[str]) -> Config:
     try:
         return Config.model_validate(data)
     except ValidationError as exc:
-        problems = []
+        problems: list[str] = []
         for err in exc.errors():
             where = ".".join(str(p) for p in err["loc"])
             if err["type"] == "extra_forbidden":

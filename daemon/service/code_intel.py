@@ -23,7 +23,7 @@ from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from lsprotocol import types as lsp
 
@@ -62,6 +62,9 @@ from daemon.intel.workspace_paths import WorkspacePaths
 from daemon.service.intel_results import IntelResults
 from daemon.service.shared_index import SharedIndex
 from daemon.service.symbol_resolver import SymbolMatch, SymbolResolver, name_position
+
+if TYPE_CHECKING:
+    from daemon.service.workspace_index import WorkspaceIndex
 
 __all__ = ["CodeIntelService"]
 
@@ -136,15 +139,21 @@ class CodeIntelService:
 
     @classmethod
     @asynccontextmanager
-    async def open(cls, config: Config, *, background: bool = True) -> AsyncGenerator[CodeIntelService]:
+    async def open(
+        cls, config: Config, *, background: bool = True, index: WorkspaceIndex | None = None
+    ) -> AsyncGenerator[CodeIntelService]:
         """Create the pool and open the index in the background (tools wait for it, bounded).
 
         ``background=False`` skips the prestart of language servers and the startup index pass.
+        ``index``: an index the caller owns and keeps fresh (the daemon's); it is used, not opened.
         """
         # Resolving the servers touches the disk (and probes a rustup proxy): off the event loop.
         pool = await asyncio.to_thread(LanguageServerPool, config.workspace_path, config.intel)
         service = cls(config, pool=pool)
-        service._spawn(service._open_index(run_pass=background and config.intel.index_on_start))
+        if index is not None:
+            service._index.adopt(index)
+        else:
+            service._spawn(service._open_index(run_pass=background and config.intel.index_on_start))
         if background and config.intel.prestart:
             service._spawn(service._prestart())
         try:

@@ -32,7 +32,7 @@ class DaemonUnavailable(DaemonError):
 
 
 def _daemon_command(config: Config, overrides: Mapping[str, Any] | None) -> list[str]:
-    cmd = [sys.executable, "-m", "daemon"]
+    cmd = [sys.executable, "-P", "-m", "daemon"]  # -P: the workspace never shadows the stdlib
     for key, value in _flatten(overrides or {}):
         cmd += ["--set", f"{key}={value}"]
     return [*cmd, "daemon", "--workspace", str(config.workspace_path)]

@@ -24,6 +24,7 @@ from daemon.errors import DaemonError, ErrorCode
 from daemon.service.api import ClientInfo, DaemonStatus, HelloParams, Methods, ReindexParams, SearchParams
 from daemon.service.daemon_files import remove_stale, socket_path, write_record
 from daemon.service.index_host import IndexHost
+from daemon.service.intel_host import IntelHost
 from daemon.service.rpc import STREAM_LIMIT, Handler, RpcConnection
 
 __all__ = ["DaemonAlreadyRunning", "DaemonComponent", "DaemonServer"]
@@ -56,7 +57,7 @@ class DaemonServer:
         self._on_ready = on_ready
         self.state_dir = config.state_path
         self.index = IndexHost(config, self.broadcast)
-        self._components = components or []
+        self._components = components if components is not None else [IntelHost(config, self.index)]
         self._connections: dict[RpcConnection, ClientInfo] = {}
         self._subscribers: set[RpcConnection] = set()
         self._shutdown = asyncio.Event()

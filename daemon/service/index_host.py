@@ -43,6 +43,7 @@ class IndexHost:
         self._embed_wanted = asyncio.Event()
         self.busy: str | None = None
         self.ready = asyncio.Event()
+        self._listeners: list[Callable[[list[str]], Coroutine[Any, Any, None]]] = []
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -81,6 +82,14 @@ class IndexHost:
         return report
 
     @property
+    def workspace_index(self) -> WorkspaceIndex:
+        return self._require()
+
+    def on_files_changed(self, callback: Callable[[list[str]], Coroutine[Any, Any, None]]) -> None:
+        """Also tell ``callback`` which paths the watcher saw change (language servers resync them)."""
+        self._listeners.append(callback)
+
+    @property
     def watching(self) -> bool:
         return self.config.daemon.watch
 
@@ -116,6 +125,11 @@ class IndexHost:
             paths = [p for p in batch if not (root / p).resolve().is_relative_to(state)]
             if not paths:
                 continue
+            for listener in self._listeners:
+                try:
+                    await listener(paths)
+                except Exception:  # a listener must not stop the watcher
+                    logger.exception("a file-change listener failed")
             try:
                 if len(paths) > self.config.daemon.batch_threshold:
                     logger.info("%d files changed at once: running one full pass", len(paths))

@@ -40,6 +40,15 @@ class SharedIndex:
         self._indexed = False  # a pass has completed at least once (then status() need not be asked)
         self._lock = threading.Lock()  # one thread at a time in the index (pass vs. queries)
         self._busy_since: float | None = None
+        self._owned = True
+
+    def adopt(self, index: WorkspaceIndex) -> None:
+        """Use an index someone else opened and keeps up to date (the daemon's); never close it."""
+        self._index = index
+        self._note = None
+        self._indexed = True
+        self._owned = False
+        self._opened.set()
 
     def open(self, *, run_pass: bool) -> None:
         """Open the index (and run an incremental pass when ``run_pass``); failures become the note."""
@@ -75,7 +84,7 @@ class SharedIndex:
             return
         try:
             index, self._index = self._index, None
-            if index is not None:
+            if index is not None and self._owned:
                 index.close()
         finally:
             self._lock.release()

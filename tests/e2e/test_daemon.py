@@ -191,3 +191,28 @@ async def test_malformed_frames_get_errors_and_the_connection_survives(workspace
         writer.close()
     finally:
         await _stop(client)
+
+
+async def test_the_daemon_answers_code_intel_from_its_own_index_and_language_servers(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    from tests.intel_tools import copy_workspace, intel_settings, require_server
+
+    require_server("python")
+    workspace = copy_workspace("intel_python", tmp_path)
+    overrides = {**_overrides(tmp_path / "state"), "intel": intel_settings()}
+    config = _config(workspace, overrides)
+    client = await _attach(config, overrides)
+    try:
+        await _first_pass_done(client)
+        by_position = await client.call(Methods.INTEL_DEFINITION, {"file": "app.py", "line": 11, "column": 12})
+        assert by_position["definitions"][0]["location"]["path"] == "shapes/report.py"
+        by_name = await client.call(Methods.INTEL_DEFINITION, {"symbol": "Reporter"})
+        assert by_name["definitions"][0]["location"]["path"] == "shapes/report.py"
+        node = await client.call(Methods.INTEL_AST_NODE, {"file": "app.py", "line": 11, "column": 12})
+        assert node["node"]["type"] == "identifier"
+        outside = client.call(Methods.INTEL_DEFINITION, {"file": "../etc/passwd", "line": 1})
+        with pytest.raises(Exception, match="outside the workspace"):
+            await outside
+    finally:
+        await _stop(client)

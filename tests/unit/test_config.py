@@ -78,3 +78,10 @@ def test_published_schema_file_matches_the_code() -> None:
 
     published = json.loads((Path(__file__).parents[2] / "docs" / "config.schema.json").read_text())
     assert published == config_json_schema(), "run `just schema` to regenerate docs/config.schema.json"
+
+
+def test_environment_variables_that_are_not_config_sections_are_ignored(tmp_path: Path) -> None:
+    config = load_config(tmp_path, env=_env(tmp_path, IDED_MCP_TOKEN="secret", IDED_SKIP_GOPLS="1"))
+    assert config.index.max_file_bytes == 1_000_000
+    with pytest.raises(ConfigError, match="unknown key 'index.bogus'"):
+        load_config(tmp_path, env=_env(tmp_path, IDED_INDEX__BOGUS="1"))
