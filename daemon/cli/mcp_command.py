@@ -38,7 +38,9 @@ def _flatten(overrides: Mapping[str, Any], prefix: str = "") -> list[str]:
     return pairs
 
 
-def server_argv(workspace: Path, overrides: Mapping[str, Any], *, http: bool, port: int) -> list[str]:
+def server_argv(
+    workspace: Path, overrides: Mapping[str, Any], *, http: bool, port: int, attach: bool = False
+) -> list[str]:
     """The command line of the MCP server process for these options."""
     # -P: do not put the current directory on sys.path, or a workspace's own logging.py/json.py
     # would shadow the standard library in the server process.
@@ -47,6 +49,8 @@ def server_argv(workspace: Path, overrides: Mapping[str, Any], *, http: bool, po
         argv += ["--set", pair]
     if http:
         argv += ["--http", "--port", str(port)]
+    if attach:
+        argv.append("--attach")
     return argv
 
 
@@ -65,6 +69,14 @@ def mcp(
         bool, typer.Option("--http", help="Serve streamable HTTP on 127.0.0.1 instead of stdio (token required).")
     ] = False,
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="HTTP port; 0 picks a free one.")] = 8765,
+    attach: Annotated[
+        bool,
+        typer.Option(
+            "--attach",
+            help="Use the workspace daemon's index and language servers (started if none runs), shared with "
+            "`ided lsp` and other agents, instead of this process's own.",
+        ),
+    ] = False,
     token: Annotated[
         str | None,
         typer.Option(
@@ -92,7 +104,7 @@ def mcp(
     env = dict(os.environ)
     if token:
         env[TOKEN_ENV] = token
-    argv = server_argv(config.workspace_path, state.overrides, http=http, port=port)
+    argv = server_argv(config.workspace_path, state.overrides, http=http, port=port, attach=attach)
     sys.stdout.flush()
     sys.stderr.flush()
     os.execve(sys.executable, argv, env)

@@ -66,7 +66,7 @@ from daemon.service.symbol_resolver import SymbolMatch, SymbolResolver, name_pos
 if TYPE_CHECKING:
     from daemon.service.workspace_index import WorkspaceIndex
 
-__all__ = ["CodeIntelService"]
+__all__ = ["CodeIntelService", "trim_search_result"]
 
 logger = logging.getLogger(__name__)
 
@@ -631,11 +631,11 @@ class CodeIntelService:
     ) -> SearchResult:
         filters = SearchFilters(kind=ChunkKind.CODE, language=language, path_glob=path_glob)
         result = await asyncio.to_thread(self._index.search, query, k, filters)
-        return _trim(result, max_chars)
+        return trim_search_result(result, max_chars)
 
     async def search_docs(self, query: str, *, k: int = 10, max_chars: int = 1500) -> SearchResult:
         result = await asyncio.to_thread(self._index.search, query, k, SearchFilters(kind=ChunkKind.DOCS))
-        return _trim(result, max_chars)
+        return trim_search_result(result, max_chars)
 
     async def index_status(self) -> IntelStatus:
         status, note = await asyncio.to_thread(self._index.status)
@@ -649,7 +649,8 @@ def _position(doc: OpenDocument | None, target: _Target) -> lsp.Position:
     return doc.position(target.line, target.column)
 
 
-def _trim(result: SearchResult, max_chars: int) -> SearchResult:
+def trim_search_result(result: SearchResult, max_chars: int) -> SearchResult:
+    """Each hit's text cut to ``max_chars`` (tools answer compactly)."""
     hits: list[SearchHit] = []
     for hit in result.hits:
         if len(hit.chunk.text) > max_chars:

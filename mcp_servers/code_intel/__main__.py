@@ -79,6 +79,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workspace", "-w", type=Path, default=Path.cwd(), help="workspace root")
     parser.add_argument("--http", action="store_true", help="streamable HTTP on 127.0.0.1 instead of stdio")
     parser.add_argument("--port", type=int, default=8765, help="HTTP port (0 = any free port)")
+    parser.add_argument(
+        "--attach", action="store_true", help="use the workspace daemon (started if none runs) instead of own servers"
+    )
     parser.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE")
     args = parser.parse_args(argv)
     env = dict(os.environ)
@@ -100,9 +103,9 @@ def main(argv: list[str] | None = None) -> int:
                 sys.stderr.write(f"ided mcp: listening on {url} (bearer token from {source})\n")
                 sys.stderr.flush()
 
-            asyncio.run(serve_http(config, token=token, sock=sock, on_ready=ready))
+            asyncio.run(serve_http(config, token=token, sock=sock, on_ready=ready, attach=args.attach))
         else:
-            asyncio.run(serve_stdio(config))
+            asyncio.run(serve_stdio(config, attach=args.attach))
     except KeyboardInterrupt:
         pass
     except OSError as exc:

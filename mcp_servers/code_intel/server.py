@@ -42,13 +42,15 @@ from daemon.core.intel_models import (
 from daemon.core.models import SearchResult
 from daemon.errors import DaemonError
 from daemon.service.code_intel import CodeIntelService
+from daemon.service.remote_code_intel import RemoteCodeIntel
 
 __all__ = ["TOOL_NAMES", "BearerTokenMiddleware", "build_server", "serve_http", "serve_stdio"]
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-Ctx = Context[CodeIntelService, Any]
+CodeIntel = CodeIntelService | RemoteCodeIntel
+Ctx = Context[CodeIntel, Any]
 
 INSTRUCTIONS = (
     "Precise code facts for this workspace from real language servers (kept warm) and Tree-sitter, "
@@ -72,7 +74,7 @@ MaxResults = Annotated[int, Field(ge=1, le=500, description="Return at most this
 MaxChars = Annotated[int, Field(ge=20, le=50_000, description="Cut each text field to this many characters.")]
 
 
-async def _call(ctx: Ctx, method: Callable[[CodeIntelService], Awaitable[T]]) -> T:
+async def _call(ctx: Ctx, method: Callable[[CodeIntel], Awaitable[T]]) -> T:
     service = ctx.request_context.lifespan_context
     try:
         return await method(service)
@@ -255,15 +257,26 @@ _TOOLS: tuple[Callable[..., Awaitable[Any]], ...] = (
 TOOL_NAMES: tuple[str, ...] = tuple(tool.__name__ for tool in _TOOLS)
 
 
-def build_server(config: Config, *, background: bool = True) -> MCPServer[CodeIntelService]:
-    """An MCPServer with every code-intel tool; its lifespan opens and closes the service."""
+def build_server(config: Config, *, background: bool = True, attach: bool = False) -> MCPServer[CodeIntel]:
+    """An MCPServer with every code-intel tool; its lifespan opens and closes the service.
+
+    ``attach``: the tools use the workspace daemon (one index and one set of language servers
+    shared with every front) instead of a service of this process's own.
+    """
 
     @asynccontextmanager
-    async def lifespan(_server: MCPServer[CodeIntelService]) -> AsyncGenerator[CodeIntelService]:
+    async def lifespan(_server: MCPServer[CodeIntel]) -> AsyncGenerator[CodeIntel]:
+        if attach:
+            remote = await RemoteCodeIntel.attach(config)
+            try:
+                yield remote
+            finally:
+                await remote.aclose()
+            return
         async with CodeIntelService.open(config, background=background) as service:
             yield service
 
-    server: MCPServer[CodeIntelService] = MCPServer(
+    server: MCPServer[CodeIntel] = MCPServer(
         "ided-code-intel",
         version=__version__,
         instructions=INSTRUCTIONS,
@@ -275,8 +288,8 @@ def build_server(config: Config, *, background: bool = True) -> MCPServer[CodeIn
     return server
 
 
-async def serve_stdio(config: Config) -> None:
-    await build_server(config).run_stdio_async()
+async def serve_stdio(config: Config, *, attach: bool = False) -> None:
+    await build_server(config, attach=attach).run_stdio_async()
 
 
 class BearerTokenMiddleware:
@@ -324,12 +337,17 @@ def bind_loopback(port: int) -> socket.socket:
 
 
 async def serve_http(
-    config: Config, *, token: str, sock: socket.socket, on_ready: Callable[[str], None] | None = None
+    config: Config,
+    *,
+    token: str,
+    sock: socket.socket,
+    on_ready: Callable[[str], None] | None = None,
+    attach: bool = False,
 ) -> None:
     """Streamable HTTP on ``sock`` (bound to 127.0.0.1) at ``/mcp``, behind the bearer token."""
     import uvicorn
 
-    server = build_server(config)
+    server = build_server(config, attach=attach)
     app = BearerTokenMiddleware(server.streamable_http_app(host="127.0.0.1"), token)
     uv_config = uvicorn.Config(app, log_config=None, access_log=False, log_level=config.logging.level.lower())
     uv_server = uvicorn.Server(uv_config)
