@@ -56,7 +56,7 @@ def _env(state: Path, server: str) -> dict[str, str]:
 async def session(workspace: Path, state: Path, server: str, module: str) -> AsyncGenerator[Client]:
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-P", "-m", module, "mcp", "-w", str(workspace)]
+        args=["-P", "-m", module, "mcp", "--standalone", "-w", str(workspace)]
         if module == "daemon"
         else ["-P", "-m", module, "-w", str(workspace)],
         env=_env(state, server),

@@ -72,11 +72,11 @@ def mcp(
     attach: Annotated[
         bool,
         typer.Option(
-            "--attach",
-            help="Use the workspace daemon's index and language servers (started if none runs), shared with "
-            "`ided lsp` and other agents, instead of this process's own.",
+            "--attach/--standalone",
+            help="--attach (default): use the workspace daemon's index and language servers (started if none "
+            "runs), shared with `ided lsp` and other agents. --standalone: this process's own.",
         ),
-    ] = False,
+    ] = True,
     token: Annotated[
         str | None,
         typer.Option(

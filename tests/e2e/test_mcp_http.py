@@ -43,7 +43,7 @@ async def http_server(workspace: Path, tmp_path: Path) -> AsyncGenerator[tuple[s
     log = tmp_path / "mcp-http.log"
     process = await asyncio.create_subprocess_exec(
         sys.executable,
-        *["-P", "-m", "daemon", "mcp", "-w", str(workspace), "--http", "--port", "0"],
+        *["-P", "-m", "daemon", "mcp", "--standalone", "-w", str(workspace), "--http", "--port", "0"],
         env=env,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.DEVNULL,

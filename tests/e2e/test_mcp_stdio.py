@@ -44,7 +44,7 @@ async def mcp_session(workspace: Path, tmp_path: Path, **intel: Any) -> AsyncGen
     errlog_path = tmp_path / "mcp-stderr.log"
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-P", "-m", "daemon", "mcp", "-w", str(workspace)],
+        args=["-P", "-m", "daemon", "mcp", "--standalone", "-w", str(workspace)],
         env=_env(tmp_path / "state", tmp_path / "home", **intel),
         cwd=str(workspace),
     )
