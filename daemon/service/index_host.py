@@ -77,7 +77,10 @@ class IndexHost:
 
     async def reindex(self, paths: list[str] | None) -> IndexReport:
         ws = self._require()
-        report = await self._call(ws.update_paths, paths) if paths is not None else await self._call(ws.index)
+        if paths is not None:
+            report = await self._call(ws.update_paths, paths)
+        else:
+            report = await self._call(ws.index, self._progress_reporter())
         await self._changed(paths or [], report)
         return report
 
@@ -95,8 +98,8 @@ class IndexHost:
 
     # -- background ---------------------------------------------------------------------------
 
-    async def _first_pass_then_watch(self) -> None:
-        ws = self._require()
+    def _progress_reporter(self) -> Callable[[str, int, int], None]:
+        """A progress callback for the index thread that publishes ``index/progress`` (throttled)."""
         loop = asyncio.get_running_loop()
         last = 0.0
 
@@ -108,6 +111,11 @@ class IndexHost:
                 event = IndexProgressEvent(phase=phase, done=done, total=total)
                 asyncio.run_coroutine_threadsafe(self._publish(Methods.INDEX_PROGRESS, event), loop)
 
+        return progress
+
+    async def _first_pass_then_watch(self) -> None:
+        ws = self._require()
+        progress = self._progress_reporter()
         self.busy = "initial index pass"
         try:
             report = await self._call(ws.index, progress)

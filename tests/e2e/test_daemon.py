@@ -216,3 +216,51 @@ async def test_the_daemon_answers_code_intel_from_its_own_index_and_language_ser
             await outside
     finally:
         await _stop(client)
+
+
+async def test_a_branch_switch_touching_many_files_is_indexed_as_one_batch(workspace: Path, tmp_path: Path) -> None:
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(workspace), *args], check=True, capture_output=True)
+
+    git("init", "-q", "-b", "main")
+    git("-c", "user.email=t@e", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "root")
+    git("checkout", "-q", "-b", "feature")
+    gen = workspace / "gen"
+    gen.mkdir()
+    for i in range(60):
+        (gen / f"module_{i}.py").write_text(f"def generated_function_{i}():\n    return {i}\n")
+    git("add", "-A")
+    git("-c", "user.email=t@e", "-c", "user.name=t", "commit", "-q", "-m", "many files")
+    git("checkout", "-q", "main")  # gen/ is gone on main
+
+    overrides = _overrides(tmp_path / "state", batch_threshold=20)
+    config = _config(workspace, overrides)
+    events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+
+    async def on_note(method: str, params: dict[str, Any]) -> None:
+        if method == Methods.INDEX_CHANGED:
+            await events.put(params)
+
+    client = await _attach(config, overrides, subscribe=True, on_notification=on_note)
+    try:
+        await _first_pass_done(client)
+        while not events.empty():
+            events.get_nowait()
+        git("checkout", "-q", "feature")  # 60 files appear at once
+
+        async def full_pass() -> dict[str, Any]:
+            while True:
+                note = await events.get()
+                if note["paths"] == [] and note["report"]["files_indexed"] >= 1:
+                    return note
+
+        note = await asyncio.wait_for(full_pass(), 30)  # one full pass, not 60 single-file updates
+        assert note["report"]["files_seen"] >= 60
+        result = await client.call(
+            Methods.INDEX_SEARCH, SearchParams(query="generated_function_59", mode=SearchMode.LEXICAL)
+        )
+        assert result["hits"][0]["chunk"]["path"] == "gen/module_59.py"
+        status = await client.call_model(Methods.DAEMON_STATUS, None, DaemonStatus)
+        assert status.index.files_indexed == 4 + 60
+    finally:
+        await _stop(client)
