@@ -97,6 +97,7 @@ class DaemonServer:
             logger.info("daemon for %s listening on %s (pid %d)", self.config.workspace, sock, os.getpid())
             if self._on_ready is not None:
                 self._on_ready()
+            self._last_client_left = time.monotonic()  # the idle clock starts when clients can connect
             idle = asyncio.create_task(self._idle_watch())
             await self._shutdown.wait()
             idle.cancel()
