@@ -95,3 +95,10 @@ def print_daemon(console: Console, status: DaemonStatus) -> None:
         + (f", busy: {status.busy}" if status.busy else ""),
         highlight=False,
     )
+    for server in status.servers:
+        line = f"  language server {server.name} ({', '.join(server.languages)}): {server.state.value}"
+        if server.pid:
+            line += f", pid {server.pid}, {server.requests} request(s), {server.restarts} restart(s)"
+        if server.reason:
+            line += f" - {server.reason}"
+        console.print(Text(line, style="dim"))

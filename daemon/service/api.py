@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from daemon.core.intel_models import LanguageServerStatus
 from daemon.core.models import ChunkKind, IndexReport, IndexStatus, SearchFilters, SearchMode
 
 __all__ = [
@@ -141,3 +142,4 @@ class DaemonStatus(BaseModel):
     watching: bool
     busy: str | None = Field(default=None, description="What the index is doing now (initial pass, embedding).")
     index: IndexStatus
+    servers: list[LanguageServerStatus] = Field(default_factory=list[LanguageServerStatus])

@@ -57,7 +57,11 @@ class DaemonServer:
         self._on_ready = on_ready
         self.state_dir = config.state_path
         self.index = IndexHost(config, self.broadcast)
-        self._components = components if components is not None else [IntelHost(config, self.index)]
+        self.intel: IntelHost | None = None
+        if components is None:
+            self.intel = IntelHost(config, self.index)
+            components = [self.intel]
+        self._components: list[DaemonComponent] = components
         self._connections: dict[RpcConnection, ClientInfo] = {}
         self._subscribers: set[RpcConnection] = set()
         self._shutdown = asyncio.Event()
@@ -196,6 +200,7 @@ class DaemonServer:
             watching=self.index.watching,
             busy=self.index.busy,
             index=await self.index.status(),
+            servers=self.intel.servers() if self.intel is not None else [],
         )
 
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from daemon.config import Config
+from daemon.core.intel_models import LanguageServerStatus
 from daemon.service.api import (
     AstNodeParams,
     CallHierarchyParams,
@@ -53,6 +54,9 @@ class IntelHost:
         if self._service is not None:
             root = self._config.workspace_path
             await self._service.pool.files_changed([root / p for p in paths])
+
+    def servers(self) -> list[LanguageServerStatus]:
+        return list(self._service.pool.statuses()) if self._service is not None else []
 
     def _svc(self) -> CodeIntelService:
         if self._service is None:

@@ -209,6 +209,9 @@ async def test_the_daemon_answers_code_intel_from_its_own_index_and_language_ser
         assert by_position["definitions"][0]["location"]["path"] == "shapes/report.py"
         by_name = await client.call(Methods.INTEL_DEFINITION, {"symbol": "Reporter"})
         assert by_name["definitions"][0]["location"]["path"] == "shapes/report.py"
+        status = await client.call_model(Methods.DAEMON_STATUS, None, DaemonStatus)
+        python = next(s for s in status.servers if "python" in s.languages)
+        assert python.state.value == "ready" and python.requests >= 2
         node = await client.call(Methods.INTEL_AST_NODE, {"file": "app.py", "line": 11, "column": 12})
         assert node["node"]["type"] == "identifier"
         outside = client.call(Methods.INTEL_DEFINITION, {"file": "../etc/passwd", "line": 1})
@@ -264,3 +267,18 @@ async def test_a_branch_switch_touching_many_files_is_indexed_as_one_batch(works
         assert status.index.files_indexed == 4 + 60
     finally:
         await _stop(client)
+
+
+async def test_sigterm_stops_the_daemon_cleanly(workspace: Path, tmp_path: Path) -> None:
+    overrides = _overrides(tmp_path / "state")
+    config = _config(workspace, overrides)
+    client = await _attach(config, overrides)
+    await _first_pass_done(client)
+    pid = client.daemon_pid
+    os.kill(pid, signal.SIGTERM)
+    await asyncio.wait_for(client.wait_closed(), 30)
+    await client.close()
+    await _wait_gone(pid)
+    assert read_record(config.state_path) is None  # a clean exit removes its record and socket
+    assert not (config.state_path / "daemon.sock").exists()
+    assert "daemon crashed" not in (config.state_path / "daemon.log").read_text()
