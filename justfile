@@ -53,7 +53,7 @@ bench-intel *ARGS:
     uv run --frozen python bench/intel.py {{ARGS}}
 
 bench-daemon *ARGS:
-    uv run --frozen python -P bench/daemon.py {{ARGS}}
+    uv run --frozen python bench/daemon_latency.py {{ARGS}}
 
 bench-pipeline *ARGS:
     uv run --frozen python bench/pipeline.py {{ARGS}}

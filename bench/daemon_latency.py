@@ -5,8 +5,8 @@ searchable latency over N edits (p50/p95/max: from writing the file until a lexi
 token only that edit introduced returns it), and the daemon's RSS when idle and under load (the
 edits while a second client searches without pause).
 
-    uv run --frozen python -P bench/daemon.py                  # 100 edits, lexical (no embedding)
-    uv run --frozen python -P bench/daemon.py --edits 300 --source /path/to/project
+    uv run --frozen python bench/daemon_latency.py                  # 100 edits, lexical (no embedding)
+    uv run --frozen python bench/daemon_latency.py --edits 300 --source /path/to/project
 
 (``-P``: this file is named daemon.py; without it, its folder would shadow the ``daemon`` package.)
 """
