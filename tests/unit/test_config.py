@@ -83,5 +83,5 @@ def test_published_schema_file_matches_the_code() -> None:
 def test_environment_variables_that_are_not_config_sections_are_ignored(tmp_path: Path) -> None:
     config = load_config(tmp_path, env=_env(tmp_path, IDED_MCP_TOKEN="secret", IDED_SKIP_GOPLS="1"))
     assert config.index.max_file_bytes == 1_000_000
-    with pytest.raises(ConfigError, match="unknown key 'index.bogus'"):
+    with pytest.raises(ConfigError, match=r"unknown key 'index\.bogus'"):
         load_config(tmp_path, env=_env(tmp_path, IDED_INDEX__BOGUS="1"))
