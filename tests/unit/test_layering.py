@@ -25,7 +25,8 @@ def _violations() -> list[str]:
     bad: list[str] = []
     for path in sorted([*ROOT.glob("daemon/**/*.py"), *ROOT.glob("mcp_servers/**/*.py")]):
         rel = path.relative_to(ROOT)
-        here = rel.parts[1] if rel.parts[0] == "daemon" and len(rel.parts) > 2 else rel.parts[0]
+        parts_here: tuple[str, ...] = rel.parts
+        here = parts_here[1] if parts_here[0] == "daemon" and len(parts_here) > 2 else parts_here[0]
         for module in _imports(path):
             parts = module.split(".")
             if parts[0] == "mcp_servers" and here != "mcp_servers":
