@@ -25,8 +25,8 @@ def _violations() -> list[str]:
     bad: list[str] = []
     for path in sorted([*ROOT.glob("daemon/**/*.py"), *ROOT.glob("mcp_servers/**/*.py")]):
         rel = path.relative_to(ROOT)
-        parts_here: tuple[str, ...] = rel.parts
-        here = parts_here[1] if parts_here[0] == "daemon" and len(parts_here) > 2 else parts_here[0]
+        top, second = rel.parts[0], (rel.parts[1] if len(rel.parts) > 1 else "")
+        here = second if top == "daemon" and path.parent != ROOT / "daemon" else top
         for module in _imports(path):
             parts = module.split(".")
             if parts[0] == "mcp_servers" and here != "mcp_servers":
