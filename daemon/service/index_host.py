@@ -49,7 +49,11 @@ class IndexHost:
 
     async def start(self) -> None:
         self._ws = await self._call(WorkspaceIndex.open, self.config)
-        self._tasks.append(asyncio.create_task(self._first_pass_then_watch(), name="ided-index-first-pass"))
+        # The watcher starts before the first pass, so no change made after the pass's scan is lost;
+        # batches it sees meanwhile wait for the pass to finish.
+        if self.config.daemon.watch:
+            self._tasks.append(asyncio.create_task(self._watch(), name="ided-watch"))
+        self._tasks.append(asyncio.create_task(self._first_pass(), name="ided-index-first-pass"))
         self._tasks.append(asyncio.create_task(self._embed_loop(), name="ided-embed"))
 
     async def close(self) -> None:
@@ -113,7 +117,7 @@ class IndexHost:
 
         return progress
 
-    async def _first_pass_then_watch(self) -> None:
+    async def _first_pass(self) -> None:
         ws = self._require()
         progress = self._progress_reporter()
         self.busy = "initial index pass"
@@ -123,8 +127,6 @@ class IndexHost:
         finally:
             self.busy = None
             self.ready.set()
-        if self.config.daemon.watch:
-            await self._watch()
 
     async def _watch(self) -> None:
         root = self.config.workspace_path.resolve()
@@ -133,6 +135,7 @@ class IndexHost:
             paths = [p for p in batch if not (root / p).resolve().is_relative_to(state)]
             if not paths:
                 continue
+            await self.ready.wait()
             for listener in self._listeners:
                 try:
                     await listener(paths)
