@@ -13,7 +13,7 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -38,6 +38,8 @@ __all__ = [
     "default_cache_root",
     "default_state_dir",
     "load_config",
+    "parse_set_pairs",
+    "to_set_pairs",
     "user_config_path",
 ]
 
@@ -357,3 +359,37 @@ def load_config(
     if config.qdrant.url and config.qdrant.mode != "server":
         config = config.model_copy(update={"qdrant": config.qdrant.model_copy(update={"mode": "server"})})
     return config
+
+
+def parse_set_pairs(pairs: list[str]) -> dict[str, Any]:
+    """``["daemon.watch=false"]`` -> ``{"daemon": {"watch": False}}`` (values parsed as JSON when they are).
+
+    The inverse of :func:`to_set_pairs`; ValueError names a pair that is not KEY=VALUE.
+    """
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--set expects KEY=VALUE, got {pair!r}")
+        try:
+            value: Any = json.loads(raw)
+        except ValueError:
+            value = raw
+        node = out
+        *parents, leaf = key.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    return out
+
+
+def to_set_pairs(tree: Mapping[str, Any], prefix: str = "") -> list[str]:
+    """``{"daemon": {"watch": False}}`` -> ``["daemon.watch=false"]``: overrides for a child process's ``--set``."""
+    pairs: list[str] = []
+    for key, value in tree.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            pairs.extend(to_set_pairs(cast("Mapping[str, Any]", value), dotted + "."))
+        else:
+            pairs.append(f"{dotted}={json.dumps(value)}")
+    return pairs

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
@@ -11,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from daemon.config import Config, load_config
+from daemon.config import Config, load_config, parse_set_pairs
 from daemon.errors import DaemonError
 from daemon.logging_setup import configure_logging
 
@@ -28,22 +27,11 @@ def find_workspace_root(start: Path) -> Path:
 
 
 def parse_overrides(pairs: list[str]) -> dict[str, Any]:
-    """``["index.max_file_bytes=2000000", "qdrant.mode=local"]`` -> nested dict (values parsed as JSON if they are)."""
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep or not key:
-            raise typer.BadParameter(f"--set expects KEY=VALUE, got {pair!r}", param_hint="--set")
-        try:
-            value: Any = json.loads(raw)
-        except ValueError:
-            value = raw
-        node = out
-        parts = key.split(".")
-        for part in parts[:-1]:
-            node = node.setdefault(part, {})
-        node[parts[-1]] = value
-    return out
+    """The CLI's ``--set`` pairs as a nested override dict (a bad pair is a usage error)."""
+    try:
+        return parse_set_pairs(pairs)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--set") from exc
 
 
 @dataclass

@@ -8,7 +8,6 @@ LSP process then owns stdin/stdout alone. That process attaches to the workspace
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import sys
@@ -19,21 +18,11 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from daemon.cli.context import CliState
+from daemon.config import to_set_pairs
 
 __all__ = ["lsp", "lsp_argv"]
 
 logger = logging.getLogger(__name__)
-
-
-def _pairs(overrides: Mapping[str, Any], prefix: str = "") -> list[str]:
-    pairs: list[str] = []
-    for key, value in overrides.items():
-        dotted = f"{prefix}{key}"
-        if isinstance(value, Mapping):
-            pairs.extend(_pairs(value, dotted + "."))  # pyright: ignore[reportUnknownArgumentType]
-        else:
-            pairs.append(f"{dotted}={json.dumps(value)}")
-    return pairs
 
 
 def lsp_argv(workspace: Path | None, overrides: Mapping[str, Any], *, tcp: bool, port: int) -> list[str]:
@@ -42,7 +31,7 @@ def lsp_argv(workspace: Path | None, overrides: Mapping[str, Any], *, tcp: bool,
     argv = [sys.executable, "-P", "-m", "daemon.lsp"]
     if workspace is not None:
         argv += ["--workspace", str(workspace)]
-    for pair in _pairs(overrides):
+    for pair in to_set_pairs(overrides):
         argv += ["--set", pair]
     if tcp:
         argv += ["--tcp", "--port", str(port)]

@@ -8,7 +8,6 @@ goes through the environment (``IDED_MCP_TOKEN``), never the command line (visib
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import sys
@@ -19,23 +18,13 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from daemon.cli.context import CliState
+from daemon.config import to_set_pairs
 
 __all__ = ["mcp", "server_argv"]
 
 logger = logging.getLogger(__name__)
 
 TOKEN_ENV = "IDED_MCP_TOKEN"
-
-
-def _flatten(overrides: Mapping[str, Any], prefix: str = "") -> list[str]:
-    pairs: list[str] = []
-    for key, value in overrides.items():
-        dotted = f"{prefix}{key}"
-        if isinstance(value, Mapping):
-            pairs.extend(_flatten(value, dotted + "."))  # pyright: ignore[reportUnknownArgumentType]
-        else:
-            pairs.append(f"{dotted}={json.dumps(value)}")
-    return pairs
 
 
 def server_argv(
@@ -45,7 +34,7 @@ def server_argv(
     # -P: do not put the current directory on sys.path, or a workspace's own logging.py/json.py
     # would shadow the standard library in the server process.
     argv = [sys.executable, "-P", "-m", "mcp_servers.code_intel", "--workspace", str(workspace)]
-    for pair in _flatten(overrides):
+    for pair in to_set_pairs(overrides):
         argv += ["--set", pair]
     if http:
         argv += ["--http", "--port", str(port)]

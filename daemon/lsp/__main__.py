@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import logging
 import sys
 from pathlib import Path
 from typing import Any
 
-from daemon.config import load_config
+from daemon.config import load_config, parse_set_pairs
 from daemon.errors import DaemonError
 from daemon.logging_setup import configure_logging
 from daemon.lsp.server import build_server, serve_stdio, serve_tcp
@@ -26,21 +25,10 @@ logger = logging.getLogger(__name__)
 
 def parse_overrides(pairs: list[str]) -> dict[str, Any]:
     """``["daemon.watch=false"]`` -> ``{"daemon": {"watch": False}}``."""
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep or not key:
-            raise SystemExit(f"ided lsp: --set expects KEY=VALUE, got {pair!r}")
-        try:
-            value: Any = json.loads(raw)
-        except ValueError:
-            value = raw
-        node = out
-        *parents, leaf = key.split(".")
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[leaf] = value
-    return out
+    try:
+        return parse_set_pairs(pairs)
+    except ValueError as exc:
+        raise SystemExit(f"ided lsp: {exc}") from exc
 
 
 def main(argv: list[str] | None = None) -> int:

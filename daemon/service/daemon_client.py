@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import sys
@@ -13,7 +12,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel
 
-from daemon.config import Config
+from daemon.config import Config, to_set_pairs
 from daemon.errors import DaemonError, ErrorCode
 from daemon.service.api import HelloParams, Methods
 from daemon.service.daemon_files import remove_stale
@@ -33,20 +32,9 @@ class DaemonUnavailable(DaemonError):
 
 def _daemon_command(config: Config, overrides: Mapping[str, Any] | None) -> list[str]:
     cmd = [sys.executable, "-P", "-m", "daemon"]  # -P: the workspace never shadows the stdlib
-    for key, value in _flatten(overrides or {}):
-        cmd += ["--set", f"{key}={value}"]
+    for pair in to_set_pairs(overrides or {}):
+        cmd += ["--set", pair]
     return [*cmd, "daemon", "--workspace", str(config.workspace_path)]
-
-
-def _flatten(tree: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
-    out: list[tuple[str, Any]] = []
-    for key, value in tree.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, Mapping):
-            out += _flatten(value, name + ".")  # pyright: ignore[reportUnknownArgumentType]
-        else:
-            out.append((name, value if isinstance(value, str) else json.dumps(value)))
-    return out
 
 
 async def spawn_daemon(config: Config, overrides: Mapping[str, Any] | None = None) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import secrets
 import signal
@@ -21,7 +20,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from daemon.config import Config, load_config
+from daemon.config import Config, load_config, parse_set_pairs
 from daemon.errors import DaemonError
 from daemon.logging_setup import configure_logging
 from mcp_servers.code_intel.server import bind_loopback, serve_http, serve_stdio
@@ -32,21 +31,10 @@ TOKEN_ENV = "IDED_MCP_TOKEN"
 
 
 def _overrides(pairs: list[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep or not key:
-            raise SystemExit(f"ided mcp: --set expects KEY=VALUE, got {pair!r}")
-        try:
-            value: Any = json.loads(raw)
-        except ValueError:
-            value = raw
-        node = out
-        parts = key.split(".")
-        for part in parts[:-1]:
-            node = node.setdefault(part, {})
-        node[parts[-1]] = value
-    return out
+    try:
+        return parse_set_pairs(pairs)
+    except ValueError as exc:
+        raise SystemExit(f"ided mcp: {exc}") from exc
 
 
 def resolve_token(config: Config, env: dict[str, str]) -> tuple[str, str]:

@@ -85,3 +85,12 @@ def test_environment_variables_that_are_not_config_sections_are_ignored(tmp_path
     assert config.index.max_file_bytes == 1_000_000
     with pytest.raises(ConfigError, match=r"unknown key 'index\.bogus'"):
         load_config(tmp_path, env=_env(tmp_path, IDED_INDEX__BOGUS="1"))
+
+
+def test_set_pairs_round_trip_through_a_child_command_line() -> None:
+    from daemon.config import parse_set_pairs, to_set_pairs
+
+    tree = {"state_dir": "/tmp/x y", "embedding": {"enabled": False}, "daemon": {"debounce_ms": 20}, "n": {"s": "1"}}
+    assert parse_set_pairs(to_set_pairs(tree)) == tree
+    with pytest.raises(ValueError, match="KEY=VALUE"):
+        parse_set_pairs(["no-equals-sign"])
