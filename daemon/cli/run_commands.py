@@ -1,8 +1,8 @@
 """``ided run``, ``ided runs [show ID]``, ``ided resume ID``, ``ided cancel ID`` and ``ided workflows ...``.
 
-This module is the composition root of the pipeline for the command line: it reads the environment
-(API keys), builds the model registry, profiles the workspace and hands the runtime a retriever
-over the workspace index (the daemon's when one runs, else the index opened in this process).
+This module is the composition root of the pipeline for the command line: it passes the environment
+(API keys) to ``daemon.service.pipeline_host.open_pipeline``, which builds the model registry, profiles the
+workspace and hands the runtime a retriever over the workspace index.
 """
 
 from __future__ import annotations
@@ -12,8 +12,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -21,7 +20,6 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from daemon.cli.context import CliState
-from daemon.cli.daemon_commands import daemon_running
 from daemon.cli.run_render import (
     print_catalog,
     print_decisions,
@@ -34,24 +32,18 @@ from daemon.cli.run_render import (
     print_workflow,
 )
 from daemon.config import Config
-from daemon.core.models import ChunkKind, SearchResult
 from daemon.errors import DaemonError
 from daemon.orchestration.deterministic_selector import decide_stages
 from daemon.orchestration.graph_builder import graph_mermaid
-from daemon.orchestration.llm_providers import HOW_TO_CONFIGURE, ModelRegistry
+from daemon.orchestration.llm_providers import HOW_TO_CONFIGURE
 from daemon.orchestration.plan import assemble_plan
 from daemon.orchestration.progress import ProgressKind
-from daemon.orchestration.project_profile import profile_project
-from daemon.orchestration.resilience import ResilienceLayer
-from daemon.orchestration.retriever import RetrievalQuery, RetrievedSnippet
 from daemon.orchestration.run_store import RunRecord, RunStatus
 from daemon.orchestration.runtime import PipelineRuntime
 from daemon.orchestration.selection_models import DecisionSource, StageDecision
 from daemon.orchestration.workflow_loader import WorkflowCatalog, check_workflow_file, workflow_dirs
 from daemon.orchestration.workflow_schema import workflow_json_schema
-from daemon.service.api import Methods, SearchParams
-from daemon.service.daemon_client import DaemonClient
-from daemon.service.workspace_index import WorkspaceIndex
+from daemon.service.pipeline_host import IndexRetriever, open_pipeline
 
 __all__ = ["IndexRetriever", "register_run_commands", "runs_app", "workflows_app"]
 
@@ -85,71 +77,6 @@ def _state(ctx: typer.Context) -> CliState:
     return state
 
 
-class IndexRetriever:
-    """The pipeline's ``Retriever`` over the workspace index: the daemon's when it runs, else opened here.
-
-    The local index is opened once, on first use, in a dedicated thread that owns it until ``close``.
-    """
-
-    def __init__(self, config: Config) -> None:
-        self._config = config
-        self._remote = daemon_running(config)
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ided-index")
-        self._index: WorkspaceIndex | None = None
-        self._failed: str | None = None
-
-    def _params(self, query: RetrievalQuery) -> list[SearchParams]:
-        source = query.source
-        kind = ChunkKind(source.kind) if source is not None and source.kind in ("code", "docs") else None
-        globs: Sequence[str | None] = (source.paths[:3] if source is not None and source.paths else None) or [None]
-        return [SearchParams(query=query.text, k=query.k, kind=kind, path_glob=g) for g in globs]
-
-    def _local_search(self, params: SearchParams) -> SearchResult | None:
-        if self._failed is not None:
-            return None
-        if self._index is None:
-            try:
-                self._index = WorkspaceIndex.open(self._config)
-            except DaemonError as exc:
-                self._failed = str(exc)
-                logger.warning("adaptive retrieval has no index: %s", exc)
-                return None
-        return self._index.search(params.query, k=params.k, filters=params.filters(), mode=params.mode)
-
-    async def retrieve(self, query: RetrievalQuery) -> list[RetrievedSnippet]:
-        snippets: list[RetrievedSnippet] = []
-        for params in self._params(query):
-            if self._remote:
-                client = await DaemonClient.attach(self._config, client="cli", start=False)
-                async with client:
-                    result = SearchResult.model_validate(await client.call(Methods.INDEX_SEARCH, params, wait_s=60))
-            else:
-                loop = asyncio.get_running_loop()
-                found = await loop.run_in_executor(self._pool, self._local_search, params)
-                if found is None:
-                    return snippets
-                result = found
-            snippets.extend(
-                RetrievedSnippet(
-                    path=h.chunk.path,
-                    start_line=h.chunk.start_line,
-                    end_line=h.chunk.end_line,
-                    text=h.chunk.text,
-                    score=h.score,
-                )
-                for h in result.hits
-            )
-        return snippets
-
-    def close(self) -> None:
-        def shut() -> None:
-            if self._index is not None:
-                self._index.close()
-
-        self._pool.submit(shut).result(timeout=60)
-        self._pool.shutdown(wait=True)
-
-
 def _catalog(state: CliState, config: Config, *, quiet: bool = False) -> WorkflowCatalog:
     catalog = WorkflowCatalog.load(workflow_dirs(config.workspace_path, config.pipeline.workflow_dirs))
     if catalog.problems and not quiet:
@@ -164,35 +91,9 @@ def _catalog(state: CliState, config: Config, *, quiet: bool = False) -> Workflo
 
 @asynccontextmanager
 async def _runtime(state: CliState, config: Config, *, models_needed: bool) -> AsyncGenerator[PipelineRuntime]:
-    pipeline = config.pipeline
-    cache_path = config.state_path / "pipeline" / "llm_cache.sqlite3"
-    layer = ResilienceLayer(pipeline.resilience, cache_path=cache_path if models_needed else None)
-    try:
-        models = (
-            ModelRegistry.from_config(pipeline, env=os.environ, layer=layer, workspace=config.workspace_path)
-            if models_needed
-            else ModelRegistry.none(layer)
-        )
-    except DaemonError as exc:
-        layer.close()
-        state.fail(str(exc))
     catalog = _catalog(state, config, quiet=not models_needed)
-    profile = await asyncio.to_thread(profile_project, config.workspace_path) if models_needed else None
-    retriever = IndexRetriever(config) if models_needed else None
-    try:
-        async with PipelineRuntime.open(
-            catalog=catalog,
-            models=models,
-            state_dir=config.state_path,
-            config=pipeline,
-            retriever=retriever,
-            profile=profile,
-        ) as runtime:
-            yield runtime
-    finally:
-        if retriever is not None:
-            await asyncio.to_thread(retriever.close)
-        layer.close()
+    async with open_pipeline(config, models_needed=models_needed, catalog=catalog, env=os.environ) as runtime:
+        yield runtime
 
 
 def _guarded(state: CliState, work: Callable[[], Coroutine[Any, Any, T]]) -> T:

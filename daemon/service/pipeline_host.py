@@ -1,0 +1,178 @@
+"""Open the pipeline runtime for a workspace: the one place every front (CLI, LSP, ACP) gets it from.
+
+``open_pipeline(config, models_needed=...)`` builds what a ``PipelineRuntime`` needs for the
+workspace in ``config``: the workflow catalog (built-in + the workspace's), the model registry
+(from ``[pipeline.models]`` and the API keys in ``env``; a replay script when configured), the
+project profile, and an ``IndexRetriever`` over the workspace index (the daemon's when one runs,
+else the index opened in this process). ``models_needed=False`` opens a light runtime for
+inspecting, listing and cancelling runs: no models, no profile, no retriever.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from daemon.config import Config
+from daemon.core.models import ChunkKind, SearchResult
+from daemon.errors import DaemonError, ErrorCode, WorkflowError
+from daemon.orchestration.llm_providers import ModelRegistry
+from daemon.orchestration.project_profile import profile_project
+from daemon.orchestration.resilience import ResilienceLayer
+from daemon.orchestration.retriever import RetrievalQuery, RetrievedSnippet
+from daemon.orchestration.runtime import PipelineRuntime
+from daemon.orchestration.workflow_loader import WorkflowCatalog, workflow_dirs
+from daemon.service.api import Methods, SearchParams
+from daemon.service.daemon_client import ClientKind, DaemonClient
+from daemon.service.daemon_files import remove_stale
+from daemon.service.workspace_index import WorkspaceIndex
+
+__all__ = ["IndexRetriever", "llm_cache_path", "load_catalog", "open_pipeline"]
+
+logger = logging.getLogger(__name__)
+
+SEARCH_WAIT_S = 60.0
+"""Upper bound for one search through the daemon."""
+
+CLOSE_WAIT_S = 60.0
+"""Upper bound for closing the locally opened index."""
+
+
+def llm_cache_path(config: Config) -> Path:
+    return config.state_path / "pipeline" / "llm_cache.sqlite3"
+
+
+class IndexRetriever:
+    """The pipeline's ``Retriever`` over the workspace index: the daemon's when it runs, else opened here.
+
+    The local index is opened once, on first use, in a dedicated thread that owns it until ``close``.
+    """
+
+    def __init__(self, config: Config, *, client: ClientKind = "cli") -> None:
+        self._config = config
+        self._client: ClientKind = client
+        self._remote = remove_stale(config.state_path) is not None
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ided-index")
+        self._index: WorkspaceIndex | None = None
+        self._failed: str | None = None
+
+    def _params(self, query: RetrievalQuery) -> list[SearchParams]:
+        source = query.source
+        kind = ChunkKind(source.kind) if source is not None and source.kind in ("code", "docs") else None
+        globs: Sequence[str | None] = (source.paths[:3] if source is not None and source.paths else None) or [None]
+        return [SearchParams(query=query.text, k=query.k, kind=kind, path_glob=g) for g in globs]
+
+    def _local_search(self, params: SearchParams) -> SearchResult | None:
+        if self._failed is not None:
+            return None
+        if self._index is None:
+            try:
+                self._index = WorkspaceIndex.open(self._config)
+            except DaemonError as exc:
+                self._failed = str(exc)
+                logger.warning("adaptive retrieval has no index: %s", exc)
+                return None
+        return self._index.search(params.query, k=params.k, filters=params.filters(), mode=params.mode)
+
+    async def retrieve(self, query: RetrievalQuery) -> list[RetrievedSnippet]:
+        snippets: list[RetrievedSnippet] = []
+        for params in self._params(query):
+            if self._remote:
+                client = await DaemonClient.attach(self._config, client=self._client, start=False)
+                async with client:
+                    raw = await client.call(Methods.INDEX_SEARCH, params, wait_s=SEARCH_WAIT_S)
+                    result = SearchResult.model_validate(raw)
+            else:
+                loop = asyncio.get_running_loop()
+                found = await loop.run_in_executor(self._pool, self._local_search, params)
+                if found is None:
+                    return snippets
+                result = found
+            snippets.extend(
+                RetrievedSnippet(
+                    path=h.chunk.path,
+                    start_line=h.chunk.start_line,
+                    end_line=h.chunk.end_line,
+                    text=h.chunk.text,
+                    score=h.score,
+                )
+                for h in result.hits
+            )
+        return snippets
+
+    def close(self) -> None:
+        def shut() -> None:
+            if self._index is not None:
+                self._index.close()
+
+        self._pool.submit(shut).result(timeout=CLOSE_WAIT_S)
+        self._pool.shutdown(wait=True)
+
+
+def load_catalog(config: Config) -> WorkflowCatalog:
+    """The workspace's workflows; ``WorkflowError`` when not one of them is valid.
+
+    Files with problems are left out (``catalog.problems`` says why); the caller shows them.
+    """
+    catalog = WorkflowCatalog.load(workflow_dirs(config.workspace_path, config.pipeline.workflow_dirs))
+    if not catalog.workflows:
+        raise WorkflowError(
+            f"no valid workflow found for {config.workspace_path} ({len(catalog.problems)} problem(s); "
+            "`ided workflows validate` explains)",
+            code=ErrorCode.WORKFLOW_INVALID,
+        )
+    return catalog
+
+
+@asynccontextmanager
+async def open_pipeline(
+    config: Config,
+    *,
+    models_needed: bool,
+    catalog: WorkflowCatalog | None = None,
+    env: Mapping[str, str] | None = None,
+    client: ClientKind = "cli",
+) -> AsyncGenerator[PipelineRuntime]:
+    """A ``PipelineRuntime`` for ``config``'s workspace, closed (runs in flight interrupted) on exit.
+
+    ``catalog``: an already loaded catalog (else ``load_catalog``). ``env``: where API keys are read
+    (default: this process's environment; the fronts are the composition roots that may narrow it).
+    ``client``: the front, as the daemon's client list shows it when retrieval searches through it.
+    Raises ``DaemonError`` (bad model configuration, no valid workflow).
+    """
+    pipeline = config.pipeline
+    layer = ResilienceLayer(pipeline.resilience, cache_path=llm_cache_path(config) if models_needed else None)
+    try:
+        models = (
+            ModelRegistry.from_config(
+                pipeline, env=os.environ if env is None else env, layer=layer, workspace=config.workspace_path
+            )
+            if models_needed
+            else ModelRegistry.none(layer)
+        )
+    except DaemonError:
+        layer.close()
+        raise
+    retriever: IndexRetriever | None = None
+    try:
+        workflows = catalog if catalog is not None else load_catalog(config)
+        profile = await asyncio.to_thread(profile_project, config.workspace_path) if models_needed else None
+        retriever = IndexRetriever(config, client=client) if models_needed else None
+        async with PipelineRuntime.open(
+            catalog=workflows,
+            models=models,
+            state_dir=config.state_path,
+            config=pipeline,
+            retriever=retriever,
+            profile=profile,
+        ) as runtime:
+            yield runtime
+    finally:
+        if retriever is not None:
+            await asyncio.to_thread(retriever.close)
+        layer.close()
