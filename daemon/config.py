@@ -33,7 +33,9 @@ __all__ = [
     "QdrantConfig",
     "RerankConfig",
     "ResilienceConfig",
+    "RetrievalConfig",
     "SearchConfig",
+    "VcsConfig",
     "config_json_schema",
     "default_cache_root",
     "default_state_dir",
@@ -216,6 +218,52 @@ class PipelineConfig(_Section):
     checkpoint: CheckpointConfig = CheckpointConfig()
 
 
+class VcsConfig(_Section):
+    """Run branches: every editing run works in its own git worktree on branch ``ided/run/<id>``."""
+
+    retention_days: int = Field(
+        default=14, ge=0, description="`ided runs cleanup` removes worktrees and branches of runs older than this."
+    )
+    worktrees_dir: str | None = Field(
+        default=None, description="Where run worktrees live; default: <state_dir>/worktrees."
+    )
+    include_uncommitted: bool = Field(
+        default=False, description="Runs start from HEAD plus your uncommitted changes (one snapshot commit)."
+    )
+
+
+class RetrievalConfig(_Section):
+    """The retrieval agent (docs/retrieval.md): which sources it may use, providers, thresholds, timeouts."""
+
+    code: bool = Field(default=True, description="Function-level code search over the index.")
+    docs: bool = Field(default=True, description="Section-level docs search over the index.")
+    lsp: bool = Field(
+        default=True, description="Definitions, references, signatures of named symbols (language servers)."
+    )
+    decisions: bool = Field(
+        default=True, description="Past runs' decision logs and the workspace's ADR/decision documents."
+    )
+    web: bool = Field(default=False, description="Web search through web_url (SearxNG or Brave).")
+    advisories: bool = Field(default=False, description="CVE/advisory look-up through advisory_url (OSV API).")
+    web_provider: Literal["searxng", "brave"] = "searxng"
+    web_url: str | None = Field(default=None, description="e.g. http://localhost:8888 (SearxNG) or the Brave API URL.")
+    web_api_key_env: str | None = Field(default=None, description="Environment variable holding the web API key.")
+    advisory_url: str = Field(default="https://api.osv.dev", description="OSV-compatible advisory API base URL.")
+    code_threshold: float = Field(default=0.7, ge=0, le=1, description="Normalized relevance a code piece needs.")
+    docs_threshold: float = Field(default=0.6, ge=0, le=1, description="Normalized relevance a document piece needs.")
+    near_duplicate_cosine: float = Field(default=0.95, gt=0, le=1, description="Cosine above which pieces are one.")
+    source_timeout_seconds: float = Field(default=10.0, gt=0, description="Per source per retrieval.")
+    http_timeout_seconds: float = Field(default=5.0, gt=0, description="Per web/advisory HTTP request.")
+    k_per_query: int = Field(default=8, ge=1, le=100, description="Index hits per query and source.")
+    max_queries: int = Field(default=6, ge=1, le=30, description="Queries per source per retrieval.")
+    decision_globs: tuple[str, ...] = Field(
+        default=("*adr/*", "*decisions/*", "*ADR-*", "*decision-record*"),
+        description="Globs over workspace paths of ADR/decision documents.",
+    )
+    breaker_failure_threshold: int = Field(default=3, ge=1, description="Failures in a row that switch a source off.")
+    breaker_reset_seconds: float = Field(default=60.0, ge=0, description="How long a tripped source stays off.")
+
+
 class LoggingConfig(_Section):
     level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
     file: str | None = Field(default=None, description="Log file; default stderr. Never stdout.")
@@ -234,6 +282,7 @@ class Config(_Section):
     intel: IntelConfig = IntelConfig()
     daemon: DaemonConfig = DaemonConfig()
     pipeline: PipelineConfig = PipelineConfig()
+    vcs: VcsConfig = VcsConfig()
     logging: LoggingConfig = LoggingConfig()
 
     @property

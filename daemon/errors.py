@@ -6,7 +6,9 @@ from enum import StrEnum
 
 __all__ = [
     "ConfigError",
+    "ConflictError",
     "DaemonError",
+    "EditLockHeld",
     "EmbeddingUnavailable",
     "ErrorCode",
     "IndexingError",
@@ -17,6 +19,7 @@ __all__ = [
     "PathOutsideWorkspace",
     "PipelineError",
     "StoreError",
+    "VcsError",
     "WorkflowError",
 ]
 
@@ -37,6 +40,10 @@ class ErrorCode(StrEnum):
     PIPELINE_FAILED = "pipeline_failed"
     MODEL_UNAVAILABLE = "model_unavailable"
     RUN_NOT_FOUND = "run_not_found"
+    VCS_FAILED = "vcs_failed"
+    NOT_A_REPOSITORY = "not_a_repository"
+    CHANGE_CONFLICT = "change_conflict"
+    EDIT_LOCK_HELD = "edit_lock_held"
 
 
 class DaemonError(Exception):
@@ -110,3 +117,31 @@ class PipelineError(DaemonError):
     (``run_not_found``), a checkpoint backend that cannot be opened (``pipeline_failed``)."""
 
     default_code = ErrorCode.PIPELINE_FAILED
+
+
+class VcsError(DaemonError):
+    """A run's git branch or worktree could not be made, read or applied (``vcs_failed``), or the workspace
+    is not a git repository (``not_a_repository``)."""
+
+    default_code = ErrorCode.VCS_FAILED
+
+
+class ConflictError(VcsError):
+    """Accept or rollback stopped before writing: the user changed files the run changed. ``report`` is a
+    ``daemon.vcs.ConflictReport`` (files, why, the user's side and the run's side)."""
+
+    default_code = ErrorCode.CHANGE_CONFLICT
+
+    def __init__(self, message: str, *, report: object, cause: BaseException | None = None) -> None:
+        super().__init__(message, cause=cause)
+        self.report = report
+
+
+class EditLockHeld(VcsError):
+    """Another editing run holds the workspace's edit lock; ``holder`` is its run id."""
+
+    default_code = ErrorCode.EDIT_LOCK_HELD
+
+    def __init__(self, message: str, *, holder: str, cause: BaseException | None = None) -> None:
+        super().__init__(message, cause=cause)
+        self.holder = holder
