@@ -264,6 +264,19 @@ class RetrievalConfig(_Section):
     breaker_reset_seconds: float = Field(default=60.0, ge=0, description="How long a tripped source stays off.")
 
 
+class AgentsConfig(_Section):
+    """The specialist agents of workflow runs: the commands they may run and their limits."""
+
+    commands: dict[str, str] = Field(
+        default_factory=dict[str, str],
+        description="Named command lines agents may run in the run's worktree, e.g. test = \"python -m pytest -q\". "
+        "A test_execution stage runs 'test' itself when its agent ran none.",
+    )
+    command_timeout_seconds: float = Field(default=300.0, gt=0, description="Per command run; the process is killed.")
+    output_cap_bytes: int = Field(default=65536, ge=1024, description="Output kept per command (head and tail).")
+    max_tool_steps: int = Field(default=25, ge=1, le=500, description="Model turns with tool calls per agent attempt.")
+
+
 class LoggingConfig(_Section):
     level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
     file: str | None = Field(default=None, description="Log file; default stderr. Never stdout.")
@@ -282,6 +295,7 @@ class Config(_Section):
     intel: IntelConfig = IntelConfig()
     daemon: DaemonConfig = DaemonConfig()
     pipeline: PipelineConfig = PipelineConfig()
+    agents: AgentsConfig = AgentsConfig()
     vcs: VcsConfig = VcsConfig()
     logging: LoggingConfig = LoggingConfig()
 

@@ -4,6 +4,18 @@ One event per run start/resume/finish, node start, node finish and routing decis
 carries the run's position: the current stage, the stages completed so far and the planned stages,
 so a front can draw progress from any single event. Events are also persisted with the run
 (``RunStore.events``) for fronts in other processes.
+
+Kinds that fronts map 1:1 onto their protocol (ACP session updates, LSP ``ided/run/progress``):
+
+- ``plan``: every stage of the plan (``plan`` entries, planned and skipped) with its status
+  pending / in_progress / completed / failed / skipped; emitted at run start and on every change;
+- ``thought``: the orchestrator's reasoning (workflow selection, stage decisions, routing) in ``text``;
+- ``agent_message``: an agent's own text (``agent_id``, ``text``);
+- ``tool_call`` / ``tool_call_update``: a tool an agent calls (``tool_call_id``, ``title``,
+  ``tool_kind``, ``tool_status``, ``locations``, ``raw_input``, ``output``); locations are
+  workspace-relative paths with 1-based lines;
+- ``review``: the run ended with changes awaiting review (``changes``: branch, commits, file stats;
+  the diff itself comes from the version-control layer's change set).
 """
 
 from __future__ import annotations
@@ -12,14 +24,27 @@ import asyncio
 import logging
 from enum import StrEnum
 from types import TracebackType
-from typing import Literal, Self
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from daemon.orchestration.routing import RouteDecision
 from daemon.orchestration.stop_decision import StopDecision
 
-__all__ = ["PROGRESS_MESSAGE_TYPE", "ExecutionProgress", "ProgressBus", "ProgressKind", "Subscription"]
+__all__ = [
+    "PROGRESS_MESSAGE_TYPE",
+    "ChangedFile",
+    "ExecutionProgress",
+    "PlanEntry",
+    "PlanEntryStatus",
+    "ProgressBus",
+    "ProgressKind",
+    "RunChanges",
+    "Subscription",
+    "ToolCallStatus",
+    "ToolKind",
+    "ToolLocation",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +58,62 @@ class ProgressKind(StrEnum):
     NODE_FINISHED = "node_finished"
     ROUTING_DECISION = "routing_decision"
     RUN_FINISHED = "run_finished"
+    PLAN = "plan"
+    THOUGHT = "thought"
+    AGENT_MESSAGE = "agent_message"
+    TOOL_CALL = "tool_call"
+    TOOL_CALL_UPDATE = "tool_call_update"
+    REVIEW = "review"
+
+
+PlanEntryStatus = Literal["pending", "in_progress", "completed", "failed", "skipped"]
+ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
+ToolCallStatus = Literal["pending", "in_progress", "completed", "failed"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class PlanEntry(_Frozen):
+    """One stage of the plan as a front shows it."""
+
+    stage_id: str
+    name: str
+    status: PlanEntryStatus
+    attempt: int = Field(default=0, description="Attempts started so far (0 while pending or skipped).")
+    reason: str | None = Field(default=None, description="Why a skipped stage was skipped.")
+
+
+class ToolLocation(_Frozen):
+    """A place a tool call touched: a workspace-relative path and a 1-based line when known."""
+
+    path: str
+    line: int | None = None
+
+
+class ChangedFile(_Frozen):
+    """One file of a run's change set, as statistics (the diff comes from the change set itself)."""
+
+    path: str
+    status: str = Field(description="added, modified, deleted or renamed.")
+    added: int = 0
+    removed: int = 0
+
+
+class RunChanges(_Frozen):
+    """What an editing run changed: its branch and worktree, the commits and the files."""
+
+    branch: str
+    worktree: str
+    base_commit: str
+    head_commit: str | None = None
+    commits: tuple[str, ...] = ()
+    files: tuple[ChangedFile, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not self.files
 
 
 class ExecutionProgress(BaseModel):
@@ -56,6 +137,17 @@ class ExecutionProgress(BaseModel):
     routing: RouteDecision | None = None
     summary: str | None = None
     stop: StopDecision | None = None
+    plan: tuple[PlanEntry, ...] = Field(default=(), description="plan events: every stage with its status.")
+    text: str | None = Field(default=None, description="thought and agent_message events: the text.")
+    agent_id: str | None = Field(default=None, description="The agent behind agent_message and tool events.")
+    tool_call_id: str | None = Field(default=None, description="Unique within the run; the same for a call's updates.")
+    title: str | None = Field(default=None, description="tool_call: what the call does, for a person.")
+    tool_kind: ToolKind | None = None
+    tool_status: ToolCallStatus | None = None
+    locations: tuple[ToolLocation, ...] = ()
+    raw_input: dict[str, Any] | None = Field(default=None, description="tool_call: the arguments as called.")
+    output: str | None = Field(default=None, description="tool_call_update: the result text (capped).")
+    changes: RunChanges | None = Field(default=None, description="review events: the run's change set statistics.")
 
 
 class Subscription:

@@ -18,17 +18,27 @@ import threading
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from daemon.errors import ErrorCode, PipelineError
 from daemon.orchestration.plan import ExecutionPlan
-from daemon.orchestration.progress import ExecutionProgress
+from daemon.orchestration.progress import ExecutionProgress, RunChanges
 from daemon.orchestration.selection_models import Selection
+from daemon.orchestration.state import Attachment
 from daemon.orchestration.stop_decision import StopDecision, utc_now
 
-__all__ = ["DecisionEntry", "DecisionKind", "RunRecord", "RunStatus", "RunStore", "new_run_id", "process_alive"]
+__all__ = [
+    "DecisionEntry",
+    "DecisionKind",
+    "RunMode",
+    "RunRecord",
+    "RunStatus",
+    "RunStore",
+    "new_run_id",
+    "process_alive",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -79,6 +89,10 @@ class RunStatus(StrEnum):
         return self in (RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.ABORTED, RunStatus.CANCELLED)
 
 
+RunMode = Literal["ask", "code"]
+"""ask: read-only tools, no worktree; code: agents edit a worktree on the run's branch, reviewed at the end."""
+
+
 class RunRecord(BaseModel):
     """What a run is, how far it got and why it stopped."""
 
@@ -98,6 +112,13 @@ class RunRecord(BaseModel):
     pid: int | None = Field(default=None, description="Process executing the run while it is running.")
     resumed: int = Field(default=0, description="How many times the run was resumed.")
     cancel_requested: bool = False
+    mode: RunMode = "code"
+    include_uncommitted: bool = Field(
+        default=False, description="The worktree started from the user's uncommitted changes."
+    )
+    attachments: tuple[Attachment, ...] = Field(default=(), description="Context the user attached to the request.")
+    changes: RunChanges | None = Field(default=None, description="Editing runs: branch, commits and changed files.")
+    follow_ups: int = Field(default=0, description="Feedback rounds answered after the run ended.")
 
 
 class DecisionKind(StrEnum):
@@ -112,6 +133,13 @@ class DecisionKind(StrEnum):
     CANCEL = "cancel"
     STOP = "stop"
     ERROR = "error"
+    WORKTREE = "worktree"
+    COMMIT = "commit"
+    FOLLOW_UP = "follow_up"
+    REVIEW = "review"
+    ACCEPT = "accept"
+    REJECT = "reject"
+    ROLLBACK = "rollback"
 
 
 class DecisionEntry(BaseModel):

@@ -8,7 +8,7 @@ models.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import to_jsonable_python
@@ -19,6 +19,7 @@ from daemon.orchestration.workflow_schema import FailureAggregation, RetrievalSt
 
 __all__ = [
     "AgentOutcome",
+    "Attachment",
     "EnrichedSnippet",
     "ExecutionState",
     "StageResult",
@@ -41,6 +42,10 @@ class AgentOutcome(_Frozen):
     evidence: tuple[str, ...] = ()
     error: str | None = Field(default=None, description="Set when the agent could not run or answer properly.")
     seconds: float = 0.0
+    output: str = Field(default="", description="The agent's final text (its answer).")
+    tools_used: tuple[str, ...] = Field(default=(), description="Tool names in call order.")
+    files_written: tuple[str, ...] = Field(default=(), description="Workspace-relative paths the agent wrote.")
+    tokens: int = Field(default=0, description="Tokens spent (the provider's count, else an estimate).")
 
 
 class StageResult(_Frozen):
@@ -55,6 +60,27 @@ class StageResult(_Frozen):
     started_at: str
     finished_at: str
     context_snippets: int = Field(default=0, description="Enriched-context snippets the agents received.")
+    commit: str | None = Field(default=None, description="The commit of this attempt's changes (editing runs).")
+    feedback: str | None = Field(default=None, description="Review feedback this attempt answered (follow-ups).")
+
+
+class Attachment(_Frozen):
+    """Context the user attached to a request: a file, a selection, a link or a piece of text."""
+
+    kind: Literal["file", "selection", "link", "text"]
+    uri: str | None = Field(default=None, description="file:// or another URI as the client sent it.")
+    path: str | None = Field(default=None, description="Workspace-relative path when the URI names a workspace file.")
+    text: str | None = Field(default=None, description="The content (embedded resources, selections, text).")
+    start_line: int | None = Field(default=None, ge=1, description="Selections: the first line (1-based).")
+    end_line: int | None = Field(default=None, ge=1)
+    mime_type: str | None = None
+
+    def describe(self) -> str:
+        """A heading for a prompt: the path and lines, else the URI, else the kind."""
+        where = self.path or self.uri or self.kind
+        if self.start_line is not None:
+            where += f":{self.start_line}" + (f"-{self.end_line}" if self.end_line else "")
+        return where
 
 
 class EnrichedSnippet(_Frozen):
