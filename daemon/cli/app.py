@@ -26,7 +26,8 @@ from daemon.cli.daemon_commands import (
 from daemon.cli.lsp_command import lsp
 from daemon.cli.mcp_command import mcp
 from daemon.cli.render import print_daemon, print_report, print_search, print_status
-from daemon.cli.run_commands import register_run_commands
+from daemon.cli.review_commands import register_review_commands
+from daemon.cli.run_commands import register_run_commands, runs_app
 from daemon.config import Config, config_json_schema
 from daemon.core.models import ChunkKind, SearchMode
 from daemon.errors import DaemonError
@@ -54,6 +55,7 @@ config_app = typer.Typer(help="Inspect the configuration and its JSON Schema.", 
 app.add_typer(config_app, name="config")
 app.command("mcp")(mcp)
 register_run_commands(app)
+register_review_commands(runs_app)
 app.command("lsp")(lsp)
 
 WorkspaceOpt = Annotated[

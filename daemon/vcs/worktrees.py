@@ -184,7 +184,8 @@ class RunWorktrees:
         return sha
 
     def change_set(self, run_id: str) -> ChangeSet:
-        return build_change_set(self._git(), self.registry.load(run_id))
+        record = self.registry.load(run_id)
+        return build_change_set(self._git(), record)
 
     def edit_lock(self, run_id: str) -> AbstractContextManager[None]:
         """One editing run at a time per workspace; ``EditLockHeld`` names the run holding it."""

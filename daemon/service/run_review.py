@@ -1,0 +1,111 @@
+"""Review of an editing run's changes, for every front: diff, accept, reject, rollback, cleanup.
+
+Each answer is written to the run's decision log (kinds ``review``, ``accept``, ``reject``,
+``rollback``) with the commit ids it refers to, including refusals (a conflict report is kept
+whole). The git work runs in a worker thread; ``RunWorktrees`` is synchronous.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from daemon.config import Config
+from daemon.errors import ConflictError
+from daemon.orchestration.run_store import DecisionKind, RunStore
+from daemon.orchestration.runtime import runs_db_path
+from daemon.vcs import AcceptResult, ChangeSet, CleanupReport, ConflictReport, RollbackResult, RunBranch, RunWorktrees
+
+__all__ = ["RunReview"]
+
+logger = logging.getLogger(__name__)
+
+
+class RunReview:
+    """Review operations over a workspace's run branches, each recorded in the run's decision log."""
+
+    def __init__(self, worktrees: RunWorktrees, store: RunStore) -> None:
+        self.worktrees = worktrees
+        self.store = store
+
+    @classmethod
+    @asynccontextmanager
+    async def open(cls, config: Config) -> AsyncGenerator[RunReview]:
+        """A review over ``config``'s workspace with its own connection to the run store."""
+        store = await asyncio.to_thread(RunStore, runs_db_path(config.state_path))
+        try:
+            yield cls(RunWorktrees.for_config(config), store)
+        finally:
+            await asyncio.to_thread(store.close)
+
+    async def diff(self, run_id: str) -> ChangeSet:
+        """The run's change set (every file, both texts, one diff); logged as ``review``."""
+        changes = await asyncio.to_thread(self.worktrees.change_set, run_id)
+        await self.store.log(
+            run_id,
+            DecisionKind.REVIEW,
+            f"change set shown: {len(changes.files)} file(s) in {len(changes.commits)} commit(s)",
+            {
+                "branch": changes.branch,
+                "base_commit": changes.base_commit,
+                "head_commit": changes.head_commit,
+                "commits": [c.sha for c in changes.commits],
+                "files": [f.path for f in changes.files],
+            },
+        )
+        return changes
+
+    async def accept(self, run_id: str) -> AcceptResult:
+        """Apply the run to the user's branch; a conflict is logged (with its report) and re-raised."""
+        try:
+            result = await asyncio.to_thread(self.worktrees.accept, run_id)
+        except ConflictError as exc:
+            await self.store.log(run_id, DecisionKind.ACCEPT, "accept refused: conflicting changes", _conflict(exc))
+            raise
+        await self.store.log(
+            run_id,
+            DecisionKind.ACCEPT,
+            f"accepted onto {result.branch}: {len(result.commits)} commit(s)",
+            result.model_dump(mode="json"),
+        )
+        return result
+
+    async def reject(self, run_id: str) -> RunBranch:
+        branch = await asyncio.to_thread(self.worktrees.reject, run_id)
+        head = branch.commits[-1] if branch.commits else branch.start_commit
+        await self.store.log(
+            run_id,
+            DecisionKind.REJECT,
+            f"rejected; branch {branch.branch} kept until cleanup",
+            {"branch": branch.branch, "head_commit": head, "commits": list(branch.commits)},
+        )
+        return branch
+
+    async def rollback(self, run_id: str) -> RollbackResult:
+        try:
+            result = await asyncio.to_thread(self.worktrees.rollback, run_id)
+        except ConflictError as exc:
+            await self.store.log(run_id, DecisionKind.ROLLBACK, "rollback refused: conflicting changes", _conflict(exc))
+            raise
+        await self.store.log(
+            run_id,
+            DecisionKind.ROLLBACK,
+            f"rolled back on {result.branch}: {len(result.commits)} revert commit(s)",
+            result.model_dump(mode="json"),
+        )
+        return result
+
+    async def cleanup(self, *, older_than_days: int | None = None) -> CleanupReport:
+        report = await asyncio.to_thread(self.worktrees.cleanup, older_than_days=older_than_days)
+        logger.info("cleanup removed %d run branch(es)", len(report.removed_runs))
+        return report
+
+
+def _conflict(exc: ConflictError) -> dict[str, Any]:
+    report = exc.report
+    if isinstance(report, ConflictReport):
+        return report.model_dump(mode="json")
+    return {"error": str(exc)}
