@@ -18,6 +18,7 @@ __all__ = [
     "LanguageServerTerminated",
     "PathOutsideWorkspace",
     "PipelineError",
+    "SourceUnavailable",
     "StoreError",
     "VcsError",
     "WorkflowError",
@@ -40,6 +41,7 @@ class ErrorCode(StrEnum):
     PIPELINE_FAILED = "pipeline_failed"
     MODEL_UNAVAILABLE = "model_unavailable"
     RUN_NOT_FOUND = "run_not_found"
+    SOURCE_UNAVAILABLE = "source_unavailable"
     VCS_FAILED = "vcs_failed"
     NOT_A_REPOSITORY = "not_a_repository"
     CHANGE_CONFLICT = "change_conflict"
@@ -145,3 +147,9 @@ class EditLockHeld(VcsError):
     def __init__(self, message: str, *, holder: str, cause: BaseException | None = None) -> None:
         super().__init__(message, cause=cause)
         self.holder = holder
+
+
+class SourceUnavailable(DaemonError):
+    """A configured retrieval source (web search, advisory API, language servers) cannot answer now."""
+
+    default_code = ErrorCode.SOURCE_UNAVAILABLE

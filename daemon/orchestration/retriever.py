@@ -1,16 +1,20 @@
-"""The retrieval port of the pipeline, and the enrichment the ``adaptive_retrieval`` node performs.
+"""The retrieval seam of the pipeline: the ``Retriever`` port and the enrichment ``adaptive_retrieval`` performs.
 
-The runtime receives a ``Retriever`` by injection (the CLI passes an adapter over the workspace
-index's hybrid search; issue #8's retrieval agent replaces it). Enrichment after a failed stage:
+Enrichment after a failed stage runs the retrieval agent (``daemon.retrieval``) in adaptive mode:
 
 1. the failure report itself (the stage's summary and each failing agent's evidence) always goes
-   into the retry target's context;
-2. queries: written by the ``retrieval`` role's model when one is configured (up to three, as JSON),
-   else one query from the stage's ``focus_on`` hints and the failure summary;
-3. each query runs against every rag source of the workflow (by priority) when ``rag_strategy`` is
-   enabled and a retriever is present; hits are de-duplicated by location;
-4. snippets are kept, newest first, until the retry target's ``token_budget`` is spent (about four
-   characters per token; the last snippet is cut to fit).
+   first into the retry target's context;
+2. the agent gets the workflow's retrieval strategy unchanged, the retry target's hints and the
+   failure (summary plus every failing agent's output); it writes queries (the ``retrieval``
+   role's model when one is configured, else deterministically from the failure), runs its
+   sources, fuses, validates and fits the rest of the target's ``token_budget``;
+3. the agent comes from an ``AgentRetriever`` (``daemon.service.retrieval_sources``) when the
+   runtime was given one; any other ``Retriever`` (a plain index search) becomes the agent's
+   index source, without grounding (no workspace root is known here) and without LSP facts;
+4. snippets kept from earlier enrichments follow, as far as the budget allows.
+
+``upfront_context`` is the planning-time counterpart (context for every planned stage); the
+runtime can put its answer into the initial ``enriched_context``.
 """
 
 from __future__ import annotations
@@ -20,17 +24,38 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from langchain_core.messages import HumanMessage, SystemMessage
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
-from daemon.errors import PipelineError
+from daemon.config import EmbeddingConfig, RetrievalConfig
+from daemon.core.models import Chunk, ChunkKind, SearchFilters, SearchHit, SearchMode, SearchResult, SymbolKind
+from daemon.intel.languages import language_for_path
 from daemon.orchestration.plan import ExecutionPlan
 from daemon.orchestration.resilience import ChatCaller
 from daemon.orchestration.state import EnrichedSnippet, StageResult
-from daemon.orchestration.structured_output import AnswerInvalid, json_instructions, parse_answer
 from daemon.orchestration.workflow_schema import RagSource
+from daemon.retrieval.agent import AgentParts, RetrievalAgent
+from daemon.retrieval.fusion import render_piece
+from daemon.retrieval.models import (
+    ContextPiece,
+    FailureContext,
+    RetrievalRequest,
+    RetrievalResult,
+    StageHints,
+    WorkflowKind,
+)
+from daemon.retrieval.tokens import load_token_counter
 
-__all__ = ["Enrichment", "RetrievalQuery", "RetrievedSnippet", "Retriever", "enrich", "fit_budget"]
+__all__ = [
+    "AgentRetriever",
+    "Enrichment",
+    "RetrievalQuery",
+    "RetrievedSnippet",
+    "Retriever",
+    "enrich",
+    "failure_report",
+    "fit_budget",
+    "upfront_context",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -56,15 +81,66 @@ class RetrievedSnippet(BaseModel):
 
 
 class Retriever(Protocol):
-    """Finds workspace context for a query (the workspace index today, the retrieval agent later)."""
+    """Finds workspace context for a query (a plain index search, or an ``AgentRetriever``)."""
 
     async def retrieve(self, query: RetrievalQuery) -> Sequence[RetrievedSnippet]: ...
 
 
-class _Queries(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class AgentRetriever:
+    """The retrieval agent as a ``Retriever``; ``enrich`` and ``upfront_context`` use the agent itself."""
 
-    queries: list[str] = Field(min_length=1, max_length=3, description="Search queries over the workspace.")
+    def __init__(self, agent: RetrievalAgent) -> None:
+        self.agent = agent
+
+    async def retrieve(self, query: RetrievalQuery) -> list[RetrievedSnippet]:
+        """One stage's context for ``query.text`` as snippets (code workflow, default strategy)."""
+        from daemon.orchestration.workflow_schema import RetrievalStrategyConfig
+
+        stage = StageHints(stage_id=query.stage_id, focus_on=query.focus_on, avoid=query.avoid)
+        request = RetrievalRequest(task=query.text, workflow_kind=WorkflowKind.CODE, stage=stage)
+        result = await self.agent.retrieve(request, RetrievalStrategyConfig())
+        return [
+            RetrievedSnippet(
+                path=p.attribution.path,
+                start_line=p.attribution.start_line or 1,
+                end_line=p.attribution.end_line or p.attribution.start_line or 1,
+                text=p.text,
+                score=p.score,
+            )
+            for p in result.context
+            if p.attribution.path is not None
+        ][: query.k]
+
+
+class _RetrieverSearch:
+    """A plain ``Retriever`` as the agent's index port (chunks rebuilt from its snippets)."""
+
+    def __init__(self, retriever: Retriever, stage_id: str) -> None:
+        self._retriever = retriever
+        self._stage_id = stage_id
+
+    async def search(self, query: str, *, k: int, filters: SearchFilters | None) -> SearchResult:
+        kind = filters.kind if filters is not None else None
+        glob = filters.path_glob if filters is not None else None
+        source = RagSource(
+            name=kind.value if kind else "workspace", kind=kind.value if kind else None, paths=(glob,) if glob else ()
+        )
+        found = await self._retriever.retrieve(RetrievalQuery(text=query, stage_id=self._stage_id, source=source, k=k))
+        hits: list[SearchHit] = []
+        for snippet in found:
+            language = language_for_path(snippet.path) or "text"
+            chunk_kind = kind or (ChunkKind.DOCS if language in ("markdown", "rst", "text") else ChunkKind.CODE)
+            chunk = Chunk(
+                path=snippet.path,
+                kind=chunk_kind,
+                symbol_kind=SymbolKind.WINDOW,
+                language=language,
+                text=snippet.text,
+                start_line=snippet.start_line,
+                end_line=max(snippet.start_line, snippet.end_line),
+            )
+            hits.append(SearchHit(id=f"{snippet.path}:{snippet.start_line}", score=snippet.score, chunk=chunk))
+        return SearchResult(query=query, hits=tuple(hits), mode=SearchMode.HYBRID, embedded_fraction=0.0)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -72,6 +148,7 @@ class Enrichment:
     snippets: tuple[EnrichedSnippet, ...]
     queries: tuple[str, ...]
     notes: tuple[str, ...] = field(default=())
+    result: RetrievalResult | None = None
 
 
 def failure_report(result: StageResult) -> EnrichedSnippet:
@@ -84,7 +161,7 @@ def failure_report(result: StageResult) -> EnrichedSnippet:
 
 
 def fit_budget(snippets: Sequence[EnrichedSnippet], token_budget: int) -> list[EnrichedSnippet]:
-    """Keep snippets in order until ``token_budget`` (approximate tokens) is spent."""
+    """Keep snippets in order until ``token_budget`` (approximate tokens) is spent; the last one is cut to fit."""
     kept: list[EnrichedSnippet] = []
     left = token_budget
     for snippet in snippets:
@@ -101,24 +178,44 @@ def fit_budget(snippets: Sequence[EnrichedSnippet], token_budget: int) -> list[E
     return kept
 
 
-def _default_query(plan: ExecutionPlan, failed: StageResult, target: str) -> str:
-    hint = plan.stage(target).retrieval_hint
-    words = " ".join([*hint.focus_on[:2], failed.summary])
-    return words[:400]
+def _agent_for(retriever: Retriever, query_writer: ChatCaller | None, stage_id: str) -> RetrievalAgent:
+    if isinstance(retriever, AgentRetriever):
+        return retriever.agent
+    parts = AgentParts(
+        counter=load_token_counter(EmbeddingConfig()), index=_RetrieverSearch(retriever, stage_id), model=query_writer
+    )
+    return RetrievalAgent(RetrievalConfig(), parts)
 
 
-async def _write_queries(model: ChatCaller, plan: ExecutionPlan, failed: StageResult, target: str) -> list[str]:
-    stage = plan.stage(target)
-    messages = [
-        SystemMessage(content="You write search queries over a code/document workspace index. Be specific."),
-        HumanMessage(
-            content=f"Request: {plan.request}\nThe stage '{failed.stage_id}' failed:\n{failure_report(failed).text}\n"
-            f"The stage '{target}' will be retried. {stage.task_context}\n"
-            f"Write up to three search queries that find what it needs.\n{json_instructions(_Queries)}"
-        ),
-    ]
-    text = await model.complete(messages)
-    return [q.strip() for q in parse_answer(text, _Queries).queries if q.strip()]
+def _hints(plan: ExecutionPlan, stage_id: str, budget: int | None = None) -> StageHints:
+    stage = plan.stage(stage_id)
+    hint = stage.retrieval_hint
+    return StageHints(
+        stage_id=stage_id,
+        focus_on=hint.focus_on,
+        avoid=hint.avoid,
+        token_budget=stage.token_budget if budget is None else budget,
+    )
+
+
+def _snippet(piece: ContextPiece) -> EnrichedSnippet:
+    a = piece.attribution
+    return EnrichedSnippet(
+        source=piece.source.value,
+        text=render_piece(piece.text, a),
+        path=a.path,
+        start_line=a.start_line,
+        end_line=a.end_line,
+        score=piece.score,
+        query=piece.queries[0] if piece.queries else None,
+    )
+
+
+def _notes(result: RetrievalResult) -> list[str]:
+    notes = [f"{s.source.value} {s.state.value}: {s.reason}" for s in result.sources if s.state.value == "unavailable"]
+    notes.extend(f"rejected {r.cite} at {r.step}: {r.reason}" for r in result.rejections if r.step != "merge")
+    notes.extend(f"flag: {f}" for f in result.flags)
+    return notes
 
 
 async def enrich(
@@ -131,46 +228,52 @@ async def enrich(
     previous: Sequence[EnrichedSnippet] = (),
 ) -> Enrichment:
     """New context for ``target`` after ``failed``; ``previous`` snippets are kept behind the new ones."""
-    notes: list[str] = []
-    queries: list[str] = []
-    if query_writer is not None:
-        try:
-            queries = await _write_queries(query_writer, plan, failed, target)
-        except (PipelineError, AnswerInvalid) as exc:
-            notes.append(f"query writer failed, default query used: {exc}")
-    if not queries:
-        queries = [_default_query(plan, failed, target)]
-    strategy = plan.retrieval_strategy
-    retrieved: list[EnrichedSnippet] = []
-    if retriever is None:
-        notes.append("no retriever: only the failure report is added")
-    elif not strategy.rag_strategy.enabled:
-        notes.append("rag_strategy disabled: only the failure report is added")
-    else:
-        hint = plan.stage(target).retrieval_hint
-        ordered = sorted(strategy.rag_strategy.sources, key=lambda s: s.priority)
-        sources: list[RagSource | None] = [*ordered] if ordered else [None]
-        seen: set[tuple[str, int]] = set()
-        for text in queries:
-            for source in sources:
-                query = RetrievalQuery(
-                    text=text, stage_id=target, source=source, focus_on=hint.focus_on, avoid=hint.avoid
-                )
-                for hit in await retriever.retrieve(query):
-                    if (hit.path, hit.start_line) in seen:
-                        continue
-                    seen.add((hit.path, hit.start_line))
-                    retrieved.append(
-                        EnrichedSnippet(
-                            source=source.name if source is not None else "workspace",
-                            text=hit.text,
-                            path=hit.path,
-                            start_line=hit.start_line,
-                            end_line=hit.end_line,
-                            score=hit.score,
-                            query=text,
-                        )
-                    )
+    report = failure_report(failed)
     budget = plan.stage(target).token_budget
-    snippets = fit_budget([failure_report(failed), *retrieved, *previous], budget)
-    return Enrichment(snippets=tuple(snippets), queries=tuple(queries), notes=tuple(notes))
+    if retriever is None:
+        snippets = fit_budget([report, *previous], budget)
+        return Enrichment(
+            snippets=tuple(snippets), queries=(), notes=("no retriever: only the failure report is added",)
+        )
+    agent = _agent_for(retriever, query_writer, target)
+    counter = agent.parts.counter
+    output = "\n".join(
+        line for a in failed.agents if a.failed for line in (a.summary, a.error or "", *a.evidence) if line
+    )
+    failure = FailureContext(stage_id=failed.stage_id, summary=failed.summary, output=output)
+    left = max(0, budget - counter.count(report.text))
+    result = await agent.adaptive(
+        plan.request,
+        WorkflowKind.from_workflow_type(plan.workflow_type.value),
+        plan.retrieval_strategy,
+        _hints(plan, target, left),
+        failure,
+    )
+    snippets = [report, *(_snippet(p) for p in result.context)]
+    left -= result.tokens
+    notes: list[str] = []
+    if not isinstance(retriever, AgentRetriever):
+        notes.append("plain retriever: the agent ran without grounding (no workspace root) and without LSP facts")
+    kept_paths = {(s.path, s.start_line) for s in snippets}
+    for old in previous:
+        if old.path is not None and (old.path, old.start_line) in kept_paths:
+            continue
+        tokens = counter.count(old.text)
+        if tokens <= left:
+            snippets.append(old)
+            left -= tokens
+    notes.extend(_notes(result))
+    return Enrichment(
+        snippets=tuple(snippets), queries=tuple(q.text for q in result.queries), notes=tuple(notes), result=result
+    )
+
+
+async def upfront_context(plan: ExecutionPlan, retriever: Retriever | None) -> dict[str, list[EnrichedSnippet]]:
+    """Planning-time context for every planned stage (upfront mode); empty without an ``AgentRetriever``."""
+    if not isinstance(retriever, AgentRetriever):
+        return {}
+    stages = [_hints(plan, s.stage_id) for s in plan.stages]
+    results = await retriever.agent.upfront(
+        plan.request, WorkflowKind.from_workflow_type(plan.workflow_type.value), plan.retrieval_strategy, stages
+    )
+    return {stage_id: [_snippet(p) for p in result.context] for stage_id, result in results.items()}

@@ -1,0 +1,411 @@
+"""The retrieval agent: the workflow's strategy in, fused and validated context per stage out.
+
+It follows the strategy the orchestrator hands over unchanged (TART): it never reclassifies the
+task. For one stage (``retrieve``), in upfront mode (``upfront``: every planned stage) or adaptive
+mode (``adaptive``: after a failure, queries built from the failure and the failed output):
+
+1. choose the sources: each must be switched on in ``[retrieval]`` and asked for by the workflow
+   (rag sources and their kinds/paths, ``lsp_integration``, ``ast_parsing``); document workflows
+   never get static analysis (no language-server facts, no AST map);
+2. write the queries (the ``retrieval`` model when one is given, else the deterministic generator);
+3. run the sources in parallel, each under a timeout and a circuit breaker; a source that fails is
+   ``unavailable`` with its reason and the run goes on;
+4. fuse (``fusion``), validate (``validation``) and fit the stage's token budget;
+5. record every step as a ``RetrievalEvent`` for the decision log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from daemon.config import RetrievalConfig
+from daemon.core.models import ChunkKind
+from daemon.core.ports import Reranker
+from daemon.errors import DaemonError
+from daemon.retrieval.ast_map import ast_context_map
+from daemon.retrieval.fusion import Fusion, fit_budget
+from daemon.retrieval.models import (
+    Candidate,
+    CandidateRef,
+    FailureContext,
+    Rejection,
+    RetrievalEvent,
+    RetrievalMode,
+    RetrievalRequest,
+    RetrievalResult,
+    SourceName,
+    SourceState,
+    SourceStatus,
+    StageHints,
+    WorkflowKind,
+)
+from daemon.retrieval.ports import ChunkVectors, CodeFacts, DecisionHistory, IndexSearch, QueryModel, StrategyLike
+from daemon.retrieval.providers import AdvisoryProvider, WebSearchProvider
+from daemon.retrieval.queries import QueryPlan, deterministic_queries, model_queries
+from daemon.retrieval.sources import (
+    AdvisorySource,
+    DecisionSource,
+    IndexScope,
+    IndexSource,
+    LspSource,
+    Source,
+    SourceGuard,
+    WebSource,
+)
+from daemon.retrieval.tokens import TokenCounter
+from daemon.retrieval.validation import Validator
+
+__all__ = ["AgentParts", "RetrievalAgent", "rejections_by_step"]
+
+logger = logging.getLogger(__name__)
+
+_DOC_WORDS = ("documentation", "docs", "documents")
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentParts:
+    """What the agent works with; ``None`` parts make their sources unavailable (with the reason)."""
+
+    counter: TokenCounter
+    root: Path | None = None
+    index: IndexSearch | None = None
+    facts: CodeFacts | None = None
+    history: DecisionHistory | None = None
+    web: WebSearchProvider | None = None
+    advisories: AdvisoryProvider | None = None
+    vectors: ChunkVectors | None = None
+    reranker: Reranker | None = None
+    model: QueryModel | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Chosen:
+    active: dict[SourceName, Source]
+    statuses: dict[SourceName, SourceStatus]
+    ast_map: bool
+
+
+class RetrievalAgent:
+    """See the module docstring. One agent serves a workspace; its circuit breakers persist across calls."""
+
+    def __init__(self, config: RetrievalConfig, parts: AgentParts) -> None:
+        self.config = config
+        self.parts = parts
+        self._guards: dict[SourceName, SourceGuard] = {}
+
+    # -- modes ----------------------------------------------------------------------------------
+
+    async def upfront(
+        self, task: str, workflow: WorkflowKind, strategy: StrategyLike, stages: Sequence[StageHints]
+    ) -> dict[str, RetrievalResult]:
+        """Context for every planned stage (planning time)."""
+        results: dict[str, RetrievalResult] = {}
+        for stage in stages:
+            request = RetrievalRequest(task=task, workflow_kind=workflow, stage=stage, mode=RetrievalMode.UPFRONT)
+            results[stage.stage_id] = await self.retrieve(request, strategy)
+        return results
+
+    async def adaptive(
+        self, task: str, workflow: WorkflowKind, strategy: StrategyLike, stage: StageHints, failure: FailureContext
+    ) -> RetrievalResult:
+        """Context for the retry of ``stage`` after ``failure``."""
+        request = RetrievalRequest(
+            task=task, workflow_kind=workflow, stage=stage, mode=RetrievalMode.ADAPTIVE, failure=failure
+        )
+        return await self.retrieve(request, strategy)
+
+    # -- one retrieval --------------------------------------------------------------------------
+
+    async def retrieve(self, request: RetrievalRequest, strategy: StrategyLike) -> RetrievalResult:
+        started = time.perf_counter()
+        events: list[RetrievalEvent] = []
+        chosen = self._choose(request, strategy)
+        plan = await self._plan(request, list(chosen.active), events)
+        statuses = dict(chosen.statuses)
+        candidates: list[Candidate] = []
+        names = list(chosen.active)
+        outcomes = await asyncio.gather(*(self._run(chosen.active[n], plan) for n in names))
+        for name, (status, found) in zip(names, outcomes, strict=True):
+            statuses[name] = status
+            candidates.extend(found)
+            events.append(
+                RetrievalEvent(
+                    kind="source",
+                    summary=f"{name.value}: {status.state.value}"
+                    + (f" ({status.reason})" if status.reason else f", {status.candidates} candidate(s)"),
+                    data=status.model_dump(mode="json"),
+                )
+            )
+        candidates = self._apply_avoid(candidates, request.stage)
+        fusion = Fusion(
+            workflow=request.workflow_kind,
+            vectors=self.parts.vectors,
+            reranker=self.parts.reranker,
+            near_duplicate_cosine=self.config.near_duplicate_cosine,
+        )
+        ranked, folded = await asyncio.to_thread(fusion.rank, candidates)
+        events.append(
+            RetrievalEvent(
+                kind="fusion",
+                summary=f"{len(candidates)} candidate(s) -> {len(ranked)} piece(s); rerank: {fusion.rerank_method}",
+                data={"folded": [r.model_dump(mode="json") for r in folded], "rerank": fusion.rerank_method},
+            )
+        )
+        validator = Validator(
+            self.parts.root,
+            workflow=request.workflow_kind,
+            code_threshold=self.config.code_threshold,
+            docs_threshold=self.config.docs_threshold,
+        )
+        outcome = await asyncio.to_thread(validator.validate, ranked)
+        events.append(
+            RetrievalEvent(
+                kind="validation",
+                summary=f"{len(outcome.passed)} of {len(ranked)} piece(s) passed (threshold {validator.threshold:g}); "
+                f"{len(outcome.rejected)} rejected, {len(outcome.refetched)} re-fetched, {len(outcome.flags)} flag(s)",
+                data={
+                    "rejected": [r.model_dump(mode="json") for r in outcome.rejected],
+                    "refetched": outcome.refetched,
+                    "flags": outcome.flags,
+                },
+            )
+        )
+        budget = request.stage.token_budget
+        ast_text, ast_tokens = await self._ast_map(
+            chosen.ast_map, plan, [p.attribution.path for p in outcome.passed], budget // 4
+        )
+        context, cuts, used = await asyncio.to_thread(
+            fit_budget, outcome.passed, budget - ast_tokens, self.parts.counter
+        )
+        events.append(
+            RetrievalEvent(
+                kind="budget",
+                summary=f"{used + ast_tokens} of {budget} token(s) ({self.parts.counter.name}); "
+                f"{len(context)} piece(s) kept whole, {len(cuts)} cut",
+                data={"cuts": [c.model_dump(mode="json") for c in cuts], "ast_map_tokens": ast_tokens},
+            )
+        )
+        refs = tuple(
+            CandidateRef(
+                id=c.id, source=c.source, score=round(c.score, 6), rank=c.rank, query=c.query, cite=c.attribution.cite()
+            )
+            for c in candidates
+        )
+        return RetrievalResult(
+            request=request,
+            queries=plan.queries,
+            query_writer=plan.writer,
+            sources=tuple(statuses[n] for n in SourceName if n in statuses),
+            candidates=refs,
+            context=tuple(context),
+            rejections=(*folded, *outcome.rejected, *cuts),
+            flags=tuple(outcome.flags),
+            ast_map=ast_text,
+            tokens=used + ast_tokens,
+            token_budget=budget,
+            events=tuple(events),
+            seconds=round(time.perf_counter() - started, 4),
+        )
+
+    # -- steps ----------------------------------------------------------------------------------
+
+    def _choose(self, request: RetrievalRequest, strategy: StrategyLike) -> _Chosen:
+        statuses: dict[SourceName, SourceStatus] = {}
+        active: dict[SourceName, Source] = {}
+        for name, made in (
+            *self._index_sources(request, strategy).items(),
+            (SourceName.LSP, self._lsp_source(request, strategy)),
+            (SourceName.DECISIONS, self._decision_source(strategy)),
+            (SourceName.WEB, self._web_source()),
+            (SourceName.ADVISORIES, self._advisory_source()),
+        ):
+            if isinstance(made, SourceStatus):
+                statuses[name] = made
+            else:
+                active[name] = made
+        code_workflow = request.workflow_kind is not WorkflowKind.DOCUMENT
+        ast_map = code_workflow and strategy.ast_parsing and self.parts.root is not None
+        if not ast_map:
+            reason = "document workflows skip static analysis" if not code_workflow else "ast_parsing is off"
+            statuses[SourceName.AST] = _off(
+                SourceName.AST, reason if self.parts.root is not None else "no workspace root"
+            )
+        return _Chosen(active=active, statuses=statuses, ast_map=ast_map)
+
+    def _index_sources(
+        self, request: RetrievalRequest, strategy: StrategyLike
+    ) -> dict[SourceName, Source | SourceStatus]:
+        cfg, index = self.config, self.parts.index
+        rag = strategy.rag_strategy
+        scopes = _scopes(strategy, code_workflow=request.workflow_kind is not WorkflowKind.DOCUMENT)
+        avoid_docs = any(word in hint.lower() for hint in request.stage.avoid for word in _DOC_WORDS)
+        out: dict[SourceName, Source | SourceStatus] = {}
+        for name, kind, switch in (
+            (SourceName.CODE, ChunkKind.CODE, cfg.code),
+            (SourceName.DOCS, ChunkKind.DOCS, cfg.docs),
+        ):
+            if not switch:
+                out[name] = _off(name, f"retrieval.{name.value} is false")
+            elif not rag.enabled:
+                out[name] = _off(name, "the workflow's rag_strategy is disabled")
+            elif not scopes[kind]:
+                out[name] = _off(name, f"the workflow names no {kind.value} source")
+            elif name is SourceName.DOCS and avoid_docs:
+                out[name] = _off(name, f"stage {request.stage.stage_id} avoids documentation")
+            elif index is None:
+                out[name] = _off(name, "no workspace index attached", SourceState.UNAVAILABLE)
+            else:
+                out[name] = IndexSource(name, index, scopes[kind], k=cfg.k_per_query)
+        return out
+
+    def _lsp_source(self, request: RetrievalRequest, strategy: StrategyLike) -> Source | SourceStatus:
+        name = SourceName.LSP
+        if not self.config.lsp:
+            return _off(name, "retrieval.lsp is false")
+        if request.workflow_kind is WorkflowKind.DOCUMENT:
+            return _off(name, "document workflows skip static analysis")
+        if not strategy.lsp_integration:
+            return _off(name, "the workflow's lsp_integration is false")
+        if self.parts.facts is None:
+            return _off(name, "no language servers attached", SourceState.UNAVAILABLE)
+        return LspSource(self.parts.facts)
+
+    def _decision_source(self, strategy: StrategyLike) -> Source | SourceStatus:
+        name = SourceName.DECISIONS
+        named = any(s.name in ("decision_log", "decisions") for s in strategy.rag_strategy.sources)
+        if not self.config.decisions:
+            return _off(name, "retrieval.decisions is false")
+        if not strategy.rag_strategy.enabled and not named:
+            return _off(name, "the workflow's rag_strategy is disabled")
+        if self.parts.index is None and self.parts.history is None:
+            return _off(name, "no index and no run history attached", SourceState.UNAVAILABLE)
+        k = max(2, self.config.k_per_query // 2)
+        return DecisionSource(self.parts.index, self.parts.history, globs=self.config.decision_globs, k=k)
+
+    def _web_source(self) -> Source | SourceStatus:
+        if not self.config.web:
+            return _off(SourceName.WEB, "retrieval.web is false")
+        if self.parts.web is None:
+            return _off(SourceName.WEB, "retrieval.web_url is not set", SourceState.UNAVAILABLE)
+        return WebSource(self.parts.web, k=self.config.k_per_query)
+
+    def _advisory_source(self) -> Source | SourceStatus:
+        if not self.config.advisories:
+            return _off(SourceName.ADVISORIES, "retrieval.advisories is false")
+        if self.parts.advisories is None:
+            return _off(SourceName.ADVISORIES, "no advisory provider attached", SourceState.UNAVAILABLE)
+        return AdvisorySource(self.parts.advisories, k=self.config.k_per_query)
+
+    async def _plan(
+        self, request: RetrievalRequest, sources: list[SourceName], events: list[RetrievalEvent]
+    ) -> QueryPlan:
+        query_sources = [s for s in sources if s is not SourceName.LSP]
+        plan: QueryPlan | None = None
+        note: str | None = None
+        if self.parts.model is not None:
+            try:
+                plan = await model_queries(
+                    self.parts.model, request, query_sources, max_queries=self.config.max_queries
+                )
+            except (ValueError, DaemonError) as exc:
+                note = f"query model failed, deterministic queries used: {exc}"
+                logger.info("%s", note)
+        if plan is None:
+            plan = deterministic_queries(request, query_sources, max_queries=self.config.max_queries)
+        events.append(
+            RetrievalEvent(
+                kind="queries",
+                summary=f"{len(plan.queries)} query(ies) by {plan.writer}"
+                + (f"; symbols: {', '.join(plan.symbols)}" if plan.symbols else "")
+                + (f"; {note}" if note else ""),
+                data={
+                    "writer": plan.writer,
+                    "queries": [q.model_dump(mode="json") for q in plan.queries],
+                    "symbols": list(plan.symbols),
+                    "notes": [*plan.notes, *((note,) if note else ())],
+                },
+            )
+        )
+        return plan
+
+    async def _run(self, source: Source, plan: QueryPlan) -> tuple[SourceStatus, list[Candidate]]:
+        guard = self._guards.setdefault(
+            source.name,
+            SourceGuard(
+                timeout=self.config.source_timeout_seconds,
+                failure_threshold=self.config.breaker_failure_threshold,
+                reset_seconds=self.config.breaker_reset_seconds,
+            ),
+        )
+        started = time.perf_counter()
+        refused = guard.open_reason()
+        if refused is not None:
+            return SourceStatus(source=source.name, state=SourceState.UNAVAILABLE, reason=refused), []
+        try:
+            found = await guard.run(source, plan)
+        except DaemonError as exc:
+            logger.warning("retrieval source %s unavailable: %s", source.name.value, exc)
+            status = SourceStatus(
+                source=source.name,
+                state=SourceState.UNAVAILABLE,
+                reason=str(exc),
+                seconds=round(time.perf_counter() - started, 4),
+            )
+            return status, []
+        seconds = round(time.perf_counter() - started, 4)
+        return SourceStatus(source=source.name, state=SourceState.OK, candidates=len(found), seconds=seconds), found
+
+    def _apply_avoid(self, candidates: list[Candidate], stage: StageHints) -> list[Candidate]:
+        """Drop candidates whose path names a one-word ``avoid`` hint (``vendor``, ``generated``)."""
+        words = [a.lower() for a in stage.avoid if a.strip() and " " not in a.strip()]
+        words = [w for w in words if w not in _DOC_WORDS]
+        if not words:
+            return candidates
+        return [c for c in candidates if not any(w in (c.attribution.path or "").lower() for w in words)]
+
+    async def _ast_map(
+        self, wanted: bool, plan: QueryPlan, paths: Sequence[str | None], limit: int
+    ) -> tuple[str | None, int]:
+        """The AST map of the failure's files and the passed pieces' files, cut to ``limit`` tokens."""
+        root = self.parts.root
+        if not wanted or root is None:
+            return None, 0
+        files = [*plan.files, *(p for p in paths if p is not None)]
+        text = await asyncio.to_thread(ast_context_map, root, files)
+        if text is None or limit <= 0:
+            return None, 0
+        counter = self.parts.counter
+        if counter.count(text) > limit:
+            text = counter.cut(text, limit) + "\n[... AST map cut to a quarter of the budget]"
+        return text, counter.count(text)
+
+
+def _off(name: SourceName, reason: str, state: SourceState = SourceState.OFF) -> SourceStatus:
+    return SourceStatus(source=name, state=state, reason=reason)
+
+
+def _scopes(strategy: StrategyLike, *, code_workflow: bool) -> dict[ChunkKind, list[IndexScope]]:
+    """The workflow's rag sources as index scopes per chunk kind (decision sources are not index scopes)."""
+    scopes: dict[ChunkKind, list[IndexScope]] = {ChunkKind.CODE: [], ChunkKind.DOCS: []}
+    sources = [s for s in strategy.rag_strategy.sources if s.name not in ("decision_log", "decisions")]
+    for source in sorted(sources, key=lambda s: s.priority):
+        kind = ChunkKind.DOCS if source.kind == "docs" else ChunkKind.CODE if source.kind == "code" else None
+        for k in (kind,) if kind is not None else (ChunkKind.CODE, ChunkKind.DOCS):
+            scopes[k].append(IndexScope(label=source.name, kind=k, globs=tuple(source.paths)[:3]))
+    if not strategy.rag_strategy.sources:
+        scopes[ChunkKind.DOCS].append(IndexScope(label="docs", kind=ChunkKind.DOCS))
+        if code_workflow:
+            scopes[ChunkKind.CODE].append(IndexScope(label="code", kind=ChunkKind.CODE))
+    return scopes
+
+
+def rejections_by_step(rejections: Sequence[Rejection]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for r in rejections:
+        counts[r.step] = counts.get(r.step, 0) + 1
+    return counts

@@ -1,0 +1,306 @@
+"""Context fusion: dedup, near-duplicate removal, merging, rerank, and the stage's token budget.
+
+1. **Group** the candidates by id (the same chunk found by several queries or sources): the fused
+   rank is reciprocal-rank fusion over every appearance, ``sum 1 / (10 + rank)``.
+2. **Exact dedup**: equal text (content hash of the whitespace-normalized text) is one piece.
+3. **Near duplicates**: two pieces whose stored vectors have cosine > ``near_duplicate_cosine``
+   (0.95) are one piece; the better-ranked one stays.
+4. **Merge** overlapping or adjacent pieces of the same file into one (verbatim line slices are
+   joined; a piece whose lines lie inside another's is folded into it).
+5. **Rerank**: a cross-encoder when one is configured (half fused rank, half its sigmoid score);
+   otherwise the documented fallback: ``0.55 * fused rank (normalized) + 0.45 * lexical overlap``
+   of the query's terms with the piece's text, symbol and path, plus workflow-aware weights (code
+   workflows favour pieces whose symbol the query names (+0.15), functions/classes with a signature
+   (+0.05) and language-server facts (+0.1); document workflows favour section paths the query
+   names (+0.15) and decisions (+0.1) and discount code (-0.1)). Scores are then normalized so the
+   best piece is 1.0.
+6. **Budget** (``fit_budget``): pieces in score order, each whole, while they fit the stage's
+   ``token_budget`` (counted with a real tokenizer, the citation header included); every piece
+   left out is a recorded cut.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from daemon.core.models import ChunkKind, SymbolKind, content_hash
+from daemon.core.ports import Reranker
+from daemon.retrieval.lexical import overlap, terms
+from daemon.retrieval.models import Attribution, Candidate, ContextPiece, Rejection, SourceName, WorkflowKind
+from daemon.retrieval.ports import ChunkVectors
+from daemon.retrieval.tokens import TokenCounter
+
+__all__ = ["FusedPiece", "Fusion", "fit_budget", "render_piece"]
+
+logger = logging.getLogger(__name__)
+
+_RRF_K = 10
+_SIGNATURE_KINDS = {SymbolKind.FUNCTION, SymbolKind.METHOD, SymbolKind.CLASS, SymbolKind.INTERFACE, SymbolKind.STRUCT}
+
+
+@dataclass(frozen=True, kw_only=True)
+class FusedPiece:
+    """A candidate group on its way through fusion and validation."""
+
+    head: Candidate
+    text: str
+    attribution: Attribution
+    fused: float
+    queries: tuple[str, ...]
+    merged_from: tuple[str, ...] = field(default=())
+    score: float = 0.0
+
+    @property
+    def id(self) -> str:
+        return self.head.id
+
+    @property
+    def verbatim(self) -> bool:
+        """The text is exactly the file's lines ``start_line``..``end_line`` (a plain slice)."""
+        a = self.attribution
+        if not self.head.grounded_text or a.start_line is None or a.end_line is None:
+            return False
+        return self.text.count("\n") + 1 == a.end_line - a.start_line + 1
+
+    def to_piece(self, tokens: int) -> ContextPiece:
+        return ContextPiece(
+            id=self.id,
+            source=self.head.source,
+            text=self.text,
+            attribution=self.attribution,
+            score=round(self.score, 4),
+            tokens=tokens,
+            queries=self.queries,
+            merged_from=self.merged_from,
+        )
+
+
+def render_piece(text: str, attribution: Attribution) -> str:
+    """How a piece reads in a prompt: a citation line, then the text."""
+    return f"# {attribution.cite()}\n{text}"
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=False))
+    na = math.sqrt(sum(x * x for x in a))
+    nb = math.sqrt(sum(y * y for y in b))
+    return 0.0 if na == 0 or nb == 0 else dot / (na * nb)
+
+
+def _sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, x))))
+
+
+class Fusion:
+    """One workflow's fusion settings; ``rank`` is blocking (vectors, cross-encoder): run it in a thread."""
+
+    def __init__(
+        self,
+        *,
+        workflow: WorkflowKind,
+        vectors: ChunkVectors | None = None,
+        reranker: Reranker | None = None,
+        near_duplicate_cosine: float = 0.95,
+    ) -> None:
+        self._workflow = workflow
+        self._vectors = vectors
+        self._reranker = reranker
+        self._near = near_duplicate_cosine
+
+    @property
+    def rerank_method(self) -> str:
+        return (
+            f"cross-encoder {self._reranker.name}" if self._reranker is not None else "fallback (fused rank + lexical)"
+        )
+
+    def rank(self, candidates: Sequence[Candidate]) -> tuple[list[FusedPiece], list[Rejection]]:
+        """Steps 1-5 of the module docstring: the pieces best first, and what was folded away."""
+        rejected: list[Rejection] = []
+        pieces = self._group(candidates)
+        pieces = self._exact_dedup(pieces, rejected)
+        pieces = self._near_dedup(pieces, rejected)
+        pieces = self._merge(pieces, rejected)
+        return self._rerank(pieces), rejected
+
+    # -- steps ----------------------------------------------------------------------------------
+
+    def _group(self, candidates: Sequence[Candidate]) -> list[FusedPiece]:
+        groups: dict[str, list[Candidate]] = {}
+        for cand in candidates:
+            groups.setdefault(cand.id, []).append(cand)
+        pieces: list[FusedPiece] = []
+        for members in groups.values():
+            head = min(members, key=lambda c: (c.rank, -c.score))
+            fused = sum(1.0 / (_RRF_K + c.rank) for c in members)
+            queries = tuple(dict.fromkeys(c.query for c in members if c.query))
+            pieces.append(
+                FusedPiece(head=head, text=head.text, attribution=head.attribution, fused=fused, queries=queries)
+            )
+        pieces.sort(key=lambda p: p.fused, reverse=True)
+        return pieces
+
+    def _exact_dedup(self, pieces: list[FusedPiece], rejected: list[Rejection]) -> list[FusedPiece]:
+        kept: dict[str, FusedPiece] = {}
+        for piece in pieces:
+            key = content_hash(" ".join(piece.text.split()))
+            first = kept.get(key)
+            if first is None:
+                kept[key] = piece
+                continue
+            kept[key] = _absorb(first, piece)
+            rejected.append(_reject(piece, "dedup", f"same text as {first.attribution.cite()}"))
+        return list(kept.values())
+
+    def _near_dedup(self, pieces: list[FusedPiece], rejected: list[Rejection]) -> list[FusedPiece]:
+        chunks = [p.head.chunk for p in pieces if p.head.chunk is not None]
+        if self._vectors is None or len(chunks) < 2:
+            return pieces
+        by_hash = self._vectors.vectors(chunks)
+        kept: list[tuple[FusedPiece, list[float] | None]] = []
+        for piece in pieces:
+            vector = by_hash.get(piece.head.chunk.chunk_hash) if piece.head.chunk is not None else None
+            twin = None
+            if vector is not None:
+                twin = next(
+                    (i for i, (_, v) in enumerate(kept) if v is not None and _cosine(v, vector) > self._near), None
+                )
+            if twin is None:
+                kept.append((piece, vector))
+                continue
+            first, first_vector = kept[twin]
+            kept[twin] = (_absorb(first, piece), first_vector)
+            rejected.append(
+                _reject(piece, "near_duplicate", f"cosine > {self._near:g} with {first.attribution.cite()}")
+            )
+        return [p for p, _ in kept]
+
+    def _merge(self, pieces: list[FusedPiece], rejected: list[Rejection]) -> list[FusedPiece]:
+        order = {p.id: i for i, p in enumerate(pieces)}
+        located = sorted(
+            (p for p in pieces if p.head.grounded_text and p.attribution.path and p.attribution.start_line),
+            key=lambda p: (p.attribution.path or "", p.attribution.start_line or 0),
+        )
+        others = [p for p in pieces if p not in located]
+        merged: list[FusedPiece] = []
+        for piece in located:
+            last = merged[-1] if merged else None
+            joined = _join(last, piece) if last is not None else None
+            if last is not None and joined is not None:
+                merged[-1] = joined
+                rejected.append(_reject(piece, "merge", f"merged into {joined.attribution.cite()}"))
+            else:
+                merged.append(piece)
+        result = merged + others
+        result.sort(key=lambda p: order.get(p.id, len(order)))
+        return result
+
+    def _rerank(self, pieces: list[FusedPiece]) -> list[FusedPiece]:
+        if not pieces:
+            return []
+        best_fused = max(p.fused for p in pieces)
+        cross: list[float] | None = None
+        if self._reranker is not None:
+            query = pieces[0].queries[0] if pieces[0].queries else ""
+            cross = [_sigmoid(s) for s in self._reranker.score(query, [p.text for p in pieces])]
+        raw: list[float] = []
+        for i, piece in enumerate(pieces):
+            rank_part = piece.fused / best_fused
+            if cross is not None:
+                score = 0.5 * rank_part + 0.5 * cross[i]
+            else:
+                haystack = f"{piece.text}\n{piece.attribution.symbol or ''} {piece.attribution.section_path or ''} "
+                haystack += piece.attribution.path or ""
+                lexical = max((overlap(terms(q), haystack) for q in piece.queries), default=0.0)
+                score = 0.55 * rank_part + 0.45 * lexical + self._bonus(piece)
+            raw.append(score)
+        top = max(raw) or 1.0
+        scored = [replace(p, score=max(0.0, s) / top) for p, s in zip(pieces, raw, strict=True)]
+        scored.sort(key=lambda p: p.score, reverse=True)
+        return scored
+
+    def _bonus(self, piece: FusedPiece) -> float:
+        chunk = piece.head.chunk
+        query_terms: set[str] = set[str]().union(*(terms(q) for q in piece.queries))
+        if self._workflow is WorkflowKind.DOCUMENT:
+            bonus = 0.0
+            section = piece.attribution.section_path
+            if section and query_terms & terms(section):
+                bonus += 0.15
+            if piece.head.source is SourceName.DECISIONS:
+                bonus += 0.1
+            if chunk is not None and chunk.kind is ChunkKind.CODE:
+                bonus -= 0.1
+            return bonus
+        bonus = 0.0
+        symbol = piece.attribution.symbol
+        if symbol and query_terms & terms(symbol):
+            bonus += 0.15
+        if chunk is not None and chunk.symbol_kind in _SIGNATURE_KINDS and chunk.signature:
+            bonus += 0.05
+        if piece.head.source is SourceName.LSP:
+            bonus += 0.1
+        return bonus
+
+
+def _absorb(keeper: FusedPiece, other: FusedPiece) -> FusedPiece:
+    return replace(
+        keeper,
+        fused=keeper.fused + other.fused,
+        queries=tuple(dict.fromkeys((*keeper.queries, *other.queries))),
+        merged_from=(*keeper.merged_from, other.id, *other.merged_from),
+    )
+
+
+def _join(a: FusedPiece, b: FusedPiece) -> FusedPiece | None:
+    """``a`` and ``b`` as one piece when they overlap or touch in the same file, else None."""
+    pa, pb = a.attribution, b.attribution
+    if pa.path != pb.path or None in (pa.start_line, pa.end_line, pb.start_line, pb.end_line):
+        return None
+    a_start, a_end, b_start, b_end = pa.start_line or 0, pa.end_line or 0, pb.start_line or 0, pb.end_line or 0
+    if b_start > a_end + 1:
+        return None
+    if b_end <= a_end:  # b lies inside a
+        text, end = a.text, a_end
+    elif a_start >= b_start and a_end <= b_end:  # a lies inside b
+        return replace(_absorb(b, a), attribution=pb)
+    elif a.verbatim and b.verbatim:
+        skip = a_end - b_start + 1
+        rest = b.text.split("\n")[skip:]
+        text = "\n".join([a.text, *rest])
+        end = b_end
+    else:
+        return None
+    symbols = [s for s in (pa.symbol, pb.symbol) if s]
+    attribution = pa.model_copy(
+        update={
+            "end_line": end,
+            "symbol": " + ".join(dict.fromkeys(symbols)) or None,
+            "ast_type": pa.ast_type if pa.ast_type == pb.ast_type else "merged",
+        }
+    )
+    joined = _absorb(a, b)
+    return replace(joined, text=text, attribution=attribution)
+
+
+def _reject(piece: FusedPiece, step: str, reason: str) -> Rejection:
+    return Rejection(id=piece.id, cite=piece.attribution.cite(), step=step, reason=reason)
+
+
+def fit_budget(
+    pieces: Sequence[FusedPiece], budget: int, counter: TokenCounter
+) -> tuple[list[ContextPiece], list[Rejection], int]:
+    """Whole pieces, best first, while they fit ``budget`` tokens; the cuts; the tokens used."""
+    kept: list[ContextPiece] = []
+    cuts: list[Rejection] = []
+    used = 0
+    for piece in pieces:
+        tokens = counter.count(render_piece(piece.text, piece.attribution))
+        if used + tokens <= budget:
+            kept.append(piece.to_piece(tokens))
+            used += tokens
+        else:
+            cuts.append(_reject(piece, "budget", f"{tokens} tokens do not fit the {budget - used} left of {budget}"))
+    return kept, cuts, used

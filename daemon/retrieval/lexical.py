@@ -1,0 +1,98 @@
+"""Lexical helpers shared by fusion, validation and the decision source: terms of code and prose."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable
+
+__all__ = ["overlap", "terms"]
+
+logger = logging.getLogger(__name__)
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "do",
+        "does",
+        "for",
+        "from",
+        "has",
+        "have",
+        "how",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "not",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "then",
+        "this",
+        "to",
+        "was",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "why",
+        "with",
+        "without",
+        "should",
+        "would",
+        "could",
+        "must",
+        "can",
+        "will",
+        "self",
+        "none",
+        "true",
+        "false",
+        "return",
+        "def",
+        "function",
+        "class",
+    ]
+)
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ies", "ed", "es", "s"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return word
+
+
+def terms(text: str) -> set[str]:
+    """Lower-cased, crudely stemmed words of ``text``; identifiers are split (snake_case, CamelCase)."""
+    out: set[str] = set()
+    for word in _WORD.findall(text):
+        for part in _CAMEL.findall(word) or [word]:
+            lower = part.lower()
+            if len(lower) > 1 and lower not in _STOP:
+                out.add(_stem(lower))
+    return out
+
+
+def overlap(query_terms: Iterable[str], text: str) -> float:
+    """Share of ``query_terms`` present in ``text`` (0 when the query has none)."""
+    wanted = set(query_terms)
+    if not wanted:
+        return 0.0
+    return len(wanted & terms(text)) / len(wanted)

@@ -1,0 +1,159 @@
+"""Ports of the retrieval layer: what it needs from the index, the language servers, the run history and a model.
+
+The workflow's retrieval strategy arrives unchanged from the orchestrator (the TART hand-off); this
+layer sits below orchestration, so it reads that object through the structural ``StrategyLike``
+protocols instead of importing the workflow schema.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from daemon.core.models import SearchFilters, SearchMode, SearchResult
+
+if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
+
+    from daemon.core.models import Chunk
+
+__all__ = [
+    "BlockingIndexSearch",
+    "ChunkVectors",
+    "CodeFact",
+    "CodeFacts",
+    "DecisionHistory",
+    "DecisionNote",
+    "IndexSearch",
+    "QueryModel",
+    "RagSourceLike",
+    "RagStrategyLike",
+    "StrategyLike",
+    "SyncSearchable",
+]
+
+logger = logging.getLogger(__name__)
+
+
+class RagSourceLike(Protocol):
+    """One rag source of a workflow (``workflow_schema.RagSource``)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def priority(self) -> int: ...
+
+    @property
+    def kind(self) -> str | None: ...
+
+    @property
+    def paths(self) -> Sequence[str]: ...
+
+
+class RagStrategyLike(Protocol):
+    @property
+    def enabled(self) -> bool: ...
+
+    @property
+    def sources(self) -> Sequence[RagSourceLike]: ...
+
+
+class StrategyLike(Protocol):
+    """A workflow's ``retrieval_strategy_config`` (``workflow_schema.RetrievalStrategyConfig``)."""
+
+    @property
+    def ast_parsing(self) -> bool: ...
+
+    @property
+    def lsp_integration(self) -> bool: ...
+
+    @property
+    def rag_strategy(self) -> RagStrategyLike: ...
+
+
+class IndexSearch(Protocol):
+    """Hybrid search over the workspace index, awaitable."""
+
+    async def search(self, query: str, *, k: int, filters: SearchFilters | None) -> SearchResult: ...
+
+
+class SyncSearchable(Protocol):
+    """A blocking index with ``WorkspaceIndex.search``'s signature."""
+
+    def search(
+        self,
+        query: str,
+        *,
+        k: int | None = None,
+        filters: SearchFilters | None = None,
+        mode: SearchMode = SearchMode.HYBRID,
+    ) -> SearchResult: ...
+
+
+class BlockingIndexSearch:
+    """``IndexSearch`` over a blocking index: one query at a time, off the event loop."""
+
+    def __init__(self, index: SyncSearchable, *, mode: SearchMode = SearchMode.HYBRID) -> None:
+        self._index = index
+        self._mode = mode
+        self._lock = asyncio.Lock()
+
+    async def search(self, query: str, *, k: int, filters: SearchFilters | None) -> SearchResult:
+        async with self._lock:
+            return await asyncio.to_thread(self._index.search, query, k=k, filters=filters, mode=self._mode)
+
+
+class ChunkVectors(Protocol):
+    """Dense vectors of chunks, keyed by ``Chunk.chunk_hash`` (blocking; missing ones are left out)."""
+
+    def vectors(self, chunks: Sequence[Chunk]) -> dict[str, list[float]]: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class CodeFact:
+    """One language-server fact about a symbol."""
+
+    kind: str
+    """definition, reference or signature."""
+    symbol: str
+    path: str | None
+    start_line: int | None
+    end_line: int | None
+    text: str
+    verbatim: bool = False
+    """True when ``text`` is the file's own text at ``path``:``start_line``-``end_line``."""
+
+
+class CodeFacts(Protocol):
+    """Definitions, references and signatures of a named symbol (the code-intel layer)."""
+
+    async def facts(self, symbol: str, *, max_references: int) -> list[CodeFact]: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class DecisionNote:
+    """One entry of a past run's decision log."""
+
+    run_id: str
+    at: str
+    kind: str
+    summary: str
+
+
+class DecisionHistory(Protocol):
+    """Past runs' decision logs, newest first."""
+
+    async def recent(self, limit: int) -> list[DecisionNote]: ...
+
+
+class QueryModel(Protocol):
+    """A chat model as the pipeline calls it (``resilience.ChatCaller``): messages in, text out."""
+
+    @property
+    def label(self) -> str: ...
+
+    async def complete(self, messages: Sequence[BaseMessage]) -> str: ...

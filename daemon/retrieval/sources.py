@@ -1,0 +1,294 @@
+"""The retrieval sources: index code and docs search, language-server facts, decisions, web, advisories.
+
+Each source turns the planned queries into ``Candidate``s or raises ``SourceUnavailable``. The
+agent runs them in parallel, each under a timeout and a circuit breaker (``SourceGuard``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from daemon.core.models import ChunkKind, SearchFilters, SearchHit
+from daemon.errors import DaemonError, InvalidToolInput, SourceUnavailable
+from daemon.retrieval.lexical import overlap, terms
+from daemon.retrieval.models import Attribution, Candidate, SourceName
+from daemon.retrieval.ports import CodeFacts, DecisionHistory, IndexSearch
+from daemon.retrieval.providers import AdvisoryProvider, WebSearchProvider
+from daemon.retrieval.queries import QueryPlan
+
+__all__ = [
+    "AdvisorySource",
+    "DecisionSource",
+    "IndexScope",
+    "IndexSource",
+    "LspSource",
+    "Source",
+    "SourceGuard",
+    "WebSource",
+    "candidate_from_hit",
+]
+
+logger = logging.getLogger(__name__)
+
+
+class Source(Protocol):
+    @property
+    def name(self) -> SourceName: ...
+
+    async def fetch(self, plan: QueryPlan) -> list[Candidate]: ...
+
+
+def candidate_from_hit(source: SourceName, hit: SearchHit, *, rank: int, query: str) -> Candidate:
+    chunk = hit.chunk
+    is_doc = chunk.kind is ChunkKind.DOCS
+    attribution = Attribution(
+        path=chunk.path,
+        start_line=chunk.start_line,
+        end_line=chunk.end_line,
+        symbol=None if is_doc else chunk.qualified_name,
+        ast_type=chunk.symbol_kind.value,
+        section_path=chunk.qualified_name if is_doc else None,
+    )
+    return Candidate(
+        id=hit.id,
+        source=source,
+        text=chunk.text,
+        attribution=attribution,
+        score=hit.score,
+        rank=rank,
+        query=query,
+        chunk=chunk,
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class IndexScope:
+    """One rag source of the workflow as an index search: its kind and path globs."""
+
+    label: str
+    kind: ChunkKind
+    globs: tuple[str, ...] = ()
+
+
+class IndexSource:
+    """Function-level code or section-level docs search over the workspace index."""
+
+    def __init__(self, name: SourceName, index: IndexSearch, scopes: Sequence[IndexScope], *, k: int) -> None:
+        self._name = name
+        self._index = index
+        self._scopes = tuple(scopes)
+        self._k = k
+
+    @property
+    def name(self) -> SourceName:
+        return self._name
+
+    async def fetch(self, plan: QueryPlan) -> list[Candidate]:
+        out: list[Candidate] = []
+        for query in plan.for_source(self._name):
+            for scope in self._scopes:
+                for glob in scope.globs or (None,):
+                    filters = SearchFilters(kind=scope.kind, path_glob=glob)
+                    try:
+                        result = await self._index.search(query.text, k=self._k, filters=filters)
+                    except DaemonError as exc:
+                        raise SourceUnavailable(f"the index cannot answer '{query.text[:60]}'", cause=exc) from exc
+                    out.extend(
+                        candidate_from_hit(self._name, hit, rank=i + 1, query=query.text)
+                        for i, hit in enumerate(result.hits)
+                    )
+        return out
+
+
+class LspSource:
+    """Definitions, references and signatures of the symbols the queries name."""
+
+    name = SourceName.LSP
+
+    def __init__(self, facts: CodeFacts, *, max_symbols: int = 4, max_references: int = 8) -> None:
+        self._facts = facts
+        self._max_symbols = max_symbols
+        self._max_references = max_references
+
+    async def fetch(self, plan: QueryPlan) -> list[Candidate]:
+        out: list[Candidate] = []
+        failures: list[str] = []
+        for symbol in plan.symbols[: self._max_symbols]:
+            try:
+                facts = await self._facts.facts(symbol, max_references=self._max_references)
+            except InvalidToolInput:
+                continue  # not a symbol of this workspace: no facts, not a failure
+            except DaemonError as exc:
+                failures.append(f"{symbol}: {exc.message}")
+                continue
+            for rank, fact in enumerate(facts, start=1):
+                attribution = Attribution(
+                    path=fact.path,
+                    start_line=fact.start_line,
+                    end_line=fact.end_line,
+                    symbol=fact.symbol,
+                    ref=fact.kind,
+                )
+                ident = f"lsp:{fact.kind}:{fact.symbol}:{fact.path}:{fact.start_line}"
+                out.append(
+                    Candidate(
+                        id=ident,
+                        source=self.name,
+                        text=fact.text,
+                        attribution=attribution,
+                        score=1.0 / rank,
+                        rank=rank,
+                        query=symbol,
+                        grounded_text=fact.verbatim,
+                    )
+                )
+        if failures and not out:
+            raise SourceUnavailable("no language-server answer: " + "; ".join(failures[:3]))
+        return out
+
+
+class DecisionSource:
+    """The workspace's ADR/decision documents (index, by path globs) and past runs' decision logs."""
+
+    name = SourceName.DECISIONS
+
+    def __init__(
+        self, index: IndexSearch | None, history: DecisionHistory | None, *, globs: Sequence[str], k: int
+    ) -> None:
+        self._index = index
+        self._history = history
+        self._globs = tuple(globs)
+        self._k = k
+
+    async def fetch(self, plan: QueryPlan) -> list[Candidate]:
+        out: list[Candidate] = []
+        queries = plan.for_source(self.name)
+        if self._index is not None:
+            for query in queries:
+                for glob in self._globs:
+                    filters = SearchFilters(kind=ChunkKind.DOCS, path_glob=glob)
+                    result = await self._index.search(query.text, k=self._k, filters=filters)
+                    out.extend(
+                        candidate_from_hit(self.name, hit, rank=i + 1, query=query.text)
+                        for i, hit in enumerate(result.hits)
+                    )
+        if self._history is not None and queries:
+            notes = await self._history.recent(500)
+            for query in queries:
+                wanted = terms(query.text)
+                scored = sorted(
+                    ((overlap(wanted, n.summary), n) for n in notes), key=lambda pair: pair[0], reverse=True
+                )
+                for rank, (score, note) in enumerate([p for p in scored if p[0] >= 0.3][: self._k], start=1):
+                    out.append(
+                        Candidate(
+                            id=f"run:{note.run_id}:{note.at}:{note.kind}",
+                            source=self.name,
+                            text=f"[{note.at}] run {note.run_id} {note.kind}: {note.summary}",
+                            attribution=Attribution(ref=f"run {note.run_id} ({note.kind})"),
+                            score=score,
+                            rank=rank,
+                            query=query.text,
+                            grounded_text=False,
+                        )
+                    )
+        return out
+
+
+class WebSource:
+    name = SourceName.WEB
+
+    def __init__(self, provider: WebSearchProvider, *, k: int) -> None:
+        self._provider = provider
+        self._k = k
+
+    async def fetch(self, plan: QueryPlan) -> list[Candidate]:
+        out: list[Candidate] = []
+        for query in plan.for_source(self.name):
+            hits = await self._provider.search(query.text, limit=self._k)
+            out.extend(
+                Candidate(
+                    id=f"web:{hit.url}",
+                    source=self.name,
+                    text=f"{hit.title}\n{hit.text}".strip(),
+                    attribution=Attribution(url=hit.url, ref=self._provider.name),
+                    score=1.0 / rank,
+                    rank=rank,
+                    query=query.text,
+                    grounded_text=False,
+                )
+                for rank, hit in enumerate(hits, start=1)
+            )
+        return out
+
+
+class AdvisorySource:
+    name = SourceName.ADVISORIES
+
+    def __init__(self, provider: AdvisoryProvider, *, k: int) -> None:
+        self._provider = provider
+        self._k = k
+
+    async def fetch(self, plan: QueryPlan) -> list[Candidate]:
+        out: list[Candidate] = []
+        for query in plan.for_source(self.name):
+            hits = await self._provider.lookup(query.text, limit=self._k)
+            out.extend(
+                Candidate(
+                    id=f"advisory:{hit.ref or hit.url}",
+                    source=self.name,
+                    text=hit.text,
+                    attribution=Attribution(url=hit.url, ref=hit.ref),
+                    score=1.0 / rank,
+                    rank=rank,
+                    query=query.text,
+                    grounded_text=False,
+                )
+                for rank, hit in enumerate(hits, start=1)
+            )
+        return out
+
+
+class SourceGuard:
+    """A timeout and a circuit breaker around one source (kept by the agent across retrievals)."""
+
+    def __init__(self, *, timeout: float, failure_threshold: int, reset_seconds: float) -> None:
+        self._timeout = timeout
+        self._threshold = failure_threshold
+        self._reset = reset_seconds
+        self._failures = 0
+        self._opened_at: float | None = None
+
+    def open_reason(self) -> str | None:
+        """Why calls are refused now (the breaker is open), or None."""
+        if self._opened_at is None:
+            return None
+        if time.monotonic() - self._opened_at >= self._reset:
+            return None  # half-open: one trial call
+        return f"{self._failures} failures in a row; skipped for {self._reset:g} s"
+
+    async def run(self, source: Source, plan: QueryPlan) -> list[Candidate]:
+        """The source's candidates; ``SourceUnavailable`` on a timeout or an answer it could not give."""
+        try:
+            found = await asyncio.wait_for(source.fetch(plan), timeout=self._timeout)
+        except TimeoutError as exc:
+            self._failed()
+            raise SourceUnavailable(
+                f"{source.name.value} gave no answer within {self._timeout:g} s", cause=exc
+            ) from exc
+        except DaemonError:
+            self._failed()
+            raise
+        self._failures = 0
+        self._opened_at = None
+        return found
+
+    def _failed(self) -> None:
+        self._failures += 1
+        if self._failures >= self._threshold:
+            self._opened_at = time.monotonic()

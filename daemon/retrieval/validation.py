@@ -1,0 +1,181 @@
+"""Validation: only grounded, consistent, relevant context reaches a stage (and its retry).
+
+- **Grounding**: every piece that quotes a workspace file is checked against the file's current
+  text at its cited lines (re-read, never trusted from the index): each non-blank line of the
+  piece must appear, in order, in those lines. A stale piece is re-fetched (the file re-chunked,
+  the same symbol or section taken at its new lines) or, when that symbol is gone, dropped.
+- **Consistency**: never two versions of the same code: of two pieces that cite overlapping lines
+  of one file, or the same symbol of one file, only the better one stays. A document sentence
+  that contradicts a sentence of a recorded decision (same subject, opposite polarity: one says
+  not/never/no longer/deprecated/instead) is flagged (kept, with the flag in the result).
+- **Relevance**: a piece needs a normalized score of at least the workflow's threshold
+  (``retrieval.code_threshold`` 0.7 for code workflows, ``retrieval.docs_threshold`` 0.6 for
+  document workflows, the lower of the two otherwise).
+
+Every drop is a ``Rejection`` with its reason; the agent puts them in the decision log.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from daemon.intel.chunking import chunk_source
+from daemon.intel.languages import language_for_path
+from daemon.retrieval.fusion import FusedPiece
+from daemon.retrieval.lexical import terms
+from daemon.retrieval.models import Rejection, SourceName, WorkflowKind
+
+__all__ = ["ValidationOutcome", "Validator", "grounded"]
+
+logger = logging.getLogger(__name__)
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_NEGATION = re.compile(r"\b(not|never|no longer|deprecated|instead of|rejected|superseded|don't|do not|avoid)\b", re.I)
+_PART_HEADER = re.compile(r"\(part \d+/\d+\)\s*$")
+
+
+def grounded(text: str, file_lines: Sequence[str]) -> bool:
+    """Every non-blank line of ``text`` appears, in order, among ``file_lines`` (whitespace-trimmed)."""
+    wanted = [line.strip() for line in text.splitlines() if line.strip() and not _PART_HEADER.search(line)]
+    have = iter(line.strip() for line in file_lines)
+    return all(any(line == got for got in have) for line in wanted)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ValidationOutcome:
+    passed: list[FusedPiece]
+    rejected: list[Rejection]
+    flags: list[str]
+    refetched: list[str]
+
+
+class Validator:
+    """Validates pieces against the workspace under ``root`` (blocking file reads: run it in a thread)."""
+
+    def __init__(
+        self, root: Path | None, *, workflow: WorkflowKind, code_threshold: float, docs_threshold: float
+    ) -> None:
+        self._root = root.resolve() if root is not None else None
+        self._threshold = {
+            WorkflowKind.CODE: code_threshold,
+            WorkflowKind.DOCUMENT: docs_threshold,
+        }.get(workflow, min(code_threshold, docs_threshold))
+
+    @property
+    def threshold(self) -> float:
+        return self._threshold
+
+    def validate(self, pieces: Sequence[FusedPiece]) -> ValidationOutcome:
+        rejected: list[Rejection] = []
+        refetched: list[str] = []
+        grounded_pieces: list[FusedPiece] = []
+        for piece in pieces:
+            checked, reason = self._ground(piece)
+            if checked is None:
+                rejected.append(_reject(piece, "grounding", reason or "not grounded"))
+                continue
+            if checked is not piece:
+                refetched.append(f"{piece.attribution.cite()} -> {checked.attribution.cite()}")
+            grounded_pieces.append(checked)
+        consistent = self._one_version(grounded_pieces, rejected)
+        flags = _contradictions(consistent)
+        passed: list[FusedPiece] = []
+        for piece in consistent:
+            if piece.score + 1e-9 < self._threshold:
+                rejected.append(
+                    _reject(piece, "relevance", f"score {piece.score:.2f} is under the threshold {self._threshold:g}")
+                )
+            else:
+                passed.append(piece)
+        return ValidationOutcome(passed=passed, rejected=rejected, flags=flags, refetched=refetched)
+
+    # -- grounding ------------------------------------------------------------------------------
+
+    def _ground(self, piece: FusedPiece) -> tuple[FusedPiece | None, str | None]:
+        a = piece.attribution
+        if not piece.head.grounded_text or a.path is None or a.start_line is None or a.end_line is None:
+            return piece, None
+        if self._root is None:
+            return piece, None
+        path = (self._root / a.path).resolve()
+        if not path.is_relative_to(self._root):
+            return None, f"{a.path} is outside the workspace"
+        try:
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError as exc:
+            return None, f"{a.path} cannot be read now: {exc.strerror or exc}"
+        if grounded(piece.text, lines[a.start_line - 1 : a.end_line]):
+            return piece, None
+        fresh = self._refetch(piece, "\n".join(lines))
+        if fresh is None:
+            return None, f"{a.path}:{a.start_line}-{a.end_line} changed since indexing and the symbol is gone"
+        return fresh, None
+
+    def _refetch(self, piece: FusedPiece, current: str) -> FusedPiece | None:
+        a = piece.attribution
+        want = a.symbol or a.section_path
+        language = language_for_path(a.path or "")
+        if want is None or language is None or " + " in want:
+            return None
+        for chunk in chunk_source(a.path or "", current.encode("utf-8"), language):
+            if chunk.qualified_name == want and chunk.part == 1:
+                attribution = a.model_copy(update={"start_line": chunk.start_line, "end_line": chunk.end_line})
+                return replace(piece, text=chunk.text, attribution=attribution)
+        return None
+
+    # -- consistency ----------------------------------------------------------------------------
+
+    def _one_version(self, pieces: Sequence[FusedPiece], rejected: list[Rejection]) -> list[FusedPiece]:
+        kept: list[FusedPiece] = []
+        for piece in sorted(pieces, key=lambda p: p.score, reverse=True):
+            clash = next((k for k in kept if _same_code(k, piece)), None)
+            if clash is None:
+                kept.append(piece)
+            else:
+                rejected.append(_reject(piece, "consistency", f"another version of {clash.attribution.cite()}"))
+        return kept
+
+
+def _same_code(a: FusedPiece, b: FusedPiece) -> bool:
+    pa, pb = a.attribution, b.attribution
+    if pa.path is None or pa.path != pb.path or not (a.head.grounded_text or b.head.grounded_text):
+        return False
+    if pa.symbol and pa.symbol == pb.symbol and a.text != b.text and a.head.grounded_text and b.head.grounded_text:
+        return True
+    if None in (pa.start_line, pa.end_line, pb.start_line, pb.end_line):
+        return False
+    if not (a.head.grounded_text and b.head.grounded_text):
+        return False
+    return (pa.start_line or 0) <= (pb.end_line or 0) and (pb.start_line or 0) <= (pa.end_line or 0)
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip(" #*-") for s in _SENTENCE.split(text) if len(s.split()) >= 4]
+
+
+def _contradictions(pieces: Sequence[FusedPiece]) -> list[str]:
+    decisions = [p for p in pieces if p.head.source is SourceName.DECISIONS]
+    documents = [p for p in pieces if p.head.source is SourceName.DOCS]
+    flags: list[str] = []
+    for decision in decisions:
+        for d_sentence in _sentences(decision.text):
+            d_terms = terms(d_sentence)
+            d_negated = bool(_NEGATION.search(d_sentence))
+            for doc in documents:
+                for s in _sentences(doc.text):
+                    s_terms = terms(s)
+                    shared = len(d_terms & s_terms) / max(1, min(len(d_terms), len(s_terms)))
+                    if shared >= 0.6 and bool(_NEGATION.search(s)) != d_negated:
+                        flags.append(
+                            f"{doc.attribution.cite()} says '{s[:120]}' but the decision "
+                            f"{decision.attribution.cite()} says '{d_sentence[:120]}'"
+                        )
+    return flags
+
+
+def _reject(piece: FusedPiece, step: str, reason: str) -> Rejection:
+    return Rejection(id=piece.id, cite=piece.attribution.cite(), step=step, reason=reason)

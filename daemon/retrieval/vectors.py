@@ -1,0 +1,46 @@
+"""Dense vectors of candidate chunks for near-duplicate removal: from the store, or from the embedder."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+
+from daemon.core.models import Chunk
+from daemon.core.ports import DenseEmbedder, VectorStore
+
+__all__ = ["EmbedderVectors", "StoreVectors"]
+
+logger = logging.getLogger(__name__)
+
+
+class StoreVectors:
+    """The vectors stored in the index for the chunks' paths (``VectorStore.dense_by_hash``)."""
+
+    def __init__(self, store: VectorStore) -> None:
+        self._store = store
+
+    def vectors(self, chunks: Sequence[Chunk]) -> dict[str, list[float]]:
+        stored = self._store.dense_by_hash({c.path for c in chunks})
+        return {c.chunk_hash: stored[c.chunk_hash] for c in chunks if c.chunk_hash in stored}
+
+
+class EmbedderVectors:
+    """The embedding model's vectors of the chunks (the same model the index stores), cached by chunk hash."""
+
+    def __init__(self, embedder: DenseEmbedder, *, cache_size: int = 4096) -> None:
+        self._embedder = embedder
+        self._cache: OrderedDict[str, list[float]] = OrderedDict()
+        self._size = cache_size
+        self._lock = threading.Lock()
+
+    def vectors(self, chunks: Sequence[Chunk]) -> dict[str, list[float]]:
+        with self._lock:
+            missing = {c.chunk_hash: c for c in chunks if c.chunk_hash not in self._cache}
+            if missing:
+                for key, vector in zip(missing, self._embedder.embed_documents(list(missing.values())), strict=True):
+                    self._cache[key] = vector
+                while len(self._cache) > self._size:
+                    self._cache.popitem(last=False)
+            return {c.chunk_hash: self._cache[c.chunk_hash] for c in chunks if c.chunk_hash in self._cache}
