@@ -16,11 +16,19 @@ responses:
     delay_seconds: 0.5                  # simulated latency
   - role: reviewer
     error: "503 service unavailable"    # raise instead of answering (a provider failure)
+  - role: coder
+    match: "Attempt: 1\\b"
+    say: "Adding the function."           # optional text beside the tool calls
+    tool_calls:                           # a tool-calling turn: the agent runs these, then asks again
+      - {name: write_file, args: {path: src/calc.py, content: "def add(a, b):\\n    return a + b\\n"}}
+      - {name: run_command, args: {name: test}}
 ```
 
 A call takes the first entry, in file order, whose role and ``match`` fit and which is not used up.
 Mappings and lists are sent as JSON text. No fitting entry is an error naming the script and role.
-A top-level list is read as the ``responses`` list.
+A top-level list is read as the ``responses`` list. The model binds any tools (``bind_tools``) and
+answers with the scripted ``tool_calls`` whatever tools were bound; a tool-calling agent's next turn
+sees the tools' answers in its prompt, so a later entry can ``match`` on them (``exited with code 1``).
 """
 
 from __future__ import annotations
@@ -31,20 +39,22 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, cast
 
 import yaml
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, BaseMessage, ToolCall
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from daemon.errors import ConfigError
 
-__all__ = ["ReplayChatModel", "ReplayEntry", "ReplayExhausted", "ReplayScript", "ScriptedFailure"]
+__all__ = ["ReplayChatModel", "ReplayEntry", "ReplayExhausted", "ReplayScript", "ReplayToolCall", "ScriptedFailure"]
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +67,15 @@ class ScriptedFailure(RuntimeError):
     """An ``error:`` entry: the provider failure the script asks for."""
 
 
+class ReplayToolCall(BaseModel):
+    """One scripted tool call."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(min_length=1)
+    args: dict[str, Any] = Field(default_factory=dict[str, Any])
+
+
 class ReplayEntry(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -64,18 +83,23 @@ class ReplayEntry(BaseModel):
     match: str | None = Field(default=None, description="Regex searched in the prompt (all messages).")
     answer: str | dict[str, Any] | list[Any] | None = None
     error: str | None = None
+    tool_calls: tuple[ReplayToolCall, ...] = Field(default=(), description="A tool-calling turn.")
+    say: str | None = Field(default=None, description="Text sent beside the tool calls.")
     repeat: bool = False
     delay_seconds: float = Field(default=0.0, ge=0, le=600)
 
     @model_validator(mode="after")
     def _one_outcome(self) -> ReplayEntry:
-        if (self.answer is None) == (self.error is None):
-            raise ValueError("give exactly one of 'answer' or 'error'")
+        outcomes = (self.answer is not None) + (self.error is not None) + bool(self.tool_calls)
+        if outcomes != 1:
+            raise ValueError("give exactly one of 'answer', 'error' or 'tool_calls'")
         if self.match is not None:
             re.compile(self.match)
         return self
 
     def text(self) -> str:
+        if self.tool_calls:
+            return self.say or ""
         if isinstance(self.answer, str):
             return self.answer
         return json.dumps(self.answer, ensure_ascii=False)
@@ -96,6 +120,8 @@ class ReplayScript:
         self._used: set[int] = set()
         self._lock = threading.Lock()
         self.calls: list[tuple[str, int]] = []
+        self.counter_lock = threading.Lock()
+        self.tool_call_count = 0
 
     @classmethod
     def load(cls, path: Path) -> ReplayScript:
@@ -147,10 +173,27 @@ class ReplayChatModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "ided-replay"
 
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
+        *,
+        tool_choice: str | None = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """The script decides which tools are called; binding only has to be accepted."""
+        return self
+
     def _result(self, entry: ReplayEntry) -> ChatResult:
         if entry.error is not None:
             raise ScriptedFailure(entry.error)
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=entry.text()))])
+        with self.script.counter_lock:
+            self.script.tool_call_count += len(entry.tool_calls)
+            first = self.script.tool_call_count - len(entry.tool_calls)
+        calls = [
+            ToolCall(name=c.name, args=dict(c.args), id=f"replay-{first + i + 1}", type="tool_call")
+            for i, c in enumerate(entry.tool_calls)
+        ]
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=entry.text(), tool_calls=calls))])
 
     def _generate(
         self,

@@ -1,8 +1,10 @@
-"""Stage agents: for now one LLM call per agent that reports success or failure against the stage's criteria.
+"""Stage agents: the seam between the graph and whatever does a stage's work, and the plain one-call agent.
 
-``StageAgent`` / ``AgentProvider`` are the seam later issues replace (tool-calling specialists whose
-edits are commits on a run branch). ``run_stage`` runs a stage's agents concurrently, each under the
-stage timeout, and aggregates their failures by the stage's rule into one boolean.
+``StageAgent`` / ``AgentProvider`` are the seam: ``LlmStageAgent`` is one LLM call that reports success
+or failure against the stage's criteria (used when an agent has no tools); the tool-calling
+specialists whose edits are commits on a run branch live in ``daemon.orchestration.agents``.
+``run_stage`` runs a stage's agents concurrently, each under the stage timeout, and aggregates their
+failures by the stage's rule into one boolean.
 
 The prompt names ``Stage:``, ``Agent:`` and ``Attempt:`` on lines of their own, so scripted models
 (the replay provider) can match on them.
@@ -25,7 +27,7 @@ from daemon.orchestration.llm_providers import ModelRegistry
 from daemon.orchestration.plan import PlannedStage
 from daemon.orchestration.resilience import ChatCaller
 from daemon.orchestration.routing import aggregate_failures
-from daemon.orchestration.state import AgentOutcome, EnrichedSnippet, StageResult
+from daemon.orchestration.state import AgentOutcome, Attachment, EnrichedSnippet, StageResult
 from daemon.orchestration.stop_decision import utc_now
 from daemon.orchestration.structured_output import AnswerInvalid, json_instructions, parse_answer
 from daemon.orchestration.workflow_schema import AgentSpec, WorkflowType
@@ -39,6 +41,7 @@ __all__ = [
     "StageAgent",
     "agent_messages",
     "run_stage",
+    "task_lines",
 ]
 
 logger = logging.getLogger(__name__)
@@ -55,6 +58,9 @@ class AgentTask:
     workflow_type: WorkflowType
     context: tuple[EnrichedSnippet, ...] = ()
     previous: tuple[StageResult, ...] = ()
+    request: str = ""
+    attachments: tuple[Attachment, ...] = ()
+    feedback: str | None = None
 
 
 class StageAgent(Protocol):
@@ -75,14 +81,10 @@ class AgentAnswer(BaseModel):
     evidence: list[str] = Field(default_factory=list[str], description="Concrete facts backing the status.")
 
 
-def agent_messages(task: AgentTask) -> list[SystemMessage | HumanMessage]:
+def task_lines(task: AgentTask) -> list[str]:
+    """The task part of an agent's prompt: run, stage, agent and attempt lines, the stage's context,
+    earlier attempts, review feedback, the user's attachments and the enriched context."""
     stage = task.stage
-    system = (
-        f"You are the {task.agent.agent_id} agent of ided, an agentic IDE, working on one stage of a "
-        f"{task.workflow_type.value} workflow. {task.agent.instructions}".strip()
-        + " Judge your work against the stage's failure criteria and report honestly: status 'failure' when any "
-        "criterion holds."
-    )
     lines = [
         f"Run: {task.run_id}",
         f"Stage: {stage.stage_id}",
@@ -90,16 +92,33 @@ def agent_messages(task: AgentTask) -> list[SystemMessage | HumanMessage]:
         f"Attempt: {task.attempt}",
         stage.task_context,
     ]
-    if task.agent.mcp_tools:
-        lines.append("Tools of this agent (for later versions): " + ", ".join(task.agent.mcp_tools))
     lines.extend(
         f"Earlier attempt {r.attempt}: {'failed' if r.failed else 'succeeded'}: {r.summary}" for r in task.previous
     )
+    if task.feedback:
+        lines.append(f"Feedback from the person reviewing the change (address it in this attempt):\n{task.feedback}")
+    for attachment in task.attachments:
+        lines.append(f"--- attached by the user: {attachment.describe()} ---")
+        if attachment.text:
+            lines.append(attachment.text)
     if task.context:
         lines.append(f"Context (budget {stage.token_budget} tokens):")
         for snippet in task.context:
             where = f"{snippet.path}:{snippet.start_line}-{snippet.end_line}" if snippet.path else snippet.source
             lines.append(f"--- {where} ---\n{snippet.text}")
+    return lines
+
+
+def agent_messages(task: AgentTask) -> list[SystemMessage | HumanMessage]:
+    system = (
+        f"You are the {task.agent.agent_id} agent of ided, an agentic IDE, working on one stage of a "
+        f"{task.workflow_type.value} workflow. {task.agent.instructions}".strip()
+        + " Judge your work against the stage's failure criteria and report honestly: status 'failure' when any "
+        "criterion holds."
+    )
+    lines = task_lines(task)
+    if task.agent.mcp_tools:
+        lines.insert(5, "Tools of this agent (for later versions): " + ", ".join(task.agent.mcp_tools))
     lines.append(json_instructions(AgentAnswer))
     return [SystemMessage(content=system), HumanMessage(content="\n".join(lines))]
 
