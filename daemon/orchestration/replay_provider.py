@@ -92,7 +92,7 @@ class ReplayEntry(BaseModel):
     def _one_outcome(self) -> ReplayEntry:
         outcomes = (self.answer is not None) + (self.error is not None) + bool(self.tool_calls)
         if outcomes != 1:
-            raise ValueError("give exactly one of 'answer', 'error' or 'tool_calls'")
+            raise ValueError("give exactly one of 'answer' or 'error' (or 'tool_calls' for a tool-calling turn)")
         if self.match is not None:
             re.compile(self.match)
         return self
