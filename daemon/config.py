@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from daemon.errors import ConfigError
 
 __all__ = [
+    "AcpConfig",
     "CheckpointConfig",
     "Config",
     "DaemonConfig",
@@ -277,6 +278,21 @@ class AgentsConfig(_Section):
     max_tool_steps: int = Field(default=25, ge=1, le=500, description="Model turns with tool calls per agent attempt.")
 
 
+class AcpConfig(_Section):
+    """``ided acp``: the Agent Client Protocol front (docs/acp.md)."""
+
+    attach_daemon: bool = Field(
+        default=True,
+        description="Attach to the workspace daemon (starting it when none runs) so runs search its hot index.",
+    )
+    cancel_grace_seconds: float = Field(
+        default=10.0,
+        ge=0,
+        description="After session/cancel or a client disconnect: how long to wait for the run to stop "
+        "before the prompt answers 'cancelled' (the stage in flight finishes; no further stage starts).",
+    )
+
+
 class LoggingConfig(_Section):
     level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
     file: str | None = Field(default=None, description="Log file; default stderr. Never stdout.")
@@ -297,6 +313,7 @@ class Config(_Section):
     pipeline: PipelineConfig = PipelineConfig()
     agents: AgentsConfig = AgentsConfig()
     vcs: VcsConfig = VcsConfig()
+    acp: AcpConfig = AcpConfig()
     logging: LoggingConfig = LoggingConfig()
 
     @property

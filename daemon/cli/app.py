@@ -13,6 +13,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from daemon import __version__
+from daemon.cli.acp_command import acp
 from daemon.cli.context import CliState, parse_overrides
 from daemon.cli.daemon_commands import (
     daemon_running,
@@ -57,6 +58,7 @@ app.command("mcp")(mcp)
 register_run_commands(app)
 register_review_commands(runs_app)
 app.command("lsp")(lsp)
+app.command("acp")(acp)
 
 WorkspaceOpt = Annotated[
     Path | None,

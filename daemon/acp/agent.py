@@ -1,0 +1,385 @@
+"""The ided ACP agent: sessions, modes, slash commands, and a prompt as a pipeline run.
+
+Protocol code only: it turns ACP requests into runtime calls and runtime progress into session
+updates (``daemon.acp.run_updates``); the pipeline decides everything else. One prompt runs at a
+time per session. ``session/cancel`` asks the run to stop (no further stage starts) and the prompt
+answers ``cancelled`` once it stopped, or after ``acp.cancel_grace_seconds``. When the client goes
+away, ``shutdown`` cancels the runs still in flight the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from acp import PROTOCOL_VERSION, RequestError, update_agent_message_text
+from acp.helpers import update_available_commands, update_current_mode
+from acp.interfaces import Client
+from acp.schema import (
+    AcpMcpServer,
+    AgentCapabilities,
+    AudioContentBlock,
+    ClientCapabilities,
+    EmbeddedResourceContentBlock,
+    HttpMcpServer,
+    ImageContentBlock,
+    Implementation,
+    InitializeResponse,
+    ListSessionsResponse,
+    LoadSessionResponse,
+    McpCapabilities,
+    McpServerStdio,
+    NewSessionResponse,
+    PromptCapabilities,
+    PromptResponse,
+    ResourceContentBlock,
+    SessionCapabilities,
+    SessionInfo,
+    SessionListCapabilities,
+    SessionMode,
+    SessionModeState,
+    SetSessionModeResponse,
+    SseMcpServer,
+    StopReason,
+    TextContentBlock,
+)
+
+from daemon import __version__
+from daemon.acp.commands import CommandError, CommandKind, ParsedPrompt, available_commands, parse_command
+from daemon.acp.prompt_content import PromptContent, read_prompt
+from daemon.acp.run_updates import RunPresenter, SessionUpdate
+from daemon.acp.sessions import SessionMode as Mode
+from daemon.acp.sessions import SessionRecord
+from daemon.acp.workspaces import ConfigLoader, Workspace, Workspaces
+from daemon.errors import DaemonError
+from daemon.orchestration.graph_builder import graph_mermaid
+from daemon.orchestration.llm_providers import HOW_TO_CONFIGURE
+from daemon.orchestration.progress import ProgressKind
+from daemon.orchestration.run_store import RunRecord, RunStatus
+
+__all__ = ["IdedAgent"]
+
+logger = logging.getLogger(__name__)
+
+McpServer = HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio
+PromptBlock = (
+    TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceContentBlock | EmbeddedResourceContentBlock
+)
+
+_MODES = (
+    SessionMode(id=Mode.ASK.value, name="Ask", description="Read-only: agents answer and explain; nothing is edited."),
+    SessionMode(
+        id=Mode.CODE.value,
+        name="Code",
+        description="Agents edit a worktree on the run's own branch; you review the whole diff at the end.",
+    ),
+)
+_RUNS_LISTED = 15
+
+
+def _modes(current: Mode) -> SessionModeState:
+    return SessionModeState(current_mode_id=current.value, available_modes=list(_MODES))
+
+
+def _error(exc: DaemonError) -> RequestError:
+    """A pipeline error as a JSON-RPC error: the message says what and why; data carries the code."""
+    return RequestError(-32603, exc.message, {"code": exc.code.value, "details": str(exc)})
+
+
+@dataclass
+class _Live:
+    """A session's state in this process."""
+
+    record: SessionRecord
+    workspace: Workspace
+    prompt_running: bool = False
+    run_id: str | None = None
+    cancelled: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class IdedAgent:
+    """Implements the SDK's ``Agent`` protocol (the methods it routes; absent ones answer -32601)."""
+
+    def __init__(self, load_config: ConfigLoader, *, workspace: Path | None = None) -> None:
+        self._workspaces = Workspaces(load_config, pinned=workspace)
+        self._client: Client | None = None
+        self._client_caps = ClientCapabilities()
+        self._sessions: dict[str, _Live] = {}
+        self._background: set[asyncio.Task[None]] = set()
+
+    def on_connect(self, conn: Client) -> None:
+        self._client = conn
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: ClientCapabilities | None = None,
+        client_info: Implementation | None = None,
+        **kwargs: Any,
+    ) -> InitializeResponse:
+        if client_capabilities is not None:
+            self._client_caps = client_capabilities
+        logger.info("client %s initialized (protocol %d)", client_info.name if client_info else "?", protocol_version)
+        return InitializeResponse(
+            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            agent_capabilities=AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=PromptCapabilities(image=False, audio=False, embedded_context=True),
+                mcp_capabilities=McpCapabilities(http=False, sse=False),
+                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+            ),
+            agent_info=Implementation(name="ided", title="ided workflow pipeline", version=__version__),
+            auth_methods=[],
+        )
+
+    async def shutdown(self) -> None:
+        """The client is gone: cancel runs still in flight, wait up to the grace period, close everything."""
+        waits: list[asyncio.Task[RunRecord]] = []
+        for live in self._sessions.values():
+            if live.run_id is None:
+                continue
+            runtime = live.workspace.runtime
+            record = await runtime.get(live.run_id)
+            if record.status is not RunStatus.RUNNING:
+                continue
+            logger.warning("client disconnected: cancelling run %s", live.run_id)
+            await runtime.cancel(live.run_id)
+            grace = live.workspace.config.acp.cancel_grace_seconds
+            waits.append(asyncio.create_task(runtime.wait(live.run_id, wait_seconds=grace)))
+        for wait in waits:
+            try:
+                await wait
+            except TimeoutError:
+                logger.warning("a cancelled run did not stop within the grace period; it is interrupted")
+        for task in list(self._background):
+            task.cancel()
+        await self._workspaces.aclose()
+
+    # -- sessions -------------------------------------------------------------------------------
+
+    async def new_session(
+        self,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[McpServer] | None = None,
+        **kwargs: Any,
+    ) -> NewSessionResponse:
+        workspace = await self._open(cwd)
+        record = await asyncio.to_thread(workspace.sessions.create, workspace.root)
+        self._sessions[record.session_id] = _Live(record=record, workspace=workspace)
+        self._after_reply(record.session_id, update_available_commands(available_commands(rollback=False)))
+        return NewSessionResponse(session_id=record.session_id, modes=_modes(record.mode))
+
+    async def load_session(
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: list[McpServer] | None = None,
+        additional_directories: list[str] | None = None,
+        **kwargs: Any,
+    ) -> LoadSessionResponse | None:
+        workspace = await self._open(cwd)
+        try:
+            record = await asyncio.to_thread(workspace.sessions.get, session_id)
+        except DaemonError as exc:
+            raise RequestError.invalid_params({"sessionId": session_id, "details": str(exc)}) from None
+        live = self._sessions.get(session_id)
+        if live is not None and live.prompt_running:
+            raise RequestError.invalid_request({"details": f"session {session_id} is running a prompt"})
+        self._sessions[session_id] = _Live(record=record, workspace=workspace)
+        runtime = workspace.runtime
+        for run_id in record.runs:
+            try:
+                run = await runtime.get(run_id)
+            except DaemonError:
+                logger.warning("session %s names run %s, which the run store no longer has", session_id, run_id)
+                continue
+            presenter = RunPresenter.for_record(run, workspace.root)
+            await self._send(session_id, presenter.replay(run, await runtime.events(run_id)))
+        await self._send(session_id, [update_available_commands(available_commands(rollback=False))])
+        return LoadSessionResponse(modes=_modes(record.mode))
+
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
+    ) -> ListSessionsResponse:
+        workspaces = [await self._open(cwd)] if cwd else self._workspaces.opened()
+        infos: list[SessionInfo] = []
+        for workspace in workspaces:
+            records = await asyncio.to_thread(workspace.sessions.list)
+            infos.extend(
+                SessionInfo(session_id=r.session_id, cwd=r.cwd, title=r.title, updated_at=r.updated_at) for r in records
+            )
+        return ListSessionsResponse(sessions=infos)
+
+    async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse | None:
+        live = self._live(session_id)
+        try:
+            mode = Mode(mode_id)
+        except ValueError:
+            known = ", ".join(m.value for m in Mode)
+            raise RequestError.invalid_params({"modeId": mode_id, "details": f"unknown mode; known: {known}"}) from None
+        live.record = await asyncio.to_thread(live.workspace.sessions.update, session_id, mode=mode)
+        self._after_reply(session_id, update_current_mode(mode.value))
+        return SetSessionModeResponse()
+
+    # -- prompts --------------------------------------------------------------------------------
+
+    async def prompt(self, session_id: str, prompt: list[PromptBlock], **kwargs: Any) -> PromptResponse:
+        live = self._live(session_id)
+        if live.prompt_running:
+            raise RequestError.invalid_request(
+                {"details": f"session {session_id} is already running a prompt; cancel it or wait"}
+            )
+        live.prompt_running = True
+        live.cancelled = asyncio.Event()
+        live.run_id = None
+        try:
+            content = read_prompt(prompt, live.workspace.root)
+            parsed = parse_command(content.text)
+            return PromptResponse(stop_reason=await self._dispatch(live, parsed, content))
+        except CommandError as exc:
+            await self._send(session_id, [update_agent_message_text(f"{exc}\n")])
+            return PromptResponse(stop_reason="end_turn")
+        except DaemonError as exc:
+            raise _error(exc) from None
+        finally:
+            live.prompt_running = False
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        live = self._sessions.get(session_id)
+        if live is None or not live.prompt_running:
+            return
+        live.cancelled.set()
+        if live.run_id is not None:
+            await live.workspace.runtime.cancel(live.run_id)
+
+    async def _dispatch(self, live: _Live, parsed: ParsedPrompt, content: PromptContent) -> StopReason:
+        if parsed.kind is CommandKind.RUNS:
+            await self._list_runs(live)
+            return "end_turn"
+        if parsed.kind is CommandKind.ROLLBACK:
+            await self._send(live.record.session_id, [update_agent_message_text("Rollback is not available here.\n")])
+            return "end_turn"
+        if not parsed.request:
+            await self._send(live.record.session_id, [update_agent_message_text("Ask for something to do.\n")])
+            return "end_turn"
+        return await self._run(live, parsed, content)
+
+    async def _run(self, live: _Live, parsed: ParsedPrompt, content: PromptContent) -> StopReason:
+        sid = live.record.session_id
+        runtime = live.workspace.runtime
+        request = _with_attachments(parsed.request, content)
+        workflow = parsed.argument if parsed.kind is CommandKind.WORKFLOW else None
+        record = await runtime.prepare(request, workflow=workflow)
+        live.run_id = record.run_id
+        live.record = await asyncio.to_thread(
+            live.workspace.sessions.update, sid, add_run=record.run_id, title=parsed.request[:80]
+        )
+        presenter = RunPresenter.for_record(record, live.workspace.root)
+        await self._send(sid, presenter.opening(record))
+        assert record.plan is not None
+        if parsed.kind is CommandKind.DRY_RUN:
+            graph = graph_mermaid(record.plan)
+            text = f"Dry run: run {record.run_id} planned with workflow {record.workflow}; nothing executed.\n"
+            await self._send(sid, [update_agent_message_text(f"{text}\n```mermaid\n{graph}\n```\n")])
+            return "end_turn"
+        if missing := runtime.missing_models(record.plan):
+            text = f"No model is configured for {', '.join(missing)}: run {record.run_id} is planned only.\n"
+            await self._send(sid, [update_agent_message_text(f"{text}{HOW_TO_CONFIGURE}\n")])
+            return "end_turn"
+        if live.cancelled.is_set():
+            final = await runtime.cancel(record.run_id)
+            await self._send(sid, presenter.closing(final))
+            return "cancelled"
+        return await self._execute(live, record, presenter)
+
+    async def _execute(self, live: _Live, record: RunRecord, presenter: RunPresenter) -> StopReason:
+        sid = live.record.session_id
+        runtime = live.workspace.runtime
+        subscription = runtime.subscribe(record.run_id)
+        try:
+            await runtime.execute(record.run_id)
+            follow = asyncio.create_task(self._follow(sid, subscription, presenter), name=f"acp follow {sid}")
+            cancelled = asyncio.create_task(live.cancelled.wait())
+            try:
+                await asyncio.wait({follow, cancelled}, return_when=asyncio.FIRST_COMPLETED)
+                if not follow.done():
+                    grace = live.workspace.config.acp.cancel_grace_seconds
+                    try:
+                        await asyncio.wait_for(asyncio.shield(follow), grace)
+                    except TimeoutError:
+                        logger.warning("run %s still in a stage %.0fs after cancel", record.run_id, grace)
+            finally:
+                for task in (follow, cancelled):
+                    task.cancel()
+        finally:
+            subscription.close()
+        final = await runtime.get(record.run_id)
+        await self._send(sid, presenter.closing(final))
+        if live.cancelled.is_set() or final.status is RunStatus.CANCELLED:
+            return "cancelled"
+        return "end_turn"
+
+    async def _follow(self, sid: str, subscription: Any, presenter: RunPresenter) -> None:
+        async for event in subscription:
+            await self._send(sid, presenter.on_event(event))
+            if event.event is ProgressKind.RUN_FINISHED:
+                return
+
+    async def _list_runs(self, live: _Live) -> None:
+        records = await live.workspace.runtime.list_runs(_RUNS_LISTED)
+        if not records:
+            text = "No runs yet in this workspace.\n"
+        else:
+            lines = [f"- {r.run_id}  {r.status.value:<11} {r.workflow or '-'}: {r.request[:70]}" for r in records]
+            text = "Recent runs, newest first:\n" + "\n".join(lines) + "\n"
+        await self._send(live.record.session_id, [update_agent_message_text(text)])
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    async def _open(self, cwd: str) -> Workspace:
+        try:
+            return await self._workspaces.open(cwd)
+        except DaemonError as exc:
+            raise RequestError.invalid_params({"cwd": cwd, "code": exc.code.value, "details": str(exc)}) from None
+
+    def _live(self, session_id: str) -> _Live:
+        live = self._sessions.get(session_id)
+        if live is None:
+            raise RequestError.invalid_params(
+                {"sessionId": session_id, "details": "unknown session: create it (session/new) or load it"}
+            )
+        return live
+
+    async def _send(self, session_id: str, updates: list[SessionUpdate]) -> None:
+        client = self._client
+        if client is None:
+            return
+        for update in updates:
+            try:
+                await client.session_update(session_id=session_id, update=update)
+            except ConnectionError:
+                logger.info("session %s: the client is gone; updates dropped", session_id)
+                return
+
+    def _after_reply(self, session_id: str, update: SessionUpdate) -> None:
+        """Send ``update`` once the current request's reply is out (the client must know the session)."""
+        task = asyncio.create_task(self._send(session_id, [update]))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+
+def _with_attachments(request: str, content: PromptContent) -> str:
+    if not content.attachments:
+        return request
+    parts = [request, "", "Context attached in the editor:"]
+    for attachment in content.attachments:
+        parts.append(f"--- {attachment.describe()}")
+        if attachment.text:
+            parts.append(attachment.text)
+    return "\n".join(parts)

@@ -1,0 +1,122 @@
+"""ACP sessions: what a session is (workspace, mode, its runs) and where it is kept between processes.
+
+A session is a JSON file under ``<state_dir>/acp/sessions/<session_id>.json`` of the workspace it
+works on, so ``session/load`` in a later ``ided acp`` process finds it and replays its runs from
+the run store. Writes go to a temporary file first, then replace the old one.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import secrets
+from datetime import UTC, datetime
+from enum import StrEnum
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from daemon.errors import DaemonError, ErrorCode
+
+__all__ = ["SessionMode", "SessionRecord", "SessionStore", "new_session_id"]
+
+logger = logging.getLogger(__name__)
+
+_SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
+
+
+class SessionMode(StrEnum):
+    ASK = "ask"
+    CODE = "code"
+
+
+class SessionRecord(BaseModel):
+    """One ACP session, as persisted."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    session_id: str
+    cwd: str
+    mode: SessionMode = SessionMode.CODE
+    created_at: str
+    updated_at: str
+    title: str | None = None
+    runs: tuple[str, ...] = Field(default=(), description="Run ids of this session's prompts, oldest first.")
+
+
+def new_session_id() -> str:
+    return f"s-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(4)}"
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class SessionStore:
+    """The sessions of one workspace (synchronous; small files; callers use ``asyncio.to_thread``)."""
+
+    def __init__(self, state_dir: Path) -> None:
+        self.root = state_dir / "acp" / "sessions"
+
+    def _path(self, session_id: str) -> Path:
+        if not _SESSION_ID.match(session_id):
+            raise DaemonError(f"'{session_id}' is not an ided session id", code=ErrorCode.RUN_NOT_FOUND)
+        return self.root / f"{session_id}.json"
+
+    def create(self, cwd: Path, mode: SessionMode = SessionMode.CODE) -> SessionRecord:
+        now = _now()
+        record = SessionRecord(session_id=new_session_id(), cwd=str(cwd), mode=mode, created_at=now, updated_at=now)
+        self.save(record)
+        return record
+
+    def save(self, record: SessionRecord) -> None:
+        path = self._path(record.session_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(record.model_dump_json(indent=2), encoding="utf-8")
+        tmp.replace(path)
+
+    def get(self, session_id: str) -> SessionRecord:
+        path = self._path(session_id)
+        try:
+            return SessionRecord.model_validate_json(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise DaemonError(
+                f"no session '{session_id}' in {self.root} (sessions belong to the workspace they were created in)",
+                code=ErrorCode.RUN_NOT_FOUND,
+            ) from None
+        except (OSError, ValidationError) as exc:
+            raise DaemonError(f"session file {path} cannot be read", code=ErrorCode.RUN_NOT_FOUND, cause=exc) from exc
+
+    def update(
+        self,
+        session_id: str,
+        *,
+        mode: SessionMode | None = None,
+        add_run: str | None = None,
+        title: str | None = None,
+    ) -> SessionRecord:
+        record = self.get(session_id)
+        changes: dict[str, object] = {"updated_at": _now()}
+        if mode is not None:
+            changes["mode"] = mode
+        if add_run is not None and add_run not in record.runs:
+            changes["runs"] = (*record.runs, add_run)
+        if title is not None and record.title is None:
+            changes["title"] = title
+        updated = record.model_copy(update=changes)
+        self.save(updated)
+        return updated
+
+    def list(self) -> list[SessionRecord]:
+        """Every readable session, most recently updated first."""
+        records: list[SessionRecord] = []
+        if not self.root.is_dir():
+            return records
+        for path in self.root.glob("*.json"):
+            try:
+                records.append(SessionRecord.model_validate_json(path.read_text(encoding="utf-8")))
+            except (OSError, ValidationError):
+                logger.warning("skipped an unreadable session file %s", path)
+        return sorted(records, key=lambda r: r.updated_at, reverse=True)

@@ -1,0 +1,84 @@
+"""The workspaces an ``ided acp`` process serves: per folder, its config, pipeline runtime and sessions.
+
+A session names its folder (``cwd``); the first session in a folder opens the folder's pipeline
+runtime (``daemon.service.pipeline_host.open_pipeline``), attaches to the workspace daemon when
+``acp.attach_daemon`` is on (starting it when none runs, so retrieval searches its hot index), and
+keeps both until the process ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from pathlib import Path
+
+from daemon.acp.sessions import SessionStore
+from daemon.config import Config
+from daemon.errors import DaemonError
+from daemon.orchestration.runtime import PipelineRuntime
+from daemon.service.daemon_client import DaemonClient
+from daemon.service.pipeline_host import open_pipeline
+
+__all__ = ["ConfigLoader", "Workspace", "Workspaces"]
+
+logger = logging.getLogger(__name__)
+
+ConfigLoader = Callable[[Path], Config]
+"""Loads the configuration of a folder (the composition root binds the ``--set`` overrides)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Workspace:
+    root: Path
+    config: Config
+    runtime: PipelineRuntime
+    sessions: SessionStore
+
+
+class Workspaces:
+    """Opened on first use, closed together by ``aclose``."""
+
+    def __init__(self, load_config: ConfigLoader, *, pinned: Path | None = None) -> None:
+        self._load_config = load_config
+        self._pinned = pinned
+        self._opened: dict[Path, Workspace] = {}
+        self._lock = asyncio.Lock()
+        self._stack = AsyncExitStack()
+
+    def opened(self) -> list[Workspace]:
+        return list(self._opened.values())
+
+    async def open(self, cwd: str) -> Workspace:
+        """The workspace of ``cwd`` (or of ``--workspace`` when pinned); ``DaemonError`` when it cannot open."""
+        folder = self._pinned or Path(cwd)
+        if not folder.is_absolute():
+            raise DaemonError(f"cwd must be an absolute path, got '{cwd}'")
+        if not folder.is_dir():
+            raise DaemonError(f"cwd {folder} is not a folder")
+        config = await asyncio.to_thread(self._load_config, folder)
+        root = config.workspace_path
+        async with self._lock:
+            if root in self._opened:
+                return self._opened[root]
+            if config.acp.attach_daemon:
+                await self._attach(config)
+            runtime = await self._stack.enter_async_context(open_pipeline(config, models_needed=True, client="acp"))
+            workspace = Workspace(root=root, config=config, runtime=runtime, sessions=SessionStore(config.state_path))
+            self._opened[root] = workspace
+            logger.info("serving workspace %s", root)
+            return workspace
+
+    async def _attach(self, config: Config) -> None:
+        try:
+            client = await DaemonClient.attach(config, client="acp", start=True)
+        except (DaemonError, OSError) as exc:  # runs still work: retrieval opens the index in this process
+            logger.warning("could not attach to the daemon of %s: %s", config.workspace_path, exc)
+            return
+        self._stack.push_async_callback(client.close)
+
+    async def aclose(self) -> None:
+        await self._stack.aclose()
+        self._opened.clear()
