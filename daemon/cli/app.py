@@ -24,6 +24,7 @@ from daemon.cli.daemon_commands import (
     run_daemon_detached,
     stop_daemon,
 )
+from daemon.cli.eval_command import eval_command
 from daemon.cli.lsp_command import lsp
 from daemon.cli.mcp_command import mcp
 from daemon.cli.render import print_daemon, print_report, print_search, print_status
@@ -59,6 +60,7 @@ register_run_commands(app)
 register_review_commands(runs_app)
 app.command("lsp")(lsp)
 app.command("acp")(acp)
+app.command("eval")(eval_command)
 
 WorkspaceOpt = Annotated[
     Path | None,
