@@ -32,6 +32,7 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
+from daemon.acp.prompt_content import PromptBlock
 from tests.vcs_support import make_repo
 
 WAIT_S = 60.0
@@ -189,7 +190,7 @@ async def initialize(conn: ClientSideConnection, *, read_files: bool = True) -> 
     )
 
 
-def prompt_text(text: str) -> list[TextContentBlock]:
+def prompt_text(text: str) -> list[PromptBlock]:
     return [TextContentBlock(type="text", text=text)]
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 from acp import RequestError
@@ -30,7 +31,9 @@ pytestmark = pytest.mark.e2e
 
 
 def bug_fix_script(tmp_path: Path, *, slow_stage: str | None = None) -> Path:
-    entries = [{"role": "orchestrator", "answer": choose("bug_fix", "a crash report", code_review="SKIP")}]
+    entries: list[dict[str, Any]] = [
+        {"role": "orchestrator", "answer": choose("bug_fix", "a crash report", code_review="SKIP")}
+    ]
     if slow_stage is not None:
         entries.append({**answer(slow_stage), "delay_seconds": 1.0})
     entries.append(everyone_succeeds())
