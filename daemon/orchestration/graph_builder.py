@@ -5,9 +5,11 @@ with its results, so the decision is checkpointed with them and a resumed run ne
 route it already took; the conditional edges only read ``next_node``. Their path maps list every
 node the router may choose, so the compiled graph (``draw_mermaid``) shows the real edges.
 
-Run dependencies (agents, retriever, reporter, cancellation) arrive as the LangGraph runtime
-context (``RunContext``); nothing run-specific is captured when the graph is built, so one compiled
-graph serves a run and its resumption.
+Run dependencies (agents, retriever, reporter, cancellation, the commit of a stage attempt in an
+editing run, the user's attachments) arrive as the LangGraph runtime context (``RunContext``);
+nothing run-specific is captured when the graph is built, so one compiled graph serves a run and
+its resumption. In an editing run each stage attempt that changed files becomes one commit
+(``RunContext.commit``) before its result is recorded, so the result names its commit.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from daemon.orchestration.routing import (
 )
 from daemon.orchestration.run_store import DecisionKind
 from daemon.orchestration.stage_agents import AgentProvider, AgentTask, run_stage
-from daemon.orchestration.state import ExecutionState, to_channel_values
+from daemon.orchestration.state import Attachment, ExecutionState, StageResult, to_channel_values
 from daemon.orchestration.workflow_schema import AgentSpec
 
 __all__ = ["PipelineGraph", "RunCancelled", "RunContext", "build_graph", "compile_graph", "graph_mermaid"]
@@ -66,6 +68,8 @@ class RunContext:
     query_writer: ChatCaller | None = None
     max_iterations: int = 50
     stage_timeout_seconds: float = 900.0
+    commit: Callable[[StageResult], Awaitable[str | None]] | None = None
+    attachments: tuple[Attachment, ...] = ()
 
 
 def _stage_node(plan: ExecutionPlan, stage_id: str) -> _NodeFn:
@@ -89,9 +93,13 @@ def _stage_node(plan: ExecutionPlan, stage_id: str) -> _NodeFn:
                 workflow_type=plan.workflow_type,
                 context=context,
                 previous=previous,
+                request=state.request,
+                attachments=ctx.attachments,
             )
 
         result = await run_stage(stage, ctx.agents, make_task, attempt=attempt, limit_seconds=ctx.stage_timeout_seconds)
+        if ctx.commit is not None:
+            result = result.model_copy(update={"commit": await ctx.commit(result)})
         attempts = {**state.attempts, stage_id: attempt}
         iterations = state.iterations + 1
         decision = route_after_stage(

@@ -7,6 +7,14 @@ checkpoint (or starts a ``planned`` one). ``cancel`` is best effort: no further 
 node in flight finishes. It works across processes: the flag lives in the run store and every node
 checks it before it starts.
 
+Modes: ``code`` (default) runs whose plan edits files work in their own git worktree on branch
+``ided/run/<id>`` (the host passes ``RunWorktrees``), hold the workspace's edit lock while they
+execute, commit every stage attempt that changed files, and end with their change set on the record
+(``changes``) and a ``review`` event; ``ask`` runs get read-only tools and no worktree. A code run
+whose plan edits on a folder that is not a git repository fails at start with ``not_a_repository``.
+``follow_up`` answers review feedback with a new attempt of the run's last editing stage on the same
+branch. Agents and their tools: ``daemon.orchestration.agents`` (docs/agents.md).
+
 Open with ``async with PipelineRuntime.open(...) as runtime:``; closing interrupts runs still in
 flight (they stay resumable).
 """
@@ -16,18 +24,21 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.errors import GraphRecursionError
 
-from daemon.config import PipelineConfig
-from daemon.errors import ErrorCode, PipelineError
+from daemon.config import AgentsConfig, PipelineConfig
+from daemon.errors import DaemonError, ErrorCode, PipelineError
+from daemon.orchestration.agents import EDITING_STAGE_TYPES, FileReader, ToolAgentProvider
+from daemon.orchestration.agents.run_workspace import RunWorkspace, plan_edits
 from daemon.orchestration.checkpoints import open_checkpointer
 from daemon.orchestration.graph_builder import RunCancelled, RunContext, compile_graph
 from daemon.orchestration.llm_providers import HOW_TO_CONFIGURE, ORCHESTRATOR_ROLE, RETRIEVAL_ROLE, ModelRegistry
@@ -39,6 +50,7 @@ from daemon.orchestration.retriever import Retriever
 from daemon.orchestration.run_store import (
     DecisionEntry,
     DecisionKind,
+    RunMode,
     RunRecord,
     RunStatus,
     RunStore,
@@ -46,8 +58,8 @@ from daemon.orchestration.run_store import (
     process_alive,
 )
 from daemon.orchestration.selection import Orchestrator
-from daemon.orchestration.stage_agents import AgentProvider, LlmAgentProvider
-from daemon.orchestration.state import ExecutionState
+from daemon.orchestration.stage_agents import AgentProvider, AgentTask, LlmAgentProvider, run_stage
+from daemon.orchestration.state import Attachment, ExecutionState, StageResult
 from daemon.orchestration.stop_decision import (
     StopDecision,
     StopStatus,
@@ -57,6 +69,8 @@ from daemon.orchestration.stop_decision import (
     utc_now,
 )
 from daemon.orchestration.workflow_loader import WorkflowCatalog
+from daemon.orchestration.workflow_schema import AgentSpec
+from daemon.vcs import RunWorktrees
 
 __all__ = ["PipelineRuntime", "RuntimeSettings", "runs_db_path"]
 
@@ -79,14 +93,24 @@ class RuntimeSettings:
     max_iterations: int = 50
     stage_timeout_seconds: float = 900.0
     selection_retries: int = 1
+    agents: AgentsConfig = field(default_factory=AgentsConfig)
 
     @classmethod
-    def from_config(cls, config: PipelineConfig) -> RuntimeSettings:
+    def from_config(cls, config: PipelineConfig, agents: AgentsConfig | None = None) -> RuntimeSettings:
         return cls(
             max_iterations=config.max_iterations,
             stage_timeout_seconds=config.stage_timeout_seconds,
             selection_retries=config.selection_retries,
+            agents=agents or AgentsConfig(),
         )
+
+
+@dataclass(frozen=True, kw_only=True)
+class _RunHost:
+    """What the host lent one run for its agents (not persisted: a resumed run gets what resume is given)."""
+
+    file_reader: FileReader | None = None
+    extra_tools: tuple[BaseTool, ...] = ()
 
 
 class PipelineRuntime:
@@ -101,6 +125,8 @@ class PipelineRuntime:
         retriever: Retriever | None = None,
         profile: ProjectProfile | None = None,
         agents: AgentProvider | None = None,
+        worktrees: RunWorktrees | None = None,
+        workspace: Path | None = None,
     ) -> None:
         self.catalog = catalog
         self.models = models
@@ -114,6 +140,8 @@ class PipelineRuntime:
         self._agents_injected = agents is not None
         self._tasks: dict[str, asyncio.Task[RunRecord]] = {}
         self._cancelled: set[str] = set()
+        self.workspace = RunWorkspace(worktrees=worktrees, workspace=workspace, settings=settings.agents)
+        self._hosts: dict[str, _RunHost] = {}
 
     @classmethod
     @asynccontextmanager
@@ -127,7 +155,13 @@ class PipelineRuntime:
         retriever: Retriever | None = None,
         profile: ProjectProfile | None = None,
         agents: AgentProvider | None = None,
+        worktrees: RunWorktrees | None = None,
+        workspace: Path | None = None,
+        agents_config: AgentsConfig | None = None,
     ) -> AsyncGenerator[PipelineRuntime]:
+        """``worktrees``: the workspace's run branches (code-mode runs edit in worktrees; None: no editing
+        runs); ``workspace``: the folder read-only runs read (default: the worktrees' workspace);
+        ``agents_config``: commands and limits of the agents (``[agents]``)."""
         store = await asyncio.to_thread(RunStore, runs_db_path(state_dir))
         try:
             async with open_checkpointer(config.checkpoint, state_dir) as saver:
@@ -136,10 +170,12 @@ class PipelineRuntime:
                     models=models,
                     store=store,
                     checkpointer=saver,
-                    settings=RuntimeSettings.from_config(config),
+                    settings=RuntimeSettings.from_config(config, agents_config),
                     retriever=retriever,
                     profile=profile,
                     agents=agents,
+                    worktrees=worktrees,
+                    workspace=workspace,
                 )
                 try:
                     yield runtime
@@ -150,7 +186,16 @@ class PipelineRuntime:
 
     # -- preparing ------------------------------------------------------------------------------
 
-    async def prepare(self, request: str, *, workflow: str | None = None) -> RunRecord:
+    async def prepare(
+        self,
+        request: str,
+        *,
+        workflow: str | None = None,
+        mode: RunMode = "code",
+        include_uncommitted: bool = False,
+        attachments: Sequence[Attachment] = (),
+        run_id: str | None = None,
+    ) -> RunRecord:
         """Select a workflow, assemble the plan and record the run as ``planned`` (nothing executes)."""
         orchestrator = Orchestrator(self.models.caller(ORCHESTRATOR_ROLE), retries=self.settings.selection_retries)
         selection = await orchestrator.select(request, self.catalog, self._profile, workflow=workflow)
@@ -158,7 +203,7 @@ class PipelineRuntime:
         now = utc_now()
         record = await self.store.create(
             RunRecord(
-                run_id=new_run_id(),
+                run_id=run_id or new_run_id(),
                 status=RunStatus.PLANNED,
                 request=request,
                 workflow=selection.workflow,
@@ -166,6 +211,9 @@ class PipelineRuntime:
                 updated_at=now,
                 selection=selection,
                 plan=plan,
+                mode=mode,
+                include_uncommitted=include_uncommitted,
+                attachments=tuple(attachments),
             )
         )
         rid = record.run_id
@@ -200,14 +248,91 @@ class PipelineRuntime:
 
     # -- running --------------------------------------------------------------------------------
 
-    async def start(self, request: str, *, workflow: str | None = None) -> RunRecord:
-        """Prepare and launch a run in the background; ``wait`` or ``subscribe`` to follow it."""
-        record = await self.prepare(request, workflow=workflow)
-        return await self._launch(record, resumed=False)
+    async def start(
+        self,
+        request: str,
+        *,
+        workflow: str | None = None,
+        mode: RunMode = "code",
+        dry_run: bool = False,
+        include_uncommitted: bool = False,
+        attachments: Sequence[Attachment] = (),
+        file_reader: FileReader | None = None,
+        extra_tools: Sequence[BaseTool] = (),
+    ) -> RunRecord:
+        """Prepare and launch a run in the background; ``wait`` or ``subscribe`` to follow it.
 
-    async def run(self, request: str, *, workflow: str | None = None, wait_seconds: float | None = None) -> RunRecord:
+        ``dry_run``: select and plan only (the record stays ``planned``; its plan and the orchestrator's
+        reasoning are emitted as ``plan`` and ``thought`` events). ``mode``: ``code`` edits in a worktree
+        when the plan edits and the runtime has worktrees; ``ask`` is read-only. ``file_reader``: how agents
+        read the user's files (an editor's unsaved text); ``extra_tools``: more tools for every agent
+        (ided's code-intel tools, a client's MCP tools). An editing run takes the workspace's edit lock
+        first: ``EditLockHeld`` when another run holds it (nothing is recorded then).
+        """
+        run_id = new_run_id()
+        editing = mode == "code" and self.workspace.can_edit and not dry_run
+        if editing:
+            await self.workspace.acquire(run_id)
+        try:
+            record = await self.prepare(
+                request,
+                workflow=workflow,
+                mode=mode,
+                include_uncommitted=include_uncommitted,
+                attachments=attachments,
+                run_id=run_id,
+            )
+            plan = record.plan
+            assert plan is not None
+            if dry_run:
+                reporter = RunReporter(run_id=run_id, plan=plan, bus=self.bus, store=self.store)
+                await self._announce(record, reporter)
+                return record
+            if editing and plan_edits(plan):
+                record = await self._open_worktree(record)
+            else:
+                await self.workspace.release(run_id)
+            self._hosts[run_id] = _RunHost(file_reader=file_reader, extra_tools=tuple(extra_tools))
+            return await self._launch(record, resumed=False)
+        except BaseException:
+            await self.workspace.release(run_id)
+            self._hosts.pop(run_id, None)
+            raise
+
+    async def _open_worktree(self, record: RunRecord) -> RunRecord:
+        """The run's branch and worktree; a failure (not a git repository, detached HEAD) fails the run."""
+        run_id = record.run_id
+        try:
+            changes = await self.workspace.create(run_id, include_uncommitted=record.include_uncommitted)
+        except DaemonError as exc:
+            await self.store.log(run_id, DecisionKind.ERROR, exc.message, {"code": exc.code.value})
+            await self.store.update(
+                run_id, status=RunStatus.FAILED, error=exc.message, stop=error_stop(exc.message), finished_at=utc_now()
+            )
+            raise
+        await self.store.log(
+            run_id,
+            DecisionKind.WORKTREE,
+            f"branch {changes.branch} from {changes.base_commit[:10]} in {changes.worktree}",
+            changes.model_dump(mode="json"),
+        )
+        return await self.store.update(run_id, changes=changes)
+
+    async def _announce(self, record: RunRecord, reporter: RunReporter) -> None:
+        """The plan and the orchestrator's reasoning as ``plan`` and ``thought`` events."""
+        await reporter.emit_plan()
+        selection = record.selection
+        if selection is None:
+            return
+        await reporter.thought(f"Workflow {selection.workflow} ({selection.path.value}): {selection.rationale}")
+        for d in selection.stage_decisions:
+            await reporter.thought(f"{d.stage_id}: {'include' if d.include else 'skip'} ({d.source.value}): {d.reason}")
+
+    async def run(
+        self, request: str, *, workflow: str | None = None, wait_seconds: float | None = None, mode: RunMode = "code"
+    ) -> RunRecord:
         """Start a run and wait for its end."""
-        record = await self.start(request, workflow=workflow)
+        record = await self.start(request, workflow=workflow, mode=mode)
         return await self.wait(record.run_id, wait_seconds=wait_seconds)
 
     async def wait(self, run_id: str, *, wait_seconds: float | None = None) -> RunRecord:
@@ -226,14 +351,25 @@ class PipelineRuntime:
             raise PipelineError(f"run {run_id} is running (pid {record.pid}); cancel it first or wait")
         await self.store.clear_cancel(run_id)
         self._cancelled.discard(run_id)
-        return await self._launch(record, resumed=record.status is not RunStatus.PLANNED)
+        editing = record.changes is not None or (
+            record.mode == "code" and self.workspace.can_edit and record.plan is not None and plan_edits(record.plan)
+        )
+        if editing:
+            await self.workspace.acquire(run_id)
+        try:
+            if record.changes is None and editing:
+                record = await self._open_worktree(record)
+            return await self._launch(record, resumed=record.status is not RunStatus.PLANNED)
+        except BaseException:
+            await self.workspace.release(run_id)
+            raise
 
     async def execute(self, run_id: str) -> RunRecord:
         """Launch a ``planned`` run (from ``prepare``) in the background."""
         record = await self.get(run_id)
         if record.status is not RunStatus.PLANNED:
             raise PipelineError(f"run {run_id} is {record.status.value}, not planned; use resume")
-        return await self._launch(record, resumed=False)
+        return await self.resume(run_id)
 
     async def _launch(self, record: RunRecord, *, resumed: bool) -> RunRecord:
         plan = record.plan
@@ -267,13 +403,15 @@ class PipelineRuntime:
         config = self._graph_config(run_id)
         reporter = await RunReporter.resume(run_id=run_id, plan=plan, bus=self.bus, store=self.store)
         context = RunContext(
-            agents=self._agents,
+            agents=self._provider(record, reporter),
             reporter=reporter,
             cancelled=lambda: self._is_cancelled(run_id),
             retriever=self._retriever,
             query_writer=self.models.caller(RETRIEVAL_ROLE),
             max_iterations=self.settings.max_iterations,
             stage_timeout_seconds=self.settings.stage_timeout_seconds,
+            commit=self._committer(run_id) if record.changes is not None else None,
+            attachments=record.attachments,
         )
         has_checkpoint = await self._checkpointer.aget_tuple(config) is not None
         graph_input: dict[str, Any] | None = None
@@ -288,6 +426,10 @@ class PipelineRuntime:
             ).model_dump(mode="json")
         kind = ProgressKind.RUN_RESUMED if has_checkpoint else ProgressKind.RUN_STARTED
         await reporter.emit(kind, status="running", summary=f"{plan.workflow}: {len(plan.stages)} stage(s) planned")
+        if has_checkpoint:
+            await reporter.emit_plan()
+        else:
+            await self._announce(record, reporter)
         stop: StopDecision
         try:
             # plain JSON input keeps the checkpoints free of pickled objects; LangGraph validates it
@@ -309,6 +451,7 @@ class PipelineRuntime:
         except asyncio.CancelledError:
             await self.store.update(run_id, status=RunStatus.INTERRUPTED, pid=None)
             await reporter.log(DecisionKind.ERROR, "interrupted: the runtime closed while the run was in flight")
+            await self.workspace.release(run_id)
             raise
         except Exception as exc:  # the run's boundary: an error ends this run, never the runtime
             logger.exception("run %s failed", run_id)
@@ -317,11 +460,65 @@ class PipelineRuntime:
 
     async def _finish(self, run_id: str, stop: StopDecision, reporter: RunReporter) -> RunRecord:
         status = _STATUS_OF_STOP[stop.status]
-        record = await self.store.update(run_id, status=status, stop=stop, finished_at=utc_now(), pid=None)
+        changes = (await self.store.get(run_id)).changes
+        if changes is not None and self.workspace.can_edit:
+            try:
+                changes = await self.workspace.changes(run_id, changes)
+            except DaemonError as exc:
+                await reporter.log(DecisionKind.ERROR, f"the change set could not be read: {exc.message}")
+        record = await self.store.update(
+            run_id, status=status, stop=stop, finished_at=utc_now(), pid=None, changes=changes
+        )
+        await self.workspace.release(run_id)  # before the review: accepting needs the lock free
+        self._hosts.pop(run_id, None)
         await reporter.log(DecisionKind.STOP, f"{stop.status.value}: {stop.reason}", stop.model_dump(mode="json"))
+        if changes is not None and not changes.empty:
+            await reporter.log(
+                DecisionKind.REVIEW,
+                f"{len(changes.files)} file(s) changed in {len(changes.commits)} commit(s) on {changes.branch}; "
+                "awaiting review",
+                {"branch": changes.branch, "commits": list(changes.commits), "files": [f.path for f in changes.files]},
+            )
+            await reporter.review(changes)
         await reporter.emit(ProgressKind.RUN_FINISHED, status=status.value, summary=stop.reason, stop=stop)
         self._cancelled.discard(run_id)
         return record
+
+    # -- agents and commits -----------------------------------------------------------------------
+
+    def _provider(self, record: RunRecord, reporter: RunReporter) -> AgentProvider:
+        """The injected provider, else tool-calling agents over the run's worktree or workspace."""
+        if self._agents_injected:
+            return self._agents
+        host = self._hosts.get(record.run_id, _RunHost())
+        env = self.workspace.environment(
+            record.run_id,
+            record.changes,
+            events=reporter,
+            file_reader=host.file_reader,
+            extra_tools=host.extra_tools,
+        )
+        return ToolAgentProvider(self.models, env)
+
+    def _committer(self, run_id: str, *, feedback: str | None = None) -> Any:
+        async def commit(result: StageResult) -> str | None:
+            sha = await self.workspace.commit(run_id, result, feedback=feedback)
+            if sha is not None:
+                await self.store.log(
+                    run_id,
+                    DecisionKind.COMMIT,
+                    f"{result.stage_id} attempt {result.attempt} committed {sha[:10]}",
+                    {"stage_id": result.stage_id, "attempt": result.attempt, "commit": sha},
+                )
+                current = (await self.store.get(run_id)).changes
+                if current is not None:
+                    await self.store.update(
+                        run_id,
+                        changes=current.model_copy(update={"commits": (*current.commits, sha), "head_commit": sha}),
+                    )
+            return sha
+
+        return commit
 
     # -- cancelling and inspecting --------------------------------------------------------------
 
@@ -377,9 +574,126 @@ class PipelineRuntime:
         """Live progress events of one run (ends after its ``run_finished``) or of all runs."""
         return self.bus.subscribe(run_id)
 
+    async def follow_up(
+        self,
+        run_id: str,
+        feedback: str,
+        *,
+        file_reader: FileReader | None = None,
+        extra_tools: Sequence[BaseTool] = (),
+    ) -> RunRecord:
+        """Answer review feedback: a new attempt of the run's last editing stage, with the feedback in its
+        context, on the same branch; its changes become a new commit and the run ends with a review again.
+
+        Launched in the background like ``start`` (``wait`` or ``subscribe``). The run must have ended,
+        have edited (a worktree) and not have been accepted or rejected yet.
+        """
+        record = await self.get(run_id)
+        if not feedback.strip():
+            raise PipelineError("feedback is empty: say what to change")
+        if not record.status.finished or (run_id in self._tasks and not self._tasks[run_id].done()):
+            raise PipelineError(f"run {run_id} is {record.status.value}; feedback is answered once it has ended")
+        plan = record.plan
+        if record.changes is None or plan is None or not self.workspace.can_edit:
+            raise PipelineError(f"run {run_id} made no edits (a read-only run); there is nothing to follow up")
+        state = await self.state(run_id)
+        stage_id = _last_editing_stage(plan, state)
+        if stage_id is None:
+            raise PipelineError(f"run {run_id} has no editing stage that ran; there is nothing to follow up")
+        await self.workspace.acquire(run_id)
+        try:
+            branch = await asyncio.to_thread(self.workspace.review_state, run_id)
+            if branch != "open":
+                raise PipelineError(f"run {run_id} was already {branch.replace('_', ' ')}; start a new run instead")
+            await self.store.clear_cancel(run_id)
+            self._cancelled.discard(run_id)
+            updated = await self.store.update(
+                run_id, status=RunStatus.RUNNING, pid=os.getpid(), follow_ups=record.follow_ups + 1, stop=None
+            )
+        except BaseException:
+            await self.workspace.release(run_id)
+            raise
+        self._hosts[run_id] = _RunHost(file_reader=file_reader, extra_tools=tuple(extra_tools))
+        previous = tuple(state.stage_results.get(stage_id, ())) if state is not None else ()
+        self._tasks[run_id] = asyncio.create_task(
+            self._follow_up(updated, plan, stage_id, previous, feedback), name=f"follow-up {run_id}"
+        )
+        return updated
+
+    async def _follow_up(
+        self,
+        record: RunRecord,
+        plan: ExecutionPlan,
+        stage_id: str,
+        previous: tuple[StageResult, ...],
+        feedback: str,
+    ) -> RunRecord:
+        run_id = record.run_id
+        stage = plan.stage(stage_id)
+        attempt = max((r.attempt for r in previous), default=0) + 1
+        reporter = await RunReporter.resume(run_id=run_id, plan=plan, bus=self.bus, store=self.store)
+        await reporter.log(DecisionKind.FOLLOW_UP, f"feedback for {stage_id} (attempt {attempt}): {feedback}")
+        await reporter.emit(ProgressKind.RUN_RESUMED, status="running", summary=f"feedback: {feedback}")
+        await reporter.thought(
+            f"Feedback goes to {stage.name} (attempt {attempt}) on {record.changes and record.changes.branch}"
+        )
+        stop: StopDecision
+        try:
+            state = await self.state(run_id) or ExecutionState(run_id=run_id, request=plan.request)
+            await reporter.node_started(stage_id, state, attempt=attempt)
+            provider = self._provider(record, reporter)
+
+            def make_task(spec: AgentSpec) -> AgentTask:
+                return AgentTask(
+                    run_id=run_id,
+                    stage=stage,
+                    agent=spec,
+                    attempt=attempt,
+                    workflow_type=plan.workflow_type,
+                    previous=previous,
+                    request=plan.request,
+                    attachments=record.attachments,
+                    feedback=feedback,
+                )
+
+            result = await run_stage(
+                stage, provider, make_task, attempt=attempt, limit_seconds=self.settings.stage_timeout_seconds
+            )
+            commit = await self._committer(run_id, feedback=feedback)(result)
+            result = result.model_copy(update={"commit": commit, "feedback": feedback})
+            after = state.model_copy(update={"stage_results": {**state.stage_results, stage_id: [*previous, result]}})
+            await reporter.stage_finished(result, after)
+            verdict = StopStatus.FAILURE if result.failed else StopStatus.SUCCESS
+            stop = StopDecision(
+                status=verdict,
+                reason=f"follow-up: {stage_id} attempt {attempt} {'failed' if result.failed else 'succeeded'}: "
+                f"{result.summary}",
+                evidence_refs=(f"run:{run_id}/stage:{stage_id}/attempt:{attempt}",),
+            )
+        except asyncio.CancelledError:
+            await self.store.update(run_id, status=RunStatus.INTERRUPTED, pid=None)
+            await self.workspace.release(run_id)
+            raise
+        except Exception as exc:  # the run's boundary: an error ends this follow-up, never the runtime
+            logger.exception("follow-up of run %s failed", run_id)
+            stop = error_stop(f"{type(exc).__name__}: {exc}")
+        return await self._finish(run_id, stop, reporter)
+
     async def close(self) -> None:
         tasks = [t for t in self._tasks.values() if not t.done()]
         for task in tasks:
             task.cancel()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _last_editing_stage(plan: ExecutionPlan, state: ExecutionState | None) -> str | None:
+    """The editing stage whose last attempt finished last (the one feedback goes to)."""
+    if state is None:
+        return None
+    ran = [
+        (results[-1].finished_at, stage.stage_id)
+        for stage in plan.stages
+        if stage.type in EDITING_STAGE_TYPES and (results := state.stage_results.get(stage.stage_id))
+    ]
+    return max(ran)[1] if ran else None
