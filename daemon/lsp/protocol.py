@@ -45,7 +45,9 @@ __all__ = [
     "SignatureResult",
     "SymbolTargetParams",
     "camel_case",
+    "extend_messages",
     "make_converter",
+    "wire",
 ]
 
 logger = logging.getLogger(__name__)
@@ -63,8 +65,15 @@ class LspMethods:
     INTEL_REFERENCES = "ided/intel/references"
     INTEL_SIGNATURE = "ided/intel/signature"
     INTEL_AST_NODE = "ided/intel/astNode"
-    # notification, server -> client
+    RUN_START = "ided/run/start"
+    RUN_CANCEL = "ided/run/cancel"
+    RUN_DIFF = "ided/run/diff"
+    RUN_ACCEPT = "ided/run/accept"
+    RUN_REJECT = "ided/run/reject"
+    RUN_ROLLBACK = "ided/run/rollback"
+    # notifications, server -> client
     INDEX_CHANGED = "ided/index/changed"
+    RUN_PROGRESS = "ided/run/progress"
 
 
 _WIRE_TYPES: set[type] = set()
@@ -73,6 +82,11 @@ _WIRE_TYPES: set[type] = set()
 def _wire(cls: C) -> C:
     _WIRE_TYPES.add(cls)
     return cls
+
+
+def wire(cls: C) -> C:
+    """Mark an attrs class of an extension module as an ided wire type (camelCase, every field sent)."""
+    return _wire(cls)
 
 
 # -- params -------------------------------------------------------------------------------------
@@ -397,6 +411,11 @@ MESSAGE_TYPES: dict[str, tuple[type, type | None]] = {
     LspMethods.INTEL_AST_NODE: (AstNodeRequest, AstNodeResponse),
     LspMethods.INDEX_CHANGED: (IndexChangedNotification, None),
 }
+
+
+def extend_messages(table: dict[str, tuple[type, type | None]]) -> None:
+    """Add the request/notification types of an extension module (``daemon.lsp.run_protocol``); call at import."""
+    MESSAGE_TYPES.update(table)
 
 
 class IdedProtocol(LanguageServerProtocol):

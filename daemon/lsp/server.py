@@ -26,7 +26,7 @@ from pygls.workspace import PositionCodec
 from daemon import __version__
 from daemon.errors import DaemonError
 from daemon.lsp import convert
-from daemon.lsp.handlers import index, intel, lifecycle
+from daemon.lsp.handlers import index, intel, lifecycle, runs
 from daemon.lsp.progress import IndexProgressReporter
 from daemon.lsp.protocol import IdedProtocol, LspMethods, make_converter
 from daemon.lsp.session import ConfigLoader, DaemonSession
@@ -140,6 +140,7 @@ def build_server(
     lifecycle.register(server)
     index.register(server)
     intel.register(server)
+    runs.register(server)
     return server
 
 

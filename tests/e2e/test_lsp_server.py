@@ -74,8 +74,14 @@ async def test_initialize_result_lists_workspace_symbols_and_every_ided_method(w
             "ided/intel/references",
             "ided/intel/signature",
             "ided/intel/astNode",
+            "ided/run/start",
+            "ided/run/cancel",
+            "ided/run/diff",
+            "ided/run/accept",
+            "ided/run/reject",
+            "ided/run/rollback",
         }
-        assert ided["notifications"] == ["ided/index/changed"]
+        assert ided["notifications"] == ["ided/index/changed", "ided/run/progress"]
 
 
 async def test_search_answers_hits_with_file_uris_and_zero_based_line_ranges(workspace: Path, state: Path) -> None:

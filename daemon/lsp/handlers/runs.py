@@ -1,0 +1,237 @@
+"""``ided/run/*``: start and cancel workflow runs, stream their progress, review their changes.
+
+These run in the LSP process itself, on the workspace's state directory (the run store and the run
+branches are files every process shares): ``start`` opens the pipeline (``open_pipeline``) for the
+run and forwards its events as ``ided/run/progress`` notifications until it ends; the review
+methods go through ``RunReview``. A conflict on accept/rollback is error -32803 whose ``data``
+carries ``{"code": "change_conflict", "report": {...}}``; other refusals carry the ided error code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncGenerator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from daemon.config import Config
+from daemon.errors import ConflictError, DaemonError
+from daemon.lsp.protocol import LspMethods
+from daemon.lsp.run_protocol import (
+    RunAcceptResult,
+    RunCancelParams,
+    RunCommitItem,
+    RunDiffResult,
+    RunFileItem,
+    RunIdParams,
+    RunProgressParams,
+    RunRejectResult,
+    RunRollbackResult,
+    RunStartParams,
+    RunStartResult,
+    RunStatusResult,
+)
+from daemon.lsp.session import REQUEST_FAILED
+from daemon.orchestration.progress import ExecutionProgress
+from daemon.orchestration.run_store import RunRecord
+from daemon.service.pipeline_host import open_pipeline
+from daemon.service.run_review import RunReview
+from daemon.vcs import ChangeSet, ConflictReport
+
+if TYPE_CHECKING:
+    from daemon.lsp.server import IdedLanguageServer
+
+__all__ = ["LspRunHost", "register"]
+
+logger = logging.getLogger(__name__)
+
+START_WAIT_S = 300.0
+"""Upper bound for ``ided/run/start`` to answer: selection may ask the orchestrator model."""
+
+
+def _failure(exc: DaemonError) -> JsonRpcException:
+    data: dict[str, Any] = {"code": exc.code.value}
+    if isinstance(exc, ConflictError) and isinstance(exc.report, ConflictReport):
+        data["report"] = exc.report.model_dump(mode="json")
+    return JsonRpcException(code=REQUEST_FAILED, message=str(exc), data=data)
+
+
+def _diff_result(changes: ChangeSet, repo_root: Path) -> RunDiffResult:
+    return RunDiffResult(
+        run_id=changes.run_id,
+        branch=changes.branch,
+        review=changes.review,
+        base_commit=changes.base_commit,
+        start_commit=changes.start_commit,
+        head_commit=changes.head_commit,
+        commits=[
+            RunCommitItem(sha=c.sha, message=c.message, stage_id=c.stage_id, attempt=c.attempt, agents=list(c.agents))
+            for c in changes.commits
+        ],
+        files=[
+            RunFileItem(
+                uri=(repo_root / f.path).as_uri(),
+                path=f.path,
+                status=f.status,
+                old_path=f.old_path,
+                old_text=f.old_text,
+                new_text=f.new_text,
+                diff=f.diff,
+                added=f.added,
+                removed=f.removed,
+                binary=f.binary,
+            )
+            for f in changes.files
+        ],
+    )
+
+
+def _start_result(record: RunRecord, notes: list[str]) -> RunStartResult:
+    plan = record.plan
+    return RunStartResult(
+        run_id=record.run_id,
+        status=record.status.value,
+        workflow=record.workflow,
+        stages=[s.stage_id for s in plan.stages] if plan else [],
+        skipped=[s.stage_id for s in plan.skipped] if plan else [],
+        notes=notes,
+    )
+
+
+class LspRunHost:
+    """The runs this LSP connection started: one background task each, forwarding its progress."""
+
+    def __init__(self, server: IdedLanguageServer) -> None:
+        self._server = server
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def config(self) -> Config:
+        config = self._server.session.config
+        if config is None:
+            reason = self._server.session.failure or "no initialize request yet"
+            raise JsonRpcException(code=REQUEST_FAILED, message=f"ided: no workspace configuration ({reason})")
+        return config
+
+    async def start(self, params: RunStartParams) -> RunStartResult:
+        config = self.config()
+        ready: asyncio.Future[RunStartResult] = asyncio.get_running_loop().create_future()
+        task = asyncio.create_task(self._drive(config, params, ready), name="ided-lsp-run")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        try:
+            return await asyncio.wait_for(asyncio.shield(ready), START_WAIT_S)
+        except DaemonError as exc:
+            raise _failure(exc) from exc
+        except TimeoutError:
+            raise JsonRpcException(code=REQUEST_FAILED, message="ided: the run did not start in time") from None
+
+    async def _drive(self, config: Config, params: RunStartParams, ready: asyncio.Future[RunStartResult]) -> None:
+        try:
+            async with open_pipeline(config, models_needed=True, client="lsp") as runtime:
+                record = await runtime.prepare(params.request, workflow=params.workflow)
+                assert record.plan is not None
+                missing = runtime.missing_models(record.plan)
+                if params.dry_run or missing:
+                    notes = [f"no model configured for {', '.join(missing)}: nothing executed"] if missing else []
+                    ready.set_result(_start_result(record, notes))
+                    return
+                subscription = runtime.subscribe(record.run_id)
+                try:
+                    launched = await runtime.execute(record.run_id)
+                    ready.set_result(_start_result(launched, []))
+                    async for event in subscription:
+                        self._notify(event)
+                finally:
+                    subscription.close()
+                await runtime.wait(record.run_id)
+        except DaemonError as exc:
+            if not ready.done():
+                ready.set_exception(exc)
+            else:
+                logger.warning("run failed after it started: %s", exc)
+                self._server.show(types.MessageType.Error, f"ided: run failed: {exc}")
+        except Exception:  # a background task's boundary: the client is told, the server stays up
+            logger.exception("a run started over LSP failed")
+            if not ready.done():
+                ready.set_exception(DaemonError("the run failed to start (see the ided log)"))
+
+    def _notify(self, event: ExecutionProgress) -> None:
+        params = RunProgressParams(
+            run_id=event.run_id, seq=event.seq, kind=event.event.value, event=event.model_dump(mode="json")
+        )
+        self._server.protocol.notify(LspMethods.RUN_PROGRESS, params)
+
+    async def cancel(self, params: RunCancelParams) -> RunStatusResult:
+        config = self.config()
+        try:
+            async with open_pipeline(config, models_needed=False, client="lsp") as runtime:
+                record = await runtime.cancel(params.run_id)
+        except DaemonError as exc:
+            raise _failure(exc) from exc
+        return RunStatusResult(run_id=record.run_id, status=record.status.value, cancel_requested=True)
+
+    @contextlib.asynccontextmanager
+    async def review(self) -> AsyncGenerator[RunReview]:
+        """A ``RunReview`` of the workspace; ided errors become JSON-RPC errors carrying their code."""
+        config = self.config()
+        try:
+            async with RunReview.open(config) as review:
+                yield review
+        except DaemonError as exc:
+            raise _failure(exc) from exc
+
+
+def register(server: IdedLanguageServer) -> None:
+    host = LspRunHost(server)
+
+    @server.feature(LspMethods.RUN_START)
+    async def start(params: RunStartParams) -> RunStartResult:
+        return await host.start(params)
+
+    @server.feature(LspMethods.RUN_CANCEL)
+    async def cancel(params: RunCancelParams) -> RunStatusResult:
+        return await host.cancel(params)
+
+    @server.feature(LspMethods.RUN_DIFF)
+    async def diff(params: RunIdParams) -> RunDiffResult:
+        async with host.review() as review:
+            changes = await review.diff(params.run_id)
+            branch = await asyncio.to_thread(review.worktrees.get, params.run_id)
+        return _diff_result(changes, branch.repo_root)
+
+    @server.feature(LspMethods.RUN_ACCEPT)
+    async def accept(params: RunIdParams) -> RunAcceptResult:
+        async with host.review() as review:
+            done = await review.accept(params.run_id)
+        return RunAcceptResult(
+            run_id=done.run_id,
+            branch=done.branch,
+            commits=list(done.commits),
+            source_commits=list(done.source_commits),
+            files=list(done.files),
+            head=done.head,
+        )
+
+    @server.feature(LspMethods.RUN_REJECT)
+    async def reject(params: RunIdParams) -> RunRejectResult:
+        async with host.review() as review:
+            branch = await review.reject(params.run_id)
+        return RunRejectResult(run_id=branch.run_id, branch=branch.branch, review=branch.review)
+
+    @server.feature(LspMethods.RUN_ROLLBACK)
+    async def rollback(params: RunIdParams) -> RunRollbackResult:
+        async with host.review() as review:
+            done = await review.rollback(params.run_id)
+        return RunRollbackResult(
+            run_id=done.run_id,
+            branch=done.branch,
+            commits=list(done.commits),
+            reverted=list(done.reverted),
+            files=list(done.files),
+            head=done.head,
+        )

@@ -1,0 +1,202 @@
+"""Wire types of the ``ided/run/*`` LSP methods: start and cancel runs, follow them, review their changes.
+
+Same conventions as ``daemon.lsp.protocol``: attrs classes, snake_case attributes that travel as
+camelCase, every field always sent. Importing this module adds the methods to the protocol's table.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from daemon.lsp.protocol import LspMethods, extend_messages, wire
+
+__all__ = [
+    "RunAcceptResult",
+    "RunCancelParams",
+    "RunCommitItem",
+    "RunDiffResult",
+    "RunFileItem",
+    "RunIdParams",
+    "RunProgressParams",
+    "RunRejectResult",
+    "RunRollbackResult",
+    "RunStartParams",
+    "RunStartResult",
+    "RunStatusResult",
+]
+
+
+@wire
+@attrs.frozen(kw_only=True)
+class RunIdParams:
+    run_id: str
+
+
+@wire
+@attrs.frozen(kw_only=True)
+class RunCancelParams:
+    run_id: str
+
+
+@wire
+@attrs.frozen(kw_only=True)
+class RunStartParams:
+    """Start a run of ``request`` (the orchestrator picks the workflow unless ``workflow`` names one)."""
+
+    request: str
+    workflow: str | None = None
+    dry_run: bool = False
+
+
+@wire
+@attrs.frozen(kw_only=True)
+class RunStartResult:
+    run_id: str
+    status: str
+    workflow: str | None
+    stages: list[str]
+    skipped: list[str]
+    notes: list[str]
+
+
+@wire
+@attrs.frozen(kw_only=True)
+class RunStatusResult:
+    run_id: str
+    status: str
+    cancel_requested: bool
+
+
+@wire
+@attrs.frozen(kw_only=True)
+class RunCommitItem:
+    sha: str
+    message: str
+    stage_id: str | None
+    attempt: int | None
+    agents: list[str]
+
+
+@wire
+@attrs.frozen(kw_only=True)
+class RunFileItem:
+    """One changed file: ``uri`` is the file in the user's workspace the change would land on."""
+
+    uri: str
+    path: str
+    status: str
+    old_path: str | None
+    old_text: str | None
+    new_text: str | None
+    diff: str
+    added: int
+    removed: int
+    binary: bool
+
+
+@wire
+@attrs.frozen(kw_only=True)
+class RunDiffResult:
+    run_id: str
+    branch: str
+    review: str
+    base_commit: str
+    start_commit: str
+    head_commit: str
+    commits: list[RunCommitItem]
+    files: list[RunFileItem]
+
+
+@wire
+@attrs.frozen(kw_only=True)
+class RunAcceptResult:
+    run_id: str
+    branch: str
+    commits: list[str]
+    source_commits: list[str]
+    files: list[str]
+    head: str
+
+
+@wire
+@attrs.frozen(kw_only=True)
+class RunRejectResult:
+    run_id: str
+    branch: str
+    review: str
+
+
+@wire
+@attrs.frozen(kw_only=True)
+class RunRollbackResult:
+    run_id: str
+    branch: str
+    commits: list[str]
+    reverted: list[str]
+    files: list[str]
+    head: str
+
+
+@wire
+@attrs.frozen(kw_only=True)
+class RunProgressParams:
+    """``ided/run/progress``: one progress event of a run started by this client (``event`` as the
+    pipeline's ``langgraph_execution_progress`` message, snake_case keys as stored)."""
+
+    run_id: str
+    seq: int
+    kind: str
+    event: dict[str, Any]
+
+
+def _request(name: str, method: str, params: type, result: type) -> tuple[type, type]:
+    request = attrs.make_class(
+        name + "Request",
+        {
+            "id": attrs.field(type=int | str),
+            "params": attrs.field(type=params),
+            "method": attrs.field(type=str, default=method),
+            "jsonrpc": attrs.field(type=str, default="2.0"),
+        },
+        frozen=True,
+        kw_only=True,
+    )
+    response = attrs.make_class(
+        name + "Response",
+        {
+            "id": attrs.field(type=int | str),
+            "result": attrs.field(type=result),
+            "jsonrpc": attrs.field(type=str, default="2.0"),
+        },
+        frozen=True,
+        kw_only=True,
+    )
+    return wire(request), wire(response)
+
+
+RunProgressNotification = wire(
+    attrs.make_class(
+        "RunProgressNotification",
+        {
+            "params": attrs.field(type=RunProgressParams),
+            "method": attrs.field(type=str, default=LspMethods.RUN_PROGRESS),
+            "jsonrpc": attrs.field(type=str, default="2.0"),
+        },
+        frozen=True,
+        kw_only=True,
+    )
+)
+
+extend_messages(
+    {
+        LspMethods.RUN_START: _request("RunStart", LspMethods.RUN_START, RunStartParams, RunStartResult),
+        LspMethods.RUN_CANCEL: _request("RunCancel", LspMethods.RUN_CANCEL, RunCancelParams, RunStatusResult),
+        LspMethods.RUN_DIFF: _request("RunDiff", LspMethods.RUN_DIFF, RunIdParams, RunDiffResult),
+        LspMethods.RUN_ACCEPT: _request("RunAccept", LspMethods.RUN_ACCEPT, RunIdParams, RunAcceptResult),
+        LspMethods.RUN_REJECT: _request("RunReject", LspMethods.RUN_REJECT, RunIdParams, RunRejectResult),
+        LspMethods.RUN_ROLLBACK: _request("RunRollback", LspMethods.RUN_ROLLBACK, RunIdParams, RunRollbackResult),
+        LspMethods.RUN_PROGRESS: (RunProgressNotification, None),
+    }
+)

@@ -1,0 +1,155 @@
+"""``ided/run/*`` over real stdio: start a run and follow its progress, then review a run branch's changes."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import sys
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pygls.exceptions import JsonRpcException
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
+
+from daemon.config import load_config
+from daemon.vcs import RunWorktrees
+from tests.e2e.lsp_support import (
+    WAIT_S,
+    IdedTestClient,
+    RawIdedProtocol,
+    RawNotification,
+    initialize_params,
+    overrides,
+    server_args,
+    stop_daemon,
+)
+from tests.pipeline_support import choose, everyone_succeeds, write_script
+from tests.vcs_support import git, make_repo, write
+
+pytestmark = pytest.mark.e2e
+
+REQUEST_FAILED = -32803
+RUN_METHODS = {"ided/run/start", "ided/run/cancel", "ided/run/diff", "ided/run/accept", "ided/run/reject",
+               "ided/run/rollback"}  # fmt: skip
+
+
+class RunsProtocol(RawIdedProtocol):
+    @functools.lru_cache  # noqa: B019 - the shape pygls declares
+    def get_message_type(self, method: str) -> type[Any] | None:
+        return RawNotification if method == "ided/run/progress" else super().get_message_type(method)
+
+
+class RunsClient(IdedTestClient):
+    def __init__(self) -> None:
+        super(IdedTestClient, self).__init__(protocol_cls=RunsProtocol)  # pyright: ignore[reportUnknownMemberType]
+        self.run_progress: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.experimental: Any = None
+
+
+@asynccontextmanager
+async def runs_client(workspace: Path, state: Path, *extra: str) -> AsyncGenerator[RunsClient]:
+    client = RunsClient()
+    features = dict(DEFAULT_CLIENT_FEATURES)
+
+    def on_progress(ls: RunsClient, params: Any) -> None:
+        ls.run_progress.put_nowait(params)
+
+    features["ided/run/progress"] = on_progress
+    register_lsp_features(client, features)
+    args = server_args(state)
+    await client.start_io(sys.executable, *args[:-1], *extra, args[-1], cwd=str(workspace))  # pyright: ignore[reportUnknownMemberType]
+    try:
+        result = await asyncio.wait_for(client.initialize_session(initialize_params(workspace)), WAIT_S)
+        client.experimental = result.capabilities.experimental
+        yield client
+        await asyncio.wait_for(client.shutdown_session(), WAIT_S)
+    finally:
+        process = client._server
+        if process is not None and process.returncode is None:
+            process.terminate()
+            await asyncio.wait_for(process.wait(), WAIT_S)
+        await asyncio.wait_for(client.stop(), WAIT_S)
+        with contextlib.suppress(Exception):
+            await stop_daemon(load_config(workspace, overrides=overrides(state)))
+
+
+@pytest.fixture
+def repo(tmp_path: Path, isolated_home: Path) -> Path:
+    return make_repo(tmp_path / "repo", {"calc.py": "def add(a, b):\n    return a + b\n", "README.md": "# calc\n"})
+
+
+async def test_review_methods_show_the_diff_refuse_a_conflict_then_accept_and_roll_back(
+    repo: Path, tmp_path: Path
+) -> None:
+    state = tmp_path / "state"
+    runs = RunWorktrees(repo, state)
+    branch = runs.create("r1")
+    write(branch.workdir, "calc.py", "def add(a, b):\n    return a + b + 0\n")
+    run_commit = runs.commit_attempt("r1", stage_id="implement", attempt=1, agent_ids=["coder"])
+    write(repo, "calc.py", "# my unsaved idea\n")
+
+    async with runs_client(repo, state) as client:
+        assert set(client.experimental["ided"]["requests"]) >= RUN_METHODS
+        assert "ided/run/progress" in client.experimental["ided"]["notifications"]
+
+        diff = await client.ided("ided/run/diff", {"runId": "r1"})
+        assert diff["branch"] == "ided/run/r1" and diff["commits"][0]["sha"] == run_commit
+        assert diff["commits"][0]["stageId"] == "implement" and diff["commits"][0]["agents"] == ["coder"]
+        (changed,) = diff["files"]
+        assert changed["uri"] == (repo / "calc.py").as_uri()
+        assert changed["oldText"] == "def add(a, b):\n    return a + b\n"
+        assert changed["newText"] == "def add(a, b):\n    return a + b + 0\n"
+        assert changed["status"] == "modified" and "+    return a + b + 0" in changed["diff"]
+
+        with pytest.raises(JsonRpcException) as caught:
+            await client.ided("ided/run/accept", {"runId": "r1"})
+        assert caught.value.code == REQUEST_FAILED
+        data: Any = caught.value.data
+        assert data["code"] == "change_conflict" and data["report"]["files"][0]["path"] == "calc.py"
+        assert (repo / "calc.py").read_text() == "# my unsaved idea\n"
+
+        git(repo, "checkout", "--", "calc.py")
+        accepted = await client.ided("ided/run/accept", {"runId": "r1"})
+        assert accepted["sourceCommits"] == [run_commit]
+        assert git(repo, "rev-parse", "HEAD") == accepted["head"]
+        assert (repo / "calc.py").read_text() == "def add(a, b):\n    return a + b + 0\n"
+
+        rolled = await client.ided("ided/run/rollback", {"runId": "r1"})
+        assert rolled["reverted"] == accepted["commits"]
+        assert (repo / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+
+        with pytest.raises(JsonRpcException) as unknown:
+            await client.ided("ided/run/reject", {"runId": "nope"})
+        missing: Any = unknown.value.data
+        assert missing["code"] == "run_not_found"
+        with pytest.raises(JsonRpcException) as bad:
+            await client.ided("ided/run/diff", {"runId": 7})
+        assert bad.value.code == -32602
+
+
+async def test_start_answers_with_the_plan_and_streams_progress_until_the_run_finishes(
+    repo: Path, tmp_path: Path
+) -> None:
+    orchestrator = {"role": "orchestrator", "answer": choose("architecture_discussion"), "repeat": True}
+    script = write_script(tmp_path / "script.yaml", [orchestrator, everyone_succeeds()])
+    extra = ("--set", f"pipeline.replay_script={script}", "--set", "pipeline.resilience.cache=false")
+    async with runs_client(repo, tmp_path / "state", *extra) as client:
+        dry = await client.ided("ided/run/start", {"request": "how should calc grow?", "dryRun": True})
+        assert dry["status"] == "planned" and dry["workflow"] == "architecture_discussion" and dry["stages"]
+
+        started = await client.ided("ided/run/start", {"request": "how should calc grow?"})
+        assert started["status"] == "running" and started["stages"] == dry["stages"]
+        notes: list[dict[str, Any]] = []
+        while not notes or notes[-1]["kind"] != "run_finished":
+            notes.append(await asyncio.wait_for(client.run_progress.get(), WAIT_S))
+        assert {n["runId"] for n in notes} == {started["runId"]}
+        kinds = [n["kind"] for n in notes]
+        assert kinds[0] == "run_started" and "node_started" in kinds
+        assert notes[-1]["event"]["status"] == "succeeded"
+
+        cancelled = await client.ided("ided/run/cancel", {"runId": dry["runId"]})
+        assert cancelled["status"] == "cancelled"
