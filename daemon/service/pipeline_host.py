@@ -5,7 +5,7 @@ workspace in ``config``: the workflow catalog (built-in + the workspace's), the 
 (from ``[pipeline.models]`` and the API keys in ``env``; a replay script when configured), the
 project profile, and an ``IndexRetriever`` over the workspace index (the daemon's when one runs,
 else the index opened in this process). ``models_needed=False`` opens a light runtime for
-inspecting, listing and cancelling runs: no models, no profile, no retriever.
+inspecting, listing and cancelling runs: no models, no profile, no retriever, no worktrees.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from daemon.service.api import Methods, SearchParams
 from daemon.service.daemon_client import ClientKind, DaemonClient
 from daemon.service.daemon_files import remove_stale
 from daemon.service.workspace_index import WorkspaceIndex
+from daemon.vcs import RunWorktrees
 
 __all__ = ["IndexRetriever", "llm_cache_path", "load_catalog", "open_pipeline"]
 
@@ -137,12 +138,16 @@ async def open_pipeline(
     catalog: WorkflowCatalog | None = None,
     env: Mapping[str, str] | None = None,
     client: ClientKind = "cli",
+    worktrees: RunWorktrees | None = None,
 ) -> AsyncGenerator[PipelineRuntime]:
     """A ``PipelineRuntime`` for ``config``'s workspace, closed (runs in flight interrupted) on exit.
 
     ``catalog``: an already loaded catalog (else ``load_catalog``). ``env``: where API keys are read
     (default: this process's environment; the fronts are the composition roots that may narrow it).
     ``client``: the front, as the daemon's client list shows it when retrieval searches through it.
+    ``worktrees``: the workspace's run branches (default with models: ``RunWorktrees.for_config``; a
+    folder that is not a git repository then fails code-mode runs with ``not_a_repository`` while
+    ask-mode runs work). Pass your own instance to share it (a front's ``RunReview``).
     Raises ``DaemonError`` (bad model configuration, no valid workflow).
     """
     pipeline = config.pipeline
@@ -163,6 +168,8 @@ async def open_pipeline(
         workflows = catalog if catalog is not None else load_catalog(config)
         profile = await asyncio.to_thread(profile_project, config.workspace_path) if models_needed else None
         retriever = IndexRetriever(config, client=client) if models_needed else None
+        if worktrees is None and models_needed:
+            worktrees = RunWorktrees.for_config(config)
         async with PipelineRuntime.open(
             catalog=workflows,
             models=models,
@@ -170,6 +177,9 @@ async def open_pipeline(
             config=pipeline,
             retriever=retriever,
             profile=profile,
+            worktrees=worktrees,
+            workspace=config.workspace_path,
+            agents_config=config.agents,
         ) as runtime:
             yield runtime
     finally:
