@@ -145,9 +145,10 @@ async def open_pipeline(
     ``catalog``: an already loaded catalog (else ``load_catalog``). ``env``: where API keys are read
     (default: this process's environment; the fronts are the composition roots that may narrow it).
     ``client``: the front, as the daemon's client list shows it when retrieval searches through it.
-    ``worktrees``: the workspace's run branches (default with models: ``RunWorktrees.for_config``; a
-    folder that is not a git repository then fails code-mode runs with ``not_a_repository`` while
-    ask-mode runs work). Pass your own instance to share it (a front's ``RunReview``).
+    ``worktrees``: the workspace's run branches. Default with models: ``RunWorktrees.for_config`` in a
+    git repository, else none (every run is read-only). A front that passes its own instance for a
+    folder that is not a repository gets code-mode runs refused with ``not_a_repository`` (ask-mode
+    runs work), and shares the instance with its ``RunReview``.
     Raises ``DaemonError`` (bad model configuration, no valid workflow).
     """
     pipeline = config.pipeline
@@ -164,11 +165,12 @@ async def open_pipeline(
         layer.close()
         raise
     retriever: IndexRetriever | None = None
+    root = config.workspace_path
     try:
         workflows = catalog if catalog is not None else load_catalog(config)
         profile = await asyncio.to_thread(profile_project, config.workspace_path) if models_needed else None
         retriever = IndexRetriever(config, client=client) if models_needed else None
-        if worktrees is None and models_needed:
+        if worktrees is None and models_needed and await asyncio.to_thread(RunWorktrees.is_repository, root):
             worktrees = RunWorktrees.for_config(config)
         async with PipelineRuntime.open(
             catalog=workflows,
@@ -178,7 +180,7 @@ async def open_pipeline(
             retriever=retriever,
             profile=profile,
             worktrees=worktrees,
-            workspace=config.workspace_path,
+            workspace=root,
             agents_config=config.agents,
         ) as runtime:
             yield runtime
