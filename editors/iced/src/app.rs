@@ -1,0 +1,643 @@
+//! The application in iced's Elm shape: one [`App`] state, one [`Message`] enum, a pure-ish
+//! [`App::update`] (side effects only as returned `Task`s, or as non-blocking sends on the
+//! connection's queue) and [`App::view`]. The ACP connection is a `Subscription`.
+
+use std::path::{Path, PathBuf};
+
+use agent_client_protocol::v1::schema::{
+    ContentBlock, EmbeddedResource, EmbeddedResourceResource, ReadTextFileRequest, ReadTextFileResponse,
+    RequestPermissionOutcome, RequestPermissionResponse, ResourceLink, SelectedPermissionOutcome, TextContent,
+    TextResourceContents,
+};
+use iced::keyboard;
+use iced::widget::{button, column, container, row, text};
+use iced::{Element, Fill, Length, Subscription, Task, Theme};
+
+use crate::acp::{self, AgentInfo, Command, Connection, Event, Launch, PastSession, Reply};
+use crate::session::{AgentExit, ChoiceRole, SessionState};
+use crate::ui::{agent_panel, editor, history, review, theme};
+use crate::workspace::{self, FileTree, TreeEntry};
+
+/// Where ided reads the feedback text of a "feedback" answer: `_meta["ided/feedback"]`.
+pub const FEEDBACK_META: &str = "ided/feedback";
+
+/// What the centre pane shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Center {
+    #[default]
+    Editor,
+    Review,
+}
+
+/// Start-up options.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub workspace: PathBuf,
+    /// The resolved `ided acp` launch, or why none could be resolved.
+    pub launch: Result<Launch, String>,
+    /// A prompt sent as soon as the session is ready (demos, screenshots).
+    pub initial_prompt: Option<String>,
+}
+
+/// The whole application state.
+#[derive(Debug)]
+pub struct App {
+    pub workspace: PathBuf,
+    pub launch: Result<Launch, String>,
+    pub connection: Option<Connection>,
+    pub agent: Option<AgentInfo>,
+    pub session: Option<SessionState>,
+    pub tree: FileTree,
+    pub buffers: editor::Buffers,
+    pub panel: agent_panel::AgentPanel,
+    pub review_pane: review::ReviewPane,
+    pub center: Center,
+    pub history: Vec<PastSession>,
+    pub status: String,
+    pub error: Option<String>,
+    pub exit: Option<AgentExit>,
+    pub permission_reply: Option<Reply<RequestPermissionResponse>>,
+    /// Files to reload into clean buffers when the current prompt ends (after accept).
+    pub reload_after_prompt: Vec<PathBuf>,
+    pub initial_prompt: Option<String>,
+}
+
+/// Every message of the application.
+#[derive(Debug, Clone)]
+pub enum Message {
+    Acp(Event),
+    TreeToggle(PathBuf),
+    TreeListed(PathBuf, Vec<TreeEntry>),
+    OpenFile(PathBuf, Option<u32>),
+    FileOpened(PathBuf, Option<u32>, Result<String, String>),
+    Saved(PathBuf, Result<(), String>),
+    Reloaded(Vec<(PathBuf, String)>),
+    Editor(editor::Message),
+    Agent(agent_panel::Message),
+    Review(review::Message),
+    History(history::Message),
+    ShowCenter(Center),
+    Restart,
+    Key(keyboard::Event),
+    Noop,
+}
+
+impl App {
+    /// The state at start-up and the first tasks (list the workspace root).
+    pub fn new(options: Options) -> (App, Task<Message>) {
+        let workspace = options.workspace.clone();
+        let app = App {
+            tree: FileTree::new(workspace.clone()),
+            workspace: workspace.clone(),
+            launch: options.launch,
+            connection: None,
+            agent: None,
+            session: None,
+            buffers: editor::Buffers::default(),
+            panel: agent_panel::AgentPanel::default(),
+            review_pane: review::ReviewPane::default(),
+            center: Center::Editor,
+            history: Vec::new(),
+            status: String::new(),
+            error: None,
+            exit: None,
+            permission_reply: None,
+            reload_after_prompt: Vec::new(),
+            initial_prompt: options.initial_prompt,
+        };
+        (app, list_task(workspace))
+    }
+
+    /// The window title.
+    pub fn title(&self) -> String {
+        format!("ided — {}", self.workspace.display())
+    }
+
+    /// The theme.
+    pub fn theme(&self) -> Theme {
+        theme::app_theme()
+    }
+
+    /// The connection (while the agent has not exited) and the keyboard.
+    pub fn subscription(&self) -> Subscription<Message> {
+        let keys = keyboard::listen().map(Message::Key);
+        match (&self.launch, &self.exit) {
+            (Ok(launch), None) => Subscription::batch([acp::connection::subscription(launch).map(Message::Acp), keys]),
+            _ => keys,
+        }
+    }
+
+    /// Applies one message.
+    pub fn update(&mut self, message: Message) -> Task<Message> {
+        match message {
+            Message::Acp(event) => self.on_event(event),
+            Message::TreeToggle(dir) => {
+                if self.tree.toggle(&dir) {
+                    return list_task(dir);
+                }
+                Task::none()
+            }
+            Message::TreeListed(dir, entries) => {
+                self.tree.set_children(dir, entries);
+                Task::none()
+            }
+            Message::OpenFile(path, line) => {
+                let path = workspace::absolute(&self.workspace, &path);
+                if let Some(index) = self.buffers.open.iter().position(|b| b.path == path) {
+                    self.buffers.active = Some(index);
+                    if let Some(line) = line {
+                        self.buffers.go_to_line(index, line);
+                    }
+                    self.center = Center::Editor;
+                    return Task::none();
+                }
+                Task::perform(read_file(path.clone()), move |r| {
+                    Message::FileOpened(path.clone(), line, r)
+                })
+            }
+            Message::FileOpened(path, line, result) => {
+                match result {
+                    Ok(text) => {
+                        self.buffers.open(path, &text, line);
+                        self.center = Center::Editor;
+                    }
+                    Err(err) => self.error = Some(err),
+                }
+                Task::none()
+            }
+            Message::Saved(path, result) => {
+                match result {
+                    Ok(()) => {
+                        self.buffers.saved(&path);
+                        self.status = format!("saved {}", path.display());
+                    }
+                    Err(err) => self.error = Some(err),
+                }
+                Task::none()
+            }
+            Message::Reloaded(files) => {
+                for (path, text) in files {
+                    self.buffers.reload(&path, &text);
+                }
+                list_task(self.workspace.clone())
+            }
+            Message::Editor(message) => match self.buffers.update(message) {
+                Some((path, text)) => {
+                    Task::perform(write_file(path.clone(), text), move |r| Message::Saved(path.clone(), r))
+                }
+                None => Task::none(),
+            },
+            Message::Agent(message) => self.on_agent(message),
+            Message::Review(message) => {
+                self.review_pane.update(message);
+                Task::none()
+            }
+            Message::History(message) => self.on_history(message),
+            Message::ShowCenter(center) => {
+                self.center = center;
+                Task::none()
+            }
+            Message::Restart => {
+                if let Ok(launch) = &mut self.launch {
+                    launch.generation += 1;
+                }
+                self.exit = None;
+                self.connection = None;
+                self.agent = None;
+                self.session = None;
+                self.error = None;
+                self.permission_reply = None;
+                Task::none()
+            }
+            Message::Key(event) => self.on_key(event),
+            Message::Noop => Task::none(),
+        }
+    }
+
+    fn on_key(&mut self, event: keyboard::Event) -> Task<Message> {
+        let keyboard::Event::KeyPressed { key, modifiers, .. } = event else {
+            return Task::none();
+        };
+        match key.as_ref() {
+            keyboard::Key::Character("s") if modifiers.command() => self.update(Message::Editor(editor::Message::Save)),
+            keyboard::Key::Named(keyboard::key::Named::Tab) if self.panel.prompt.starts_with('/') => {
+                self.on_agent(agent_panel::Message::Complete)
+            }
+            _ => Task::none(),
+        }
+    }
+
+    /// Folds one connection event in.
+    pub fn on_event(&mut self, event: Event) -> Task<Message> {
+        match event {
+            Event::Started(connection) => {
+                self.connection = Some(connection);
+                self.status = "ided acp started".into();
+            }
+            Event::Initialized(info) => {
+                self.status = format!("connected to {} {}", info.name, info.version);
+                self.send(Command::NewSession);
+                if info.list_sessions {
+                    self.send(Command::ListSessions);
+                }
+                self.agent = Some(info);
+            }
+            Event::SessionReady {
+                session_id,
+                modes,
+                loaded,
+            } => {
+                match &mut self.session {
+                    Some(session) if session.session_id.as_deref() == Some(session_id.as_str()) => {
+                        if let Some(modes) = &modes {
+                            session.set_modes(modes);
+                        }
+                    }
+                    Some(session) if session.session_id.is_none() && !loaded => {
+                        session.session_id = Some(session_id);
+                        if let Some(modes) = &modes {
+                            session.set_modes(modes);
+                        }
+                    }
+                    _ => {
+                        self.session = Some(SessionState::for_session(session_id, modes.as_ref()));
+                        self.review_pane = review::ReviewPane::default();
+                    }
+                }
+                if !loaded && let Some(prompt) = self.initial_prompt.take() {
+                    self.panel.prompt = prompt;
+                    return self.on_agent(agent_panel::Message::Send);
+                }
+            }
+            Event::Update(params) => {
+                self.session
+                    .get_or_insert_with(SessionState::default)
+                    .apply_json(&params);
+            }
+            Event::Permission(request, reply) => {
+                self.session
+                    .get_or_insert_with(SessionState::default)
+                    .permission_requested(&request);
+                if let Some(old) = self.permission_reply.replace(reply) {
+                    old.send(RequestPermissionResponse::new(RequestPermissionOutcome::Cancelled));
+                }
+                self.review_pane = review::ReviewPane::default();
+                self.center = Center::Review;
+            }
+            Event::ReadFile(request, reply) => return self.read_for_agent(&request, reply),
+            Event::PromptDone { session_id, outcome } => {
+                if let Some(session) = self
+                    .session
+                    .as_mut()
+                    .filter(|s| s.session_id.as_deref() == Some(&session_id))
+                {
+                    match outcome {
+                        Ok(stop) => session.prompt_finished(stop),
+                        Err(err) => session.prompt_failed(&err),
+                    }
+                }
+                if let Some(reply) = self.permission_reply.take() {
+                    reply.send(RequestPermissionResponse::new(RequestPermissionOutcome::Cancelled));
+                    if let Some(session) = &mut self.session {
+                        session.permission_answered("cancelled");
+                    }
+                }
+                let files = std::mem::take(&mut self.reload_after_prompt);
+                if !files.is_empty() {
+                    return Task::perform(read_files(files), Message::Reloaded);
+                }
+            }
+            Event::Sessions(sessions) => self.history = sessions,
+            Event::Status(status) => self.status = status,
+            Event::Failed(error) => self.error = Some(error),
+            Event::Exited(exit) => {
+                log::warn!("agent exited: {exit:?}");
+                if let Some(session) = &mut self.session {
+                    session.agent_exited(exit.clone());
+                }
+                self.permission_reply = None;
+                self.connection = None;
+                self.exit = Some(exit);
+            }
+        }
+        Task::none()
+    }
+
+    /// Answers `fs/read_text_file` from an open buffer (unsaved text), else from disk.
+    fn read_for_agent(&self, request: &ReadTextFileRequest, reply: Reply<ReadTextFileResponse>) -> Task<Message> {
+        let path = workspace::absolute(&self.workspace, &request.path);
+        let (line, limit) = (request.line, request.limit);
+        if let Some(buffer) = self.buffers.find(&path) {
+            reply.send(ReadTextFileResponse::new(workspace::slice_lines(
+                &buffer.content.text(),
+                line,
+                limit,
+            )));
+            return Task::none();
+        }
+        Task::perform(read_file(path), move |result| {
+            match result {
+                Ok(text) => reply.send(ReadTextFileResponse::new(workspace::slice_lines(&text, line, limit))),
+                Err(err) => reply.fail(err),
+            };
+            Message::Noop
+        })
+    }
+
+    fn on_agent(&mut self, message: agent_panel::Message) -> Task<Message> {
+        use agent_panel::Message as M;
+        if self.panel.update_local(&message, self.session.as_ref()) {
+            return Task::none();
+        }
+        match message {
+            M::Send => {
+                let Some(session_id) = self.session.as_ref().and_then(|s| s.session_id.clone()) else {
+                    return Task::none();
+                };
+                let prompt = std::mem::take(&mut self.panel.prompt);
+                if prompt.trim().is_empty() {
+                    return Task::none();
+                }
+                let blocks = self.prompt_blocks(&prompt);
+                if self.send(Command::Prompt { session_id, blocks })
+                    && let Some(session) = &mut self.session
+                {
+                    session.prompt_sent(&prompt);
+                }
+            }
+            M::Cancel => {
+                if let Some(session) = &mut self.session
+                    && let Some(session_id) = session.session_id.clone()
+                {
+                    session.cancel_requested();
+                    if let Some(reply) = self.permission_reply.take() {
+                        reply.send(RequestPermissionResponse::new(RequestPermissionOutcome::Cancelled));
+                    }
+                    self.send(Command::Cancel { session_id });
+                }
+            }
+            M::ModeSelected(mode) => {
+                if let Some(session) = &mut self.session
+                    && let Some(session_id) = session.session_id.clone()
+                {
+                    session.current_mode = Some(mode.id.clone());
+                    self.send(Command::SetMode {
+                        session_id,
+                        mode_id: mode.id,
+                    });
+                }
+            }
+            M::ToggleThought(index) => {
+                if let Some(session) = &mut self.session {
+                    session.toggle_thought(index);
+                }
+            }
+            M::OpenLocation(path, line) => return self.update(Message::OpenFile(path, line)),
+            M::Choose(option_id) => self.answer_permission(&option_id),
+            M::ShowReview => self.center = Center::Review,
+            M::RollBack(run_id) => {
+                self.panel.prompt = format!("/rollback {run_id}");
+                return self.on_agent(M::Send);
+            }
+            _ => {}
+        }
+        Task::none()
+    }
+
+    /// Sends the chosen permission option (with the feedback text for a feedback option).
+    fn answer_permission(&mut self, option_id: &str) {
+        let Some(session) = &mut self.session else {
+            return;
+        };
+        let role = session
+            .permission
+            .as_ref()
+            .and_then(|p| p.choices.iter().find(|c| c.id == option_id))
+            .map(|c| c.role);
+        let Some(role) = role else {
+            return;
+        };
+        let mut response = RequestPermissionResponse::new(RequestPermissionOutcome::Selected(
+            SelectedPermissionOutcome::new(option_id.to_owned()),
+        ));
+        if role == ChoiceRole::Feedback {
+            let feedback = std::mem::take(&mut self.panel.feedback);
+            let mut meta = serde_json::Map::new();
+            meta.insert(
+                FEEDBACK_META.into(),
+                serde_json::Value::String(feedback.trim().to_owned()),
+            );
+            response = response.meta(meta);
+        }
+        if role == ChoiceRole::Accept
+            && let Some(review) = &session.review
+        {
+            self.reload_after_prompt = review
+                .files
+                .iter()
+                .map(|f| workspace::absolute(&self.workspace, &f.path))
+                .collect();
+        }
+        session.permission_answered(option_id);
+        if let Some(reply) = self.permission_reply.take() {
+            reply.send(response);
+        }
+    }
+
+    /// The prompt as ACP content: the text, plus the open file or the selection as an
+    /// embedded resource (a resource link when the agent takes no embedded context).
+    pub fn prompt_blocks(&self, prompt: &str) -> Vec<ContentBlock> {
+        let mut blocks = vec![ContentBlock::Text(TextContent::new(prompt))];
+        let Some(buffer) = self.buffers.current() else {
+            return blocks;
+        };
+        let uri = format!("file://{}", buffer.path.display());
+        let embedded = self.agent.as_ref().is_none_or(|a| a.embedded_context);
+        let mut attach = |text: String, uri: String| {
+            if embedded {
+                blocks.push(ContentBlock::Resource(EmbeddedResource::new(
+                    EmbeddedResourceResource::TextResourceContents(TextResourceContents::new(text, uri)),
+                )));
+            } else {
+                let name = buffer
+                    .path
+                    .file_name()
+                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+                blocks.push(ContentBlock::ResourceLink(ResourceLink::new(name, uri)));
+            }
+        };
+        if self.panel.attach_file {
+            attach(buffer.content.text(), uri.clone());
+        }
+        if self.panel.attach_selection
+            && let Some(selection) = buffer.content.selection()
+        {
+            let line = buffer
+                .content
+                .cursor()
+                .selection
+                .map_or(0, |p| p.line)
+                .min(buffer.content.cursor().position.line)
+                + 1;
+            attach(selection, format!("{uri}#L{line}"));
+        }
+        blocks
+    }
+
+    fn on_history(&mut self, message: history::Message) -> Task<Message> {
+        match message {
+            history::Message::Refresh => {
+                self.send(Command::ListSessions);
+            }
+            history::Message::Load(id) => {
+                self.send(Command::LoadSession(id));
+            }
+        }
+        Task::none()
+    }
+
+    fn send(&self, command: Command) -> bool {
+        match &self.connection {
+            Some(connection) => connection.send(command),
+            None => false,
+        }
+    }
+
+    /// The whole window.
+    pub fn view(&self) -> Element<'_, Message> {
+        let tree = container(crate::ui::file_tree::view(&self.tree, &self.workspace))
+            .style(theme::panel)
+            .width(Length::Fixed(220.0))
+            .height(Fill);
+        let center_tabs = row![
+            tab("Editor", self.center == Center::Editor, Center::Editor),
+            tab(
+                &self.session.as_ref().and_then(|s| s.review.as_ref()).map_or_else(
+                    || "Review".to_owned(),
+                    |r| format!("Review ({} files +{} −{})", r.files.len(), r.added(), r.removed())
+                ),
+                self.center == Center::Review,
+                Center::Review,
+            ),
+        ]
+        .spacing(4);
+        let center_body: Element<'_, Message> = match self.center {
+            Center::Editor => self.buffers.view(&self.workspace).map(Message::Editor),
+            Center::Review => match self.session.as_ref().and_then(|s| s.review.as_ref()) {
+                Some(review) => self.review_pane.view(review, &self.workspace).map(Message::Review),
+                None => container(text("No changes to review yet.").color(theme::MUTED))
+                    .center(Fill)
+                    .into(),
+            },
+        };
+        let center = container(column![center_tabs, center_body].spacing(4))
+            .padding(4)
+            .width(Length::FillPortion(3))
+            .height(Fill);
+        let can_list = self.agent.as_ref().is_some_and(|a| a.list_sessions);
+        let can_load = self.agent.as_ref().is_some_and(|a| a.load_session);
+        let agent = container(
+            column![
+                history::view(
+                    &self.history,
+                    can_list && self.connection.is_some(),
+                    can_load && self.connection.is_some()
+                )
+                .map(Message::History),
+                self.panel
+                    .view(self.session.as_ref(), self.connection.is_some(), &self.workspace)
+                    .map(Message::Agent),
+            ]
+            .spacing(6),
+        )
+        .style(theme::panel)
+        .padding(6)
+        .width(Length::FillPortion(2))
+        .height(Fill);
+        let mut layout = column![].spacing(0);
+        if let Some(banner) = self.banner() {
+            layout = layout.push(banner);
+        }
+        layout
+            .push(row![tree, center, agent].height(Fill))
+            .push(crate::ui::status_bar::view(self))
+            .into()
+    }
+
+    fn banner(&self) -> Option<Element<'_, Message>> {
+        let (headline, lines): (String, &[String]) = match (&self.launch, &self.exit) {
+            (Err(why), _) => (format!("Cannot start ided: {why}"), &[]),
+            (_, Some(exit)) => {
+                let code = exit
+                    .code
+                    .map_or_else(|| "killed by a signal".to_owned(), |c| format!("exit code {c}"));
+                (
+                    format!("ided acp stopped ({code}): {}", exit.message),
+                    &exit.stderr_tail,
+                )
+            }
+            _ => return None,
+        };
+        let mut col = column![
+            row![
+                text(headline).size(14).width(Fill),
+                button(text("Restart"))
+                    .style(button::danger)
+                    .on_press_maybe(self.launch.is_ok().then_some(Message::Restart)),
+            ]
+            .align_y(iced::Center)
+        ]
+        .spacing(2);
+        for line in lines.iter().rev().take(8).rev() {
+            col = col.push(text(line.clone()).size(11).font(iced::Font::MONOSPACE));
+        }
+        Some(container(col).padding(8).style(theme::banner).width(Fill).into())
+    }
+}
+
+fn tab<'a>(label: &str, active: bool, center: Center) -> Element<'a, Message> {
+    button(text(label.to_owned()).size(13))
+        .style(if active { theme::selected } else { theme::link })
+        .on_press(Message::ShowCenter(center))
+        .into()
+}
+
+fn list_task(dir: PathBuf) -> Task<Message> {
+    Task::perform(
+        async move {
+            let listed = dir.clone();
+            let entries = tokio::task::spawn_blocking(move || workspace::list_dir(&listed))
+                .await
+                .unwrap_or_default();
+            (dir, entries)
+        },
+        |(dir, entries)| Message::TreeListed(dir, entries),
+    )
+}
+
+async fn read_file(path: PathBuf) -> Result<String, String> {
+    tokio::fs::read_to_string(&path)
+        .await
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
+
+async fn write_file(path: PathBuf, text: String) -> Result<(), String> {
+    tokio::fs::write(&path, text)
+        .await
+        .map_err(|e| format!("cannot save {}: {e}", path.display()))
+}
+
+async fn read_files(paths: Vec<PathBuf>) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    for path in paths {
+        if let Ok(text) = tokio::fs::read_to_string(&path).await {
+            out.push((path, text));
+        }
+    }
+    out
+}
+
+/// The session's workspace-relative path for display.
+pub fn relative<'a>(workspace: &Path, path: &'a Path) -> &'a Path {
+    path.strip_prefix(workspace).unwrap_or(path)
+}

@@ -1,0 +1,56 @@
+//! `ided-iced [WORKSPACE] [--ided COMMAND] [--prompt TEXT]`: the Iced IDE client for ided.
+
+use std::path::PathBuf;
+
+use ided_iced::acp::Launch;
+use ided_iced::{App, Options};
+
+const USAGE: &str = "usage: ided-iced [WORKSPACE] [--ided COMMAND] [--prompt TEXT]\n\
+  WORKSPACE   the folder to open (default: the current directory)\n\
+  --ided      the ided command (default: $IDED_BIN, else `ided` on PATH); `acp` is appended\n\
+  --prompt    a prompt sent as soon as the session is ready";
+
+fn main() -> iced::Result {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn,ided_iced=info"))
+        .target(env_logger::Target::Stderr)
+        .init();
+    let options = match parse(std::env::args().skip(1)) {
+        Ok(options) => options,
+        Err(message) => {
+            eprintln!("{message}\n{USAGE}");
+            std::process::exit(2);
+        }
+    };
+    iced::application(move || App::new(options.clone()), App::update, App::view)
+        .title(App::title)
+        .theme(App::theme)
+        .subscription(App::subscription)
+        .window_size((1400.0, 860.0))
+        .run()
+}
+
+fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
+    let mut workspace: Option<PathBuf> = None;
+    let mut ided: Option<String> = None;
+    let mut prompt = None;
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--ided" => ided = Some(args.next().ok_or("--ided needs a command")?),
+            "--prompt" => prompt = Some(args.next().ok_or("--prompt needs a text")?),
+            "-h" | "--help" => return Err(String::new()),
+            flag if flag.starts_with('-') => return Err(format!("unknown option {flag}")),
+            path => workspace = Some(PathBuf::from(path)),
+        }
+    }
+    let workspace = workspace
+        .map_or_else(std::env::current_dir, Ok)
+        .map_err(|e| e.to_string())?;
+    let workspace = workspace
+        .canonicalize()
+        .map_err(|e| format!("cannot open workspace {}: {e}", workspace.display()))?;
+    Ok(Options {
+        launch: Launch::resolve(ided.as_deref(), &workspace),
+        workspace,
+        initial_prompt: prompt,
+    })
+}

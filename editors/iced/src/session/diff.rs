@@ -1,0 +1,174 @@
+//! Unified diffs of one file, computed from the old and new text that ACP's `diff` tool-call
+//! content carries (ided sends whole texts, the client renders the hunks).
+
+use std::path::PathBuf;
+
+use similar::{ChangeTag, TextDiff};
+
+/// Lines of unchanged context shown around each change.
+pub const CONTEXT_LINES: usize = 3;
+
+/// What one rendered diff line is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineKind {
+    /// `@@ -a,b +c,d @@` hunk header.
+    Hunk,
+    /// Unchanged context.
+    Context,
+    /// Added in the new text.
+    Added,
+    /// Removed from the old text.
+    Removed,
+}
+
+/// One line of a unified diff.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiffLine {
+    pub kind: LineKind,
+    /// Line number in the old text (1-based), for context and removed lines.
+    pub old_line: Option<usize>,
+    /// Line number in the new text (1-based), for context and added lines.
+    pub new_line: Option<usize>,
+    /// The text without its trailing newline.
+    pub text: String,
+}
+
+/// Whether the file is new, changed or gone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileStatus {
+    Added,
+    Modified,
+    Deleted,
+}
+
+/// The unified diff of one file with its +/− counts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileDiff {
+    pub path: PathBuf,
+    pub status: FileStatus,
+    pub lines: Vec<DiffLine>,
+    pub added: usize,
+    pub removed: usize,
+    /// The text after the change (what the editor shows after accept).
+    pub new_text: String,
+}
+
+impl FileDiff {
+    /// Computes the diff; `old_text` is `None` for a new file, and an empty `new_text` with an
+    /// old text marks a deletion (ACP has no separate delete marker).
+    pub fn compute(path: PathBuf, old_text: Option<&str>, new_text: &str) -> Self {
+        let status = match old_text {
+            None => FileStatus::Added,
+            Some(old) if new_text.is_empty() && !old.is_empty() => FileStatus::Deleted,
+            Some(_) => FileStatus::Modified,
+        };
+        let old = old_text.unwrap_or("");
+        let diff = TextDiff::from_lines(old, new_text);
+        let mut lines = Vec::new();
+        let (mut added, mut removed) = (0, 0);
+        for group in diff.grouped_ops(CONTEXT_LINES) {
+            let (Some(first), Some(last)) = (group.first(), group.last()) else {
+                continue;
+            };
+            let old_range = first.old_range().start..last.old_range().end;
+            let new_range = first.new_range().start..last.new_range().end;
+            lines.push(DiffLine {
+                kind: LineKind::Hunk,
+                old_line: None,
+                new_line: None,
+                text: format!(
+                    "@@ -{},{} +{},{} @@",
+                    hunk_start(old_range.start, old_range.len()),
+                    old_range.len(),
+                    hunk_start(new_range.start, new_range.len()),
+                    new_range.len()
+                ),
+            });
+            for op in &group {
+                for change in diff.iter_changes(op) {
+                    let kind = match change.tag() {
+                        ChangeTag::Equal => LineKind::Context,
+                        ChangeTag::Insert => {
+                            added += 1;
+                            LineKind::Added
+                        }
+                        ChangeTag::Delete => {
+                            removed += 1;
+                            LineKind::Removed
+                        }
+                    };
+                    let text = change.value().trim_end_matches(['\n', '\r']).to_owned();
+                    lines.push(DiffLine {
+                        kind,
+                        old_line: change.old_index().map(|i| i + 1),
+                        new_line: change.new_index().map(|i| i + 1),
+                        text,
+                    });
+                }
+            }
+        }
+        Self {
+            path,
+            status,
+            lines,
+            added,
+            removed,
+            new_text: new_text.to_owned(),
+        }
+    }
+
+    /// The diff as unified-diff text (`---`/`+++` headers, hunks), e.g. for copying.
+    pub fn to_unified(&self) -> String {
+        let name = self.path.display();
+        let mut out = format!("--- a/{name}\n+++ b/{name}\n");
+        for line in &self.lines {
+            let prefix = match line.kind {
+                LineKind::Hunk => "",
+                LineKind::Context => " ",
+                LineKind::Added => "+",
+                LineKind::Removed => "-",
+            };
+            out.push_str(prefix);
+            out.push_str(&line.text);
+            out.push('\n');
+        }
+        out
+    }
+}
+
+fn hunk_start(start: usize, len: usize) -> usize {
+    if len == 0 { start } else { start + 1 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modified_file_counts_added_and_removed_lines_with_line_numbers() {
+        let diff = FileDiff::compute("a.py".into(), Some("a\nb\nc\n"), "a\nB\nc\nd\n");
+        assert_eq!(diff.status, FileStatus::Modified);
+        assert_eq!((diff.added, diff.removed), (2, 1));
+        assert_eq!(diff.lines[0].text, "@@ -1,3 +1,4 @@");
+        let removed = diff.lines.iter().find(|l| l.kind == LineKind::Removed).unwrap();
+        assert_eq!((removed.old_line, removed.text.as_str()), (Some(2), "b"));
+        assert!(diff.to_unified().contains("\n+d\n"));
+    }
+
+    #[test]
+    fn new_file_is_all_additions_and_emptied_file_is_a_deletion() {
+        let added = FileDiff::compute("n.txt".into(), None, "x\ny\n");
+        assert_eq!((added.status, added.added, added.removed), (FileStatus::Added, 2, 0));
+        let deleted = FileDiff::compute("d.txt".into(), Some("x\n"), "");
+        assert_eq!((deleted.status, deleted.removed), (FileStatus::Deleted, 1));
+    }
+
+    #[test]
+    fn distant_changes_become_separate_hunks() {
+        let old: String = (0..40).map(|i| format!("{i}\n")).collect();
+        let new = old.replace("5\n", "five\n").replace("35\n", "thirty-five\n");
+        let diff = FileDiff::compute("f".into(), Some(&old), &new);
+        let hunks = diff.lines.iter().filter(|l| l.kind == LineKind::Hunk).count();
+        assert_eq!(hunks, 2);
+    }
+}

@@ -1,0 +1,14 @@
+//! The ACP session model: the reducer over session updates, the diffs it renders, the slash
+//! commands it completes, and recorded event sequences. No iced types here.
+
+pub mod commands;
+pub mod diff;
+pub mod record;
+pub mod state;
+
+pub use diff::{DiffLine, FileDiff, FileStatus, LineKind};
+pub use record::RecordedEvent;
+pub use state::{
+    AgentExit, Choice, ChoiceRole, Entry, EntryKind, Location, PendingPermission, PlanRow, Review, RunStatus,
+    SessionState, StepStatus, ToolCallRow,
+};

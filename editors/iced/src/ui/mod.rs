@@ -1,0 +1,9 @@
+//! The panels of the window, each with its own messages and view, and the theme.
+
+pub mod agent_panel;
+pub mod editor;
+pub mod file_tree;
+pub mod history;
+pub mod review;
+pub mod status_bar;
+pub mod theme;
