@@ -31,7 +31,12 @@ _IDENT = re.compile(
 _FAILED_TEST = re.compile(r"(?:FAILED|ERROR)\s+([\w./-]+\.py)::([\w\[\]:.-]+)")
 _FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\w+)')
 _PY_LOCATION = re.compile(r"^([\w./-]+\.py):(\d+):", re.MULTILINE)
-_ERROR_LINE = re.compile(r"^\s*(?:E\s+)?((?:[A-Z]\w*(?:Error|Exception|Failure|Warning))\b:?.*)$", re.MULTILINE)
+_ERROR_LINE = re.compile(
+    r"^(?:E\s+(\S.*)"  # pytest's "E   assert 6 == 0"
+    r"|\s*((?:[A-Z]\w*(?:Error|Exception|Failure|Warning))\b:?.*)"  # "KeyError: 'sku'"
+    r"|[\w./-]+:\d+: (\w+(?:Error|Exception)))$",  # "test_x.py:5: AssertionError"
+    re.MULTILINE,
+)
 _ADVISORY_ID = re.compile(r"\b(CVE-\d{4}-\d{4,}|GHSA(?:-[23456789cfghjmpqrvwx]{4}){3}|PYSEC-\d{4}-\d+)\b", re.I)
 _PINNED = re.compile(r"\b([A-Za-z][\w.-]*)(?:==|@)(\d[\w.+-]*)\b")
 _STOP = frozenset(
@@ -151,7 +156,7 @@ def extract_signals(*texts: str) -> Signals:
     frames = [m.group(3) for m in _FRAME.finditer(text) if m.group(3) != "<module>"]
     files = [m.group(1) for m in _FAILED_TEST.finditer(text)]
     files += [m.group(1) for m in _FRAME.finditer(text)] + [m.group(1) for m in _PY_LOCATION.finditer(text)]
-    errors = [m.group(1)[:200] for m in _ERROR_LINE.finditer(text)]
+    errors = [(m.group(1) or m.group(2) or m.group(3))[:200] for m in _ERROR_LINE.finditer(text)]
     return Signals(
         identifiers=_unique([*failing, *frames, *idents], 24),
         failing_tests=_unique(failing, 10),
