@@ -1,0 +1,286 @@
+//! UI behaviour with iced_test's headless Simulator: typing and sending a prompt, the plan
+//! appearing, and the exact permission outcome each review button sends.
+
+use std::sync::{Arc, mpsc};
+
+use agent_client_protocol::v1::schema::{
+    ContentBlock, RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse, SessionMode,
+    SessionModeState,
+};
+use iced::keyboard::key::Named;
+use iced_test::{selector, simulator};
+use ided_iced::acp::{AgentInfo, Command, Connection, Event, Launch, Reply};
+use ided_iced::app::{Center, FEEDBACK_META};
+use ided_iced::ui::agent_panel::{FEEDBACK_ID, PROMPT_ID};
+use ided_iced::{App, Message, Options};
+use serde_json::json;
+
+/// An app connected to a detached connection whose commands the test reads.
+fn connected_app() -> (
+    App,
+    futures::channel::mpsc::UnboundedReceiver<Command>,
+    tempfile::TempDir,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let launch = Launch::resolve(Some("/nonexistent/ided"), dir.path()).unwrap();
+    let (mut app, _) = App::new(Options {
+        workspace: dir.path().to_path_buf(),
+        launch: Ok(launch),
+        initial_prompt: None,
+    });
+    let (connection, mut commands) = Connection::detached();
+    let _ = app.update(Message::Acp(Event::Started(connection)));
+    let _ = app.update(Message::Acp(Event::Initialized(AgentInfo {
+        name: "ided".into(),
+        version: "0".into(),
+        load_session: true,
+        list_sessions: false,
+        embedded_context: true,
+    })));
+    assert!(
+        matches!(commands.try_recv(), Ok(Command::NewSession)),
+        "initialize is followed by session/new"
+    );
+    let modes = SessionModeState::new(
+        "code",
+        vec![SessionMode::new("ask", "Ask"), SessionMode::new("code", "Code")],
+    );
+    let _ = app.update(Message::Acp(Event::SessionReady {
+        session_id: "s-1".into(),
+        modes: Some(modes),
+        loaded: false,
+    }));
+    (app, commands, dir)
+}
+
+fn update(app: &mut App, params: serde_json::Value) {
+    let _ = app.update(Message::Acp(Event::Update(Arc::new(params))));
+}
+
+/// Runs the simulator's messages through the app's update.
+fn apply(app: &mut App, messages: Vec<Message>) {
+    for message in messages {
+        let _ = app.update(message);
+    }
+}
+
+#[test]
+fn typing_a_prompt_and_pressing_enter_sends_it_and_the_plan_rows_appear() {
+    let (mut app, mut commands, _dir) = connected_app();
+    let typed = {
+        let mut ui = simulator(app.view());
+        ui.click(selector::id(PROMPT_ID)).expect("the prompt box");
+        ui.typewrite("/dry-run add a --json flag");
+        ui.into_messages().collect::<Vec<_>>()
+    };
+    apply(&mut app, typed);
+    assert_eq!(app.panel.prompt, "/dry-run add a --json flag");
+    // The view is rebuilt after every message (as iced does): now Enter submits.
+    let submitted = {
+        let mut ui = simulator(app.view());
+        ui.click(selector::id(PROMPT_ID)).expect("the prompt box");
+        ui.tap_key(Named::Enter);
+        ui.into_messages().collect::<Vec<_>>()
+    };
+    apply(&mut app, submitted);
+    match commands.try_recv() {
+        Ok(Command::Prompt { session_id, blocks }) => {
+            assert_eq!(session_id, "s-1");
+            assert_eq!(blocks.len(), 1, "no attachment without an open file");
+            let ContentBlock::Text(text) = &blocks[0] else {
+                panic!("a text block: {blocks:?}")
+            };
+            assert_eq!(text.text, "/dry-run add a --json flag");
+        }
+        other => panic!("expected a prompt, got {other:?}"),
+    }
+    assert!(app.panel.prompt.is_empty(), "the prompt box is cleared");
+
+    update(
+        &mut app,
+        json!({"sessionId":"s-1","update":{"sessionUpdate":"plan","entries":[
+            {"content":"Implement the flag (coder)","priority":"high","status":"in_progress"},
+            {"content":"Write tests (test_writer)","priority":"medium","status":"pending"}]}}),
+    );
+    let mut ui = simulator(app.view());
+    assert!(
+        ui.find("Implement the flag (coder)").is_ok(),
+        "the first plan row is on screen"
+    );
+    assert!(
+        ui.find("Write tests (test_writer)").is_ok(),
+        "the second plan row is on screen"
+    );
+    assert!(
+        ui.find("in progress").is_ok() && ui.find("pending").is_ok(),
+        "with their statuses"
+    );
+    assert!(ui.find("Cancel").is_ok(), "a running prompt can be cancelled");
+}
+
+#[test]
+fn cancel_sends_session_cancel_and_the_ui_shows_the_run_stop() {
+    let (mut app, mut commands, _dir) = connected_app();
+    app.panel.prompt = "refactor".into();
+    let _ = app.update(Message::Agent(ided_iced::ui::agent_panel::Message::Send));
+    assert!(matches!(commands.try_recv(), Ok(Command::Prompt { .. })));
+    let messages = {
+        let mut ui = simulator(app.view());
+        ui.click("Cancel").expect("the Cancel button");
+        ui.into_messages().collect::<Vec<_>>()
+    };
+    apply(&mut app, messages);
+    assert!(matches!(commands.try_recv(), Ok(Command::Cancel { session_id }) if session_id == "s-1"));
+    let _ = app.update(Message::Acp(Event::PromptDone {
+        session_id: "s-1".into(),
+        outcome: Ok(agent_client_protocol::v1::schema::StopReason::Cancelled),
+    }));
+    let mut ui = simulator(app.view());
+    assert!(ui.find("stopped: cancelled").is_ok());
+    assert!(ui.find("Run cancelled.").is_ok());
+}
+
+/// A review with a permission request whose answer lands in the returned receiver.
+fn reviewing_app() -> (
+    App,
+    mpsc::Receiver<Result<RequestPermissionResponse, String>>,
+    tempfile::TempDir,
+) {
+    let (mut app, _commands, dir) = connected_app();
+    let root = dir.path().display().to_string();
+    update(
+        &mut app,
+        json!({"sessionId":"s-1","update":{"sessionUpdate":"tool_call","toolCallId":"run-1/review-1",
+            "title":"Review run run-1: 1 file(s), +1 -1","kind":"edit","status":"pending",
+            "content":[{"type":"diff","path":format!("{root}/a.py"),"oldText":"x = 1\n","newText":"x = 2\n"}],
+            "rawInput":{"run_id":"run-1"}}}),
+    );
+    let request: RequestPermissionRequest = serde_json::from_value(json!({
+        "sessionId":"s-1",
+        "toolCall":{"toolCallId":"run-1/review-1","title":"Review run run-1: 1 file(s), +1 -1","kind":"edit","status":"pending"},
+        "options":[{"optionId":"accept","name":"Accept all","kind":"allow_once"},
+                   {"optionId":"reject","name":"Reject","kind":"reject_once"},
+                   {"optionId":"feedback","name":"Send feedback","kind":"reject_once"}]}))
+    .unwrap();
+    let (tx, rx) = mpsc::channel();
+    let reply = Reply::new(move |answer| tx.send(answer).unwrap());
+    let _ = app.update(Message::Acp(Event::Permission(Arc::new(request), reply)));
+    assert_eq!(app.center, Center::Review, "the review opens with the request");
+    (app, rx, dir)
+}
+
+fn click(app: &mut App, label: &str) {
+    let messages = {
+        let mut ui = simulator(app.view());
+        ui.click(label).unwrap_or_else(|e| panic!("{label}: {e:?}"));
+        ui.into_messages().collect::<Vec<_>>()
+    };
+    apply(app, messages);
+}
+
+fn selected(answer: Result<RequestPermissionResponse, String>) -> (String, Option<serde_json::Value>) {
+    let response = answer.expect("an answer, not an error");
+    let RequestPermissionOutcome::Selected(selected) = response.outcome else {
+        panic!("a selected outcome: {:?}", response.outcome)
+    };
+    let meta = response.meta.map(serde_json::Value::Object);
+    (selected.option_id.0.to_string(), meta)
+}
+
+#[test]
+fn clicking_accept_all_sends_the_accept_option_and_marks_the_review() {
+    let (mut app, answers, _dir) = reviewing_app();
+    {
+        let mut ui = simulator(app.view());
+        assert!(
+            ui.find("+1").is_ok() && ui.find("−1").is_ok(),
+            "the file list shows +/− counts"
+        );
+        assert!(ui.find("x = 2").is_err(), "diff lines are prefixed");
+        assert!(ui.find("+x = 2").is_ok(), "the added line is on screen");
+        assert!(ui.find("-x = 1").is_ok(), "the removed line is on screen");
+    }
+    click(&mut app, "Accept all");
+    assert_eq!(selected(answers.try_recv().unwrap()), ("accept".into(), None));
+    assert!(answers.try_recv().is_err(), "exactly one answer");
+    let review = app.session.as_ref().unwrap().review.as_ref().unwrap();
+    assert_eq!(review.answer.as_deref(), Some("accept"));
+    assert_eq!(
+        app.reload_after_prompt.len(),
+        1,
+        "the accepted file reloads when the prompt ends"
+    );
+}
+
+#[test]
+fn clicking_reject_sends_the_reject_option() {
+    let (mut app, answers, _dir) = reviewing_app();
+    click(&mut app, "Reject");
+    assert_eq!(selected(answers.try_recv().unwrap()), ("reject".into(), None));
+    assert!(app.reload_after_prompt.is_empty());
+}
+
+#[test]
+fn feedback_is_disabled_until_typed_and_then_goes_out_in_the_answer_meta() {
+    let (mut app, answers, _dir) = reviewing_app();
+    click(&mut app, "Send feedback");
+    assert!(answers.try_recv().is_err(), "no answer without feedback text");
+    let messages = {
+        let mut ui = simulator(app.view());
+        ui.click(selector::id(FEEDBACK_ID)).expect("the feedback box");
+        ui.typewrite("keep the old flag too");
+        ui.into_messages().collect::<Vec<_>>()
+    };
+    apply(&mut app, messages);
+    click(&mut app, "Send feedback");
+    assert_eq!(
+        selected(answers.try_recv().unwrap()),
+        (
+            "feedback".into(),
+            Some(json!({ FEEDBACK_META: "keep the old flag too" }))
+        )
+    );
+}
+
+#[test]
+fn the_agent_exiting_shows_a_banner_with_the_exit_code_stderr_and_restart() {
+    let (mut app, _commands, _dir) = connected_app();
+    let _ = app.update(Message::Acp(Event::Exited(ided_iced::session::AgentExit {
+        code: Some(3),
+        stderr_tail: vec!["ERROR boom: the daemon socket closed".into()],
+        message: "the agent exited".into(),
+    })));
+    let messages = {
+        let mut ui = simulator(app.view());
+        assert!(ui.find("ided acp stopped (exit code 3): the agent exited").is_ok());
+        assert!(ui.find("ERROR boom: the daemon socket closed").is_ok());
+        ui.click("Restart").expect("a Restart button");
+        ui.into_messages().collect::<Vec<_>>()
+    };
+    apply(&mut app, messages);
+    assert!(app.exit.is_none() && app.session.is_none());
+    assert_eq!(
+        app.launch.as_ref().unwrap().generation,
+        1,
+        "restart starts a new connection"
+    );
+}
+
+#[test]
+fn tab_completes_a_slash_command_from_the_agent_list() {
+    let (mut app, _commands, _dir) = connected_app();
+    update(
+        &mut app,
+        json!({"sessionId":"s-1","update":{"sessionUpdate":"available_commands_update","availableCommands":[
+            {"name":"workflow","description":"Run a named workflow","input":{"hint":"NAME"}},
+            {"name":"dry-run","description":"Plan only"}]}}),
+    );
+    app.panel.prompt = "/wo".into();
+    {
+        let mut ui = simulator(app.view());
+        assert!(ui.find("/workflow NAME").is_ok(), "the matching command is suggested");
+        assert!(ui.find("/dry-run").is_err(), "non-matching ones are not");
+    }
+    let _ = app.update(Message::Agent(ided_iced::ui::agent_panel::Message::Complete));
+    assert_eq!(app.panel.prompt, "/workflow ");
+}
