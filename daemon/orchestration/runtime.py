@@ -688,12 +688,12 @@ class PipelineRuntime:
 
 
 def _last_editing_stage(plan: ExecutionPlan, state: ExecutionState | None) -> str | None:
-    """The editing stage whose last attempt finished last (the one feedback goes to)."""
+    """The editing stage feedback goes to: the last one that committed changes, else the last one that ran."""
     if state is None:
         return None
     ran = [
-        (results[-1].finished_at, stage.stage_id)
+        (any(r.commit for r in results), results[-1].finished_at, stage.stage_id)
         for stage in plan.stages
         if stage.type in EDITING_STAGE_TYPES and (results := state.stage_results.get(stage.stage_id))
     ]
-    return max(ran)[1] if ran else None
+    return max(ran)[2] if ran else None
