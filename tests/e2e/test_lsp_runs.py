@@ -153,3 +153,42 @@ async def test_start_answers_with_the_plan_and_streams_progress_until_the_run_fi
 
         cancelled = await client.ided("ided/run/cancel", {"runId": dry["runId"]})
         assert cancelled["status"] == "cancelled"
+
+
+async def test_a_code_run_started_over_lsp_ends_in_review_and_its_change_is_accepted(
+    repo: Path, tmp_path: Path
+) -> None:
+    feature = "feature_with_iterative_testing"
+    entries = [
+        {
+            "role": "orchestrator",
+            "answer": choose(feature, requirements_analysis="SKIP", code_review="SKIP", documentation="SKIP"),
+        },
+        {
+            "role": "coder",
+            "tool_calls": [
+                {"name": "write_file", "args": {"path": "calc.py", "content": "def add(a, b):\n    return b + a\n"}}
+            ],
+        },
+        {"role": "*", "answer": {"status": "success", "summary": "fine", "evidence": []}, "repeat": True},
+    ]
+    script = write_script(tmp_path / "script.yaml", entries)
+    extra = ("--set", f"pipeline.replay_script={script}", "--set", "pipeline.resilience.cache=false")
+    async with runs_client(repo, tmp_path / "state", *extra) as client:
+        started = await client.ided("ided/run/start", {"request": "make add commutative", "mode": "code"})
+        notes: list[dict[str, Any]] = []
+        while not notes or notes[-1]["kind"] != "run_finished":
+            notes.append(await asyncio.wait_for(client.run_progress.get(), WAIT_S))
+        assert "review" in [n["kind"] for n in notes]
+        assert (repo / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"  # untouched before accept
+
+        diff = await client.ided("ided/run/diff", {"runId": started["runId"]})
+        assert [f["path"] for f in diff["files"]] == ["calc.py"]
+        assert diff["commits"][0]["stageId"] == "implementation"
+        accepted = await client.ided("ided/run/accept", {"runId": started["runId"]})
+        assert accepted["files"] == ["calc.py"]
+        assert (repo / "calc.py").read_text() == "def add(a, b):\n    return b + a\n"
+
+        with pytest.raises(JsonRpcException) as bad:
+            await client.ided("ided/run/start", {"request": "x", "mode": "write"})
+        assert bad.value.code == -32602

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from daemon.config import Config
 from daemon.errors import ConflictError, DaemonError
@@ -37,7 +37,7 @@ from daemon.lsp.run_protocol import (
     RunStatusResult,
 )
 from daemon.lsp.session import REQUEST_FAILED
-from daemon.orchestration.progress import ExecutionProgress
+from daemon.orchestration.progress import ExecutionProgress, ProgressKind
 from daemon.orchestration.run_store import RunRecord
 from daemon.service.pipeline_host import open_pipeline
 from daemon.service.run_review import RunReview
@@ -119,6 +119,10 @@ class LspRunHost:
 
     async def start(self, params: RunStartParams) -> RunStartResult:
         config = self.config()
+        if params.mode not in ("ask", "code"):
+            raise JsonRpcInvalidParams(
+                f"invalid params for {LspMethods.RUN_START}: mode: 'ask' or 'code', got {params.mode!r}"
+            )
         ready: asyncio.Future[RunStartResult] = asyncio.get_running_loop().create_future()
         task = asyncio.create_task(self._drive(config, params, ready), name="ided-lsp-run")
         self._tasks.add(task)
@@ -133,19 +137,24 @@ class LspRunHost:
     async def _drive(self, config: Config, params: RunStartParams, ready: asyncio.Future[RunStartResult]) -> None:
         try:
             async with open_pipeline(config, models_needed=True, client="lsp") as runtime:
-                record = await runtime.prepare(params.request, workflow=params.workflow)
-                assert record.plan is not None
-                missing = runtime.missing_models(record.plan)
-                if params.dry_run or missing:
-                    notes = [f"no model configured for {', '.join(missing)}: nothing executed"] if missing else []
-                    ready.set_result(_start_result(record, notes))
-                    return
-                subscription = runtime.subscribe(record.run_id)
+                subscription = runtime.subscribe()  # before start: the run's first events are not missed
                 try:
-                    launched = await runtime.execute(record.run_id)
-                    ready.set_result(_start_result(launched, []))
+                    record = await runtime.start(
+                        params.request,
+                        workflow=params.workflow,
+                        mode="ask" if params.mode == "ask" else "code",
+                        dry_run=params.dry_run,
+                        include_uncommitted=params.include_uncommitted,
+                    )
+                    ready.set_result(_start_result(record, []))
+                    if params.dry_run:
+                        return
                     async for event in subscription:
+                        if event.run_id != record.run_id:
+                            continue
                         self._notify(event)
+                        if event.event is ProgressKind.RUN_FINISHED:
+                            break
                 finally:
                     subscription.close()
                 await runtime.wait(record.run_id)
