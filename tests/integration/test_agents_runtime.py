@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import subprocess
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
@@ -9,7 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage, ToolCall
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import ConfigDict, PrivateAttr
 
+from daemon.config import PipelineConfig
 from daemon.errors import EditLockHeld, ErrorCode, VcsError
 from daemon.orchestration.llm_providers import ModelRegistry
 from daemon.orchestration.progress import ProgressKind
@@ -18,7 +27,7 @@ from daemon.orchestration.run_store import DecisionKind, RunStatus
 from daemon.orchestration.runtime import PipelineRuntime
 from daemon.orchestration.state import Attachment
 from daemon.vcs import RunWorktrees
-from tests.pipeline_support import WAIT, builtin_catalog, choose, replay_config, write_script
+from tests.pipeline_support import FAST_RESILIENCE, WAIT, builtin_catalog, choose, replay_config, write_script
 
 FEATURE = "feature_with_iterative_testing"
 GIT = ["git", "-c", "user.name=Test", "-c", "user.email=test@example.com", "-c", "init.defaultBranch=main"]
@@ -195,3 +204,77 @@ async def test_attachments_reach_the_agents_prompt(tmp_path: Path) -> None:
         state = await runtime.state(record.run_id)
     assert state is not None
     assert state.stage_results["implementation"][0].agents[0].summary == "saw the note"
+
+
+class GatedToolModel(BaseChatModel):
+    """A scripted coder that writes a file, then holds its answer until the test releases it."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    _calls: int = PrivateAttr(default=0)
+    _entered: asyncio.Event = PrivateAttr(default_factory=asyncio.Event)
+    _release: asyncio.Event = PrivateAttr(default_factory=asyncio.Event)
+
+    @property
+    def _llm_type(self) -> str:
+        return "gated-tool-test-model"
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        raise NotImplementedError("async only")
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        self._calls += 1
+        if self._calls == 1:
+            call = ToolCall(
+                name="write_file", args={"path": "src/new.py", "content": "X = 1\n"}, id="c1", type="tool_call"
+            )
+            return ChatResult(generations=[ChatGeneration(message=AIMessage(content="", tool_calls=[call]))])
+        self._entered.set()
+        await self._release.wait()
+        content = json.dumps({"status": "success", "summary": "wrote new.py"})
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=content))])
+
+
+async def test_cancelling_an_editing_run_keeps_its_branch_with_the_attempt_in_flight_and_frees_the_lock(
+    tmp_path: Path,
+) -> None:
+    repo = folder(tmp_path / "repo")
+    gated = GatedToolModel()
+    orchestrator = GenericFakeChatModel(
+        messages=iter(
+            [json.dumps(choose(FEATURE, requirements_analysis="SKIP", code_review="SKIP", documentation="SKIP"))]
+        )
+    )
+    layer = ResilienceLayer(FAST_RESILIENCE)
+    models = ModelRegistry.from_models({"orchestrator": orchestrator, "agents": gated}, layer)
+    worktrees = RunWorktrees(repo, tmp_path / "state")
+    async with PipelineRuntime.open(
+        catalog=builtin_catalog(),
+        models=models,
+        state_dir=tmp_path / "state",
+        config=PipelineConfig(resilience=FAST_RESILIENCE),
+        worktrees=worktrees,
+    ) as runtime:
+        record = await runtime.start("Add a multiply function")
+        await asyncio.wait_for(gated._entered.wait(), WAIT)
+        assert worktrees.registry.is_locked()
+        await runtime.cancel(record.run_id)
+        gated._release.set()
+        final = await runtime.wait(record.run_id, wait_seconds=WAIT)
+    assert final.status is RunStatus.CANCELLED
+    assert final.changes is not None and len(final.changes.commits) == 1
+    assert [f.path for f in final.changes.files] == ["src/new.py"]
+    assert not worktrees.registry.is_locked()
+    assert worktrees.get(record.run_id).review == "open"
+    assert not (repo / "src" / "new.py").exists()
