@@ -159,7 +159,7 @@ async def test_a_code_run_started_over_lsp_ends_in_review_and_its_change_is_acce
     repo: Path, tmp_path: Path
 ) -> None:
     feature = "feature_with_iterative_testing"
-    entries = [
+    entries: list[dict[str, Any]] = [
         {
             "role": "orchestrator",
             "answer": choose(feature, requirements_analysis="SKIP", code_review="SKIP", documentation="SKIP"),
@@ -170,7 +170,7 @@ async def test_a_code_run_started_over_lsp_ends_in_review_and_its_change_is_acce
                 {"name": "write_file", "args": {"path": "calc.py", "content": "def add(a, b):\n    return b + a\n"}}
             ],
         },
-        {"role": "*", "answer": {"status": "success", "summary": "fine", "evidence": []}, "repeat": True},
+        {"role": "*", "answer": {"status": "success", "summary": "fine", "evidence": list[str]()}, "repeat": True},
     ]
     script = write_script(tmp_path / "script.yaml", entries)
     extra = ("--set", f"pipeline.replay_script={script}", "--set", "pipeline.resilience.cache=false")
