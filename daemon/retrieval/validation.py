@@ -45,6 +45,17 @@ def grounded(text: str, file_lines: Sequence[str]) -> bool:
     return all(any(line == got for got in have) for line in wanted)
 
 
+def _first(lines: Sequence[str]) -> str | None:
+    return lines[0].strip() if lines else None
+
+
+def _matches(piece: FusedPiece, window: Sequence[str]) -> bool:
+    """A verbatim piece equals the window line for line; any other starts on its first line and is in it."""
+    if piece.verbatim:
+        return [line.rstrip() for line in piece.text.splitlines()] == [line.rstrip() for line in window]
+    return _first(piece.text.splitlines()) == _first(window) and grounded(piece.text, window)
+
+
 @dataclass(frozen=True, kw_only=True)
 class ValidationOutcome:
     passed: list[FusedPiece]
@@ -108,7 +119,7 @@ class Validator:
             lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError as exc:
             return None, f"{a.path} cannot be read now: {exc.strerror or exc}"
-        if grounded(piece.text, lines[a.start_line - 1 : a.end_line]):
+        if _matches(piece, lines[a.start_line - 1 : a.end_line]):
             return piece, None
         fresh = self._refetch(piece, "\n".join(lines))
         if fresh is None:
@@ -116,16 +127,27 @@ class Validator:
         return fresh, None
 
     def _refetch(self, piece: FusedPiece, current: str) -> FusedPiece | None:
+        """The piece's symbols (or section) at their current lines, or None when one is gone."""
         a = piece.attribution
         want = a.symbol or a.section_path
         language = language_for_path(a.path or "")
-        if want is None or language is None or " + " in want:
+        if want is None or language is None:
             return None
-        for chunk in chunk_source(a.path or "", current.encode("utf-8"), language):
-            if chunk.qualified_name == want and chunk.part == 1:
-                attribution = a.model_copy(update={"start_line": chunk.start_line, "end_line": chunk.end_line})
-                return replace(piece, text=chunk.text, attribution=attribution)
-        return None
+        names = want.split(" + ")
+        spans = {
+            c.qualified_name: (c.start_line, c.end_line, c.text)
+            for c in chunk_source(a.path or "", current.encode("utf-8"), language)
+            if c.qualified_name in names and c.part == 1
+        }
+        if len(spans) != len(names):
+            return None
+        if len(names) == 1:
+            start, end, text = spans[names[0]]
+        else:
+            start = min(s for s, _, _ in spans.values())
+            end = max(e for _, e, _ in spans.values())
+            text = "\n".join(current.splitlines()[start - 1 : end])
+        return replace(piece, text=text, attribution=a.model_copy(update={"start_line": start, "end_line": end}))
 
     # -- consistency ----------------------------------------------------------------------------
 
