@@ -58,6 +58,26 @@ bench-daemon *ARGS:
 bench-pipeline *ARGS:
     uv run --frozen python bench/pipeline.py {{ARGS}}
 
+# the Iced client (editors/iced; cargo's target dir outside the clone, so rebuilds are incremental)
+iced:
+    CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/ided/iced-target}" cargo build --manifest-path editors/iced/Cargo.toml --locked -j 2
+
+# start the Iced client on WORKSPACE (it spawns this checkout's `ided acp`)
+iced-run WORKSPACE=".":
+    CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/ided/iced-target}" IDED_BIN="${IDED_BIN:-$PWD/.venv/bin/ided}" cargo run --manifest-path editors/iced/Cargo.toml --locked -j 2 -- {{WORKSPACE}}
+
+# clippy + the Iced client's tests (also part of ./dev test)
+iced-test:
+    bash scripts/test-iced.sh
+
+# regenerate docs/images/iced-client.png under Xvfb (a dry run and a diff on screen)
+iced-screenshot:
+    bash scripts/iced-screenshot.sh
+
+# the Iced client's benchmarks (first frame, update-to-screen latency, RSS)
+bench-iced *ARGS:
+    bash bench/iced_client.sh {{ARGS}}
+
 # run the workspace daemon in the foreground (editors and agents attach with `ided lsp` / `ided mcp`)
 serve WORKSPACE=".":
     uv run --frozen ided daemon -w {{WORKSPACE}}

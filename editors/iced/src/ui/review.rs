@@ -49,8 +49,9 @@ impl ReviewPane {
     /// The range of lines to lay out for `total` lines.
     pub fn visible_range(&self, total: usize) -> std::ops::Range<usize> {
         let viewport = if self.viewport > 0.0 { self.viewport } else { 1200.0 };
-        let first = (self.offset / ROW_HEIGHT).floor().max(0.0) as usize;
         let count = (viewport / ROW_HEIGHT).ceil() as usize;
+        // An offset past the end (another file was longer) shows the end, not nothing.
+        let first = ((self.offset / ROW_HEIGHT).floor().max(0.0) as usize).min(total.saturating_sub(count));
         let start = first.saturating_sub(OVERSCAN).min(total);
         let end = (first + count + OVERSCAN).min(total);
         start..end
