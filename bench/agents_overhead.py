@@ -57,7 +57,7 @@ def make_repo(root: Path, files: int) -> None:
 
 
 def script(tool_calls: int, runs: int) -> list[dict[str, Any]]:
-    done = {"status": "success", "summary": "done", "evidence": []}
+    done: dict[str, Any] = {"status": "success", "summary": "done", "evidence": []}
     choose = {
         "workflow": "feature_with_iterative_testing",
         "rationale": "bench",
