@@ -103,7 +103,7 @@ def _text(value: Any) -> str:
 
 
 def _locations_in(value: Any, out: list[ToolCallLocation], limit: int = 20) -> None:
-    """Every ``{path, line|start_line}`` object found in a JSON-like value (tool results)."""
+    """Every ``{path, line|start_line|range.start_line}`` object found in a JSON-like value (tool results)."""
     if len(out) >= limit:
         return
     if isinstance(value, dict):
@@ -111,7 +111,12 @@ def _locations_in(value: Any, out: list[ToolCallLocation], limit: int = 20) -> N
         path = obj.get("path")
         if isinstance(path, str) and path:
             line = obj.get("line", obj.get("start_line"))
-            out.append(ToolCallLocation(path=path, line=line if isinstance(line, int) else None))
+            span = obj.get("range")
+            if line is None and isinstance(span, dict):
+                line = cast("dict[str, Any]", span).get("start_line")
+            location = ToolCallLocation(path=path, line=line if isinstance(line, int) else None)
+            if location not in out:
+                out.append(location)
         for item in obj.values():
             _locations_in(item, out, limit)
     elif isinstance(value, list):
