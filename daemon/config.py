@@ -313,6 +313,7 @@ class Config(_Section):
     pipeline: PipelineConfig = PipelineConfig()
     agents: AgentsConfig = AgentsConfig()
     vcs: VcsConfig = VcsConfig()
+    retrieval: RetrievalConfig = RetrievalConfig()
     acp: AcpConfig = AcpConfig()
     logging: LoggingConfig = LoggingConfig()
 
