@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from acp.schema import (
     AcpMcpServer,
     AgentCapabilities,
     AudioContentBlock,
+    AvailableCommandsUpdate,
     ClientCapabilities,
     EmbeddedResourceContentBlock,
     HttpMcpServer,
@@ -50,15 +50,13 @@ from acp.schema import (
 from daemon import __version__
 from daemon.acp.commands import CommandError, CommandKind, ParsedPrompt, available_commands, parse_command
 from daemon.acp.prompt_content import PromptContent, read_prompt
+from daemon.acp.run_driver import RunDriver, SessionState
 from daemon.acp.run_updates import RunPresenter, SessionUpdate
 from daemon.acp.sessions import SessionMode as Mode
-from daemon.acp.sessions import SessionRecord
 from daemon.acp.workspaces import ConfigLoader, Workspace, Workspaces
-from daemon.errors import DaemonError
-from daemon.orchestration.graph_builder import graph_mermaid
-from daemon.orchestration.llm_providers import HOW_TO_CONFIGURE
-from daemon.orchestration.progress import ProgressKind
+from daemon.errors import ConflictError, DaemonError
 from daemon.orchestration.run_store import RunRecord, RunStatus
+from daemon.vcs import ConflictReport, RunWorktrees
 
 __all__ = ["IdedAgent"]
 
@@ -84,20 +82,15 @@ def _modes(current: Mode) -> SessionModeState:
     return SessionModeState(current_mode_id=current.value, available_modes=list(_MODES))
 
 
+async def _commands(workspace: Workspace) -> AvailableCommandsUpdate:
+    """The slash commands: ``/rollback`` only where runs can have been accepted (a git repository)."""
+    repository = await asyncio.to_thread(RunWorktrees.is_repository, workspace.root)
+    return update_available_commands(available_commands(rollback=repository))
+
+
 def _error(exc: DaemonError) -> RequestError:
     """A pipeline error as a JSON-RPC error: the message says what and why; data carries the code."""
     return RequestError(-32603, exc.message, {"code": exc.code.value, "details": str(exc)})
-
-
-@dataclass
-class _Live:
-    """A session's state in this process."""
-
-    record: SessionRecord
-    workspace: Workspace
-    prompt_running: bool = False
-    run_id: str | None = None
-    cancelled: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 class IdedAgent:
@@ -107,7 +100,7 @@ class IdedAgent:
         self._workspaces = Workspaces(load_config, pinned=workspace)
         self._client: Client | None = None
         self._client_caps = ClientCapabilities()
-        self._sessions: dict[str, _Live] = {}
+        self._sessions: dict[str, SessionState] = {}
         self._background: set[asyncio.Task[None]] = set()
 
     def on_connect(self, conn: Client) -> None:
@@ -171,8 +164,8 @@ class IdedAgent:
     ) -> NewSessionResponse:
         workspace = await self._open(cwd)
         record = await asyncio.to_thread(workspace.sessions.create, workspace.root)
-        self._sessions[record.session_id] = _Live(record=record, workspace=workspace)
-        self._after_reply(record.session_id, update_available_commands(available_commands(rollback=False)))
+        self._sessions[record.session_id] = SessionState(record=record, workspace=workspace)
+        self._after_reply(record.session_id, await _commands(workspace))
         return NewSessionResponse(session_id=record.session_id, modes=_modes(record.mode))
 
     async def load_session(
@@ -191,7 +184,7 @@ class IdedAgent:
         live = self._sessions.get(session_id)
         if live is not None and live.prompt_running:
             raise RequestError.invalid_request({"details": f"session {session_id} is running a prompt"})
-        self._sessions[session_id] = _Live(record=record, workspace=workspace)
+        self._sessions[session_id] = SessionState(record=record, workspace=workspace)
         runtime = workspace.runtime
         for run_id in record.runs:
             try:
@@ -201,7 +194,7 @@ class IdedAgent:
                 continue
             presenter = RunPresenter.for_record(run, workspace.root)
             await self._send(session_id, presenter.replay(run, await runtime.events(run_id)))
-        await self._send(session_id, [update_available_commands(available_commands(rollback=False))])
+        await self._send(session_id, [await _commands(workspace)])
         return LoadSessionResponse(modes=_modes(record.mode))
 
     async def list_sessions(
@@ -258,80 +251,36 @@ class IdedAgent:
         if live.run_id is not None:
             await live.workspace.runtime.cancel(live.run_id)
 
-    async def _dispatch(self, live: _Live, parsed: ParsedPrompt, content: PromptContent) -> StopReason:
+    async def _dispatch(self, state: SessionState, parsed: ParsedPrompt, content: PromptContent) -> StopReason:
+        driver = RunDriver(state=state, client=self._need_client(), send=self._send, reads_files=self._reads_files)
+        if state.feedback_for is not None and parsed.kind is CommandKind.RUN and parsed.request:
+            run_id, state.feedback_for = state.feedback_for, None
+            return await driver.follow_up(run_id, parsed.request)
+        state.feedback_for = None
         if parsed.kind is CommandKind.RUNS:
-            await self._list_runs(live)
+            await self._list_runs(state)
             return "end_turn"
         if parsed.kind is CommandKind.ROLLBACK:
-            await self._send(live.record.session_id, [update_agent_message_text("Rollback is not available here.\n")])
+            assert parsed.argument is not None
+            await self._rollback(state, parsed.argument)
             return "end_turn"
         if not parsed.request:
-            await self._send(live.record.session_id, [update_agent_message_text("Ask for something to do.\n")])
+            await self._send(state.record.session_id, [update_agent_message_text("Ask for something to do.\n")])
             return "end_turn"
-        return await self._run(live, parsed, content)
+        return await driver.run(parsed, content)
 
-    async def _run(self, live: _Live, parsed: ParsedPrompt, content: PromptContent) -> StopReason:
-        sid = live.record.session_id
-        runtime = live.workspace.runtime
-        request = _with_attachments(parsed.request, content)
-        workflow = parsed.argument if parsed.kind is CommandKind.WORKFLOW else None
-        record = await runtime.prepare(request, workflow=workflow)
-        live.run_id = record.run_id
-        live.record = await asyncio.to_thread(
-            live.workspace.sessions.update, sid, add_run=record.run_id, title=parsed.request[:80]
-        )
-        presenter = RunPresenter.for_record(record, live.workspace.root)
-        await self._send(sid, presenter.opening(record))
-        assert record.plan is not None
-        if parsed.kind is CommandKind.DRY_RUN:
-            graph = graph_mermaid(record.plan)
-            text = f"Dry run: run {record.run_id} planned with workflow {record.workflow}; nothing executed.\n"
-            await self._send(sid, [update_agent_message_text(f"{text}\n```mermaid\n{graph}\n```\n")])
-            return "end_turn"
-        if missing := runtime.missing_models(record.plan):
-            text = f"No model is configured for {', '.join(missing)}: run {record.run_id} is planned only.\n"
-            await self._send(sid, [update_agent_message_text(f"{text}{HOW_TO_CONFIGURE}\n")])
-            return "end_turn"
-        if live.cancelled.is_set():
-            final = await runtime.cancel(record.run_id)
-            await self._send(sid, presenter.closing(final))
-            return "cancelled"
-        return await self._execute(live, record, presenter)
-
-    async def _execute(self, live: _Live, record: RunRecord, presenter: RunPresenter) -> StopReason:
-        sid = live.record.session_id
-        runtime = live.workspace.runtime
-        subscription = runtime.subscribe(record.run_id)
+    async def _rollback(self, state: SessionState, run_id: str) -> None:
         try:
-            await runtime.execute(record.run_id)
-            follow = asyncio.create_task(self._follow(sid, subscription, presenter), name=f"acp follow {sid}")
-            cancelled = asyncio.create_task(live.cancelled.wait())
-            try:
-                await asyncio.wait({follow, cancelled}, return_when=asyncio.FIRST_COMPLETED)
-                if not follow.done():
-                    grace = live.workspace.config.acp.cancel_grace_seconds
-                    try:
-                        await asyncio.wait_for(asyncio.shield(follow), grace)
-                    except TimeoutError:
-                        logger.warning("run %s still in a stage %.0fs after cancel", record.run_id, grace)
-            finally:
-                for task in (follow, cancelled):
-                    task.cancel()
-        finally:
-            subscription.close()
-        final = await runtime.get(record.run_id)
-        await self._send(sid, presenter.closing(final))
-        if live.cancelled.is_set() or final.status is RunStatus.CANCELLED:
-            return "cancelled"
-        return "end_turn"
+            result = await state.workspace.review.rollback(run_id)
+        except ConflictError as exc:
+            report = exc.report
+            text = f"Not rolled back: {report.describe() if isinstance(report, ConflictReport) else exc.message}"
+        else:
+            commits = ", ".join(c[:10] for c in result.commits)
+            text = f"Rolled back run {run_id}: {len(result.commits)} revert commit(s) on {result.branch} ({commits})."
+        await self._send(state.record.session_id, [update_agent_message_text(text + "\n")])
 
-    async def _follow(self, sid: str, subscription: Any, presenter: RunPresenter) -> None:
-        async for event in subscription:
-            await self._send(sid, presenter.on_event(event))
-            if event.event is ProgressKind.RUN_FINISHED:
-                return
-
-    async def _list_runs(self, live: _Live) -> None:
+    async def _list_runs(self, live: SessionState) -> None:
         records = await live.workspace.runtime.list_runs(_RUNS_LISTED)
         if not records:
             text = "No runs yet in this workspace.\n"
@@ -348,7 +297,17 @@ class IdedAgent:
         except DaemonError as exc:
             raise RequestError.invalid_params({"cwd": cwd, "code": exc.code.value, "details": str(exc)}) from None
 
-    def _live(self, session_id: str) -> _Live:
+    def _need_client(self) -> Client:
+        if self._client is None:
+            raise RequestError.internal_error({"details": "no client connection"})
+        return self._client
+
+    @property
+    def _reads_files(self) -> bool:
+        fs = self._client_caps.fs
+        return bool(fs is not None and fs.read_text_file)
+
+    def _live(self, session_id: str) -> SessionState:
         live = self._sessions.get(session_id)
         if live is None:
             raise RequestError.invalid_params(
@@ -372,14 +331,3 @@ class IdedAgent:
         task = asyncio.create_task(self._send(session_id, [update]))
         self._background.add(task)
         task.add_done_callback(self._background.discard)
-
-
-def _with_attachments(request: str, content: PromptContent) -> str:
-    if not content.attachments:
-        return request
-    parts = [request, "", "Context attached in the editor:"]
-    for attachment in content.attachments:
-        parts.append(f"--- {attachment.describe()}")
-        if attachment.text:
-            parts.append(attachment.text)
-    return "\n".join(parts)

@@ -6,7 +6,7 @@
   every change; ACP knows pending / in_progress / completed, so failed and skipped entries are
   ``completed`` with the status in the text and in ``_meta["ided/status"]``;
 - the selection, stage decisions and routing -> ``agent_thought_chunk``;
-- agents' text and stage results -> ``agent_message_chunk``;
+- agents' text -> ``agent_message_chunk``; stage results -> ``agent_thought_chunk``;
 - tool calls -> ``tool_call`` / ``tool_call_update`` (kind, status, locations, input, output);
   the orchestrator's adaptive retrieval shows as a ``search`` tool call;
 - the run's end -> a closing message with the stop decision.
@@ -152,7 +152,11 @@ class RunPresenter:
             return self._node_started(event)
         if kind is ProgressKind.NODE_FINISHED:
             return self._node_finished(event)
-        if kind is ProgressKind.ROUTING_DECISION and event.routing is not None:
+        if kind is ProgressKind.REVIEW and event.summary:
+            return [update_agent_message_text(f"Changes for review: {event.summary}\n")]
+        if kind is ProgressKind.RUN_RESUMED and event.summary:
+            return [update_agent_thought_text(f"Run resumed: {event.summary}\n")]
+        if kind is ProgressKind.ROUTING_DECISION and event.routing is not None and not self._plan_events:
             r = event.routing
             return [
                 update_agent_thought_text(f"Routing: {r.source} -> {r.target} ({r.outcome.value}): {r.condition}\n")
@@ -164,7 +168,9 @@ class RunPresenter:
     def replay(self, record: RunRecord, events: Iterable[ExecutionProgress]) -> list[SessionUpdate]:
         """Everything a client saw of a past run: the request, the opening, every event, the closing."""
         updates: list[SessionUpdate] = [update_user_message_text(record.request)]
-        updates += self.opening(record)
+        events = list(events)
+        if not any(e.event is ProgressKind.PLAN for e in events):  # a run recorded before plan events
+            updates += self.opening(record)
         for event in events:
             updates += self.on_event(event)
         updates += self.closing(record)
@@ -214,7 +220,7 @@ class RunPresenter:
         if event.summary:
             verdict = "failed" if event.status == "failed" else "done"
             attempt = f" (attempt {event.attempt})" if event.attempt and event.attempt > 1 else ""
-            updates.append(update_agent_message_text(f"{stage.name}{attempt} {verdict}: {event.summary}\n"))
+            updates.append(update_agent_thought_text(f"{stage.name}{attempt} {verdict}: {event.summary}\n"))
         if not self._plan_events:
             stage.status = "failed" if event.status == "failed" else "completed"
             updates.append(self.plan_update())

@@ -21,6 +21,8 @@ from daemon.errors import DaemonError
 from daemon.orchestration.runtime import PipelineRuntime
 from daemon.service.daemon_client import DaemonClient
 from daemon.service.pipeline_host import open_pipeline
+from daemon.service.run_review import RunReview
+from daemon.vcs import RunWorktrees
 
 __all__ = ["ConfigLoader", "Workspace", "Workspaces"]
 
@@ -36,6 +38,8 @@ class Workspace:
     config: Config
     runtime: PipelineRuntime
     sessions: SessionStore
+    review: RunReview
+    """Diff, accept, reject and rollback of the workspace's runs (over the runtime's run store)."""
 
 
 class Workspaces:
@@ -65,8 +69,18 @@ class Workspaces:
                 return self._opened[root]
             if config.acp.attach_daemon:
                 await self._attach(config)
-            runtime = await self._stack.enter_async_context(open_pipeline(config, models_needed=True, client="acp"))
-            workspace = Workspace(root=root, config=config, runtime=runtime, sessions=SessionStore(config.state_path))
+            # always worktrees: a code-mode prompt in a folder that is not a repository gets a clear error
+            worktrees = RunWorktrees.for_config(config)
+            runtime = await self._stack.enter_async_context(
+                open_pipeline(config, models_needed=True, client="acp", worktrees=worktrees)
+            )
+            workspace = Workspace(
+                root=root,
+                config=config,
+                runtime=runtime,
+                sessions=SessionStore(config.state_path),
+                review=RunReview(worktrees, runtime.store),
+            )
             self._opened[root] = workspace
             logger.info("serving workspace %s", root)
             return workspace

@@ -97,7 +97,7 @@ async def test_dry_run_streams_the_selection_as_thoughts_and_a_pending_plan_and_
             agent.conn.prompt(session_id=sid, prompt=prompt_text("/dry-run fix the crash in add")), WAIT_S
         )
         assert reply.stop_reason == "end_turn"
-        assert "Workflow bug_fix (selected by llm): a crash report" in agent.client.thoughts(sid)
+        assert "Workflow bug_fix (llm): a crash report" in agent.client.thoughts(sid)
         assert "code_review: skip" in agent.client.thoughts(sid)
         (plan,) = agent.client.plans(sid)
         assert plan_statuses(plan) == [

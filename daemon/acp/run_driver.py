@@ -1,0 +1,237 @@
+"""One session's prompts as runs: start (or follow up) a run, stream it, review its changes.
+
+``SessionState`` is what a session holds in this process; ``RunDriver`` drives one prompt of it:
+it subscribes to the runtime's progress before the run starts (so nothing is missed), sends every
+event through ``RunPresenter``, honours ``session/cancel`` (the run stops before its next stage;
+the prompt answers ``cancelled`` once it stopped or after ``acp.cancel_grace_seconds``) and, when
+the run ended with changes, presents them for review (``daemon.acp.review``). Feedback chosen
+there is answered by a follow-up attempt: at once when the client sent the text with its answer,
+else with the session's next prompt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from acp import RequestError, update_agent_message_text
+from acp.interfaces import Client
+from acp.schema import StopReason
+
+from daemon.acp.commands import CommandKind, ParsedPrompt
+from daemon.acp.prompt_content import PromptContent
+from daemon.acp.review import (
+    apply_answer,
+    permission_call,
+    permission_options,
+    review_call,
+    review_call_id,
+    review_finished,
+    review_outcome,
+)
+from daemon.acp.run_updates import RunPresenter, SessionUpdate
+from daemon.acp.sessions import SessionRecord
+from daemon.acp.workspaces import Workspace
+from daemon.errors import DaemonError, ErrorCode
+from daemon.orchestration.graph_builder import graph_mermaid
+from daemon.orchestration.llm_providers import HOW_TO_CONFIGURE
+from daemon.orchestration.progress import ProgressKind, Subscription
+from daemon.orchestration.run_store import RunRecord, RunStatus
+
+__all__ = ["ClientFileReader", "RunDriver", "SessionState"]
+
+logger = logging.getLogger(__name__)
+
+Send = Callable[[str, list[SessionUpdate]], Awaitable[None]]
+
+READ_TIMEOUT_S = 10.0
+"""Upper bound for one fs/read_text_file round trip (the agent then reads the disk)."""
+
+PERMISSION_TIMEOUT_S = 24 * 3600.0
+"""A person reviews the diff; the request waits for them (cancel ends it earlier)."""
+
+
+@dataclass
+class SessionState:
+    """A session's state in this process."""
+
+    record: SessionRecord
+    workspace: Workspace
+    prompt_running: bool = False
+    run_id: str | None = None
+    feedback_for: str | None = None
+    """A run whose review asked for feedback: the next prompt is that feedback."""
+    cancelled: asyncio.Event = field(default_factory=asyncio.Event)
+    review_rounds: int = 0
+
+
+class ClientFileReader:
+    """The agents' ``FileReader`` through the client's ``fs/read_text_file``: open files as the editor has
+    them, unsaved edits included. Files the client cannot read fall back to the disk (``None``)."""
+
+    def __init__(self, client: Client, session_id: str) -> None:
+        self._client = client
+        self._session_id = session_id
+
+    async def read_text(self, path: Path) -> str | None:
+        try:
+            reply = await asyncio.wait_for(
+                self._client.read_text_file(session_id=self._session_id, path=str(path)), READ_TIMEOUT_S
+            )
+        except (RequestError, ConnectionError, TimeoutError) as exc:
+            logger.debug("fs/read_text_file %s: %s; reading the disk", path, exc)
+            return None
+        return reply.content
+
+
+@dataclass
+class RunDriver:
+    state: SessionState
+    client: Client
+    send: Send
+    reads_files: bool
+
+    @property
+    def _sid(self) -> str:
+        return self.state.record.session_id
+
+    async def _say(self, text: str) -> None:
+        await self.send(self._sid, [update_agent_message_text(text if text.endswith("\n") else text + "\n")])
+
+    def _reader(self) -> ClientFileReader | None:
+        return ClientFileReader(self.client, self._sid) if self.reads_files else None
+
+    # -- a new run ------------------------------------------------------------------------------
+
+    async def run(self, parsed: ParsedPrompt, content: PromptContent) -> StopReason:
+        runtime = self.state.workspace.runtime
+        dry_run = parsed.kind is CommandKind.DRY_RUN
+        subscription = runtime.subscribe()
+        try:
+            try:
+                record = await runtime.start(
+                    parsed.request,
+                    workflow=parsed.argument if parsed.kind is CommandKind.WORKFLOW else None,
+                    mode=self.state.record.mode.value,
+                    dry_run=dry_run,
+                    attachments=content.attachments,
+                    file_reader=self._reader(),
+                )
+            except DaemonError as exc:
+                if exc.code is not ErrorCode.MODEL_UNAVAILABLE:
+                    raise
+                await self._say(f"{exc.message}\n{HOW_TO_CONFIGURE}")
+                return "end_turn"
+            await self._attach_run(record, parsed.request)
+            presenter = RunPresenter.for_record(record, self.state.workspace.root)
+            if dry_run:
+                for event in await runtime.events(record.run_id):  # the plan and the selection's thoughts
+                    await self.send(self._sid, presenter.on_event(event))
+                assert record.plan is not None
+                await self._say(
+                    f"Dry run: run {record.run_id} planned with workflow {record.workflow}; nothing executed.\n\n"
+                    f"```mermaid\n{graph_mermaid(record.plan)}\n```"
+                )
+                return "end_turn"
+            if self.state.cancelled.is_set():
+                await runtime.cancel(record.run_id)
+            return await self._follow_to_end(subscription, record, presenter)
+        finally:
+            subscription.close()
+
+    async def _attach_run(self, record: RunRecord, title: str) -> None:
+        self.state.run_id = record.run_id
+        sessions = self.state.workspace.sessions
+        self.state.record = await asyncio.to_thread(sessions.update, self._sid, add_run=record.run_id, title=title[:80])
+
+    # -- feedback on a reviewed run -------------------------------------------------------------
+
+    async def follow_up(self, run_id: str, feedback: str) -> StopReason:
+        runtime = self.state.workspace.runtime
+        subscription = runtime.subscribe()
+        try:
+            record = await runtime.follow_up(run_id, feedback, file_reader=self._reader())
+            self.state.run_id = run_id
+            presenter = RunPresenter.for_record(record, self.state.workspace.root)
+            return await self._follow_to_end(subscription, record, presenter)
+        finally:
+            subscription.close()
+
+    # -- following a run ------------------------------------------------------------------------
+
+    async def _follow_to_end(
+        self, subscription: Subscription, record: RunRecord, presenter: RunPresenter
+    ) -> StopReason:
+        run_id = record.run_id
+        runtime = self.state.workspace.runtime
+        follow = asyncio.create_task(self._follow(subscription, run_id, presenter), name=f"acp follow {run_id}")
+        cancelled = asyncio.create_task(self.state.cancelled.wait())
+        try:
+            await asyncio.wait({follow, cancelled}, return_when=asyncio.FIRST_COMPLETED)
+            if not follow.done():
+                grace = self.state.workspace.config.acp.cancel_grace_seconds
+                try:
+                    await asyncio.wait_for(asyncio.shield(follow), grace)
+                except TimeoutError:
+                    logger.warning("run %s is still in a stage %.0fs after cancel", run_id, grace)
+        finally:
+            for task in (follow, cancelled):
+                task.cancel()
+        final = await runtime.get(run_id)
+        await self.send(self._sid, presenter.closing(final))
+        if self.state.cancelled.is_set() or final.status is RunStatus.CANCELLED:
+            return "cancelled"
+        if final.status.finished and final.changes is not None and not final.changes.empty:
+            return await self._review(final)
+        return "end_turn"
+
+    async def _follow(self, subscription: Subscription, run_id: str, presenter: RunPresenter) -> None:
+        async for event in subscription:
+            if event.run_id != run_id:
+                continue
+            await self.send(self._sid, presenter.on_event(event))
+            if event.event is ProgressKind.RUN_FINISHED:
+                return
+
+    # -- review ---------------------------------------------------------------------------------
+
+    async def _review(self, record: RunRecord) -> StopReason:
+        workspace = self.state.workspace
+        run_id = record.run_id
+        changes = await workspace.review.diff(run_id)
+        self.state.review_rounds += 1
+        call = review_call(changes, workspace.root, review_call_id(run_id, self.state.review_rounds))
+        await self.send(self._sid, [call])
+        permission = asyncio.create_task(
+            self.client.request_permission(
+                session_id=self._sid, tool_call=permission_call(call), options=permission_options()
+            )
+        )
+        cancelled = asyncio.create_task(self.state.cancelled.wait())
+        try:
+            await asyncio.wait(
+                {permission, cancelled}, timeout=PERMISSION_TIMEOUT_S, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            cancelled.cancel()
+        if not permission.done():
+            permission.cancel()
+            await self.send(self._sid, [review_finished(call.tool_call_id, "pending", "Review left open.")])
+            await self._say(
+                f"Review of run {run_id} left open: ided runs accept {run_id} (or reject) decides it later."
+            )
+            return "cancelled"
+        answer = review_outcome(permission.result())
+        status, text = await apply_answer(workspace.review, run_id, answer)
+        await self.send(self._sid, [review_finished(call.tool_call_id, status, text)])
+        await self._say(text)
+        if answer.choice != "feedback":
+            return "end_turn"
+        if answer.feedback is not None:
+            return await self.follow_up(run_id, answer.feedback)
+        self.state.feedback_for = run_id
+        await self._say("Type your feedback as the next prompt; it goes to the run's last editing stage.")
+        return "end_turn"
