@@ -1,7 +1,9 @@
-"""Per-file work of an index pass: read, check, chunk and lexically encode.
+"""Per-file work of an index pass: read, check, chunk, lexically encode and serialize.
 
 Pure and picklable so it runs inline for small passes or in worker processes for large ones
-(parsing is CPU-bound; the pool uses both cores while the parent writes to the store).
+(parsing is CPU-bound; the pool uses both cores while the parent writes to the store). Everything
+per chunk that does not need the store happens here, in the workers: the point id, the chunk hash,
+the BM25 vector and the payload JSON (see ``daemon.index.encoded_chunks``).
 """
 
 from __future__ import annotations
@@ -12,12 +14,13 @@ from functools import cache
 from pathlib import Path
 
 from daemon.core.models import Chunk, SkipReason, chunk_point_id
-from daemon.core.ports import SparseVector
+from daemon.index._payload import chunk_json
+from daemon.index.encoded_chunks import EncodedChunks
 from daemon.index.file_reader import read_file
 from daemon.index.sparse import CodeBm25Encoder
 from daemon.intel.chunking import chunk_source
 
-__all__ = ["FileJob", "FileOutcome", "ParsedPoint", "WorkerSettings", "process_batch"]
+__all__ = ["FileJob", "FileOutcome", "WorkerSettings", "encode_chunks", "process_batch"]
 
 logger = logging.getLogger(__name__)
 
@@ -40,20 +43,17 @@ class FileJob:
 
 
 @dataclass(frozen=True, slots=True)
-class ParsedPoint:
-    id: str
-    chunk: Chunk
-    sparse: SparseVector
-
-
-@dataclass(frozen=True, slots=True)
 class FileOutcome:
     job: FileJob
     skipped: SkipReason | None = None
     hash: str | None = None
     unchanged: bool = False
-    points: tuple[ParsedPoint, ...] = ()
+    points: EncodedChunks | None = None
     bytes_parsed: int = 0
+
+    @property
+    def chunk_count(self) -> int:
+        return 0 if self.points is None else len(self.points)
 
 
 @cache
@@ -78,12 +78,26 @@ def _process(job: FileJob, settings: WorkerSettings) -> FileOutcome:
     except Exception:  # a grammar bug must cost one file, never the pass
         logger.exception("chunking failed for %s", job.rel_path)
         return FileOutcome(job=job, skipped=SkipReason.PARSE_ERROR)
-    encoder = _encoder()
-    points = tuple(
-        ParsedPoint(id=chunk_point_id(job.rel_path, i, c.chunk_hash), chunk=c, sparse=encoder.encode_document(c))
-        for i, c in enumerate(chunks)
+    return FileOutcome(
+        job=job, hash=content.hash, points=encode_chunks(job.rel_path, chunks), bytes_parsed=len(content.data)
     )
-    return FileOutcome(job=job, hash=content.hash, points=points, bytes_parsed=len(content.data))
+
+
+def encode_chunks(path: str, chunks: list[Chunk]) -> EncodedChunks:
+    """Point ids, hashes, BM25 vectors and payload JSON of one file's chunks."""
+    encoder = _encoder()
+    hashes = tuple(c.chunk_hash for c in chunks)
+    vectors = [encoder.encode_document(c) for c in chunks]
+    return EncodedChunks(
+        path=path,
+        ids=tuple(chunk_point_id(path, i, h) for i, h in enumerate(hashes)),
+        hashes=hashes,
+        kinds=tuple(c.kind.value for c in chunks),
+        languages=tuple(c.language for c in chunks),
+        chunk_json=tuple(chunk_json(c) for c in chunks),
+        sparse_indices=tuple(v.indices for v in vectors),
+        sparse_values=tuple(v.values for v in vectors),
+    )
 
 
 def process_batch(jobs: list[FileJob], settings: WorkerSettings) -> list[FileOutcome]:

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from daemon.core.models import IndexReport
-from daemon.core.ports import StoredPoint, VectorStore
+from daemon.core.ports import VectorStore
+from daemon.index.encoded_chunks import EncodedChunks, write_encoded
 from daemon.index.file_worker import FileJob, FileOutcome, WorkerSettings, process_batch
 from daemon.index.manifest import FileRecord, Manifest
 from daemon.index.scanner import Scanner, ScanResult
@@ -232,22 +233,18 @@ class Indexer:
         if previously:
             self._store.delete_paths(previously)
             report.chunks_deleted += sum(known[p].chunks for p in previously)
-        points = [
-            StoredPoint(id=p.id, chunk=p.chunk, sparse=p.sparse, dense=reuse.get(p.chunk.chunk_hash))
-            for o in changed
-            for p in o.points
-        ]
-        if points:
-            self._store.upsert(points)
+        files: list[EncodedChunks] = [o.points for o in changed if o.points is not None and len(o.points)]
+        if files:
+            write_encoded(self._store, files, reuse)
         for o in changed:
             job = o.job
             assert o.hash is not None
             pending.records.append(
-                FileRecord(job.rel_path, job.size, job.mtime_ns, o.hash, job.language, len(o.points))
+                FileRecord(job.rel_path, job.size, job.mtime_ns, o.hash, job.language, o.chunk_count)
             )
             report.files_indexed += 1
             report.bytes_parsed += o.bytes_parsed
-        report.chunks_written += len(points)
+            report.chunks_written += o.chunk_count
 
     def _commit(self, pending: _Pending) -> None:
         self._store.flush()

@@ -38,6 +38,7 @@ import logging
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
+from itertools import chain
 from typing import TYPE_CHECKING, Protocol, cast
 
 from daemon.core.ports import SparseVector
@@ -78,6 +79,8 @@ _STOP_WORDS_TEXT = """a about above after again against all am an and any are as
 ENGLISH_STOP_WORDS: frozenset[str] = frozenset(_STOP_WORDS_TEXT.split())
 
 _WORD_RE = re.compile(r"\w+")
+_ASCII_WORD_RE = re.compile(r"[A-Za-z0-9_]+")
+"""``_WORD_RE`` for ASCII text (``str.isascii`` is a flag check): same matches, ~20% faster."""
 # Sub-words of an identifier piece without underscores, in order:
 # an acronym before a Capitalized word (HTTP in HTTPResponse), a word with an optional leading capital,
 # an all-caps run, a digit run; trailing digits stay on the word before them (v2, utf8, HTTP2).
@@ -230,29 +233,36 @@ class CodeBm25Encoder:
         """The sparse index of one term (as produced by ``tokenize``)."""
         return self._term_id(term)
 
-    def _count(self, counts: Counter[int], text: str, times: int = 1) -> None:
-        ids = self._ids
-        found = [i for raw in _WORD_RE.findall(text) for i in ids(raw)]
-        if times == 1:
-            counts.update(found)
-        else:
-            counts.update(found * times)
-
     def field_counts(self, chunk: Chunk) -> Counter[int]:
-        """Boosted term frequencies of a chunk, by term id."""
-        counts: Counter[int] = Counter()
+        """Boosted term frequencies of a chunk, by term id.
+
+        Runs at C speed except for words never seen before: the chunk's words (fields repeated by
+        their boost) are listed by the regex, the unseen ones are analyzed into the id cache, and
+        ``Counter`` counts the chained cached ids. Mapping word by word in Python cost about twice
+        as much per chunk.
+        """
         text = chunk.text
-        self._count(counts, text)
+        words: list[str] = (_ASCII_WORD_RE if text.isascii() else _WORD_RE).findall(text)
         if chunk.signature and chunk.signature not in text:
-            self._count(counts, chunk.signature)
+            words += _WORD_RE.findall(chunk.signature)
         if chunk.docstring and chunk.docstring not in text:
-            self._count(counts, chunk.docstring)
+            words += _WORD_RE.findall(chunk.docstring)
         if chunk.qualified_name:
-            self._count(counts, chunk.qualified_name, QUALIFIED_NAME_BOOST)
+            words += _WORD_RE.findall(chunk.qualified_name) * QUALIFIED_NAME_BOOST
         if chunk.name:
-            self._count(counts, chunk.name, NAME_BOOST)
-        self._count(counts, chunk.path, PATH_BOOST)
-        return counts
+            words += _WORD_RE.findall(chunk.name) * NAME_BOOST
+        words += _WORD_RE.findall(chunk.path) * PATH_BOOST
+        cache = self._ids_cache
+        unseen = set(words).difference(cache)
+        if unseen:
+            if len(cache) + len(unseen) > _CACHE_LIMIT:
+                cache.clear()
+                unseen = set(words)
+            term_id = self._term_id
+            terms = self._terms
+            for word in unseen:
+                cache[word] = tuple(term_id(t) for t in terms(word))
+        return Counter(chain.from_iterable(map(cache.__getitem__, words)))
 
     def encode_document(self, chunk: Chunk) -> SparseVector:
         """BM25 term-frequency weights of a chunk (IDF is the store's)."""
@@ -276,6 +286,5 @@ def bm25_vector(counts: Counter[int], *, avgdl: float = AVG_DOC_TOKENS) -> Spars
     dl = counts.total()
     norm = BM25_K1 * (1.0 - BM25_B + BM25_B * dl / avgdl)
     k1p1 = BM25_K1 + 1.0
-    indices = sorted(counts)
-    values = [counts[i] * k1p1 / (counts[i] + norm) for i in indices]
-    return SparseVector(indices=indices, values=values)
+    items = sorted(counts.items())
+    return SparseVector(indices=[i for i, _ in items], values=[n * k1p1 / (n + norm) for _, n in items])

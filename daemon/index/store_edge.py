@@ -45,11 +45,13 @@ from daemon.index._payload import (
     GlobMode,
     PathGlob,
     batched,
+    build_payload,
     chunk_from_payload,
     chunk_to_payload,
     engine_errors,
     rrf_fuse,
 )
+from daemon.index.encoded_chunks import EncodedChunks
 
 __all__ = ["EdgeVectorStore"]
 
@@ -163,6 +165,14 @@ class EdgeVectorStore:
             shard = self._live()
             for batch in batched(points, _WRITE_BATCH):
                 shard.update(qe.UpdateOperation.upsert_points([_to_edge_point(p) for p in batch]))
+
+    def upsert_encoded(self, files: Sequence[EncodedChunks], dense: Mapping[str, list[float]]) -> None:
+        """Insert or replace the chunks of ``files`` (the index pass's fast path, see ``encoded_chunks``)."""
+        points = (_encoded_edge_point(f, i, dense) for f in files for i in range(len(f)))
+        with self._write_lock, engine_errors(self.name, "upsert"):
+            shard = self._live()
+            for batch in batched(points, _WRITE_BATCH):
+                shard.update(qe.UpdateOperation.upsert_points(batch))
 
     def delete_paths(self, paths: Iterable[str]) -> None:
         unique = sorted(set(paths))
@@ -364,6 +374,23 @@ def _to_edge_point(point: StoredPoint) -> qe.Point:
     if point.dense is not None:
         vectors[DENSE] = list(point.dense)
     return qe.Point(point.id, vectors, chunk_to_payload(point.chunk, embedded=point.dense is not None))
+
+
+def _encoded_edge_point(f: EncodedChunks, i: int, dense: Mapping[str, list[float]]) -> qe.Point:
+    chunk_hash = f.hashes[i]
+    vectors: dict[str, qe.NamedVector] = {LEXICAL: qe.SparseVector(f.sparse_indices[i], f.sparse_values[i])}
+    vector = dense.get(chunk_hash)
+    if vector is not None:
+        vectors[DENSE] = vector
+    payload = build_payload(
+        path=f.path,
+        kind=f.kinds[i],
+        language=f.languages[i],
+        chunk_hash=chunk_hash,
+        chunk_json=f.chunk_json[i],
+        embedded=vector is not None,
+    )
+    return qe.Point(f.ids[i], vectors, payload)
 
 
 def _dense_of(vector: qe.Vector | None) -> list[float] | None:

@@ -36,11 +36,13 @@ from daemon.index._payload import (
     GlobMode,
     PathGlob,
     batched,
+    build_payload,
     chunk_from_payload,
     chunk_to_payload,
     engine_errors,
     rrf_fuse,
 )
+from daemon.index.encoded_chunks import EncodedChunks
 
 __all__ = ["QdrantClientStore"]
 
@@ -141,6 +143,14 @@ class QdrantClientStore:
             client = self._live()
             for batch in batched(points, _WRITE_BATCH):
                 client.upsert(self._collection, points=[_to_point(p) for p in batch], wait=True)
+
+    def upsert_encoded(self, files: Sequence[EncodedChunks], dense: Mapping[str, list[float]]) -> None:
+        """Insert or replace the chunks of ``files`` (the index pass's fast path, see ``encoded_chunks``)."""
+        points = (_encoded_point(f, i, dense) for f in files for i in range(len(f)))
+        with self._write_lock, engine_errors(self.name, "upsert"):
+            client = self._live()
+            for batch in batched(points, _WRITE_BATCH):
+                client.upsert(self._collection, points=batch, wait=True)
 
     def delete_paths(self, paths: Iterable[str]) -> None:
         unique = sorted(set(paths))
@@ -388,6 +398,25 @@ def _to_point(point: StoredPoint) -> models.PointStruct:
     return models.PointStruct(
         id=point.id, vector=vector, payload=chunk_to_payload(point.chunk, embedded=point.dense is not None)
     )
+
+
+def _encoded_point(f: EncodedChunks, i: int, dense: Mapping[str, list[float]]) -> models.PointStruct:
+    chunk_hash = f.hashes[i]
+    vector: dict[str, models.Vector] = {
+        LEXICAL: models.SparseVector(indices=f.sparse_indices[i], values=f.sparse_values[i])
+    }
+    dense_vector = dense.get(chunk_hash)
+    if dense_vector is not None:
+        vector[DENSE] = dense_vector
+    payload = build_payload(
+        path=f.path,
+        kind=f.kinds[i],
+        language=f.languages[i],
+        chunk_hash=chunk_hash,
+        chunk_json=f.chunk_json[i],
+        embedded=dense_vector is not None,
+    )
+    return models.PointStruct(id=f.ids[i], vector=vector, payload=payload)
 
 
 def _probe_lock(directory: Path) -> None:
