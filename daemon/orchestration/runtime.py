@@ -497,6 +497,7 @@ class PipelineRuntime:
             events=reporter,
             file_reader=host.file_reader,
             extra_tools=host.extra_tools,
+            cancelled=lambda: self._is_cancelled(record.run_id),
         )
         return ToolAgentProvider(self.models, env)
 

@@ -247,3 +247,17 @@ async def test_an_agent_that_keeps_calling_tools_stops_at_the_step_limit(tmp_pat
     )
     assert outcome.failed and outcome.error is not None and "max_tool_steps" in outcome.error
     assert outcome.tools_used == ("list_files",) * 6
+
+
+async def test_an_agent_of_a_cancelled_run_stops_at_its_next_model_turn(tmp_path: Path) -> None:
+    root = project(tmp_path / "ws")
+    models = registry([{"tool_calls": [{"name": "list_files", "args": {}}], "repeat": True}])
+    recorder = Recorder()
+
+    async def cancelled() -> bool:
+        return bool(recorder.updates)  # cancelled once the first tool call ended
+
+    env = AgentEnvironment(files=RunFiles(root, editable=True), events=recorder, max_tool_steps=6, cancelled=cancelled)
+    outcome = await ToolAgentProvider(models, env).agent(task("implementation").agent).run(task("implementation"))
+    assert outcome.failed and outcome.error is not None and outcome.error.startswith("cancelled")
+    assert outcome.tools_used == ("list_files",)

@@ -8,6 +8,7 @@ and no host tools offers nothing to call: its agents are the plain one-call ``Ll
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from langchain_core.tools import BaseTool
@@ -28,6 +29,8 @@ class AgentEnvironment:
     extra_tools: tuple[BaseTool, ...] = ()
     events: AgentEvents = NO_EVENTS
     max_tool_steps: int = 25
+    cancelled: Callable[[], Awaitable[bool]] | None = None
+    """Asked before every model turn after the first: a cancelled run's agents stop at the next turn."""
 
     @property
     def has_tools(self) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -130,6 +130,7 @@ class RunWorkspace:
         events: AgentEvents,
         file_reader: FileReader | None = None,
         extra_tools: Sequence[BaseTool] = (),
+        cancelled: Callable[[], Awaitable[bool]] | None = None,
     ) -> AgentEnvironment:
         """What the run's agents get: the worktree (editable, with commands) or the workspace (read-only)."""
         settings = self.settings
@@ -154,6 +155,7 @@ class RunWorkspace:
             extra_tools=tuple(extra_tools),
             events=events,
             max_tool_steps=settings.max_tool_steps,
+            cancelled=cancelled,
         )
 
     def review_state(self, run_id: str) -> str:

@@ -3,7 +3,8 @@
 One attempt: the model is called with the tools bound; every tool call it makes is run and its
 answer handed back; text it says along the way goes out as ``agent_message``. When it answers
 without tool calls, that answer must be the ``AgentAnswer`` JSON (status, summary, evidence); one
-repair turn is granted when it is not. The loop is bounded by ``agents.max_tool_steps`` model turns.
+repair turn is granted when it is not. The loop is bounded by ``agents.max_tool_steps`` model
+turns, and stops at the next turn once the run is cancelled.
 
 The outcome carries what failed and why (summary, evidence, error), the final text, the tools used,
 the files written and the tokens spent. In a ``test_execution`` stage the tests decide: when the
@@ -101,7 +102,10 @@ class ToolCallingAgent:
         final_text = ""
         repaired = False
         try:
-            for _ in range(self._env.max_tool_steps):
+            for step in range(self._env.max_tool_steps):
+                if step and self._env.cancelled is not None and await self._env.cancelled():
+                    error = "cancelled: the run was cancelled while the agent worked"
+                    break
                 reply = await model.invoke(messages)
                 tokens += estimate_tokens(messages, reply)
                 text = str(reply.text).strip()
@@ -146,7 +150,7 @@ class ToolCallingAgent:
         started: float,
     ) -> AgentOutcome:
         if answer is None:
-            if error and "max_tool_steps" in error:
+            if error and ("max_tool_steps" in error or error.startswith("cancelled")):
                 failed, summary = True, "the agent did not finish its work"
             elif final_text:
                 failed, summary = True, "the agent's answer was not the JSON asked for"
