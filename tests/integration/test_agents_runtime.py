@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import subprocess
 from collections.abc import AsyncGenerator
@@ -278,3 +279,39 @@ async def test_cancelling_an_editing_run_keeps_its_branch_with_the_attempt_in_fl
     assert not worktrees.registry.is_locked()
     assert worktrees.get(record.run_id).review == "open"
     assert not (repo / "src" / "new.py").exists()
+
+
+async def test_an_interrupted_editing_run_resumes_in_its_worktree_and_commits_on_the_same_branch(
+    tmp_path: Path,
+) -> None:
+    repo = folder(tmp_path / "repo")
+    state_dir = tmp_path / "state"
+    worktrees = RunWorktrees(repo, state_dir)
+    choice = json.dumps(choose(FEATURE, requirements_analysis="SKIP", code_review="SKIP", documentation="SKIP"))
+    gated = GatedToolModel()
+    first_models = ModelRegistry.from_models(
+        {"orchestrator": GenericFakeChatModel(messages=iter([choice])), "agents": gated},
+        ResilienceLayer(FAST_RESILIENCE),
+    )
+    config = PipelineConfig(resilience=FAST_RESILIENCE)
+    async with PipelineRuntime.open(
+        catalog=builtin_catalog(), models=first_models, state_dir=state_dir, config=config, worktrees=worktrees
+    ) as runtime:
+        record = await runtime.start("Add a multiply function")
+        await asyncio.wait_for(gated._entered.wait(), WAIT)
+    interrupted = record.run_id
+    assert not worktrees.registry.is_locked()
+    done = json.dumps({"status": "success", "summary": "done"})
+    second_models = ModelRegistry.from_models(
+        {"default": GenericFakeChatModel(messages=itertools.repeat(done))}, ResilienceLayer(FAST_RESILIENCE)
+    )
+    async with PipelineRuntime.open(
+        catalog=builtin_catalog(), models=second_models, state_dir=state_dir, config=config, worktrees=worktrees
+    ) as runtime:
+        assert (await runtime.get(interrupted)).status is RunStatus.INTERRUPTED
+        await runtime.resume(interrupted)
+        final = await runtime.wait(interrupted, wait_seconds=WAIT)
+    assert final.status is RunStatus.SUCCEEDED
+    assert final.changes is not None and final.changes.branch == f"ided/run/{interrupted}"
+    assert [f.path for f in final.changes.files] == ["src/new.py"] and len(final.changes.commits) == 1
+    assert not worktrees.registry.is_locked()
