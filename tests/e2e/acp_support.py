@@ -75,8 +75,8 @@ class RecordingClient:
     permission_requests: list[tuple[ToolCallUpdate, list[PermissionOption]]] = field(
         default_factory=lambda: list[tuple[ToolCallUpdate, list[PermissionOption]]]()
     )
-    permission_answer: str | None = None
-    """The option id to choose; None answers 'cancelled'."""
+    permission_answers: list[tuple[str, str | None]] = field(default_factory=lambda: list[tuple[str, str | None]]())
+    """(option id, feedback text sent in ``_meta``) per request, in order; none left answers 'cancelled'."""
     open_buffers: dict[str, str] = field(default_factory=lambda: dict[str, str]())
     reads: list[str] = field(default_factory=lambda: list[str]())
     _changed: asyncio.Condition = field(default_factory=asyncio.Condition)
@@ -92,9 +92,11 @@ class RecordingClient:
         async with self._changed:
             self.permission_requests.append((tool_call, options))
             self._changed.notify_all()
-        if self.permission_answer is None:
+        if not self.permission_answers:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
-        return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=self.permission_answer))
+        option, feedback = self.permission_answers.pop(0)
+        meta = {"ided/feedback": feedback} if feedback is not None else None
+        return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=option), field_meta=meta)
 
     async def read_text_file(
         self, session_id: str, path: str, line: int | None = None, limit: int | None = None, **kwargs: Any
