@@ -35,8 +35,11 @@ pub struct Options {
     pub workspace: PathBuf,
     /// The resolved `ided acp` launch, or why none could be resolved.
     pub launch: Result<Launch, String>,
-    /// A prompt sent as soon as the session is ready (demos, screenshots).
-    pub initial_prompt: Option<String>,
+    /// Prompts sent one after another once the session is ready (demos, screenshots).
+    pub script: Vec<String>,
+    /// Where to write a PNG screenshot once the scripted prompts are done (or a review waits);
+    /// the app exits afterwards.
+    pub screenshot: Option<PathBuf>,
 }
 
 /// The whole application state.
@@ -59,7 +62,9 @@ pub struct App {
     pub permission_reply: Option<Reply<RequestPermissionResponse>>,
     /// Files to reload into clean buffers when the current prompt ends (after accept).
     pub reload_after_prompt: Vec<PathBuf>,
-    pub initial_prompt: Option<String>,
+    /// Scripted prompts still to send.
+    pub script: std::collections::VecDeque<String>,
+    pub screenshot: Option<PathBuf>,
 }
 
 /// Every message of the application.
@@ -79,6 +84,9 @@ pub enum Message {
     ShowCenter(Center),
     Restart,
     Key(keyboard::Event),
+    /// Take the scripted screenshot now.
+    Screenshot,
+    ScreenshotSaved(Result<PathBuf, String>),
     Noop,
 }
 
@@ -103,7 +111,8 @@ impl App {
             exit: None,
             permission_reply: None,
             reload_after_prompt: Vec::new(),
-            initial_prompt: options.initial_prompt,
+            script: options.script.into(),
+            screenshot: options.screenshot,
         };
         (app, list_task(workspace))
     }
@@ -210,8 +219,44 @@ impl App {
                 Task::none()
             }
             Message::Key(event) => self.on_key(event),
+            Message::Screenshot => {
+                let Some(path) = self.screenshot.clone() else {
+                    return Task::none();
+                };
+                iced::window::latest()
+                    .and_then(iced::window::screenshot)
+                    .then(move |shot| Task::perform(save_png(shot, path.clone()), Message::ScreenshotSaved))
+            }
+            Message::ScreenshotSaved(result) => {
+                match result {
+                    Ok(path) => log::info!("screenshot written to {}", path.display()),
+                    Err(err) => log::error!("screenshot failed: {err}"),
+                }
+                iced::exit()
+            }
             Message::Noop => Task::none(),
         }
+    }
+
+    /// Sends the next scripted prompt; with none left, schedules the screenshot (if asked).
+    fn next_scripted(&mut self) -> Task<Message> {
+        match self.script.pop_front() {
+            Some(prompt) => {
+                self.panel.prompt = prompt;
+                self.on_agent(agent_panel::Message::Send)
+            }
+            None => self.screenshot_soon(),
+        }
+    }
+
+    /// The screenshot after the last update had time to be laid out and drawn.
+    fn screenshot_soon(&self) -> Task<Message> {
+        if self.screenshot.is_none() {
+            return Task::none();
+        }
+        Task::perform(tokio::time::sleep(std::time::Duration::from_millis(1500)), |()| {
+            Message::Screenshot
+        })
     }
 
     fn on_key(&mut self, event: keyboard::Event) -> Task<Message> {
@@ -264,9 +309,8 @@ impl App {
                         self.review_pane = review::ReviewPane::default();
                     }
                 }
-                if !loaded && let Some(prompt) = self.initial_prompt.take() {
-                    self.panel.prompt = prompt;
-                    return self.on_agent(agent_panel::Message::Send);
+                if !loaded {
+                    return self.next_scripted();
                 }
             }
             Event::Update(params) => {
@@ -283,6 +327,9 @@ impl App {
                 }
                 self.review_pane = review::ReviewPane::default();
                 self.center = Center::Review;
+                if self.script.is_empty() {
+                    return self.screenshot_soon();
+                }
             }
             Event::ReadFile(request, reply) => return self.read_for_agent(&request, reply),
             Event::PromptDone { session_id, outcome } => {
@@ -303,9 +350,11 @@ impl App {
                     }
                 }
                 let files = std::mem::take(&mut self.reload_after_prompt);
+                let next = self.next_scripted();
                 if !files.is_empty() {
-                    return Task::perform(read_files(files), Message::Reloaded);
+                    return Task::batch([Task::perform(read_files(files), Message::Reloaded), next]);
                 }
+                return next;
             }
             Event::Sessions(sessions) => self.history = sessions,
             Event::Status(status) => self.status = status,
@@ -625,6 +674,20 @@ async fn write_file(path: PathBuf, text: String) -> Result<(), String> {
     tokio::fs::write(&path, text)
         .await
         .map_err(|e| format!("cannot save {}: {e}", path.display()))
+}
+
+async fn save_png(shot: iced::window::Screenshot, path: PathBuf) -> Result<PathBuf, String> {
+    tokio::task::spawn_blocking(move || {
+        let file = std::fs::File::create(&path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), shot.size.width, shot.size.height);
+        encoder.set_color(png::ColorType::Rgba);
+        encoder.set_depth(png::BitDepth::Eight);
+        let mut writer = encoder.write_header().map_err(|e| e.to_string())?;
+        writer.write_image_data(&shot.rgba).map_err(|e| e.to_string())?;
+        Ok(path)
+    })
+    .await
+    .map_err(|e| e.to_string())?
 }
 
 async fn read_files(paths: Vec<PathBuf>) -> Vec<(PathBuf, String)> {

@@ -1,14 +1,16 @@
-//! `ided-iced [WORKSPACE] [--ided COMMAND] [--prompt TEXT]`: the Iced IDE client for ided.
+//! `ided-iced [WORKSPACE] [--ided COMMAND] [--prompt TEXT]... [--screenshot PNG]`: the Iced IDE
+//! client for ided.
 
 use std::path::PathBuf;
 
 use ided_iced::acp::Launch;
 use ided_iced::{App, Options};
 
-const USAGE: &str = "usage: ided-iced [WORKSPACE] [--ided COMMAND] [--prompt TEXT]\n\
-  WORKSPACE   the folder to open (default: the current directory)\n\
-  --ided      the ided command (default: $IDED_BIN, else `ided` on PATH); `acp` is appended\n\
-  --prompt    a prompt sent as soon as the session is ready";
+const USAGE: &str = "usage: ided-iced [WORKSPACE] [--ided COMMAND] [--prompt TEXT]... [--screenshot PNG]\n\
+  WORKSPACE     the folder to open (default: the current directory)\n\
+  --ided        the ided command (default: $IDED_BIN, else `ided` on PATH); `acp` is appended\n\
+  --prompt      a prompt sent once the session is ready (repeat: each after the previous ends)\n\
+  --screenshot  after the prompts (or when a review waits), write the window to PNG and exit";
 
 fn main() -> iced::Result {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn,ided_iced=info"))
@@ -32,11 +34,13 @@ fn main() -> iced::Result {
 fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
     let mut workspace: Option<PathBuf> = None;
     let mut ided: Option<String> = None;
-    let mut prompt = None;
+    let mut script = Vec::new();
+    let mut screenshot = None;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--ided" => ided = Some(args.next().ok_or("--ided needs a command")?),
-            "--prompt" => prompt = Some(args.next().ok_or("--prompt needs a text")?),
+            "--prompt" => script.push(args.next().ok_or("--prompt needs a text")?),
+            "--screenshot" => screenshot = Some(PathBuf::from(args.next().ok_or("--screenshot needs a path")?)),
             "-h" | "--help" => return Err(String::new()),
             flag if flag.starts_with('-') => return Err(format!("unknown option {flag}")),
             path => workspace = Some(PathBuf::from(path)),
@@ -51,6 +55,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
     Ok(Options {
         launch: Launch::resolve(ided.as_deref(), &workspace),
         workspace,
-        initial_prompt: prompt,
+        script,
+        screenshot,
     })
 }

@@ -143,7 +143,8 @@ async fn a_dry_run_prompt_reaches_the_client_state_as_a_plan_with_a_skipped_stag
     let (mut app, _) = App::new(Options {
         workspace: repo.clone(),
         launch: Ok(launch.clone()),
-        initial_prompt: Some("/dry-run fix the crash in add".into()),
+        script: vec!["/dry-run fix the crash in add".into()],
+        screenshot: None,
     });
     drive(&mut app, launch, |app| {
         app.session

@@ -91,8 +91,8 @@ fn an_editing_run_tracks_tool_calls_and_turns_the_diff_into_an_answered_review()
     assert!(call.output.starts_with("Accepted: 1 commit(s)"));
     assert_eq!(
         call.diffs.len(),
-        0,
-        "the final update replaced the diff content with the outcome"
+        2,
+        "ided's final update keeps the diffs (the run can be rolled back)"
     );
     // Tool calls appear in the transcript once each, in order.
     let tools: Vec<usize> = state

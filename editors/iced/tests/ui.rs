@@ -26,7 +26,8 @@ fn connected_app() -> (
     let (mut app, _) = App::new(Options {
         workspace: dir.path().to_path_buf(),
         launch: Ok(launch),
-        initial_prompt: None,
+        script: Vec::new(),
+        screenshot: None,
     });
     let (connection, mut commands) = Connection::detached();
     let _ = app.update(Message::Acp(Event::Started(connection)));
@@ -283,4 +284,39 @@ fn tab_completes_a_slash_command_from_the_agent_list() {
     }
     let _ = app.update(Message::Agent(ided_iced::ui::agent_panel::Message::Complete));
     assert_eq!(app.panel.prompt, "/workflow ");
+}
+
+#[test]
+fn an_accepted_review_offers_roll_back_which_sends_the_rollback_command() {
+    let (mut app, answers, _dir) = reviewing_app();
+    {
+        let mut ui = simulator(app.view());
+        assert!(
+            ui.find("Roll back run run-1").is_err(),
+            "nothing to roll back before accept"
+        );
+    }
+    click(&mut app, "Accept all");
+    assert_eq!(selected(answers.try_recv().unwrap()).0, "accept");
+    update(
+        &mut app,
+        json!({"sessionId":"s-1","update":{"sessionUpdate":"tool_call_update","toolCallId":"run-1/review-1",
+            "status":"completed","rawOutput":"Accepted: 1 commit(s)"}}),
+    );
+    let _ = app.update(Message::Acp(Event::PromptDone {
+        session_id: "s-1".into(),
+        outcome: Ok(agent_client_protocol::v1::schema::StopReason::EndTurn),
+    }));
+    let (connection, mut commands) = Connection::detached();
+    app.connection = Some(connection);
+    click(&mut app, "Roll back run run-1");
+    match commands.try_recv() {
+        Ok(Command::Prompt { blocks, .. }) => {
+            let ContentBlock::Text(text) = &blocks[0] else {
+                panic!("{blocks:?}")
+            };
+            assert_eq!(text.text, "/rollback run-1");
+        }
+        other => panic!("expected the rollback prompt, got {other:?}"),
+    }
 }

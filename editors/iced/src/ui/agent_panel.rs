@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use agent_client_protocol::v1::schema::ToolCallStatus;
 use iced::widget::{button, checkbox, column, container, lazy, pick_list, row, scrollable, text, text_input};
 use iced::{Element, Fill, Font, Length};
 
@@ -205,8 +206,8 @@ impl AgentPanel {
             format!("{} files, +{} −{}", r.files.len(), r.added(), r.removed())
         });
         let mut card = column![
+            text(permission.title.clone()).size(14),
             row![
-                text(permission.title.clone()).size(14),
                 text(summary).size(13).color(theme::MUTED),
                 button(text("Show diff").size(12))
                     .style(theme::link)
@@ -396,8 +397,10 @@ fn tool_view(tool: &ToolCallRow, workspace: &Path) -> Element<'static, Message> 
                 .on_press(Message::ShowReview),
         );
     }
+    // An accepted review (ided completes the review call; its diffs stay) can be rolled back.
     if let Some(run_id) = &tool.run_id
         && !tool.diffs.is_empty()
+        && tool.status == ToolCallStatus::Completed
     {
         col = col.push(
             button(text(format!("Roll back run {run_id}")).size(12))
