@@ -139,7 +139,7 @@ async def test_a_test_runner_fails_on_a_red_test_run_whatever_the_model_says(tmp
     assert "the test command 'test' exited with code 1" in outcome.summary
     assert any("assert 7 == 12" in e for e in outcome.evidence)
     assert [u.status for u in recorder.updates] == ["failed"]
-    assert recorder.calls[0].kind == "execute"
+    assert recorder.calls[0].kind == "execute" and recorder.calls[0].title == "run test"
 
 
 async def test_a_test_stage_whose_agent_ran_nothing_runs_the_test_command_itself(tmp_path: Path) -> None:

@@ -245,7 +245,8 @@ class Toolbox:
 
     def _title(self, name: str, args: dict[str, Any]) -> str:
         if name == "run_command":
-            return f"run {args.get('name', '?')}" + (" " + " ".join(map(str, args.get("args") or [])) or "")
+            extra = " ".join(map(str, args.get("args") or []))
+            return f"run {args.get('name', '?')}" + (f" {extra}" if extra else "")
         first = next((v for k, v in args.items() if k in ("path", "file", "symbol", "query", "name")), None)
         return f"{name} {first}" if first is not None else name
 
