@@ -113,14 +113,43 @@ fn bug_fix_script(root: &Path) -> PathBuf {
     path
 }
 
-/// Runs the app against `ided acp` until `done(app)` holds after an event.
-async fn drive(app: &mut App, launch: Launch, done: impl Fn(&App) -> bool) {
-    let (tx, mut events) = mpsc::unbounded();
-    let connection = tokio::spawn(run(launch, tx));
+/// Runs a task's outputs back into `messages` (a minimal runtime: file reads, saves, reloads).
+fn spawn_task(task: iced::Task<Message>, messages: &mpsc::UnboundedSender<Message>) {
+    if let Some(mut stream) = iced_test::runtime::task::into_stream(task) {
+        let messages = messages.clone();
+        tokio::spawn(async move {
+            while let Some(action) = stream.next().await {
+                if let iced_test::runtime::Action::Output(message) = action {
+                    let _ = messages.unbounded_send(message);
+                }
+            }
+        });
+    }
+}
+
+/// Runs the app against `ided acp`: every event and task output goes through `update`; after
+/// each, `react` may answer like a person would; stops when `done(app)` holds.
+async fn drive(app: &mut App, launch: Launch, react: impl Fn(&App) -> Option<Message>, done: impl Fn(&App) -> bool) {
+    let (tx, mut messages) = mpsc::unbounded::<Message>();
+    let (events_tx, events) = mpsc::unbounded();
+    let connection = tokio::spawn(run(launch, events_tx));
+    let forward = tx.clone();
+    tokio::spawn(events.for_each(move |event| {
+        let _ = forward.unbounded_send(Message::Acp(event));
+        async {}
+    }));
+    let seen = std::sync::Mutex::new(Vec::<String>::new());
     let outcome = tokio::time::timeout(WAIT, async {
-        while let Some(event) = events.next().await {
-            let exited = matches!(event, Event::Exited(_));
-            let _ = app.update(Message::Acp(event));
+        while let Some(message) = messages.next().await {
+            if let Message::Acp(event) = &message {
+                let name = format!("{event:?}");
+                seen.lock().unwrap().push(name.chars().take(60).collect());
+            }
+            let exited = matches!(message, Message::Acp(Event::Exited(_)));
+            spawn_task(app.update(message), &tx);
+            if let Some(answer) = react(app) {
+                spawn_task(app.update(answer), &tx);
+            }
             if done(app) || exited {
                 return;
             }
@@ -128,9 +157,77 @@ async fn drive(app: &mut App, launch: Launch, done: impl Fn(&App) -> bool) {
     })
     .await;
     let session = app.session.as_ref().map(|s| (&s.run, &s.plan, s.transcript.len()));
-    assert!(outcome.is_ok(), "timed out; session: {session:?}, exit: {:?}", app.exit);
+    assert!(
+        outcome.is_ok(),
+        "timed out; session: {session:?}, exit: {:?}, events: {:?}",
+        app.exit,
+        seen.lock().unwrap()
+    );
     drop(app.connection.take());
     let _ = tokio::time::timeout(Duration::from_secs(15), connection).await;
+}
+
+fn finished(app: &App) -> bool {
+    app.session
+        .as_ref()
+        .is_some_and(|s| matches!(s.run, RunStatus::Stopped(_) | RunStatus::Failed(_)))
+}
+
+/// Chooses `option` once a permission request is pending.
+fn answer_with(option: &'static str) -> impl Fn(&App) -> Option<Message> {
+    move |app: &App| {
+        app.session
+            .as_ref()
+            .and_then(|s| s.permission.as_ref())
+            .map(|_| Message::Agent(ided_iced::ui::agent_panel::Message::Choose(option.into())))
+    }
+}
+
+fn no_answer(_: &App) -> Option<Message> {
+    None
+}
+
+const FIXED: &str = "def add(a, b):\n    return a + b\n\n\ndef divide(a, b):\n    if b == 0:\n        raise ZeroDivisionError(\"b is 0\")\n    return a / b\n";
+
+/// The bug_fix script whose coder writes FIXED into calc.py.
+fn editing_script(root: &Path) -> PathBuf {
+    let script = json!({"responses": [
+        {"role": "orchestrator", "answer": {"workflow": "bug_fix", "rationale": "a crash report",
+            "stage_decisions": [{"stage_id": "code_review", "decision": "SKIP", "reason": "scripted skip"}]}},
+        {"role": "coder", "tool_calls": [{"name": "write_file", "args": {"path": "calc.py", "content": FIXED}}]},
+        {"role": "*", "answer": {"status": "success", "summary": "done"}, "repeat": true}
+    ]});
+    let path = root.join("script.yaml");
+    std::fs::write(&path, serde_json::to_string_pretty(&script).unwrap()).unwrap();
+    path
+}
+
+/// Runs one editing prompt on a fresh fixture repository, answering the review with `option`.
+async fn editing_run(bin: &str, option: &'static str) -> (App, PathBuf, String, tempfile::TempDir) {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = fixture_repo(tmp.path());
+    let head = git(&repo, &["rev-parse", "HEAD"]);
+    let mut launch = Launch::resolve(Some(bin), &repo).unwrap();
+    launch.env = ided_env(tmp.path(), &editing_script(tmp.path()));
+    let (mut app, _) = App::new(Options {
+        workspace: repo.clone(),
+        launch: Ok(launch.clone()),
+        script: vec!["fix the crash in divide when b is 0".into()],
+        screenshot: None,
+    });
+    drive(&mut app, launch, answer_with(option), finished).await;
+    (app, repo, head, tmp)
+}
+
+fn review_of(app: &App) -> &ided_iced::session::Review {
+    let session = app.session.as_ref().expect("a session");
+    assert_eq!(
+        session.run,
+        RunStatus::Stopped("end_turn".into()),
+        "transcript: {:?}",
+        session.transcript
+    );
+    session.review.as_ref().expect("the run's diff became the review")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -146,12 +243,7 @@ async fn a_dry_run_prompt_reaches_the_client_state_as_a_plan_with_a_skipped_stag
         script: vec!["/dry-run fix the crash in add".into()],
         screenshot: None,
     });
-    drive(&mut app, launch, |app| {
-        app.session
-            .as_ref()
-            .is_some_and(|s| matches!(s.run, RunStatus::Stopped(_) | RunStatus::Failed(_)))
-    })
-    .await;
+    drive(&mut app, launch, no_answer, finished).await;
 
     assert!(app.exit.is_none(), "the agent is still running: {:?}", app.exit);
     let agent = app.agent.as_ref().expect("initialized");
@@ -192,4 +284,66 @@ async fn a_dry_run_prompt_reaches_the_client_state_as_a_plan_with_a_skipped_stag
         "commands: {names:?}"
     );
     assert_eq!(session.skipped, 0, "every update ided sent parsed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn accepting_the_reviewed_diff_puts_the_runs_commit_on_the_users_branch() {
+    let bin = require_ided!();
+    let (app, repo, head, _tmp) = editing_run(&bin, "accept").await;
+    let review = review_of(&app);
+    let files: Vec<_> = review
+        .files
+        .iter()
+        .map(|f| (f.path.clone(), f.added, f.removed))
+        .collect();
+    assert_eq!(files, [(repo.join("calc.py"), 6, 0)]);
+    assert_eq!(review.answer.as_deref(), Some("accept"));
+    let run_id = review.run_id.clone().expect("the review names its run");
+    let call = app
+        .session
+        .as_ref()
+        .unwrap()
+        .tool_call_by_id(&review.tool_call_id)
+        .unwrap();
+    assert_eq!(
+        call.status,
+        agent_client_protocol::v1::schema::ToolCallStatus::Completed,
+        "{call:?}"
+    );
+
+    assert_eq!(std::fs::read_to_string(repo.join("calc.py")).unwrap(), FIXED);
+    let log = git(&repo, &["log", "--format=%s", &format!("{head}..HEAD")]);
+    assert!(
+        log.contains(&format!("ided run {run_id}")),
+        "the run's commit is on main: {log}"
+    );
+    assert_eq!(git(&repo, &["status", "--porcelain"]), "", "a clean tree after accept");
+    assert_eq!(
+        app.reload_after_prompt,
+        Vec::<PathBuf>::new(),
+        "the reload of calc.py was sent"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rejecting_the_reviewed_diff_leaves_the_working_tree_unchanged() {
+    let bin = require_ided!();
+    let (app, repo, head, _tmp) = editing_run(&bin, "reject").await;
+    let review = review_of(&app);
+    assert_eq!(review.answer.as_deref(), Some("reject"));
+    assert_eq!(review.files.len(), 1);
+    assert_eq!(
+        git(&repo, &["rev-parse", "HEAD"]),
+        head,
+        "no commit on the user's branch"
+    );
+    assert_eq!(
+        git(&repo, &["status", "--porcelain"]),
+        "",
+        "no change in the working tree"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.join("calc.py")).unwrap(),
+        "def add(a, b):\n    return a + b\n"
+    );
 }
