@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import contextlib
 import functools
+import importlib
 import logging
 import os
 import signal
@@ -23,7 +24,7 @@ from typing import Any, cast
 
 from acp import Agent, run_agent
 
-from daemon.acp.agent import IdedAgent
+from daemon.acp.agent import PRELOAD_MODULES, IdedAgent
 from daemon.acp.transport_guard import MAX_LINE_BYTES, GuardedNdjsonTransport
 from daemon.config import Config, load_config, parse_set_pairs
 from daemon.errors import DaemonError
@@ -80,15 +81,24 @@ async def serve(agent: IdedAgent) -> None:
     assert main is not None
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, main.cancel)
+    # the pipeline side loads while the client initializes (a second import just waits for this one)
+    preload = loop.run_in_executor(None, _preload)
     try:
         with contextlib.suppress(asyncio.CancelledError):
             # IdedAgent implements the methods it advertises; the SDK answers -32601 for the others
             await run_agent(cast(Agent, agent), transport)
         logger.info("the client closed the connection")
     finally:
+        with contextlib.suppress(Exception):
+            await preload
         await asyncio.shield(agent.shutdown())
         with contextlib.suppress(OSError, RuntimeError):
             writer.close()
+
+
+def _preload() -> None:
+    for name in PRELOAD_MODULES:
+        importlib.import_module(name)
 
 
 def _load(overrides: dict[str, Any], folder: Path) -> Config:

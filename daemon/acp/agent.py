@@ -12,10 +12,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp import PROTOCOL_VERSION, RequestError, update_agent_message_text
-from acp.helpers import update_available_commands, update_current_mode
+from acp.helpers import update_current_mode
 from acp.interfaces import Client
 from acp.schema import (
     AcpMcpServer,
@@ -48,17 +48,18 @@ from acp.schema import (
 )
 
 from daemon import __version__
-from daemon.acp.commands import CommandError, CommandKind, ParsedPrompt, available_commands, parse_command
+from daemon.acp.commands import CommandError, CommandKind, ParsedPrompt, parse_command
 from daemon.acp.prompt_content import PromptContent, read_prompt
-from daemon.acp.run_driver import RunDriver, SessionState
 from daemon.acp.run_updates import RunPresenter, SessionUpdate
 from daemon.acp.sessions import SessionMode as Mode
-from daemon.acp.workspaces import ConfigLoader, Workspace, Workspaces
-from daemon.errors import ConflictError, DaemonError
+from daemon.acp.sessions import SessionState
+from daemon.errors import DaemonError
 from daemon.orchestration.run_store import RunRecord, RunStatus
-from daemon.vcs import ConflictReport, RunWorktrees
 
-__all__ = ["IdedAgent"]
+if TYPE_CHECKING:
+    from daemon.acp.workspaces import ConfigLoader, Workspace, Workspaces
+
+__all__ = ["PRELOAD_MODULES", "IdedAgent"]
 
 logger = logging.getLogger(__name__)
 
@@ -82,10 +83,15 @@ def _modes(current: Mode) -> SessionModeState:
     return SessionModeState(current_mode_id=current.value, available_modes=list(_MODES))
 
 
-async def _commands(workspace: Workspace) -> AvailableCommandsUpdate:
-    """The slash commands: ``/rollback`` only where runs can have been accepted (a git repository)."""
-    repository = await asyncio.to_thread(RunWorktrees.is_repository, workspace.root)
-    return update_available_commands(available_commands(rollback=repository))
+PRELOAD_MODULES = _LAZY = ("daemon.acp.run_driver", "daemon.acp.workspaces")
+"""The pipeline side (LangGraph, the index, git) is imported on first use, so ``initialize`` answers
+before it has loaded; ``__main__`` preloads these in a thread meanwhile (bench/acp_latency.py)."""
+
+
+async def _commands_update(workspace: Workspace) -> AvailableCommandsUpdate:
+    from daemon.acp.run_driver import commands_update  # first use; see _LAZY
+
+    return await commands_update(workspace)
 
 
 def _error(exc: DaemonError) -> RequestError:
@@ -97,7 +103,9 @@ class IdedAgent:
     """Implements the SDK's ``Agent`` protocol (the methods it routes; absent ones answer -32601)."""
 
     def __init__(self, load_config: ConfigLoader, *, workspace: Path | None = None) -> None:
-        self._workspaces = Workspaces(load_config, pinned=workspace)
+        self._load_config = load_config
+        self._pinned = workspace
+        self._workspaces: Workspaces | None = None
         self._client: Client | None = None
         self._client_caps = ClientCapabilities()
         self._sessions: dict[str, SessionState] = {}
@@ -151,7 +159,8 @@ class IdedAgent:
                 logger.warning("a cancelled run did not stop within the grace period; it is interrupted")
         for task in list(self._background):
             task.cancel()
-        await self._workspaces.aclose()
+        if self._workspaces is not None:
+            await self._workspaces.aclose()
 
     # -- sessions -------------------------------------------------------------------------------
 
@@ -165,7 +174,7 @@ class IdedAgent:
         workspace = await self._open(cwd)
         record = await asyncio.to_thread(workspace.sessions.create, workspace.root)
         self._sessions[record.session_id] = SessionState(record=record, workspace=workspace)
-        self._after_reply(record.session_id, await _commands(workspace))
+        self._after_reply(record.session_id, await _commands_update(workspace))
         return NewSessionResponse(session_id=record.session_id, modes=_modes(record.mode))
 
     async def load_session(
@@ -194,13 +203,13 @@ class IdedAgent:
                 continue
             presenter = RunPresenter.for_record(run, workspace.root)
             await self._send(session_id, presenter.replay(run, await runtime.events(run_id)))
-        await self._send(session_id, [await _commands(workspace)])
+        await self._send(session_id, [await _commands_update(workspace)])
         return LoadSessionResponse(modes=_modes(record.mode))
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
     ) -> ListSessionsResponse:
-        workspaces = [await self._open(cwd)] if cwd else self._workspaces.opened()
+        workspaces = [await self._open(cwd)] if cwd else self._workspaces.opened() if self._workspaces else []
         infos: list[SessionInfo] = []
         for workspace in workspaces:
             records = await asyncio.to_thread(workspace.sessions.list)
@@ -252,6 +261,8 @@ class IdedAgent:
             await live.workspace.runtime.cancel(live.run_id)
 
     async def _dispatch(self, state: SessionState, parsed: ParsedPrompt, content: PromptContent) -> StopReason:
+        from daemon.acp.run_driver import RunDriver  # first use; see _LAZY
+
         driver = RunDriver(state=state, client=self._need_client(), send=self._send, reads_files=self._reads_files)
         if state.feedback_for is not None and parsed.kind is CommandKind.RUN and parsed.request:
             run_id, state.feedback_for = state.feedback_for, None
@@ -262,23 +273,12 @@ class IdedAgent:
             return "end_turn"
         if parsed.kind is CommandKind.ROLLBACK:
             assert parsed.argument is not None
-            await self._rollback(state, parsed.argument)
+            await driver.rollback(parsed.argument)
             return "end_turn"
         if not parsed.request:
             await self._send(state.record.session_id, [update_agent_message_text("Ask for something to do.\n")])
             return "end_turn"
         return await driver.run(parsed, content)
-
-    async def _rollback(self, state: SessionState, run_id: str) -> None:
-        try:
-            result = await state.workspace.review.rollback(run_id)
-        except ConflictError as exc:
-            report = exc.report
-            text = f"Not rolled back: {report.describe() if isinstance(report, ConflictReport) else exc.message}"
-        else:
-            commits = ", ".join(c[:10] for c in result.commits)
-            text = f"Rolled back run {run_id}: {len(result.commits)} revert commit(s) on {result.branch} ({commits})."
-        await self._send(state.record.session_id, [update_agent_message_text(text + "\n")])
 
     async def _list_runs(self, live: SessionState) -> None:
         records = await live.workspace.runtime.list_runs(_RUNS_LISTED)
@@ -293,6 +293,10 @@ class IdedAgent:
 
     async def _open(self, cwd: str) -> Workspace:
         try:
+            if self._workspaces is None:
+                from daemon.acp.workspaces import Workspaces  # first use; see _LAZY
+
+                self._workspaces = Workspaces(self._load_config, pinned=self._pinned)
             return await self._workspaces.open(cwd)
         except DaemonError as exc:
             raise RequestError.invalid_params({"cwd": cwd, "code": exc.code.value, "details": str(exc)}) from None

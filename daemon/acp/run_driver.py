@@ -14,14 +14,15 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from acp import RequestError, update_agent_message_text
+from acp.helpers import update_available_commands
 from acp.interfaces import Client
-from acp.schema import StopReason
+from acp.schema import AvailableCommandsUpdate, StopReason
 
-from daemon.acp.commands import CommandKind, ParsedPrompt
+from daemon.acp.commands import CommandKind, ParsedPrompt, available_commands
 from daemon.acp.prompt_content import PromptContent
 from daemon.acp.review import (
     apply_answer,
@@ -33,15 +34,16 @@ from daemon.acp.review import (
     review_outcome,
 )
 from daemon.acp.run_updates import RunPresenter, SessionUpdate
-from daemon.acp.sessions import SessionRecord
+from daemon.acp.sessions import SessionState
 from daemon.acp.workspaces import Workspace
-from daemon.errors import DaemonError, ErrorCode
+from daemon.errors import ConflictError, DaemonError, ErrorCode
 from daemon.orchestration.graph_builder import graph_mermaid
 from daemon.orchestration.llm_providers import HOW_TO_CONFIGURE
 from daemon.orchestration.progress import ProgressKind, Subscription
 from daemon.orchestration.run_store import RunRecord, RunStatus
+from daemon.vcs import ConflictReport, RunWorktrees
 
-__all__ = ["ClientFileReader", "RunDriver", "SessionState"]
+__all__ = ["ClientFileReader", "RunDriver", "commands_update"]
 
 logger = logging.getLogger(__name__)
 
@@ -54,18 +56,10 @@ PERMISSION_TIMEOUT_S = 24 * 3600.0
 """A person reviews the diff; the request waits for them (cancel ends it earlier)."""
 
 
-@dataclass
-class SessionState:
-    """A session's state in this process."""
-
-    record: SessionRecord
-    workspace: Workspace
-    prompt_running: bool = False
-    run_id: str | None = None
-    feedback_for: str | None = None
-    """A run whose review asked for feedback: the next prompt is that feedback."""
-    cancelled: asyncio.Event = field(default_factory=asyncio.Event)
-    review_rounds: int = 0
+async def commands_update(workspace: Workspace) -> AvailableCommandsUpdate:
+    """The slash commands: ``/rollback`` only where runs can have been accepted (a git repository)."""
+    repository = await asyncio.to_thread(RunWorktrees.is_repository, workspace.root)
+    return update_available_commands(available_commands(rollback=repository))
 
 
 class ClientFileReader:
@@ -103,6 +97,19 @@ class RunDriver:
 
     def _reader(self) -> ClientFileReader | None:
         return ClientFileReader(self.client, self._sid) if self.reads_files else None
+
+    # -- rollback -------------------------------------------------------------------------------
+
+    async def rollback(self, run_id: str) -> None:
+        try:
+            result = await self.state.workspace.review.rollback(run_id)
+        except ConflictError as exc:
+            report = exc.report
+            text = f"Not rolled back: {report.describe() if isinstance(report, ConflictReport) else exc.message}"
+        else:
+            commits = ", ".join(c[:10] for c in result.commits)
+            text = f"Rolled back run {run_id}: {len(result.commits)} revert commit(s) on {result.branch} ({commits})."
+        await self._say(text)
 
     # -- a new run ------------------------------------------------------------------------------
 

@@ -7,19 +7,25 @@ the run store. Writes go to a temporary file first, then replace the old one.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import re
 import secrets
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+if TYPE_CHECKING:
+    from daemon.acp.workspaces import Workspace
+
 from daemon.errors import DaemonError, ErrorCode
 
-__all__ = ["SessionMode", "SessionRecord", "SessionStore", "new_session_id"]
+__all__ = ["SessionMode", "SessionRecord", "SessionState", "SessionStore", "new_session_id"]
 
 logger = logging.getLogger(__name__)
 
@@ -120,3 +126,17 @@ class SessionStore:
             except (OSError, ValidationError):
                 logger.warning("skipped an unreadable session file %s", path)
         return sorted(records, key=lambda r: r.updated_at, reverse=True)
+
+
+@dataclass
+class SessionState:
+    """A session's state in this process."""
+
+    record: SessionRecord
+    workspace: Workspace
+    prompt_running: bool = False
+    run_id: str | None = None
+    feedback_for: str | None = None
+    """A run whose review asked for feedback: the next prompt is that feedback."""
+    cancelled: asyncio.Event = field(default_factory=asyncio.Event)
+    review_rounds: int = 0
