@@ -151,3 +151,27 @@ async def test_a_folder_that_is_not_a_repository_refuses_code_mode_and_still_ans
         reply = await asyncio.wait_for(agent.conn.prompt(session_id=sid, prompt=prompt_text("fix add")), WAIT_S)
         assert reply.stop_reason == "end_turn" and "succeeded" in agent.client.messages(sid)
         assert agent.client.permission_requests == []
+
+
+async def test_a_code_prompt_while_another_run_holds_the_edit_lock_is_refused_naming_the_holder(
+    tmp_path: Path,
+) -> None:
+    repo = fixture_repo(tmp_path)
+    script = write_script(
+        tmp_path / "script.yaml",
+        [
+            {"role": "orchestrator", "answer": choose("bug_fix", "a crash report", code_review="SKIP"), "repeat": True},
+            {**everyone_succeeds(), "delay_seconds": 0.5},
+        ],
+    )
+    async with spawn_ided_acp(tmp_path, env_for(tmp_path, script)) as agent:
+        await initialize(agent.conn)
+        first = (await agent.conn.new_session(cwd=str(repo), mcp_servers=[])).session_id
+        second = (await agent.conn.new_session(cwd=str(repo), mcp_servers=[])).session_id
+        running = asyncio.create_task(agent.conn.prompt(session_id=first, prompt=prompt_text("fix add")))
+        await agent.client.wait_for(lambda: bool(agent.client.plans(first)), "the first run's plan")
+        with pytest.raises(RequestError) as refused:
+            await asyncio.wait_for(agent.conn.prompt(session_id=second, prompt=prompt_text("fix add")), WAIT_S)
+        data = refused.value.data
+        assert isinstance(data, dict) and data["code"] == "edit_lock_held", data
+        assert (await asyncio.wait_for(running, WAIT_S)).stop_reason == "end_turn"
