@@ -40,6 +40,10 @@ pub struct Options {
     /// Where to write a PNG screenshot once the scripted prompts are done (or a review waits);
     /// the app exits afterwards.
     pub screenshot: Option<PathBuf>,
+    /// A built-in benchmark instead of an agent (`--bench`).
+    pub bench: Option<crate::bench::Mode>,
+    /// When `main` started (for the first-frame benchmark).
+    pub started: std::time::Instant,
 }
 
 /// The whole application state.
@@ -65,6 +69,7 @@ pub struct App {
     /// Scripted prompts still to send.
     pub script: std::collections::VecDeque<String>,
     pub screenshot: Option<PathBuf>,
+    pub bench: Option<crate::bench::Bench>,
 }
 
 /// Every message of the application.
@@ -87,6 +92,7 @@ pub enum Message {
     /// Take the scripted screenshot now.
     Screenshot,
     ScreenshotSaved(Result<PathBuf, String>),
+    Bench(crate::bench::Event),
     Noop,
 }
 
@@ -113,6 +119,9 @@ impl App {
             reload_after_prompt: Vec::new(),
             script: options.script.into(),
             screenshot: options.screenshot,
+            bench: options
+                .bench
+                .map(|mode| crate::bench::Bench::new(mode, options.started)),
         };
         (app, list_task(workspace))
     }
@@ -130,6 +139,9 @@ impl App {
     /// The connection (while the agent has not exited) and the keyboard.
     pub fn subscription(&self) -> Subscription<Message> {
         let keys = keyboard::listen().map(Message::Key);
+        if let Some(bench) = &self.bench {
+            return Subscription::batch([crate::bench::subscription(bench), keys]);
+        }
         match (&self.launch, &self.exit) {
             (Ok(launch), None) => Subscription::batch([acp::connection::subscription(launch).map(Message::Acp), keys]),
             _ => keys,
@@ -234,6 +246,7 @@ impl App {
                 }
                 iced::exit()
             }
+            Message::Bench(event) => crate::bench::update(self, event),
             Message::Noop => Task::none(),
         }
     }
@@ -614,6 +627,9 @@ impl App {
     }
 
     fn banner(&self) -> Option<Element<'_, Message>> {
+        if self.bench.is_some() {
+            return None;
+        }
         let (headline, lines): (String, &[String]) = match (&self.launch, &self.exit) {
             (Err(why), _) => (format!("Cannot start ided: {why}"), &[]),
             (_, Some(exit)) => {

@@ -8,6 +8,7 @@
 
 pub mod acp;
 pub mod app;
+pub mod bench;
 pub mod session;
 pub mod ui;
 pub mod workspace;

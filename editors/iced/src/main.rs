@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use ided_iced::acp::Launch;
+use ided_iced::bench::Mode;
 use ided_iced::{App, Options};
 
 const USAGE: &str = "usage: ided-iced [WORKSPACE] [--ided COMMAND] [--prompt TEXT]... [--screenshot PNG]\n\
@@ -13,10 +14,11 @@ const USAGE: &str = "usage: ided-iced [WORKSPACE] [--ided COMMAND] [--prompt TEX
   --screenshot  after the prompts (or when a review waits), write the window to PNG and exit";
 
 fn main() -> iced::Result {
+    let started = std::time::Instant::now();
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn,ided_iced=info"))
         .target(env_logger::Target::Stderr)
         .init();
-    let options = match parse(std::env::args().skip(1)) {
+    let options = match parse(std::env::args().skip(1), started) {
         Ok(options) => options,
         Err(message) => {
             eprintln!("{message}\n{USAGE}");
@@ -31,16 +33,21 @@ fn main() -> iced::Result {
         .run()
 }
 
-fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
+fn parse(mut args: impl Iterator<Item = String>, started: std::time::Instant) -> Result<Options, String> {
     let mut workspace: Option<PathBuf> = None;
     let mut ided: Option<String> = None;
     let mut script = Vec::new();
     let mut screenshot = None;
+    let mut bench = None;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--ided" => ided = Some(args.next().ok_or("--ided needs a command")?),
             "--prompt" => script.push(args.next().ok_or("--prompt needs a text")?),
             "--screenshot" => screenshot = Some(PathBuf::from(args.next().ok_or("--screenshot needs a path")?)),
+            "--bench" => {
+                let name = args.next().ok_or("--bench needs first-frame, stream or rss")?;
+                bench = Some(Mode::parse(&name).ok_or_else(|| format!("unknown benchmark {name}"))?);
+            }
             "-h" | "--help" => return Err(String::new()),
             flag if flag.starts_with('-') => return Err(format!("unknown option {flag}")),
             path => workspace = Some(PathBuf::from(path)),
@@ -57,5 +64,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
         workspace,
         script,
         screenshot,
+        bench,
+        started,
     })
 }

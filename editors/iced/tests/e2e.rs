@@ -214,6 +214,8 @@ async fn editing_run(bin: &str, option: &'static str) -> (App, PathBuf, String, 
         launch: Ok(launch.clone()),
         script: vec!["fix the crash in divide when b is 0".into()],
         screenshot: None,
+        bench: None,
+        started: std::time::Instant::now(),
     });
     drive(&mut app, launch, answer_with(option), finished).await;
     (app, repo, head, tmp)
@@ -242,6 +244,8 @@ async fn a_dry_run_prompt_reaches_the_client_state_as_a_plan_with_a_skipped_stag
         launch: Ok(launch.clone()),
         script: vec!["/dry-run fix the crash in add".into()],
         screenshot: None,
+        bench: None,
+        started: std::time::Instant::now(),
     });
     drive(&mut app, launch, no_answer, finished).await;
 

@@ -28,6 +28,8 @@ fn connected_app() -> (
         launch: Ok(launch),
         script: Vec::new(),
         screenshot: None,
+        bench: None,
+        started: std::time::Instant::now(),
     });
     let (connection, mut commands) = Connection::detached();
     let _ = app.update(Message::Acp(Event::Started(connection)));
