@@ -46,7 +46,7 @@ from daemon.orchestration.plan import ExecutionPlan, assemble_plan
 from daemon.orchestration.progress import ExecutionProgress, ProgressBus, ProgressKind, Subscription
 from daemon.orchestration.project_profile import ProjectProfile
 from daemon.orchestration.reporter import RunReporter
-from daemon.orchestration.retriever import Retriever
+from daemon.orchestration.retriever import Retriever, upfront_context
 from daemon.orchestration.run_store import (
     DecisionEntry,
     DecisionKind,
@@ -59,7 +59,7 @@ from daemon.orchestration.run_store import (
 )
 from daemon.orchestration.selection import Orchestrator
 from daemon.orchestration.stage_agents import AgentProvider, AgentTask, LlmAgentProvider, run_stage
-from daemon.orchestration.state import Attachment, ExecutionState, StageResult
+from daemon.orchestration.state import Attachment, ExecutionState, StageResult, to_channel_values
 from daemon.orchestration.stop_decision import (
     StopDecision,
     StopStatus,
@@ -397,6 +397,18 @@ class PipelineRuntime:
     async def _is_cancelled(self, run_id: str) -> bool:
         return run_id in self._cancelled or await self.store.cancel_requested(run_id)
 
+    async def _upfront(self, plan: ExecutionPlan, reporter: RunReporter) -> dict[str, Any]:
+        """Planning-time context for every planned stage (the retrieval agent's upfront mode), as channel JSON."""
+        context = await upfront_context(plan, self._retriever)
+        if context:
+            counts = {stage_id: len(snippets) for stage_id, snippets in context.items()}
+            await reporter.log(
+                DecisionKind.ENRICHMENT,
+                "upfront retrieval: " + ", ".join(f"{k} {v} piece(s)" for k, v in counts.items()),
+                {"mode": "upfront", "pieces": counts},
+            )
+        return to_channel_values(enriched_context=context)["enriched_context"]
+
     async def _execute(self, record: RunRecord, plan: ExecutionPlan) -> RunRecord:
         run_id = record.run_id
         graph = compile_graph(plan, self._checkpointer)
@@ -432,6 +444,8 @@ class PipelineRuntime:
             await self._announce(record, reporter)
         stop: StopDecision
         try:
+            if graph_input is not None:
+                graph_input["enriched_context"] = await self._upfront(plan, reporter)
             # plain JSON input keeps the checkpoints free of pickled objects; LangGraph validates it
             stream = graph.astream(  # pyright: ignore[reportUnknownMemberType]
                 cast("ExecutionState | None", graph_input),
