@@ -149,11 +149,22 @@ def run(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show selection, plan and graph; execute nothing.")
     ] = False,
+    ask: Annotated[
+        bool, typer.Option("--ask", help="Read-only: agents read and search but write nothing (no run branch).")
+    ] = False,
+    include_uncommitted: Annotated[
+        bool,
+        typer.Option("--include-uncommitted", help="Start the run's branch from HEAD plus your uncommitted changes."),
+    ] = False,
     workspace: WorkspaceOpt = None,
     events: EventsOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Run a request through a workflow: selection, plan, then the LangGraph state machine.
+
+    In a git workspace an editing run works on its own branch `ided/run/<id>` in a worktree and
+    commits each stage attempt; nothing touches your files until you accept the change set
+    (`ided runs diff ID`, `ided runs accept ID` or `ided runs reject ID`). `--ask` runs read-only.
 
     With no model configured it shows the deterministic selection and the plan, and says how to
     configure a model (exit code 3). The run is recorded either way (`ided runs`).
@@ -163,7 +174,9 @@ def run(
 
     async def go() -> RunRecord:
         async with _runtime(state, config, models_needed=True) as runtime:
-            record = await runtime.prepare(request, workflow=workflow)
+            record = await runtime.prepare(
+                request, workflow=workflow, mode="ask" if ask else "code", include_uncommitted=include_uncommitted
+            )
             assert record.selection is not None and record.plan is not None
             if not events:
                 print_selection(state.err, record.selection)

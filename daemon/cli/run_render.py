@@ -93,6 +93,23 @@ def print_progress(console: Console, event: ExecutionProgress) -> None:
     elif event.event is ProgressKind.ROUTING_DECISION and event.routing is not None:
         r = event.routing
         console.print(Text(f"  → {r.target}  [{r.condition}]", style="dim"), highlight=False)
+    elif event.event is ProgressKind.TOOL_CALL:
+        console.print(Text(f"  ⚙ {event.agent_id or ''}: {event.title or ''}", style="dim"), highlight=False)
+    elif event.event is ProgressKind.TOOL_CALL_UPDATE and event.tool_status == "failed":
+        first = (event.output or "").strip().splitlines()[:1]
+        console.print(Text(f"  ⚠ {event.title or 'tool call'} failed: {' '.join(first)}", style="yellow"))
+    elif event.event is ProgressKind.AGENT_MESSAGE and event.text:
+        console.print(Text(f"  {event.agent_id or 'agent'}: {event.text.strip()}", style="italic"), highlight=False)
+    elif event.event is ProgressKind.REVIEW and event.changes is not None:
+        files = event.changes.files
+        console.print(
+            Text(
+                f"changes to review on {event.changes.branch}: {len(files)} file(s), {len(event.changes.commits)} "
+                f"commit(s) — `ided runs diff {event.run_id}`, then `ided runs accept|reject {event.run_id}`",
+                style="bold magenta",
+            ),
+            highlight=False,
+        )
     elif event.event in (ProgressKind.RUN_STARTED, ProgressKind.RUN_RESUMED):
         verb = "started" if event.event is ProgressKind.RUN_STARTED else "resumed"
         console.print(Text(f"run {event.run_id} {verb}: {event.summary or ''}", style="bold cyan"), highlight=False)
@@ -119,6 +136,15 @@ def print_record(console: Console, record: RunRecord) -> None:
         )
     if record.status is RunStatus.PLANNED:
         console.print(Text(f"  planned only: `ided resume {record.run_id}` executes it", style="dim"))
+    if record.changes is not None and not record.changes.empty:
+        changes = record.changes
+        stats = ", ".join(f"{f.path} +{f.added}/-{f.removed}" for f in changes.files[:8])
+        more = f" and {len(changes.files) - 8} more" if len(changes.files) > 8 else ""
+        console.print(Text(f"  changes on {changes.branch}: {stats}{more}", style="magenta"), highlight=False)
+        console.print(
+            Text(f"  review: `ided runs diff {record.run_id}`, then `ided runs accept|reject {record.run_id}`"),
+            highlight=False,
+        )
 
 
 def print_runs(console: Console, records: list[RunRecord]) -> None:
