@@ -127,6 +127,7 @@ class PipelineRuntime:
         agents: AgentProvider | None = None,
         worktrees: RunWorktrees | None = None,
         workspace: Path | None = None,
+        default_tools: Sequence[BaseTool] = (),
     ) -> None:
         self.catalog = catalog
         self.models = models
@@ -142,6 +143,7 @@ class PipelineRuntime:
         self._cancelled: set[str] = set()
         self.workspace = RunWorkspace(worktrees=worktrees, workspace=workspace, settings=settings.agents)
         self._hosts: dict[str, _RunHost] = {}
+        self._default_tools = tuple(default_tools)
 
     @classmethod
     @asynccontextmanager
@@ -158,10 +160,12 @@ class PipelineRuntime:
         worktrees: RunWorktrees | None = None,
         workspace: Path | None = None,
         agents_config: AgentsConfig | None = None,
+        default_tools: Sequence[BaseTool] = (),
     ) -> AsyncGenerator[PipelineRuntime]:
         """``worktrees``: the workspace's run branches (code-mode runs edit in worktrees; None: no editing
         runs); ``workspace``: the folder read-only runs read (default: the worktrees' workspace);
-        ``agents_config``: commands and limits of the agents (``[agents]``)."""
+        ``agents_config``: commands and limits of the agents (``[agents]``); ``default_tools``: tools every
+        run's agents get beside their file and command tools (ided's code-intel tools)."""
         store = await asyncio.to_thread(RunStore, runs_db_path(state_dir))
         try:
             async with open_checkpointer(config.checkpoint, state_dir) as saver:
@@ -176,6 +180,7 @@ class PipelineRuntime:
                     agents=agents,
                     worktrees=worktrees,
                     workspace=workspace,
+                    default_tools=default_tools,
                 )
                 try:
                     yield runtime
@@ -510,7 +515,7 @@ class PipelineRuntime:
             record.changes,
             events=reporter,
             file_reader=host.file_reader,
-            extra_tools=host.extra_tools,
+            extra_tools=(*self._default_tools, *host.extra_tools),
             cancelled=lambda: self._is_cancelled(record.run_id),
         )
         return ToolAgentProvider(self.models, env)

@@ -27,9 +27,11 @@ from daemon.orchestration.resilience import ResilienceLayer
 from daemon.orchestration.retriever import RetrievalQuery, RetrievedSnippet
 from daemon.orchestration.runtime import PipelineRuntime
 from daemon.orchestration.workflow_loader import WorkflowCatalog, workflow_dirs
+from daemon.service.agent_tools import CodeIntel, code_intel_tools
 from daemon.service.api import Methods, SearchParams
 from daemon.service.daemon_client import ClientKind, DaemonClient
 from daemon.service.daemon_files import remove_stale
+from daemon.service.remote_code_intel import RemoteCodeIntel
 from daemon.service.workspace_index import WorkspaceIndex
 from daemon.vcs import RunWorktrees
 
@@ -130,6 +132,19 @@ def load_catalog(config: Config) -> WorkflowCatalog:
     return catalog
 
 
+async def _daemon_intel(config: Config, client: ClientKind) -> RemoteCodeIntel | None:
+    """The running daemon's code intelligence, or None when no daemon serves the workspace."""
+    if await asyncio.to_thread(remove_stale, config.state_path) is None:
+        return None
+    try:
+        return RemoteCodeIntel(config, await DaemonClient.attach(config, client=client, start=False))
+    except (DaemonError, OSError) as exc:
+        logger.warning(
+            "agents get no code-intel tools: the daemon of %s did not answer: %s", config.workspace_path, exc
+        )
+        return None
+
+
 @asynccontextmanager
 async def open_pipeline(
     config: Config,
@@ -139,6 +154,7 @@ async def open_pipeline(
     env: Mapping[str, str] | None = None,
     client: ClientKind = "cli",
     worktrees: RunWorktrees | None = None,
+    intel: CodeIntel | None = None,
 ) -> AsyncGenerator[PipelineRuntime]:
     """A ``PipelineRuntime`` for ``config``'s workspace, closed (runs in flight interrupted) on exit.
 
@@ -149,6 +165,9 @@ async def open_pipeline(
     git repository, else none (every run is read-only). A front that passes its own instance for a
     folder that is not a repository gets code-mode runs refused with ``not_a_repository`` (ask-mode
     runs work), and shares the instance with its ``RunReview``.
+    ``intel``: the code intelligence agents get as tools (search, definitions, references, signatures);
+    default with models: the workspace daemon's when one runs, else none (agents then read and grep
+    files only; the ACP and LSP fronts attach to the daemon first, so their runs have it).
     Raises ``DaemonError`` (bad model configuration, no valid workflow).
     """
     pipeline = config.pipeline
@@ -165,8 +184,11 @@ async def open_pipeline(
         layer.close()
         raise
     retriever: IndexRetriever | None = None
+    own_intel: RemoteCodeIntel | None = None
     root = config.workspace_path
     try:
+        if intel is None and models_needed:
+            intel = own_intel = await _daemon_intel(config, client)
         workflows = catalog if catalog is not None else load_catalog(config)
         profile = await asyncio.to_thread(profile_project, config.workspace_path) if models_needed else None
         retriever = IndexRetriever(config, client=client) if models_needed else None
@@ -182,9 +204,12 @@ async def open_pipeline(
             worktrees=worktrees,
             workspace=root,
             agents_config=config.agents,
+            default_tools=code_intel_tools(intel) if intel is not None else (),
         ) as runtime:
             yield runtime
     finally:
+        if own_intel is not None:
+            await own_intel.aclose()
         if retriever is not None:
             await asyncio.to_thread(retriever.close)
         layer.close()

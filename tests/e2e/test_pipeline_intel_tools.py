@@ -1,0 +1,58 @@
+"""Runs opened by `open_pipeline` give their agents the daemon's code intelligence as tools."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from daemon.config import load_config
+from daemon.orchestration.progress import ProgressKind
+from daemon.orchestration.run_store import RunStatus
+from daemon.service.api import Methods
+from daemon.service.daemon_client import DaemonClient
+from daemon.service.pipeline_host import open_pipeline
+from tests.e2e.test_mcp_stdio import _env
+from tests.intel_tools import copy_workspace, require_server
+from tests.pipeline_support import choose, everyone_succeeds, write_script
+
+pytestmark = pytest.mark.e2e
+
+
+async def test_a_debugger_agent_finds_a_definition_through_the_running_daemon(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    require_server("python")
+    workspace = copy_workspace("intel_python", tmp_path)
+    for key, value in _env(tmp_path / "state", tmp_path / "home").items():
+        monkeypatch.setenv(key, value)
+    script = write_script(
+        tmp_path / "script.yaml",
+        [
+            {"role": "orchestrator", "answer": choose("bug_fix")},
+            {
+                "role": "debugger",
+                "match": r"Attempt: 1\b",
+                "tool_calls": [{"name": "find_definition", "args": {"symbol": "Reporter"}}],
+            },
+            everyone_succeeds(),
+        ],
+    )
+    monkeypatch.setenv("IDED_PIPELINE__REPLAY_SCRIPT", str(script))
+    config = load_config(workspace)
+    daemon = await DaemonClient.attach(config, client="cli", start=True)
+    try:
+        async with open_pipeline(config, models_needed=True) as runtime:
+            record = await runtime.start("Reporter renders the wrong title", workflow="bug_fix", mode="ask")
+            finished = await runtime.wait(record.run_id, wait_seconds=120)
+            seen = await runtime.events(record.run_id)
+    finally:
+        await daemon.call(Methods.SHUTDOWN, None)
+        await asyncio.wait_for(daemon.wait_closed(), 30)
+        await daemon.close()
+
+    assert finished.status is RunStatus.SUCCEEDED
+    updates = [e for e in seen if e.event is ProgressKind.TOOL_CALL_UPDATE and e.agent_id == "debugger"]
+    done = [e for e in updates if e.tool_status == "completed"]
+    assert done and "shapes/report.py" in (done[-1].output or "")
