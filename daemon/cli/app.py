@@ -12,9 +12,7 @@ from typing import Annotated, TypeVar
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
-from daemon import __version__
-from daemon.cli.acp_command import acp
-from daemon.cli.context import CliState, parse_overrides
+from daemon.cli.context import CliState
 from daemon.cli.daemon_commands import (
     daemon_running,
     remote_reindex,
@@ -25,10 +23,9 @@ from daemon.cli.daemon_commands import (
     stop_daemon,
 )
 from daemon.cli.eval_command import eval_command
-from daemon.cli.lsp_command import lsp
-from daemon.cli.mcp_command import mcp
 from daemon.cli.render import print_daemon, print_report, print_search, print_status
 from daemon.cli.review_commands import register_review_commands
+from daemon.cli.root import app
 from daemon.cli.run_commands import register_run_commands, runs_app
 from daemon.config import Config, config_json_schema
 from daemon.core.models import ChunkKind, SearchMode
@@ -40,26 +37,10 @@ __all__ = ["app"]
 
 T = TypeVar("T")
 
-app = typer.Typer(
-    name="ided",
-    help=(
-        "ided: a workspace daemon for agentic IDEs.\n\n"
-        "It keeps a Tree-sitter + Qdrant index of your workspace (functions, classes, doc sections) "
-        "and answers hybrid lexical + semantic searches over it.\n\n"
-        'Quick start: `ided index` in your project, then `ided search "how are files skipped"`.'
-    ),
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode="markdown",
-)
 config_app = typer.Typer(help="Inspect the configuration and its JSON Schema.", no_args_is_help=True)
 app.add_typer(config_app, name="config")
-app.command("mcp")(mcp)
 register_run_commands(app)
 register_review_commands(runs_app)
-app.command("lsp")(lsp)
-app.command("acp")(acp)
 app.command("eval")(eval_command)
 
 WorkspaceOpt = Annotated[
@@ -78,30 +59,6 @@ def _state(ctx: typer.Context) -> CliState:
     state = ctx.obj
     assert isinstance(state, CliState)
     return state
-
-
-def _version(value: bool) -> None:
-    if value:
-        print(f"ided {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def main(
-    ctx: typer.Context,
-    settings: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--set",
-            help="Override a config key for this run, e.g. `--set index.max_file_bytes=2000000` (repeatable).",
-            metavar="KEY=VALUE",
-        ),
-    ] = None,
-    version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
-    ] = False,
-) -> None:
-    ctx.obj = CliState(overrides=parse_overrides(settings or []))
 
 
 @contextmanager
