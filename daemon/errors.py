@@ -16,6 +16,7 @@ __all__ = [
     "LanguageServerError",
     "LanguageServerNotReady",
     "LanguageServerTerminated",
+    "McpServerError",
     "PathOutsideWorkspace",
     "PipelineError",
     "SourceUnavailable",
@@ -46,6 +47,7 @@ class ErrorCode(StrEnum):
     NOT_A_REPOSITORY = "not_a_repository"
     CHANGE_CONFLICT = "change_conflict"
     EDIT_LOCK_HELD = "edit_lock_held"
+    MCP_SERVER_FAILED = "mcp_server_failed"
 
 
 class DaemonError(Exception):
@@ -153,3 +155,9 @@ class SourceUnavailable(DaemonError):
     """A configured retrieval source (web search, advisory API, language servers) cannot answer now."""
 
     default_code = ErrorCode.SOURCE_UNAVAILABLE
+
+
+class McpServerError(DaemonError):
+    """An MCP server a client lent a session (ACP ``mcpServers``) did not start, or a call to it failed."""
+
+    default_code = ErrorCode.MCP_SERVER_FAILED

@@ -10,7 +10,9 @@ away, ``shutdown`` cancels the runs still in flight the same way.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +60,7 @@ from daemon.orchestration.run_store import RunRecord, RunStatus
 
 if TYPE_CHECKING:
     from daemon.acp.workspaces import ConfigLoader, Workspace, Workspaces
+    from daemon.service.mcp_client_tools import ClientMcpServers, ServerFailure
 
 __all__ = ["PRELOAD_MODULES", "IdedAgent"]
 
@@ -131,7 +134,7 @@ class IdedAgent:
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(image=False, audio=False, embedded_context=True),
-                mcp_capabilities=McpCapabilities(http=False, sse=False),
+                mcp_capabilities=McpCapabilities(http=True, sse=False),
                 session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
             ),
             agent_info=Implementation(name="ided", title="ided workflow pipeline", version=__version__),
@@ -159,6 +162,7 @@ class IdedAgent:
                 logger.warning("a cancelled run did not stop within the grace period; it is interrupted")
         for task in list(self._background):
             task.cancel()
+        await asyncio.gather(*(self._close_mcp(live) for live in self._sessions.values()))
         if self._workspaces is not None:
             await self._workspaces.aclose()
 
@@ -173,7 +177,9 @@ class IdedAgent:
     ) -> NewSessionResponse:
         workspace = await self._open(cwd)
         record = await asyncio.to_thread(workspace.sessions.create, workspace.root)
-        self._sessions[record.session_id] = SessionState(record=record, workspace=workspace)
+        live = SessionState(record=record, workspace=workspace)
+        self._sessions[record.session_id] = live
+        live.mcp = await self._lend_mcp(record.session_id, mcp_servers or [], workspace.root)
         self._after_reply(record.session_id, await _commands_update(workspace))
         return NewSessionResponse(session_id=record.session_id, modes=_modes(record.mode))
 
@@ -193,7 +199,11 @@ class IdedAgent:
         live = self._sessions.get(session_id)
         if live is not None and live.prompt_running:
             raise RequestError.invalid_request({"details": f"session {session_id} is running a prompt"})
-        self._sessions[session_id] = SessionState(record=record, workspace=workspace)
+        if live is not None:
+            await self._close_mcp(live)
+        fresh = SessionState(record=record, workspace=workspace)
+        self._sessions[session_id] = fresh
+        fresh.mcp = await self._lend_mcp(session_id, mcp_servers or [], workspace.root)
         runtime = workspace.runtime
         for run_id in record.runs:
             try:
@@ -332,6 +342,34 @@ class IdedAgent:
 
     def _after_reply(self, session_id: str, update: SessionUpdate) -> None:
         """Send ``update`` once the current request's reply is out (the client must know the session)."""
-        task = asyncio.create_task(self._send(session_id, [update]))
+        self._in_background(self._send(session_id, [update]))
+
+    def _in_background(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(work)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+
+    # -- the client's MCP servers ---------------------------------------------------------------
+
+    async def _lend_mcp(self, session_id: str, servers: list[McpServer], cwd: Path) -> ClientMcpServers | None:
+        """Connect the session's MCP servers in the background; failures reach the client as a message."""
+        if not servers:
+            return None
+        await asyncio.to_thread(importlib.import_module, "daemon.acp.client_mcp")  # the MCP SDK: ~1.3 s
+        from daemon.acp.client_mcp import lend_servers
+
+        lent, refused = lend_servers(servers, cwd)
+        self._in_background(self._report_mcp(session_id, lent, refused))
+        return lent
+
+    async def _report_mcp(self, session_id: str, lent: ClientMcpServers, refused: tuple[ServerFailure, ...]) -> None:
+        from daemon.acp.client_mcp import failure_text
+
+        text = failure_text(await lent.ready(), refused)
+        if text is not None:
+            await self._send(session_id, [update_agent_message_text(text)])
+
+    async def _close_mcp(self, live: SessionState) -> None:
+        if live.mcp is not None:
+            lent, live.mcp = live.mcp, None
+            await lent.aclose()

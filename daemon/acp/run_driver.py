@@ -21,6 +21,7 @@ from acp import RequestError, update_agent_message_text
 from acp.helpers import update_available_commands
 from acp.interfaces import Client
 from acp.schema import AvailableCommandsUpdate, StopReason
+from langchain_core.tools import BaseTool
 
 from daemon.acp.commands import CommandKind, ParsedPrompt, available_commands
 from daemon.acp.prompt_content import PromptContent
@@ -34,7 +35,7 @@ from daemon.acp.review import (
     review_outcome,
 )
 from daemon.acp.run_updates import RunPresenter, SessionUpdate
-from daemon.acp.sessions import SessionState
+from daemon.acp.sessions import SessionMode, SessionState
 from daemon.acp.workspaces import Workspace
 from daemon.errors import ConflictError, DaemonError, ErrorCode
 from daemon.orchestration.graph_builder import graph_mermaid
@@ -98,6 +99,15 @@ class RunDriver:
     def _reader(self) -> ClientFileReader | None:
         return ClientFileReader(self.client, self._sid) if self.reads_files else None
 
+    async def _client_tools(self, *, read_only: bool) -> tuple[BaseTool, ...]:
+        """The tools of the MCP servers the client passed for this session, once they connected (each
+        server is bounded by its connect timeout); read-only runs get the read-only ones only."""
+        lent = self.state.mcp
+        if lent is None:
+            return ()
+        await lent.ready()
+        return lent.tools(read_only=read_only)
+
     # -- rollback -------------------------------------------------------------------------------
 
     async def rollback(self, run_id: str) -> None:
@@ -116,16 +126,19 @@ class RunDriver:
     async def run(self, parsed: ParsedPrompt, content: PromptContent) -> StopReason:
         runtime = self.state.workspace.runtime
         dry_run = parsed.kind is CommandKind.DRY_RUN
+        mode = self.state.record.mode
+        tools = () if dry_run else await self._client_tools(read_only=mode is SessionMode.ASK)
         subscription = runtime.subscribe()
         try:
             try:
                 record = await runtime.start(
                     parsed.request,
                     workflow=parsed.argument if parsed.kind is CommandKind.WORKFLOW else None,
-                    mode=self.state.record.mode.value,
+                    mode=mode.value,
                     dry_run=dry_run,
                     attachments=content.attachments,
                     file_reader=self._reader(),
+                    extra_tools=tools,
                 )
             except DaemonError as exc:
                 if exc.code is not ErrorCode.MODEL_UNAVAILABLE:
@@ -158,9 +171,10 @@ class RunDriver:
 
     async def follow_up(self, run_id: str, feedback: str) -> StopReason:
         runtime = self.state.workspace.runtime
+        tools = await self._client_tools(read_only=False)  # a follow-up edits, as the run it answers
         subscription = runtime.subscribe()
         try:
-            record = await runtime.follow_up(run_id, feedback, file_reader=self._reader())
+            record = await runtime.follow_up(run_id, feedback, file_reader=self._reader(), extra_tools=tools)
             self.state.run_id = run_id
             presenter = RunPresenter.for_record(record, self.state.workspace.root)
             return await self._follow_to_end(subscription, record, presenter)

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 if TYPE_CHECKING:
     from daemon.acp.workspaces import Workspace
+    from daemon.service.mcp_client_tools import ClientMcpServers
 
 from daemon.errors import DaemonError, ErrorCode
 
@@ -140,3 +141,5 @@ class SessionState:
     """A run whose review asked for feedback: the next prompt is that feedback."""
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
     review_rounds: int = 0
+    mcp: ClientMcpServers | None = None
+    """The MCP servers the client passed for this session (closed with the session or the process)."""

@@ -55,7 +55,7 @@ async def test_initialize_advertises_load_session_embedded_context_and_session_l
         assert caps.load_session is True
         assert caps.prompt_capabilities.embedded_context is True
         assert caps.prompt_capabilities.image is False and caps.prompt_capabilities.audio is False
-        assert caps.mcp_capabilities.http is False and caps.mcp_capabilities.sse is False
+        assert caps.mcp_capabilities.http is True and caps.mcp_capabilities.sse is False
         assert caps.session_capabilities.list is not None
         assert reply.agent_info is not None and reply.agent_info.name == "ided"
         assert await stop(agent.process) == 0
