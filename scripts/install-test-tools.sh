@@ -104,4 +104,19 @@ if [ ! -f "$nvim_venv/.ided-$NVIM_VERSION" ]; then
   touch "$nvim_venv/.ided-$NVIM_VERSION"
 fi
 
+# --- ACP TypeScript SDK (tests/e2e/test_acp_ts_client.py, the independent ACP client) ----------
+# @agentclientprotocol/sdk pinned by tests/e2e/acp_ts/package.json + package-lock.json (npm ci);
+# node_modules there is git-ignored. Without npm the test is skipped with the reason.
+acp_ts="$PWD/tests/e2e/acp_ts"
+acp_ts_stamp="$acp_ts/node_modules/.ided-lock-$(cksum <"$acp_ts/package-lock.json" | cut -d' ' -f1)"
+if [ ! -f "$acp_ts_stamp" ]; then
+  if command -v npm >/dev/null 2>&1; then
+    say "ACP TypeScript SDK (npm ci) into $acp_ts/node_modules"
+    (cd "$acp_ts" && npm ci --silent --no-audit --no-fund >/dev/null)
+    touch "$acp_ts_stamp"
+  else
+    say "npm not found: the TypeScript ACP client test will be skipped (install Node.js 20+ with npm)"
+  fi
+fi
+
 exit 0
