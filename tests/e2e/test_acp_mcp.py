@@ -1,19 +1,30 @@
-"""MCP servers passed by the client in ``session/new`` (the ACP SDK's client over real stdio, a real MCP
-server written here and spawned by ``ided acp``, a replay-scripted coder): its tools reach the agents
-as ``mcp__<server>__<tool>``, their calls are ``tool_call`` updates and really reach the server; ask
-mode offers the read-only ones only; a server that cannot start is reported and the session works;
-the servers end with the process."""
+"""MCP servers passed by the client in ``session/new`` (the ACP SDK's client over real stdio; real MCP
+servers written here: one spawned by ``ided acp`` over stdio, one over streamable HTTP; a
+replay-scripted coder): their tools reach the agents as ``mcp__<server>__<tool>``, their calls are
+``tool_call`` updates and really reach the servers; ask mode offers the read-only ones only; a server
+that cannot start is reported and the session works; the stdio servers end with the process."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import socket
 import sys
+from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from acp.schema import EnvVariable, McpServerStdio, SseMcpServer, ToolCallProgress, ToolCallStart
+from acp.schema import (
+    EnvVariable,
+    HttpHeader,
+    HttpMcpServer,
+    McpServerStdio,
+    SseMcpServer,
+    ToolCallProgress,
+    ToolCallStart,
+)
 
 from tests.e2e.acp_support import (
     WAIT_S,
@@ -59,8 +70,65 @@ def read_notes() -> str:
 server.run()
 '''
 
+WEB_SERVER = '''
+import sys
+from pathlib import Path
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
+
+server = MCPServer("web")
+
+
+@server.tool()
+def shout(text: str, ctx: Context) -> str:
+    """The text in capitals (kept in the calls file with the client's X-Ided-Test header)."""
+    Path(sys.argv[2]).write_text(f"{text} (header {(ctx.headers or {}).get('x-ided-test')})")
+    return text.upper()
+
+
+server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[1]))
+'''
+
 RECORD = "mcp__notes__record_note"
 READ = "mcp__notes__read_notes"
+SHOUT = "mcp__web__shout"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextlib.asynccontextmanager
+async def web_server(tmp_path: Path) -> AsyncGenerator[tuple[HttpMcpServer, Path]]:
+    """An MCP server over streamable HTTP on a free loopback port, up once uvicorn says so."""
+    script, calls = tmp_path / "web_server.py", tmp_path / "web_calls.txt"
+    script.write_text(WEB_SERVER)
+    port = free_port()
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, str(script), str(port), str(calls), stderr=asyncio.subprocess.PIPE
+    )
+    assert process.stderr is not None
+    stderr = process.stderr
+
+    async def started() -> None:
+        while b"Uvicorn running on" not in await stderr.readline():
+            if stderr.at_eof():
+                raise AssertionError("the HTTP MCP server exited before it listened")
+
+    drain: asyncio.Task[bytes] | None = None
+    try:
+        await asyncio.wait_for(started(), WAIT_S)
+        drain = asyncio.create_task(stderr.read())  # keep its log pipe flowing
+        headers = [HttpHeader(name="X-Ided-Test", value="1")]
+        yield HttpMcpServer(type="http", name="web", url=f"http://127.0.0.1:{port}/mcp", headers=headers), calls
+    finally:
+        process.terminate()
+        await asyncio.wait_for(process.wait(), WAIT_S)
+        if drain is not None:
+            await asyncio.wait_for(drain, WAIT_S)
 
 
 def notes_server(tmp_path: Path) -> tuple[McpServerStdio, Path, Path]:
@@ -98,7 +166,7 @@ def alive(pid: int) -> bool:
     return True
 
 
-async def test_an_agent_calls_a_tool_of_the_clients_mcp_server_shown_as_tool_calls_and_ask_mode_offers_read_only_tools(
+async def test_agents_call_tools_of_the_clients_stdio_and_http_mcp_servers_and_ask_mode_offers_read_only_ones(
     tmp_path: Path,
 ) -> None:
     repo = fixture_repo(tmp_path)
@@ -109,7 +177,10 @@ async def test_an_agent_calls_a_tool_of_the_clients_mcp_server_shown_as_tool_cal
             "role": "coder",
             "match": "note the fix",
             "say": "Recording it.",
-            "tool_calls": [{"name": RECORD, "args": {"text": "from-coder", "count": 2}}],
+            "tool_calls": [
+                {"name": RECORD, "args": {"text": "from-coder", "count": 2}},
+                {"name": SHOUT, "args": {"text": "over http"}},
+            ],
         },
         {
             "role": "coder",
@@ -119,9 +190,10 @@ async def test_an_agent_calls_a_tool_of_the_clients_mcp_server_shown_as_tool_cal
         everyone_succeeds(),
     ]
     script = write_script(tmp_path / "script.yaml", entries)
-    async with spawn_ided_acp(tmp_path, env_for(tmp_path, script)) as agent:
+    async with web_server(tmp_path) as (web, web_calls), spawn_ided_acp(tmp_path, env_for(tmp_path, script)) as agent:
         await initialize(agent.conn)
-        sid = (await asyncio.wait_for(agent.conn.new_session(cwd=str(repo), mcp_servers=[server]), WAIT_S)).session_id
+        session = await asyncio.wait_for(agent.conn.new_session(cwd=str(repo), mcp_servers=[server, web]), WAIT_S)
+        sid = session.session_id
         reply = await asyncio.wait_for(agent.conn.prompt(session_id=sid, prompt=prompt_text("note the fix")), WAIT_S)
         assert reply.stop_reason == "end_turn", agent.client.messages(sid)
         start, done = calls_of(agent.client, sid, RECORD)
@@ -129,6 +201,9 @@ async def test_an_agent_calls_a_tool_of_the_clients_mcp_server_shown_as_tool_cal
         assert start.raw_input == {"text": "from-coder", "count": 2}
         assert done.status == "completed" and "noted from-coder x2" in output_of(done)
         assert notes.read_text() == "from-coder:2\n"  # the server really received the call
+        shout_start, shout_done = calls_of(agent.client, sid, SHOUT)
+        assert shout_start.raw_input == {"text": "over http"} and shout_done.status == "completed"
+        assert "OVER HTTP" in output_of(shout_done) and web_calls.read_text() == "over http (header 1)"
 
         agent.client.updates.clear()
         await asyncio.wait_for(agent.conn.set_session_mode(session_id=sid, mode_id="ask"), WAIT_S)
