@@ -4,7 +4,9 @@ Protocol code only: it turns ACP requests into runtime calls and runtime progres
 updates (``daemon.acp.run_updates``); the pipeline decides everything else. One prompt runs at a
 time per session. ``session/cancel`` asks the run to stop (no further stage starts) and the prompt
 answers ``cancelled`` once it stopped, or after ``acp.cancel_grace_seconds``. When the client goes
-away, ``shutdown`` cancels the runs still in flight the same way.
+away, ``shutdown`` cancels the runs still in flight the same way. MCP servers the client passes with a
+session are connected in the background (``daemon.acp.client_mcp``) and their tools lent to the
+session's runs; they close with the session (a later ``session/load``) or the process.
 """
 
 from __future__ import annotations
