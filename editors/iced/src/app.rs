@@ -70,6 +70,10 @@ pub struct App {
     pub script: std::collections::VecDeque<String>,
     pub screenshot: Option<PathBuf>,
     pub bench: Option<crate::bench::Bench>,
+    /// The "open folder" box of the file tree.
+    pub open_path: String,
+    /// The session shown was loaded from history (a late `session/new` answer does not replace it).
+    pub viewing_loaded: bool,
 }
 
 /// Every message of the application.
@@ -93,6 +97,10 @@ pub enum Message {
     Screenshot,
     ScreenshotSaved(Result<PathBuf, String>),
     Bench(crate::bench::Event),
+    OpenPathChanged(String),
+    /// Open the folder typed in the file tree's box as the workspace.
+    OpenWorkspace,
+    WorkspaceOpened(Result<PathBuf, String>),
     Noop,
 }
 
@@ -122,6 +130,8 @@ impl App {
             bench: options
                 .bench
                 .map(|mode| crate::bench::Bench::new(mode, options.started)),
+            open_path: String::new(),
+            viewing_loaded: false,
         };
         (app, list_task(workspace))
     }
@@ -226,6 +236,7 @@ impl App {
                 self.connection = None;
                 self.agent = None;
                 self.session = None;
+                self.viewing_loaded = false;
                 self.error = None;
                 self.permission_reply = None;
                 Task::none()
@@ -247,6 +258,43 @@ impl App {
                 iced::exit()
             }
             Message::Bench(event) => crate::bench::update(self, event),
+            Message::OpenPathChanged(path) => {
+                self.open_path = path;
+                Task::none()
+            }
+            Message::OpenWorkspace => {
+                let typed = PathBuf::from(self.open_path.trim());
+                let path = workspace::absolute(&self.workspace, &typed);
+                Task::perform(
+                    async move {
+                        match tokio::fs::canonicalize(&path).await {
+                            Ok(dir) if dir.is_dir() => Ok(dir),
+                            Ok(dir) => Err(format!("{} is not a folder", dir.display())),
+                            Err(e) => Err(format!("cannot open {}: {e}", path.display())),
+                        }
+                    },
+                    Message::WorkspaceOpened,
+                )
+            }
+            Message::WorkspaceOpened(result) => match result {
+                Ok(dir) => {
+                    self.open_path.clear();
+                    self.workspace = dir.clone();
+                    self.tree = FileTree::new(dir.clone());
+                    self.buffers = editor::Buffers::default();
+                    self.history.clear();
+                    if let Ok(launch) = &mut self.launch {
+                        launch.workspace = dir.clone();
+                    }
+                    // A new workspace is a new agent process (ided acp runs in the workspace).
+                    let restart = self.update(Message::Restart);
+                    Task::batch([restart, list_task(dir)])
+                }
+                Err(err) => {
+                    self.error = Some(err);
+                    Task::none()
+                }
+            },
             Message::Noop => Task::none(),
         }
     }
@@ -317,9 +365,15 @@ impl App {
                             session.set_modes(modes);
                         }
                     }
+                    // The start-up session/new answering after the person loaded a past session.
+                    Some(_) if !loaded && self.viewing_loaded => {
+                        log::info!("not switching from the loaded session to the new session {session_id}");
+                        return Task::none();
+                    }
                     _ => {
                         self.session = Some(SessionState::for_session(session_id, modes.as_ref()));
                         self.review_pane = review::ReviewPane::default();
+                        self.viewing_loaded = loaded;
                     }
                 }
                 if !loaded {
@@ -567,7 +621,7 @@ impl App {
 
     /// The whole window.
     pub fn view(&self) -> Element<'_, Message> {
-        let tree = container(crate::ui::file_tree::view(&self.tree, &self.workspace))
+        let tree = container(crate::ui::file_tree::view(&self.tree, &self.workspace, &self.open_path))
             .style(theme::panel)
             .width(Length::Fixed(220.0))
             .height(Fill);

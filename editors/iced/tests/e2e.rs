@@ -5,6 +5,7 @@
 //! Skipped, with the reason, only when no `ided` executable is found (`IDED_BIN`, the
 //! repository's `.venv/bin/ided`, or PATH).
 
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::process::Command as Process;
 use std::time::Duration;
@@ -349,5 +350,133 @@ async fn rejecting_the_reviewed_diff_leaves_the_working_tree_unchanged() {
     assert_eq!(
         std::fs::read_to_string(repo.join("calc.py")).unwrap(),
         "def add(a, b):\n    return a + b\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn roll_back_on_an_accepted_review_reverts_the_run_with_a_new_commit() {
+    let bin = require_ided!();
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = fixture_repo(tmp.path());
+    let mut launch = Launch::resolve(Some(&bin), &repo).unwrap();
+    launch.env = ided_env(tmp.path(), &editing_script(tmp.path()));
+    let (mut app, _) = App::new(Options {
+        workspace: repo.clone(),
+        launch: Ok(launch.clone()),
+        script: vec!["fix the crash in divide when b is 0".into()],
+        screenshot: None,
+        bench: None,
+        started: std::time::Instant::now(),
+    });
+    let (rolled, button_seen) = (Cell::new(false), Cell::new(false));
+    let person = |app: &App| {
+        let session = app.session.as_ref()?;
+        if session.permission.is_some() {
+            return Some(Message::Agent(ided_iced::ui::agent_panel::Message::Choose(
+                "accept".into(),
+            )));
+        }
+        let accepted = session
+            .review
+            .as_ref()
+            .and_then(|r| session.tool_call_by_id(&r.tool_call_id))
+            .is_some_and(|c| c.status == agent_client_protocol::v1::schema::ToolCallStatus::Completed);
+        if accepted && !session.is_running() && !rolled.get() {
+            rolled.set(true);
+            let run_id = session.review.as_ref()?.run_id.clone()?;
+            let mut ui = iced_test::simulator(app.view());
+            button_seen.set(ui.click(format!("Roll back run {run_id}").as_str()).is_ok());
+            return ui.into_messages().next();
+        }
+        None
+    };
+    let rolled_back = |app: &App| rolled.get() && finished(app);
+    drive(&mut app, launch, person, rolled_back).await;
+    assert!(button_seen.get(), "the accepted review offers Roll back");
+    let session = app.session.as_ref().unwrap();
+    assert_eq!(
+        session.run,
+        RunStatus::Stopped("end_turn".into()),
+        "{:?}",
+        session.transcript
+    );
+    let rollback_prompt = session
+        .transcript
+        .iter()
+        .any(|e| matches!(&e.kind, ided_iced::session::EntryKind::User(t) if t.starts_with("/rollback ")));
+    assert!(rollback_prompt, "the button sent /rollback RUN_ID");
+    assert_eq!(
+        std::fs::read_to_string(repo.join("calc.py")).unwrap(),
+        "def add(a, b):\n    return a + b\n",
+        "rolled back; transcript: {:?}",
+        session.transcript
+    );
+    let log = git(&repo, &["log", "--format=%s", "-3"]);
+    assert!(
+        log.to_lowercase().contains("revert"),
+        "a revert commit, history kept: {log}"
+    );
+    assert_eq!(git(&repo, &["status", "--porcelain"]), "");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn loading_a_past_session_from_history_replays_its_request_and_run() {
+    let bin = require_ided!();
+    let (first, repo, _head, tmp) = editing_run(&bin, "accept").await;
+    let session_id = first
+        .session
+        .as_ref()
+        .and_then(|s| s.session_id.clone())
+        .expect("a session id");
+    let run_id = review_of(&first).run_id.clone().expect("a run id");
+
+    // A second client process: the history lists the session; loading it replays the run.
+    let mut launch = Launch::resolve(Some(&bin), &repo).unwrap();
+    launch.env = ided_env(tmp.path(), &tmp.path().join("script.yaml"));
+    let (mut app, _) = App::new(Options {
+        workspace: repo.clone(),
+        launch: Ok(launch.clone()),
+        script: Vec::new(),
+        screenshot: None,
+        bench: None,
+        started: std::time::Instant::now(),
+    });
+    let asked = Cell::new(false);
+    let person = |app: &App| {
+        (!asked.get() && app.history.iter().any(|s| s.session_id == session_id)).then(|| {
+            asked.set(true);
+            Message::History(ided_iced::ui::history::Message::Load(session_id.clone()))
+        })
+    };
+    let replayed = |app: &App| {
+        app.session.as_ref().is_some_and(|s| {
+            s.session_id.as_deref() == Some(session_id.as_str())
+                && s.plan.len() == 5
+                && s.transcript.iter().any(|e| {
+                    matches!(&e.kind, ided_iced::session::EntryKind::Agent(t) if t.contains(&format!("Run {run_id} succeeded")))
+                })
+        })
+    };
+    drive(&mut app, launch, person, replayed).await;
+    let session = app.session.as_ref().unwrap();
+    assert_eq!(
+        session.transcript[0].kind,
+        ided_iced::session::EntryKind::User("fix the crash in divide when b is 0".into()),
+        "the request comes first"
+    );
+    let statuses: Vec<StepStatus> = session.plan.iter().map(|p| p.status).collect();
+    assert_eq!(
+        statuses,
+        [
+            StepStatus::Completed,
+            StepStatus::Completed,
+            StepStatus::Completed,
+            StepStatus::Completed,
+            StepStatus::Skipped
+        ]
+    );
+    assert!(
+        app.viewing_loaded,
+        "the start-up session did not replace the loaded one"
     );
 }

@@ -322,3 +322,60 @@ fn an_accepted_review_offers_roll_back_which_sends_the_rollback_command() {
         other => panic!("expected the rollback prompt, got {other:?}"),
     }
 }
+
+#[test]
+fn opening_another_folder_switches_the_workspace_and_restarts_the_agent_there() {
+    let (mut app, _commands, _dir) = connected_app();
+    let other = tempfile::tempdir().unwrap();
+    let messages = {
+        let mut ui = simulator(app.view());
+        ui.click("Open folder…").expect("the open-folder box");
+        ui.typewrite("x");
+        ui.into_messages().collect::<Vec<_>>()
+    };
+    apply(&mut app, messages);
+    assert_eq!(app.open_path, "x", "typing goes into the open-folder box");
+    let _ = app.update(Message::WorkspaceOpened(Ok(other.path().to_path_buf())));
+    assert_eq!(app.workspace, other.path());
+    let launch = app.launch.as_ref().unwrap();
+    assert_eq!((launch.workspace.as_path(), launch.generation), (other.path(), 1));
+    assert!(
+        app.session.is_none() && app.connection.is_none(),
+        "a fresh agent process for the new folder"
+    );
+    assert!(app.open_path.is_empty());
+}
+
+#[test]
+fn the_agent_reads_the_unsaved_text_of_an_open_buffer() {
+    let (mut app, _commands, dir) = connected_app();
+    let path = dir.path().join("a.py");
+    std::fs::write(&path, "x = 1\ny = 2\n").unwrap();
+    app.buffers.open(path.clone(), "x = 1\ny = 2\n", None);
+    let messages = {
+        let mut ui = simulator(app.view());
+        ui.click(selector::id(ided_iced::ui::editor::EDITOR_ID))
+            .expect("the editor");
+        ui.typewrite("# unsaved\n");
+        ui.into_messages().collect::<Vec<_>>()
+    };
+    apply(&mut app, messages);
+    assert!(app.buffers.open[0].dirty, "typing made the buffer dirty");
+    let unsaved = app.buffers.open[0].content.text();
+    assert!(unsaved.contains("# unsaved"), "{unsaved:?}");
+
+    let request: agent_client_protocol::v1::schema::ReadTextFileRequest =
+        serde_json::from_value(json!({"sessionId": "s-1", "path": path})).unwrap();
+    let (tx, rx) = mpsc::channel();
+    let reply = Reply::new(move |answer| tx.send(answer).unwrap());
+    let _ = app.update(Message::Acp(Event::ReadFile(Arc::new(request), reply)));
+    let answer = rx
+        .try_recv()
+        .expect("answered at once from the buffer")
+        .expect("not an error");
+    assert_eq!(
+        answer.content, unsaved,
+        "the agent sees the unsaved text, not the file on disk"
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "x = 1\ny = 2\n");
+}

@@ -9,6 +9,9 @@ use iced::{Element, Fill, Font};
 
 use super::theme;
 
+/// Id of the editor widget (focus, simulator selectors).
+pub const EDITOR_ID: &str = "editor";
+
 /// One open file.
 #[derive(Debug)]
 pub struct Buffer {
@@ -162,6 +165,7 @@ impl Buffers {
             Some(buffer) => {
                 let syntax = buffer.path.extension().and_then(|e| e.to_str()).unwrap_or("txt");
                 iced::widget::text_editor(&buffer.content)
+                    .id(EDITOR_ID)
                     .height(Fill)
                     .font(Font::MONOSPACE)
                     .size(13)
