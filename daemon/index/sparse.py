@@ -79,8 +79,10 @@ _STOP_WORDS_TEXT = """a about above after again against all am an and any are as
 ENGLISH_STOP_WORDS: frozenset[str] = frozenset(_STOP_WORDS_TEXT.split())
 
 _WORD_RE = re.compile(r"\w+")
-_ASCII_WORD_RE = re.compile(r"[A-Za-z0-9_]+")
-"""``_WORD_RE`` for ASCII text (``str.isascii`` is a flag check): same matches, ~20% faster."""
+_ASCII_WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_NON_WORD_TO_SPACE = bytes(c if c in _ASCII_WORD_BYTES else 0x20 for c in range(256))
+"""For ASCII text (``str.isascii`` is a flag check), ``encode().translate(_NON_WORD_TO_SPACE).split()``
+lists the same words as ``_WORD_RE.findall``, as bytes, in half the time (measured on 5,000 chunks)."""
 # Sub-words of an identifier piece without underscores, in order:
 # an acronym before a Capitalized word (HTTP in HTTPResponse), a word with an optional leading capital,
 # an all-caps run, a digit run; trailing digits stay on the word before them (v2, utf8, HTTP2).
@@ -149,6 +151,21 @@ def split_identifier(token: str) -> list[str]:
     return parts
 
 
+class _TermIdCache(dict[str | bytes, tuple[int, ...]]):
+    """Raw token (str, or ASCII bytes) -> term ids.
+
+    A miss analyzes the token (``__missing__``), so a hit stays a C-level lookup.
+    """
+
+    def __init__(self, analyze: Callable[[str], tuple[int, ...]]) -> None:
+        super().__init__()
+        self._analyze = analyze
+
+    def __missing__(self, raw: str | bytes) -> tuple[int, ...]:
+        ids = self[raw] = self._analyze(raw.decode("ascii") if isinstance(raw, bytes) else raw)
+        return ids
+
+
 class CodeBm25Encoder:
     """BM25 sparse encoder for code and docs chunks (implements ``SparseEncoder``).
 
@@ -168,8 +185,9 @@ class CodeBm25Encoder:
         self._name = f"code-bm25-v1+{stem_name}+{hash_name}"
         # raw token -> terms, and raw token -> term ids; bounded, cleared when full.
         self._terms_cache: dict[str, tuple[str, ...]] = {}
-        self._ids_cache: dict[str, tuple[int, ...]] = {}
+        self._ids_cache = _TermIdCache(self._analyze_ids)
         self._stem_cache: dict[str, str] = {}
+        self._path_words: tuple[str, list[str]] = ("", [])
 
     @property
     def name(self) -> str:
@@ -212,14 +230,15 @@ class CodeBm25Encoder:
             terms = self._terms_cache[raw] = self._analyze(raw)
         return terms
 
+    def _analyze_ids(self, raw: str) -> tuple[int, ...]:
+        term_id = self._term_id
+        return tuple(term_id(t) for t in self._terms(raw))
+
     def _ids(self, raw: str) -> tuple[int, ...]:
-        ids = self._ids_cache.get(raw)
-        if ids is None:
-            if len(self._ids_cache) >= _CACHE_LIMIT:
-                self._ids_cache.clear()
-            term_id = self._term_id
-            ids = self._ids_cache[raw] = tuple(term_id(t) for t in self._terms(raw))
-        return ids
+        cache = self._ids_cache
+        if len(cache) >= _CACHE_LIMIT:
+            cache.clear()
+        return cache[raw]
 
     def tokenize(self, text: str) -> list[str]:
         """The terms of ``text``, in order, with repeats (see the module doc)."""
@@ -237,12 +256,16 @@ class CodeBm25Encoder:
         """Boosted term frequencies of a chunk, by term id.
 
         Runs at C speed except for words never seen before: the chunk's words (fields repeated by
-        their boost) are listed by the regex, the unseen ones are analyzed into the id cache, and
-        ``Counter`` counts the chained cached ids. Mapping word by word in Python cost about twice
-        as much per chunk.
+        their boost) are listed by C string methods or the regex, and ``Counter`` counts their
+        chained term ids, looked up in a cache that analyzes a word on its first miss. Mapping
+        word by word in Python cost about twice as much per chunk.
         """
         text = chunk.text
-        words: list[str] = (_ASCII_WORD_RE if text.isascii() else _WORD_RE).findall(text)
+        words: list[str | bytes]
+        if text.isascii():
+            words = cast("list[str | bytes]", text.encode("ascii").translate(_NON_WORD_TO_SPACE).split())
+        else:
+            words = _WORD_RE.findall(text)
         if chunk.signature and chunk.signature not in text:
             words += _WORD_RE.findall(chunk.signature)
         if chunk.docstring and chunk.docstring not in text:
@@ -251,18 +274,19 @@ class CodeBm25Encoder:
             words += _WORD_RE.findall(chunk.qualified_name) * QUALIFIED_NAME_BOOST
         if chunk.name:
             words += _WORD_RE.findall(chunk.name) * NAME_BOOST
-        words += _WORD_RE.findall(chunk.path) * PATH_BOOST
+        words += self._boosted_path_words(chunk.path)
         cache = self._ids_cache
-        unseen = set(words).difference(cache)
-        if unseen:
-            if len(cache) + len(unseen) > _CACHE_LIMIT:
-                cache.clear()
-                unseen = set(words)
-            term_id = self._term_id
-            terms = self._terms
-            for word in unseen:
-                cache[word] = tuple(term_id(t) for t in terms(word))
+        if len(cache) >= _CACHE_LIMIT:
+            cache.clear()
         return Counter(chain.from_iterable(map(cache.__getitem__, words)))
+
+    def _boosted_path_words(self, path: str) -> list[str]:
+        """The path's words repeated by PATH_BOOST; remembered for the last path (a file's chunks come together)."""
+        last, words = self._path_words
+        if path != last:
+            words = _WORD_RE.findall(path) * PATH_BOOST
+            self._path_words = (path, words)
+        return words
 
     def encode_document(self, chunk: Chunk) -> SparseVector:
         """BM25 term-frequency weights of a chunk (IDF is the store's)."""
@@ -286,5 +310,5 @@ def bm25_vector(counts: Counter[int], *, avgdl: float = AVG_DOC_TOKENS) -> Spars
     dl = counts.total()
     norm = BM25_K1 * (1.0 - BM25_B + BM25_B * dl / avgdl)
     k1p1 = BM25_K1 + 1.0
-    items = sorted(counts.items())
-    return SparseVector(indices=[i for i, _ in items], values=[n * k1p1 / (n + norm) for _, n in items])
+    indices = sorted(counts)
+    return SparseVector(indices=indices, values=[n * k1p1 / (n + norm) for n in map(counts.__getitem__, indices)])

@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from daemon.core.models import Chunk, ChunkKind, SymbolKind
+from daemon.index import sparse
 from daemon.index.sparse import (
     CodeBm25Encoder,
     blake2b_term_id,
@@ -154,3 +155,24 @@ def test_empty_text_gives_empty_query_vector(encoder: CodeBm25Encoder) -> None:
     vector = encoder.encode_query("  ... ,,, ")
     assert vector.indices == []
     assert vector.values == []
+
+
+def test_each_chunk_gets_its_own_path_tokens_when_paths_alternate(encoder: CodeBm25Encoder) -> None:
+    first = _weights(encoder, _chunk("return value", path="alpha/loader.py"))
+    second = _weights(encoder, _chunk("return value", path="beta/writer.py"))
+    assert encoder.term_id("alpha") in first
+    assert encoder.term_id("alpha") not in second
+    assert encoder.term_id("beta") in second
+
+
+def test_vectors_are_unchanged_when_the_term_cache_overflows(monkeypatch: pytest.MonkeyPatch) -> None:
+    chunks = [
+        _chunk(f"def handler_{i}(requestBody):\n    return parse_{i}(requestBody)", name=f"handler_{i}")
+        for i in range(30)
+    ]
+    expected = [CodeBm25Encoder().encode_document(c) for c in chunks]
+    monkeypatch.setattr(sparse, "_CACHE_LIMIT", 5)
+    small = CodeBm25Encoder()
+    assert [small.encode_document(c) for c in chunks] == expected
+    assert [small.encode_document(c) for c in chunks] == expected
+    assert len(small._ids_cache) < 40  # cleared on the way, not grown without bound
