@@ -130,7 +130,7 @@ fn spawn_task(task: iced::Task<Message>, messages: &mpsc::UnboundedSender<Messag
 
 /// Runs the app against `ided acp`: every event and task output goes through `update`; after
 /// each, `react` may answer like a person would; stops when `done(app)` holds.
-async fn drive(app: &mut App, launch: Launch, react: impl Fn(&App) -> Option<Message>, done: impl Fn(&App) -> bool) {
+async fn drive(app: &mut App, launch: Launch, react: impl Fn(&App) -> Vec<Message>, done: impl Fn(&App) -> bool) {
     let (tx, mut messages) = mpsc::unbounded::<Message>();
     let (events_tx, events) = mpsc::unbounded();
     let connection = tokio::spawn(run(launch, events_tx));
@@ -148,7 +148,7 @@ async fn drive(app: &mut App, launch: Launch, react: impl Fn(&App) -> Option<Mes
             }
             let exited = matches!(message, Message::Acp(Event::Exited(_)));
             spawn_task(app.update(message), &tx);
-            if let Some(answer) = react(app) {
+            for answer in react(app) {
                 spawn_task(app.update(answer), &tx);
             }
             if done(app) || exited {
@@ -175,17 +175,19 @@ fn finished(app: &App) -> bool {
 }
 
 /// Chooses `option` once a permission request is pending.
-fn answer_with(option: &'static str) -> impl Fn(&App) -> Option<Message> {
+fn answer_with(option: &'static str) -> impl Fn(&App) -> Vec<Message> {
     move |app: &App| {
         app.session
             .as_ref()
             .and_then(|s| s.permission.as_ref())
             .map(|_| Message::Agent(ided_iced::ui::agent_panel::Message::Choose(option.into())))
+            .into_iter()
+            .collect()
     }
 }
 
-fn no_answer(_: &App) -> Option<Message> {
-    None
+fn no_answer(_: &App) -> Vec<Message> {
+    Vec::new()
 }
 
 const FIXED: &str = "def add(a, b):\n    return a + b\n\n\ndef divide(a, b):\n    if b == 0:\n        raise ZeroDivisionError(\"b is 0\")\n    return a / b\n";
@@ -369,12 +371,14 @@ async fn roll_back_on_an_accepted_review_reverts_the_run_with_a_new_commit() {
         started: std::time::Instant::now(),
     });
     let (rolled, button_seen) = (Cell::new(false), Cell::new(false));
-    let person = |app: &App| {
-        let session = app.session.as_ref()?;
+    let person = |app: &App| -> Vec<Message> {
+        let Some(session) = app.session.as_ref() else {
+            return Vec::new();
+        };
         if session.permission.is_some() {
-            return Some(Message::Agent(ided_iced::ui::agent_panel::Message::Choose(
+            return vec![Message::Agent(ided_iced::ui::agent_panel::Message::Choose(
                 "accept".into(),
-            )));
+            ))];
         }
         let accepted = session
             .review
@@ -383,12 +387,14 @@ async fn roll_back_on_an_accepted_review_reverts_the_run_with_a_new_commit() {
             .is_some_and(|c| c.status == agent_client_protocol::v1::schema::ToolCallStatus::Completed);
         if accepted && !session.is_running() && !rolled.get() {
             rolled.set(true);
-            let run_id = session.review.as_ref()?.run_id.clone()?;
+            let Some(run_id) = session.review.as_ref().and_then(|r| r.run_id.clone()) else {
+                return Vec::new();
+            };
             let mut ui = iced_test::simulator(app.view());
             button_seen.set(ui.click(format!("Roll back run {run_id}").as_str()).is_ok());
-            return ui.into_messages().next();
+            return ui.into_messages().collect();
         }
-        None
+        Vec::new()
     };
     let rolled_back = |app: &App| rolled.get() && finished(app);
     drive(&mut app, launch, person, rolled_back).await;
@@ -443,10 +449,13 @@ async fn loading_a_past_session_from_history_replays_its_request_and_run() {
     });
     let asked = Cell::new(false);
     let person = |app: &App| {
-        (!asked.get() && app.history.iter().any(|s| s.session_id == session_id)).then(|| {
-            asked.set(true);
-            Message::History(ided_iced::ui::history::Message::Load(session_id.clone()))
-        })
+        (!asked.get() && app.history.iter().any(|s| s.session_id == session_id))
+            .then(|| {
+                asked.set(true);
+                Message::History(ided_iced::ui::history::Message::Load(session_id.clone()))
+            })
+            .into_iter()
+            .collect()
     };
     let replayed = |app: &App| {
         app.session.as_ref().is_some_and(|s| {
@@ -479,4 +488,73 @@ async fn loading_a_past_session_from_history_replays_its_request_and_run() {
         app.viewing_loaded,
         "the start-up session did not replace the loaded one"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn feedback_reaches_the_agent_and_a_second_attempt_comes_back_for_review() {
+    let bin = require_ided!();
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = fixture_repo(tmp.path());
+    let head = git(&repo, &["rev-parse", "HEAD"]);
+    let with_value_error = FIXED.replace("ZeroDivisionError", "ValueError");
+    let script = json!({"responses": [
+        {"role": "orchestrator", "answer": {"workflow": "bug_fix", "rationale": "a crash report",
+            "stage_decisions": [{"stage_id": "code_review", "decision": "SKIP", "reason": "scripted skip"}]}},
+        {"role": "coder", "match": "raise ValueError instead",
+            "tool_calls": [{"name": "write_file", "args": {"path": "calc.py", "content": with_value_error}}]},
+        {"role": "coder", "tool_calls": [{"name": "write_file", "args": {"path": "calc.py", "content": FIXED}}]},
+        {"role": "*", "answer": {"status": "success", "summary": "done"}, "repeat": true}
+    ]});
+    let script_path = tmp.path().join("script.yaml");
+    std::fs::write(&script_path, serde_json::to_string_pretty(&script).unwrap()).unwrap();
+    let mut launch = Launch::resolve(Some(&bin), &repo).unwrap();
+    launch.env = ided_env(tmp.path(), &script_path);
+    let (mut app, _) = App::new(Options {
+        workspace: repo.clone(),
+        launch: Ok(launch.clone()),
+        script: vec!["fix the crash in divide when b is 0".into()],
+        screenshot: None,
+        bench: None,
+        started: std::time::Instant::now(),
+    });
+    let rounds = Cell::new(0);
+    let second_diff = std::cell::RefCell::new(String::new());
+    let person = |app: &App| -> Vec<Message> {
+        use ided_iced::ui::agent_panel::Message as Panel;
+        let Some(session) = app.session.as_ref().filter(|s| s.permission.is_some()) else {
+            return Vec::new();
+        };
+        rounds.set(rounds.get() + 1);
+        if rounds.get() == 1 {
+            return vec![
+                Message::Agent(Panel::FeedbackChanged("raise ValueError instead".into())),
+                Message::Agent(Panel::Choose("feedback".into())),
+            ];
+        }
+        if let Some(review) = &session.review {
+            second_diff.replace(review.files.iter().map(|f| f.new_text.clone()).collect());
+        }
+        vec![Message::Agent(Panel::Choose("reject".into()))]
+    };
+    let done = |app: &App| rounds.get() >= 2 && finished(app);
+    drive(&mut app, launch, person, done).await;
+    let session = app.session.as_ref().unwrap();
+    assert_eq!(
+        rounds.get(),
+        2,
+        "a second review after the feedback; transcript: {:?}",
+        session.transcript
+    );
+    assert_eq!(
+        second_diff.borrow().as_str(),
+        with_value_error,
+        "the feedback reached the coder's attempt"
+    );
+    assert_eq!(session.review.as_ref().unwrap().answer.as_deref(), Some("reject"));
+    assert_eq!(
+        git(&repo, &["rev-parse", "HEAD"]),
+        head,
+        "rejected: nothing on the user's branch"
+    );
+    assert_eq!(git(&repo, &["status", "--porcelain"]), "");
 }
