@@ -80,3 +80,28 @@ fn is_executable(path: &Path) -> bool {
         path.is_file()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_explicit_command_gets_acp_appended_and_path_lookup_needs_an_executable() {
+        let dir = tempfile::tempdir().unwrap();
+        let launch = Launch::resolve(Some("uv run --frozen ided"), dir.path()).unwrap();
+        assert_eq!(launch.program, PathBuf::from("uv"));
+        assert_eq!(launch.args, ["run", "--frozen", "ided", "acp"]);
+        assert_eq!(launch.workspace, dir.path());
+
+        let bin = dir.path().join("ided");
+        std::fs::write(&bin, "#!/bin/sh\n").unwrap();
+        let path = Some(dir.path().as_os_str().to_owned());
+        assert_eq!(find_on_path("ided", path.clone()), None, "not executable yet");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+            assert_eq!(find_on_path("ided", path), Some(bin));
+        }
+    }
+}
