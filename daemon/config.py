@@ -252,6 +252,12 @@ class RetrievalConfig(_Section):
     advisory_url: str = Field(default="https://api.osv.dev", description="OSV-compatible advisory API base URL.")
     code_threshold: float = Field(default=0.7, ge=0, le=1, description="Normalized relevance a code piece needs.")
     docs_threshold: float = Field(default=0.6, ge=0, le=1, description="Normalized relevance a document piece needs.")
+    min_similarity: float = Field(
+        default=0.2,
+        ge=-1,
+        le=1,
+        description="Absolute floor: a searched piece whose cosine to every query is below this is dropped.",
+    )
     near_duplicate_cosine: float = Field(default=0.95, gt=0, le=1, description="Cosine above which pieces are one.")
     source_timeout_seconds: float = Field(default=10.0, gt=0, description="Per source per retrieval.")
     http_timeout_seconds: float = Field(default=5.0, gt=0, description="Per web/advisory HTTP request.")

@@ -161,6 +161,7 @@ class RetrievalAgent:
             workflow=request.workflow_kind,
             code_threshold=self.config.code_threshold,
             docs_threshold=self.config.docs_threshold,
+            min_similarity=self.config.min_similarity,
         )
         outcome = await asyncio.to_thread(validator.validate, ranked)
         events.append(

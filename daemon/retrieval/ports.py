@@ -112,6 +112,10 @@ class ChunkVectors(Protocol):
 
     def vectors(self, chunks: Sequence[Chunk]) -> dict[str, list[float]]: ...
 
+    def text_vectors(self, texts: Sequence[str]) -> list[list[float]] | None:
+        """The same model's vectors of free texts (queries, facts), in order; None when no model is loaded."""
+        ...
+
 
 @dataclass(frozen=True, kw_only=True)
 class CodeFact:

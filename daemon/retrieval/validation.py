@@ -8,9 +8,15 @@
   of one file, or the same symbol of one file, only the better one stays. A document sentence
   that contradicts a sentence of a recorded decision (same subject, opposite polarity: one says
   not/never/no longer/deprecated/instead) is flagged (kept, with the flag in the result).
-- **Relevance**: a piece needs a normalized score of at least the workflow's threshold
-  (``retrieval.code_threshold`` 0.7 for code workflows, ``retrieval.docs_threshold`` 0.6 for
-  document workflows, the lower of the two otherwise).
+- **Relevance**, two tests. An absolute floor: a searched piece (code, docs, decisions, web) whose
+  cosine to every query that found it is under ``retrieval.min_similarity`` (0.2) is unrelated,
+  however the others score (exact look-ups, language-server facts and advisories, are exempt;
+  without an embedding model there is no similarity and no floor). Then the workflow's threshold on
+  the normalized score (the fused score over the best piece's, see ``fusion``):
+  ``retrieval.code_threshold`` 0.7 for code workflows, ``retrieval.docs_threshold`` 0.6 for
+  document workflows, the lower of the two otherwise. Because the fused score is led by the
+  similarity, that ratio is an adaptive cut: one piece when the best stands out, several when
+  they are close.
 
 Every drop is a ``Rejection`` with its reason; the agent puts them in the decision log.
 """
@@ -36,6 +42,8 @@ logger = logging.getLogger(__name__)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _NEGATION = re.compile(r"\b(not|never|no longer|deprecated|instead of|rejected|superseded|don't|do not|avoid)\b", re.I)
 _PART_HEADER = re.compile(r"\(part \d+/\d+\)\s*$")
+_LOOKUPS = frozenset({SourceName.LSP, SourceName.ADVISORIES})
+"""Exact look-ups (a named symbol, an advisory id): no similarity floor applies to them."""
 
 
 def grounded(text: str, file_lines: Sequence[str]) -> bool:
@@ -68,9 +76,16 @@ class Validator:
     """Validates pieces against the workspace under ``root`` (blocking file reads: run it in a thread)."""
 
     def __init__(
-        self, root: Path | None, *, workflow: WorkflowKind, code_threshold: float, docs_threshold: float
+        self,
+        root: Path | None,
+        *,
+        workflow: WorkflowKind,
+        code_threshold: float,
+        docs_threshold: float,
+        min_similarity: float | None = None,
     ) -> None:
         self._root = root.resolve() if root is not None else None
+        self._floor = min_similarity
         self._threshold = {
             WorkflowKind.CODE: code_threshold,
             WorkflowKind.DOCUMENT: docs_threshold,
@@ -96,7 +111,21 @@ class Validator:
         flags = _contradictions(consistent)
         passed: list[FusedPiece] = []
         for piece in consistent:
-            if piece.score + 1e-9 < self._threshold:
+            floor = self._floor
+            if (
+                floor is not None
+                and piece.similarity is not None
+                and piece.head.source not in _LOOKUPS
+                and piece.similarity < floor
+            ):
+                rejected.append(
+                    _reject(
+                        piece,
+                        "relevance",
+                        f"similarity {piece.similarity:.2f} to the queries is under the similarity floor {floor:g}",
+                    )
+                )
+            elif piece.score + 1e-9 < self._threshold:
                 rejected.append(
                     _reject(piece, "relevance", f"score {piece.score:.2f} is under the threshold {self._threshold:g}")
                 )

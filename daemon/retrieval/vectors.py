@@ -1,4 +1,4 @@
-"""Dense vectors of candidate chunks for near-duplicate removal: from the store, or from the embedder."""
+"""Dense vectors for fusion: candidate chunks (near duplicates, relevance) and free texts (queries, facts)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 
-from daemon.core.models import Chunk
+from daemon.core.models import Chunk, content_hash
 from daemon.core.ports import DenseEmbedder, VectorStore
 
 __all__ = ["EmbedderVectors", "StoreVectors"]
@@ -24,6 +24,10 @@ class StoreVectors:
     def vectors(self, chunks: Sequence[Chunk]) -> dict[str, list[float]]:
         stored = self._store.dense_by_hash({c.path for c in chunks})
         return {c.chunk_hash: stored[c.chunk_hash] for c in chunks if c.chunk_hash in stored}
+
+    def text_vectors(self, texts: Sequence[str]) -> list[list[float]] | None:
+        """None: the store holds chunk vectors only (fusion then ranks without similarities)."""
+        return None
 
 
 class EmbedderVectors:
@@ -44,3 +48,17 @@ class EmbedderVectors:
                 while len(self._cache) > self._size:
                     self._cache.popitem(last=False)
             return {c.chunk_hash: self._cache[c.chunk_hash] for c in chunks if c.chunk_hash in self._cache}
+
+    def text_vectors(self, texts: Sequence[str]) -> list[list[float]] | None:
+        """Vectors of ``texts`` as the model embeds a query (no prefix), cached by text."""
+        with self._lock:
+            keys = ["text:" + content_hash(t) for t in texts]
+            out: list[list[float]] = []
+            for key, text in zip(keys, texts, strict=True):
+                vector = self._cache.get(key)
+                if vector is None:
+                    vector = self._cache[key] = self._embedder.embed_query(text)
+                out.append(vector)
+            while len(self._cache) > self._size:
+                self._cache.popitem(last=False)
+            return out

@@ -92,7 +92,11 @@ async def test_document_workflows_skip_static_analysis_and_flag_a_doc_contradict
     assert lsp is not None and lsp.reason == "document workflows skip static analysis"
     assert ast is not None and result.ast_map is None
     assert not any(c.source is SourceName.CODE for c in result.candidates)
-    assert result.context[0].attribution.path == "docs/adr/0001-money-as-decimal.md"
+    top = {(p.attribution.path, p.attribution.section_path) for p in result.context[:2]}
+    assert top == {
+        ("docs/money.md", "Money > Representation"),
+        ("docs/adr/0001-money-as-decimal.md", "ADR 0001: money as Decimal > Decision"),
+    }, top
     assert any("docs/money.md" in f and "0001-money-as-decimal" in f for f in result.flags), result.flags
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from daemon.config import EmbeddingConfig, default_cache_root
@@ -10,7 +12,7 @@ from daemon.index.embedder import FastembedEmbedder
 from daemon.retrieval.fusion import Fusion, fit_budget
 from daemon.retrieval.models import Attribution, Candidate, SourceName, WorkflowKind
 from daemon.retrieval.tokens import WordPieceCounter, load_token_counter
-from daemon.retrieval.validation import grounded
+from daemon.retrieval.validation import Validator, grounded
 from daemon.retrieval.vectors import EmbedderVectors
 
 FILE = [f"line {i}" for i in range(1, 41)]
@@ -140,3 +142,92 @@ def test_grounding_accepts_a_slice_with_skipped_lines_and_rejects_changed_text()
     assert grounded("line 2\nline 4", FILE[0:5])
     assert not grounded("line 2\nline 99", FILE[0:5])
     assert not grounded("line 4\nline 2", FILE[0:5])
+
+
+def test_without_a_model_lexical_overlap_moves_a_piece_past_its_neighbour_but_not_past_the_first() -> None:
+    pieces, _ = Fusion(workflow=WorkflowKind.CODE).rank(
+        [
+            _cand("first", 1, 2, query="parse header value", rank=1),
+            _cand("second", 5, 6, query="parse header value", rank=2, path="b.py"),
+            _cand("third", 9, 10, query="parse header value", rank=3, path="parse/header/value.py"),
+        ]
+    )
+    # only the third one's path holds the query's words: it passes the second, not the first
+    assert [p.id for p in pieces] == ["first", "third", "second"]
+    assert pieces[0].similarity is None and pieces[0].score == 1.0 > pieces[1].score > pieces[2].score
+
+
+def _texts(*pairs: tuple[str, str]) -> list[Candidate]:
+    """One code candidate per (name, text), each in its own file, ranked in the order given."""
+    out: list[Candidate] = []
+    for rank, (name, text) in enumerate(pairs, start=1):
+        cand = _code(name, text, 1, name=name)
+        chunk = cand.chunk
+        assert chunk is not None
+        moved = chunk.model_copy(update={"path": f"{name}.py"})
+        attribution = cand.attribution.model_copy(update={"path": f"{name}.py"})
+        out.append(replace(cand, chunk=moved, attribution=attribution, rank=rank, query=QUERY))
+    return out
+
+
+QUERY = "compute the checksum of a file in chunks"
+CHECKSUM = """def digest(path):
+    h = hashlib.sha256()
+    with open(path, 'rb') as f:
+        for block in iter(lambda: f.read(65536), b''):
+            h.update(block)
+    return h.hexdigest()"""
+COLOUR = """def to_rgb(colour):
+    r, g, b = colour[1:3], colour[3:5], colour[5:7]
+    return int(r, 16), int(g, 16), int(b, 16)"""
+RETRY = "def backoff(attempt):\n    delay = min(30, 2 ** attempt)\n    time.sleep(delay + random.random())"
+
+
+def test_with_the_model_the_piece_that_means_the_query_ranks_first_and_the_rest_fall_under_the_threshold(
+    embedder: FastembedEmbedder,
+) -> None:
+    fusion = Fusion(workflow=WorkflowKind.CODE, vectors=EmbedderVectors(embedder))
+    pieces, _ = fusion.rank(_texts(("to_rgb", COLOUR), ("digest", CHECKSUM), ("backoff", RETRY)))
+    assert pieces[0].id == "digest" and pieces[0].score == 1.0  # lexically silent, ranked 2nd by the search
+    similarity = {p.id: p.similarity or 0.0 for p in pieces}
+    assert similarity["digest"] > similarity["to_rgb"] + 0.2 and similarity["digest"] > similarity["backoff"] + 0.2
+    outcome = Validator(None, workflow=WorkflowKind.CODE, code_threshold=0.7, docs_threshold=0.6).validate(pieces)
+    assert [p.id for p in outcome.passed] == ["digest"]
+    assert {r.id for r in outcome.rejected} == {"to_rgb", "backoff"}
+    assert all(r.step == "relevance" and "under the threshold 0.7" in r.reason for r in outcome.rejected)
+
+
+def test_a_merged_piece_is_as_relevant_as_its_best_chunk(embedder: FastembedEmbedder) -> None:
+    filler = "\n".join(f"def helper_{i}(x):\n    return x + {i}" for i in range(60))  # past the model's 256 tokens
+    head = _code("helpers", filler, 1, name="helpers")
+    lines = filler.count("\n") + 1
+    tail = _code("digest", CHECKSUM, lines + 1, name="digest")
+    fusion = Fusion(workflow=WorkflowKind.CODE, vectors=EmbedderVectors(embedder))
+    alone, _ = fusion.rank([replace(tail, query=QUERY)])
+    merged, folded = fusion.rank([replace(head, query=QUERY), replace(tail, query=QUERY, rank=2)])
+    assert [r.step for r in folded] == ["merge"] and len(merged) == 1
+    assert merged[0].similarity == pytest.approx(alone[0].similarity)
+
+
+def test_a_searched_piece_under_the_similarity_floor_is_dropped_but_a_language_server_fact_is_not(
+    embedder: FastembedEmbedder,
+) -> None:
+    fact = Candidate(
+        id="lsp:references:to_rgb",
+        source=SourceName.LSP,
+        text="2 reference(s) to to_rgb in 1 file(s):\n- ui.py:3 in paint: r, g, b = to_rgb(c)",
+        attribution=Attribution(ref="references", symbol="to_rgb"),
+        score=1.0,
+        query=QUERY,
+        grounded_text=False,
+    )
+    fusion = Fusion(workflow=WorkflowKind.CODE, vectors=EmbedderVectors(embedder))
+    pieces, _ = fusion.rank([*_texts(("to_rgb", COLOUR)), fact])
+    floor = max(p.similarity or 0.0 for p in pieces) + 0.01
+    validator = Validator(
+        None, workflow=WorkflowKind.CODE, code_threshold=0.0, docs_threshold=0.0, min_similarity=floor
+    )
+    outcome = validator.validate(pieces)
+    assert [p.id for p in outcome.passed] == ["lsp:references:to_rgb"]
+    (rejected,) = outcome.rejected
+    assert rejected.id == "to_rgb" and f"under the similarity floor {floor:g}" in rejected.reason
