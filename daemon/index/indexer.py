@@ -4,9 +4,16 @@ Guarantees:
 - only files whose (size, mtime) or content changed are read and re-chunked; unchanged chunks
   of a changed file keep their dense vectors (looked up by chunk hash), so nothing unchanged is
   ever re-embedded;
-- a file's manifest row is written only after its points were flushed, and point ids are
+- a file's manifest row is written only after the store acknowledged its points (an
+  acknowledged write is durable: Qdrant Edge's WAL, a server's ``wait=True``), and point ids are
   deterministic, so a pass killed at any moment leaves a store the next pass repairs
   (:meth:`Indexer.repair`) without a full rebuild and without duplicates.
+
+Throughput: parsing, chunking, BM25 and payload serialization run in worker processes; this
+process (the single store writer) only turns their compact output into engine points
+(:mod:`daemon.index.encoded_chunks`). Store flushes (segments to disk; they shorten the WAL
+replay of the next open) are rarer than manifest commits: every Edge call holds the GIL, so a
+flush stalls the pool's result thread, and commits do not need one.
 """
 
 from __future__ import annotations
@@ -36,6 +43,9 @@ IndexProgress = Callable[[str, int, int], None]
 
 _BATCH_FILES = 48
 _FLUSH_EVERY_FILES = 2000
+"""Files between commits: the manifest records the files written since the last one."""
+_STORE_FLUSH_EVERY_FILES = 20_000
+"""Files between store flushes within a pass (the pass always ends with one)."""
 _POOL_THRESHOLD_FILES = 200
 
 
@@ -179,18 +189,22 @@ class Indexer:
         total = len(jobs)
         done = 0
         pending = _Pending.empty()
+        since_commit = 0
         since_flush = 0
         progress("parse", 0, total)
         for outcomes in self._outcomes(jobs):
             self._write(outcomes, known, report, pending)
             done += len(outcomes)
+            since_commit += len(outcomes)
             since_flush += len(outcomes)
             progress("parse", done, total)
-            if since_flush >= _FLUSH_EVERY_FILES:
-                self._commit(pending)
+            if since_commit >= _FLUSH_EVERY_FILES:
+                flush = since_flush >= _STORE_FLUSH_EVERY_FILES
+                self._commit(pending, flush=flush)
                 pending = _Pending.empty()
-                since_flush = 0
-        self._commit(pending)
+                since_commit = 0
+                since_flush = 0 if flush else since_flush
+        self._commit(pending, flush=True)
 
     def _outcomes(self, jobs: list[FileJob]) -> Iterator[list[FileOutcome]]:
         batches = [jobs[i : i + _BATCH_FILES] for i in range(0, len(jobs), _BATCH_FILES)]
@@ -246,8 +260,10 @@ class Indexer:
             report.bytes_parsed += o.bytes_parsed
             report.chunks_written += o.chunk_count
 
-    def _commit(self, pending: _Pending) -> None:
-        self._store.flush()
+    def _commit(self, pending: _Pending, *, flush: bool) -> None:
+        """Record ``pending`` in the manifest; the store already holds it durably (see module doc)."""
+        if flush:
+            self._store.flush()
         if pending.removed:
             self._manifest.delete_many(pending.removed)
         if pending.records:

@@ -231,8 +231,7 @@ class CodeBm25Encoder:
         return terms
 
     def _analyze_ids(self, raw: str) -> tuple[int, ...]:
-        term_id = self._term_id
-        return tuple(term_id(t) for t in self._terms(raw))
+        return tuple(map(self._term_id, self._analyze(raw)))
 
     def _ids(self, raw: str) -> tuple[int, ...]:
         cache = self._ids_cache
