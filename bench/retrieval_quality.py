@@ -8,9 +8,11 @@ int8 model, Qdrant Edge); the query is the docstring's first sentence; the relev
 function. Per language, printed:
 
 * MRR@10 and recall@1/5/10 of lexical only, dense only, hybrid (RRF), hybrid + the fusion's
-  fallback rerank (over the hybrid top 20) and the full retrieval agent (default config);
+  fallback rerank (over the hybrid top 20; with the embedding model, and without one as when
+  ``embedding.enabled`` is false) and the full retrieval agent (default config);
 * tokens against recall: the raw hybrid top-k for k = 1..10 (recall@k, mean tokens with the
-  citation line, as the agent renders a piece) next to the agent's fused context, and the agent
+  citation line, as the agent renders a piece) next to the agent's fused context (its pieces; the
+  agent runs with ``ast_parsing`` off, and what the AST map would add is printed apart), and the agent
   at other relevance thresholds (``code_threshold``; from one run with the threshold at 0, the
   threshold and the stage budget applied afterwards in score order, exactly as the validator and
   ``fit_budget`` would). "Saved" compares with the raw top-k at the same recall, interpolated
@@ -45,6 +47,7 @@ from jsdoc_samples import CodeSample, default_node_roots, extract_js_samples
 from daemon.config import Config, load_config
 from daemon.core.models import SearchHit, SearchMode
 from daemon.orchestration.workflow_schema import RetrievalStrategyConfig
+from daemon.retrieval.ast_map import ast_context_map
 from daemon.retrieval.fusion import Fusion, render_piece
 from daemon.retrieval.models import Attribution, ContextPiece, RetrievalRequest, SourceName, StageHints, WorkflowKind
 from daemon.retrieval.sources import candidate_from_hit
@@ -93,7 +96,7 @@ async def _run_agent(config: Config, index: WorkspaceIndex, samples: Sequence[Co
             task=sample.query, workflow_kind=WorkflowKind.CODE, stage=StageHints(stage_id="bench", token_budget=budget)
         )
         began = time.perf_counter()
-        result = await agent.retrieve(request, RetrievalStrategyConfig())
+        result = await agent.retrieve(request, RetrievalStrategyConfig(ast_parsing=False))
         seconds.append(time.perf_counter() - began)
         contexts.append(result.context)
     return AgentRun(contexts=contexts, seconds=seconds)
@@ -173,6 +176,19 @@ def run_language(label: str, samples: Sequence[CodeSample], tmp: Path) -> None:
             pieces, _ = fusion.rank(cands)
             reranked.append(rank_of([p.attribution.path or "" for p in pieces], t))
         rows["hybrid + rerank (fallback)"] = reranked
+        plain = Fusion(workflow=WorkflowKind.CODE)
+        rows["hybrid + rerank (no model)"] = [
+            rank_of(
+                [
+                    p.attribution.path or ""
+                    for p in plain.rank(
+                        [candidate_from_hit(SourceName.CODE, h, rank=i + 1, query=s.query) for i, h in enumerate(hits)]
+                    )[0]
+                ],
+                t,
+            )
+            for s, t, hits in zip(samples, targets, hybrid_hits, strict=True)
+        ]
         default = asyncio.run(_run_agent(config, index, samples, BUDGET))
         rows["full agent (default thresholds)"] = [
             rank_of([p.attribution.path or "" for p in c], t) for c, t in zip(default.contexts, targets, strict=True)
@@ -201,7 +217,12 @@ def run_language(label: str, samples: Sequence[CodeSample], tmp: Path) -> None:
     for threshold in SWEEP:
         cut = [_cut(c, threshold, BUDGET) for c in unbounded.contexts]
         print(_point(f"agent, code_threshold {threshold:g}", cut, targets, curve))
-    print(f"\nagent: {statistics.mean(default.seconds) * 1000:.0f} ms per retrieval (mean)")
+    maps = [ast_context_map(root, [p.attribution.path or "" for p in c]) for c in default.contexts]
+    map_tokens = statistics.mean(min(counter.count(m), BUDGET // 4) if m else 0 for m in maps)
+    print(
+        f"\nagent: {statistics.mean(default.seconds) * 1000:.0f} ms per retrieval (mean); the AST map of the "
+        f"context's files (ast_parsing, off above) would add {map_tokens:.0f} tokens per query"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
@@ -100,10 +101,12 @@ class BlockingIndexSearch:
     def __init__(self, index: SyncSearchable, *, mode: SearchMode = SearchMode.HYBRID) -> None:
         self._index = index
         self._mode = mode
-        self._lock = asyncio.Lock()
+        self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
 
     async def search(self, query: str, *, k: int, filters: SearchFilters | None) -> SearchResult:
-        async with self._lock:
+        # an asyncio.Lock belongs to one event loop: one per loop, so the agent can serve any of them
+        lock = self._locks.setdefault(asyncio.get_running_loop(), asyncio.Lock())
+        async with lock:
             return await asyncio.to_thread(self._index.search, query, k=k, filters=filters, mode=self._mode)
 
 

@@ -220,3 +220,14 @@ async def test_validation_drops_a_chunk_whose_file_changed_after_indexing(tmp_pa
     assert lines[start - 1 : end] == release.text.splitlines()  # re-fetched at the new lines, verbatim
     assert "    def release(self, sku: str, quantity: int) -> None:" in release.text.splitlines()
     assert any(r.step == "grounding" for r in gone.rejections) and moved.rejections is not None
+
+
+async def test_one_agent_answers_from_two_event_loops_in_turn(shop: Any) -> None:
+    agent = _agent(shop)
+
+    def in_own_loop() -> RetrievalResult:
+        return asyncio.run(asyncio.wait_for(agent.retrieve(_request(), RetrievalStrategyConfig()), 60))
+
+    first = await asyncio.to_thread(in_own_loop)
+    second = await asyncio.to_thread(in_own_loop)
+    assert first.context[0].attribution.symbol == second.context[0].attribution.symbol == "apply_discount"
