@@ -6,7 +6,9 @@
 3. **Near duplicates**: two pieces whose stored vectors have cosine > ``near_duplicate_cosine``
    (0.95) are one piece; the better-ranked one stays.
 4. **Merge** overlapping or adjacent pieces of the same file into one (verbatim line slices are
-   joined; a piece whose lines lie inside another's is folded into it).
+   joined; a piece whose lines lie inside another's is folded into it). A merged piece keeps the
+   best fused rank of its parts (a dedup adds them up: the same text found twice is more evidence;
+   a method and its class are not).
 5. **Rerank**: a cross-encoder when one is configured (half fused rank, half its sigmoid score);
    otherwise the documented fallback, with the embedding model when one is loaded:
    ``0.2 * fused rank + similarity + 0.3 * lexical overlap`` and without one
@@ -323,10 +325,14 @@ def _names_symbol(query_terms: set[str], symbol: str | None) -> bool:
     return False
 
 
-def _absorb(keeper: FusedPiece, other: FusedPiece) -> FusedPiece:
+def _absorb(keeper: FusedPiece, other: FusedPiece, *, same_text: bool = True) -> FusedPiece:
+    """``keeper`` with ``other`` folded in. The same text found twice (dedup) adds up its evidence;
+    pieces of one file joined into one (``same_text=False``) keep the better one's: counting a
+    method and the class around it, or two halves of a split body, twice would rank a file with
+    two middling chunks over a single good one."""
     return replace(
         keeper,
-        fused=keeper.fused + other.fused,
+        fused=keeper.fused + other.fused if same_text else max(keeper.fused, other.fused),
         queries=tuple(dict.fromkeys((*keeper.queries, *other.queries))),
         merged_from=(*keeper.merged_from, other.id, *other.merged_from),
         chunks=(*keeper.chunks, *other.chunks),
@@ -344,7 +350,7 @@ def _join(a: FusedPiece, b: FusedPiece) -> FusedPiece | None:
     if b_end <= a_end:  # b lies inside a
         text, end = a.text, a_end
     elif a_start >= b_start and a_end <= b_end:  # a lies inside b
-        return replace(_absorb(b, a), attribution=pb)
+        return replace(_absorb(b, a, same_text=False), attribution=pb)
     elif a.verbatim and b.verbatim:
         skip = a_end - b_start + 1
         rest = b.text.split("\n")[skip:]
@@ -360,7 +366,7 @@ def _join(a: FusedPiece, b: FusedPiece) -> FusedPiece | None:
             "ast_type": pa.ast_type if pa.ast_type == pb.ast_type else "merged",
         }
     )
-    joined = _absorb(a, b)
+    joined = _absorb(a, b, same_text=False)
     return replace(joined, text=text, attribution=attribution)
 
 

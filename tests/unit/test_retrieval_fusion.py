@@ -231,3 +231,12 @@ def test_a_searched_piece_under_the_similarity_floor_is_dropped_but_a_language_s
     assert [p.id for p in outcome.passed] == ["lsp:references:to_rgb"]
     (rejected,) = outcome.rejected
     assert rejected.id == "to_rgb" and f"under the similarity floor {floor:g}" in rejected.reason
+
+
+def test_two_chunks_of_one_file_merged_do_not_outrank_a_better_single_chunk() -> None:
+    pieces, folded = Fusion(workflow=WorkflowKind.CODE).rank(
+        [_cand("best", 1, 3, rank=1, path="b.py"), _cand("outer", 1, 8, rank=2), _cand("inner", 4, 6, rank=3)]
+    )
+    assert [r.step for r in folded] == ["merge"]
+    assert [p.id for p in pieces] == ["best", "outer"]  # not 1/12 + 1/13 > 1/11: a class and its method are one
+    assert pieces[1].fused == pytest.approx(1 / 12)
