@@ -7,6 +7,11 @@ answers ``cancelled`` once it stopped, or after ``acp.cancel_grace_seconds``. Wh
 away, ``shutdown`` cancels the runs still in flight the same way. MCP servers the client passes with a
 session are connected in the background (``daemon.acp.client_mcp``) and their tools lent to the
 session's runs; they close with the session (a later ``session/load``) or the process.
+
+``session/load`` replays each run (``RunPresenter.replay``) and, for a run with changes, its review
+as it stands now (``daemon.acp.review_replay``); a review still open is offered again once the load
+is answered. ``_ided/status`` (``daemon.acp.status``) goes out in the background after
+``session/new``, ``session/load`` and each run's end.
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ from acp.schema import (
     SseMcpServer,
     StopReason,
     TextContentBlock,
+    ToolCallStart,
 )
 
 from daemon import __version__
@@ -61,6 +67,7 @@ from daemon.errors import DaemonError
 from daemon.orchestration.run_store import RunRecord, RunStatus
 
 if TYPE_CHECKING:
+    from daemon.acp.run_driver import RunDriver
     from daemon.acp.workspaces import ConfigLoader, Workspace, Workspaces
     from daemon.service.mcp_client_tools import ClientMcpServers, ServerFailure
 
@@ -183,6 +190,7 @@ class IdedAgent:
         self._sessions[record.session_id] = live
         live.mcp = await self._lend_mcp(record.session_id, mcp_servers or [], workspace.root)
         self._after_reply(record.session_id, await _commands_update(workspace))
+        self._status_soon(record.session_id, workspace)
         return NewSessionResponse(session_id=record.session_id, modes=_modes(record.mode))
 
     async def load_session(
@@ -202,11 +210,13 @@ class IdedAgent:
         if live is not None and live.prompt_running:
             raise RequestError.invalid_request({"details": f"session {session_id} is running a prompt"})
         if live is not None:
+            self._stop_reoffer(live)
             await self._close_mcp(live)
         fresh = SessionState(record=record, workspace=workspace)
         self._sessions[session_id] = fresh
         fresh.mcp = await self._lend_mcp(session_id, mcp_servers or [], workspace.root)
         runtime = workspace.runtime
+        open_reviews: list[tuple[str, ToolCallStart]] = []
         for run_id in record.runs:
             try:
                 run = await runtime.get(run_id)
@@ -215,7 +225,16 @@ class IdedAgent:
                 continue
             presenter = RunPresenter.for_record(run, workspace.root)
             await self._send(session_id, presenter.replay(run, await runtime.events(run_id)))
+            if run.status.finished and run.changes is not None and not run.changes.empty:
+                call = await self._replay_review(fresh, run)
+                if call is not None:
+                    open_reviews.append((run.run_id, call))
         await self._send(session_id, [await _commands_update(workspace)])
+        if open_reviews:
+            fresh.reoffer = asyncio.create_task(self._reoffer(fresh, open_reviews), name=f"acp reoffer {session_id}")
+            self._background.add(fresh.reoffer)
+            fresh.reoffer.add_done_callback(self._background.discard)
+        self._status_soon(session_id, workspace)
         return LoadSessionResponse(modes=_modes(record.mode))
 
     async def list_sessions(
@@ -273,9 +292,7 @@ class IdedAgent:
             await live.workspace.runtime.cancel(live.run_id)
 
     async def _dispatch(self, state: SessionState, parsed: ParsedPrompt, content: PromptContent) -> StopReason:
-        from daemon.acp.run_driver import RunDriver  # first use; see _LAZY
-
-        driver = RunDriver(state=state, client=self._need_client(), send=self._send, reads_files=self._reads_files)
+        driver = self._driver(state)
         if state.feedback_for is not None and parsed.kind is CommandKind.RUN and parsed.request:
             run_id, state.feedback_for = state.feedback_for, None
             return await driver.follow_up(run_id, parsed.request)
@@ -301,7 +318,67 @@ class IdedAgent:
             text = "Recent runs, newest first:\n" + "\n".join(lines) + "\n"
         await self._send(live.record.session_id, [update_agent_message_text(text)])
 
+    # -- a loaded session's reviews ----------------------------------------------------------------
+
+    async def _replay_review(self, live: SessionState, run: RunRecord) -> ToolCallStart | None:
+        """Send ``run``'s review as it stands; the review call when it is still open."""
+        from daemon.acp.review import review_call_id
+        from daemon.acp.review_replay import replay_review
+
+        live.review_rounds += 1
+        call_id = review_call_id(run.run_id, live.review_rounds)
+        replayed = await replay_review(live.workspace.review.worktrees, run, live.workspace.root, call_id)
+        await self._send(live.record.session_id, replayed.updates)
+        return replayed.open_call
+
+    async def _reoffer(self, live: SessionState, reviews: list[tuple[str, ToolCallStart]]) -> None:
+        """Offer the loaded session's open reviews again, one after the other (each waits for its answer)."""
+        driver = self._driver(live)
+        for run_id, call in reviews:
+            try:
+                await driver.reoffer(run_id, call)
+            except DaemonError:
+                logger.exception("the open review of run %s could not be offered again", run_id)
+
+    @staticmethod
+    def _stop_reoffer(live: SessionState) -> None:
+        if live.reoffer is not None:
+            live.reoffer.cancel()
+            live.reoffer = None
+
     # -- helpers --------------------------------------------------------------------------------
+
+    def _driver(self, state: SessionState) -> RunDriver:
+        from daemon.acp.run_driver import RunDriver  # first use; see _LAZY
+
+        sid = state.record.session_id
+        return RunDriver(
+            state=state,
+            client=self._need_client(),
+            send=self._send,
+            reads_files=self._reads_files,
+            run_finished=lambda: self._status_soon(sid, state.workspace),
+        )
+
+    def _status_soon(self, session_id: str, workspace: Workspace) -> None:
+        """``_ided/status`` for ``session_id``, in the background: a slow or absent daemon never holds a session."""
+        self._in_background(self._send_status(session_id, workspace))
+
+    async def _send_status(self, session_id: str, workspace: Workspace) -> None:
+        from daemon.acp.status import STATUS_METHOD, STATUS_TIMEOUT_S, read_status
+
+        status = await read_status(
+            workspace.daemon, workspace.daemon_note, workspace=str(workspace.root), session_id=session_id
+        )
+        client = self._client
+        if client is None:
+            return
+        try:
+            await asyncio.wait_for(
+                client.ext_notification(STATUS_METHOD, status.model_dump(mode="json")), STATUS_TIMEOUT_S
+            )
+        except (ConnectionError, TimeoutError) as exc:
+            logger.info("session %s: _%s not delivered: %s", session_id, STATUS_METHOD, exc)
 
     async def _open(self, cwd: str) -> Workspace:
         try:

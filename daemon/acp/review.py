@@ -4,7 +4,9 @@ The options are ``accept`` (allow_once: the run's commits go onto the user's bra
 (reject_once: nothing changes; the branch is kept until cleanup) and ``feedback`` (reject_once: the
 next prompt of the session, or ``_meta["ided/feedback"]`` on the permission answer, goes to the
 run's last editing stage as a follow-up attempt on the same branch). A client that cancels the
-request leaves the review open (``ided runs accept ID`` later).
+request leaves the review open (``ided runs accept ID`` later). The review call's last update carries
+the branch's review state in ``_meta["ided/review"]`` (open, accepted, rejected, rolled_back), live
+and in a ``session/load`` replay (``daemon.acp.review_replay``).
 """
 
 from __future__ import annotations
@@ -28,18 +30,22 @@ from acp.schema import (
 
 from daemon.errors import ConflictError
 from daemon.service.run_review import RunReview
-from daemon.vcs import ChangeSet, ConflictReport
+from daemon.vcs import ChangeSet, ConflictReport, ReviewState
 
 __all__ = [
     "ACCEPT",
     "FEEDBACK",
     "FEEDBACK_META",
     "REJECT",
+    "REVIEW_META",
     "ReviewAnswer",
     "ReviewStatus",
+    "ReviewVerdict",
+    "accepted_text",
     "apply_answer",
     "permission_call",
     "permission_options",
+    "rejected_text",
     "review_call",
     "review_call_id",
     "review_finished",
@@ -52,6 +58,7 @@ ACCEPT = "accept"
 REJECT = "reject"
 FEEDBACK = "feedback"
 FEEDBACK_META = "ided/feedback"
+REVIEW_META = "ided/review"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -127,7 +134,25 @@ def review_outcome(response: RequestPermissionResponse) -> ReviewAnswer:
 ReviewStatus = Literal["pending", "completed", "failed"]
 
 
-async def apply_answer(review: RunReview, run_id: str, answer: ReviewAnswer) -> tuple[ReviewStatus, str]:
+@dataclass(frozen=True, kw_only=True)
+class ReviewVerdict:
+    """How a review ended: the review call's final status, the text shown, the branch's review state."""
+
+    status: ReviewStatus
+    text: str
+    state: ReviewState
+
+
+def accepted_text(run_id: str, branch: str, commits: tuple[str, ...]) -> str:
+    shas = ", ".join(c[:10] for c in commits)
+    return f"Accepted: {len(commits)} commit(s) on {branch} ({shas}); /rollback {run_id} undoes it."
+
+
+def rejected_text(branch: str) -> str:
+    return f"Rejected: your files are untouched; {branch} is kept until cleanup."
+
+
+async def apply_answer(review: RunReview, run_id: str, answer: ReviewAnswer) -> ReviewVerdict:
     """Accept or reject through the review service: the review call's final status and what happened.
 
     ``completed``: applied; ``failed``: not applied (rejected, a conflict, feedback asked for);
@@ -139,19 +164,25 @@ async def apply_answer(review: RunReview, run_id: str, answer: ReviewAnswer) -> 
         except ConflictError as exc:
             report = exc.report
             why = report.describe() if isinstance(report, ConflictReport) else exc.message
-            return "failed", f"Not applied: {why}\nBoth sides are intact; the run's branch is kept."
-        commits = ", ".join(c[:10] for c in result.commits)
-        return "completed", (
-            f"Accepted: {len(result.commits)} commit(s) on {result.branch} ({commits}); /rollback {run_id} undoes it."
+            text = f"Not applied: {why}\nBoth sides are intact; the run's branch is kept."
+            return ReviewVerdict(status="failed", text=text, state="open")
+        return ReviewVerdict(
+            status="completed", text=accepted_text(run_id, result.branch, result.commits), state="accepted"
         )
     if answer.choice == "reject":
         branch = await review.reject(run_id)
-        return "failed", f"Rejected: your files are untouched; {branch.branch} is kept until cleanup."
+        return ReviewVerdict(status="failed", text=rejected_text(branch.branch), state="rejected")
     if answer.choice == "feedback":
-        return "failed", "Feedback requested: the run's last editing stage tries again with it."
-    return "pending", f"Review left open: ided runs accept {run_id} (or reject) decides it later."
+        text = "Feedback requested: the run's last editing stage tries again with it."
+        return ReviewVerdict(status="failed", text=text, state="open")
+    text = f"Review left open: ided runs accept {run_id} (or reject) decides it later."
+    return ReviewVerdict(status="pending", text=text, state="open")
 
 
-def review_finished(call_id: str, status: ReviewStatus, text: str) -> ToolCallProgress:
-    """The review call's final state; its diffs stay as they were."""
-    return update_tool_call(call_id, status=status, raw_output=text)
+def review_finished(
+    call_id: str, status: ReviewStatus, text: str, state: ReviewState | None = "open"
+) -> ToolCallProgress:
+    """The review call's final state; its diffs stay as they were. ``_meta["ided/review"]``: the branch's
+    review state (left out when it is not known)."""
+    update = update_tool_call(call_id, status=status, raw_output=text)
+    return update if state is None else update.model_copy(update={"field_meta": {REVIEW_META: state}})

@@ -6,7 +6,9 @@ event through ``RunPresenter``, honours ``session/cancel`` (the run stops before
 the prompt answers ``cancelled`` once it stopped or after ``acp.cancel_grace_seconds``) and, when
 the run ended with changes, presents them for review (``daemon.acp.review``). Feedback chosen
 there is answered by a follow-up attempt: at once when the client sent the text with its answer,
-else with the session's next prompt.
+else with the session's next prompt. ``reoffer`` asks again for a review a loaded session found
+open (outside a prompt turn); ``run_finished`` is called once each run has ended (the agent sends
+``_ided/status`` then).
 """
 
 from __future__ import annotations
@@ -16,16 +18,18 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from acp import RequestError, update_agent_message_text
 from acp.helpers import update_available_commands
 from acp.interfaces import Client
-from acp.schema import AvailableCommandsUpdate, StopReason
+from acp.schema import AvailableCommandsUpdate, StopReason, ToolCallStart
 from langchain_core.tools import BaseTool
 
 from daemon.acp.commands import CommandKind, ParsedPrompt, available_commands
 from daemon.acp.prompt_content import PromptContent
 from daemon.acp.review import (
+    ReviewAnswer,
     apply_answer,
     permission_call,
     permission_options,
@@ -88,6 +92,8 @@ class RunDriver:
     client: Client
     send: Send
     reads_files: bool
+    run_finished: Callable[[], None] | None = None
+    """Called once a followed run has ended (before its review)."""
 
     @property
     def _sid(self) -> str:
@@ -203,6 +209,8 @@ class RunDriver:
                 task.cancel()
         final = await runtime.get(run_id)
         await self.send(self._sid, presenter.closing(final))
+        if self.run_finished is not None:
+            self.run_finished()
         if self.state.cancelled.is_set() or final.status is RunStatus.CANCELLED:
             return "cancelled"
         if final.status.finished and final.changes is not None and not final.changes.empty:
@@ -226,33 +234,79 @@ class RunDriver:
         self.state.review_rounds += 1
         call = review_call(changes, workspace.root, review_call_id(run_id, self.state.review_rounds))
         await self.send(self._sid, [call])
+        answer = await self._ask(run_id, call, cancellable=True)
+        if answer is None:
+            return "cancelled"
+        await self._settle(run_id, call, answer)
+        if answer.choice != "feedback":
+            return "end_turn"
+        if answer.feedback is not None:
+            return await self.follow_up(run_id, answer.feedback)
+        await self._feedback_next(run_id)
+        return "end_turn"
+
+    async def reoffer(self, run_id: str, call: ToolCallStart) -> None:
+        """Ask again for the open review of a loaded session (``call`` was replayed ``pending``).
+
+        Outside a prompt turn: ``session/cancel`` does not end it (the client cancels the request
+        itself); feedback text sent with the answer starts the follow-up at once unless a prompt is
+        running, else the next prompt is the feedback.
+        """
+        answer = await self._ask(run_id, call, cancellable=False)
+        if answer is None:
+            return
+        await self._settle(run_id, call, answer)
+        if answer.choice != "feedback":
+            return
+        if answer.feedback is None or self.state.prompt_running:
+            await self._feedback_next(run_id)
+            return
+        self.state.prompt_running = True
+        self.state.cancelled = asyncio.Event()
+        try:
+            await self.follow_up(run_id, answer.feedback)
+        finally:
+            self.state.prompt_running = False
+
+    async def _ask(self, run_id: str, call: ToolCallStart, *, cancellable: bool) -> ReviewAnswer | None:
+        """The client's answer to the permission request for ``call``; ``None`` when none came (cancel, timeout,
+        a failed request): the review is left open and the client told so."""
         permission = asyncio.create_task(
             self.client.request_permission(
                 session_id=self._sid, tool_call=permission_call(call), options=permission_options()
             )
         )
-        cancelled = asyncio.create_task(self.state.cancelled.wait())
+        waits: set[asyncio.Future[Any]] = {permission}
+        cancelled = asyncio.create_task(self.state.cancelled.wait()) if cancellable else None
+        if cancelled is not None:
+            waits.add(cancelled)
         try:
-            await asyncio.wait(
-                {permission, cancelled}, timeout=PERMISSION_TIMEOUT_S, return_when=asyncio.FIRST_COMPLETED
-            )
+            await asyncio.wait(waits, timeout=PERMISSION_TIMEOUT_S, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            cancelled.cancel()
-        if not permission.done():
-            permission.cancel()
-            await self.send(self._sid, [review_finished(call.tool_call_id, "pending", "Review left open.")])
-            await self._say(
-                f"Review of run {run_id} left open: ided runs accept {run_id} (or reject) decides it later."
-            )
-            return "cancelled"
-        answer = review_outcome(permission.result())
-        status, text = await apply_answer(workspace.review, run_id, answer)
-        await self.send(self._sid, [review_finished(call.tool_call_id, status, text)])
-        await self._say(text)
-        if answer.choice != "feedback":
-            return "end_turn"
-        if answer.feedback is not None:
-            return await self.follow_up(run_id, answer.feedback)
+            if cancelled is not None:
+                cancelled.cancel()
+            answered = permission.done()
+            if not answered:  # session/cancel, the timeout, or this task cancelled (shutdown, a new load)
+                permission.cancel()
+        if answered and not permission.cancelled():
+            if (failure := permission.exception()) is None:
+                return review_outcome(permission.result())
+            logger.warning("the permission request for run %s failed: %s", run_id, failure)
+        await self.send(self._sid, [review_finished(call.tool_call_id, "pending", "Review left open.")])
+        await self._say(f"Review of run {run_id} left open: ided runs accept {run_id} (or reject) decides it later.")
+        return None
+
+    async def _settle(self, run_id: str, call: ToolCallStart, answer: ReviewAnswer) -> None:
+        try:
+            verdict = await apply_answer(self.state.workspace.review, run_id, answer)
+        except DaemonError as exc:  # e.g. decided meanwhile by another front (`ided runs accept`)
+            text = f"Not applied: {exc.message}"
+            await self.send(self._sid, [review_finished(call.tool_call_id, "failed", text, None)])
+            await self._say(text)
+            return
+        await self.send(self._sid, [review_finished(call.tool_call_id, verdict.status, verdict.text, verdict.state)])
+        await self._say(verdict.text)
+
+    async def _feedback_next(self, run_id: str) -> None:
         self.state.feedback_for = run_id
         await self._say("Type your feedback as the next prompt; it goes to the run's last editing stage.")
-        return "end_turn"

@@ -143,3 +143,5 @@ class SessionState:
     review_rounds: int = 0
     mcp: ClientMcpServers | None = None
     """The MCP servers the client passed for this session (closed with the session or the process)."""
+    reoffer: asyncio.Task[None] | None = None
+    """A loaded session's open reviews, offered again (cancelled when the session is loaded again)."""

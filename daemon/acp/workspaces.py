@@ -3,7 +3,8 @@
 A session names its folder (``cwd``); the first session in a folder opens the folder's pipeline
 runtime (``daemon.service.pipeline_host.open_pipeline``), attaches to the workspace daemon when
 ``acp.attach_daemon`` is on (starting it when none runs, so retrieval searches its hot index), and
-keeps both until the process ends.
+keeps both until the process ends. The attached daemon (or why there is none) stays on the
+workspace for ``_ided/status`` (``daemon.acp.status``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ __all__ = ["ConfigLoader", "Workspace", "Workspaces"]
 
 logger = logging.getLogger(__name__)
 
+_ATTACH_OFF = "acp.attach_daemon is off"
+
 ConfigLoader = Callable[[Path], Config]
 """Loads the configuration of a folder (the composition root binds the ``--set`` overrides)."""
 
@@ -40,6 +43,10 @@ class Workspace:
     sessions: SessionStore
     review: RunReview
     """Diff, accept, reject and rollback of the workspace's runs (over the runtime's run store)."""
+    daemon: DaemonClient | None = None
+    """The workspace daemon this process attached to (``acp.attach_daemon``)."""
+    daemon_note: str | None = None
+    """Why there is no daemon: attaching is off, or it failed (with the cause)."""
 
 
 class Workspaces:
@@ -67,8 +74,7 @@ class Workspaces:
         async with self._lock:
             if root in self._opened:
                 return self._opened[root]
-            if config.acp.attach_daemon:
-                await self._attach(config)
+            daemon, note = await self._attach(config) if config.acp.attach_daemon else (None, _ATTACH_OFF)
             # always worktrees: a code-mode prompt in a folder that is not a repository gets a clear error
             worktrees = RunWorktrees.for_config(config)
             runtime = await self._stack.enter_async_context(
@@ -80,18 +86,21 @@ class Workspaces:
                 runtime=runtime,
                 sessions=SessionStore(config.state_path),
                 review=RunReview(worktrees, runtime.store),
+                daemon=daemon,
+                daemon_note=note,
             )
             self._opened[root] = workspace
             logger.info("serving workspace %s", root)
             return workspace
 
-    async def _attach(self, config: Config) -> None:
+    async def _attach(self, config: Config) -> tuple[DaemonClient | None, str | None]:
         try:
             client = await DaemonClient.attach(config, client="acp", start=True)
         except (DaemonError, OSError) as exc:  # runs still work: retrieval opens the index in this process
             logger.warning("could not attach to the daemon of %s: %s", config.workspace_path, exc)
-            return
+            return None, f"could not attach to the workspace daemon: {exc}"
         self._stack.push_async_callback(client.close)
+        return client, None
 
     async def aclose(self) -> None:
         await self._stack.aclose()
