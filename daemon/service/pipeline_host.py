@@ -3,8 +3,10 @@
 ``open_pipeline(config, models_needed=...)`` builds what a ``PipelineRuntime`` needs for the
 workspace in ``config``: the workflow catalog (built-in + the workspace's), the model registry
 (from ``[pipeline.models]`` and the API keys in ``env``; a replay script when configured), the
-project profile, and an ``IndexRetriever`` over the workspace index (the daemon's when one runs,
-else the index opened in this process). ``models_needed=False`` opens a light runtime for
+project profile, and the retrieval agent (``daemon.retrieval``) over the workspace index (the
+daemon's when one runs, else the index opened in this process), the daemon's language servers and
+the run history; the daemon's code intelligence also becomes the agents' code-intel tools.
+``models_needed=False`` opens a light runtime for
 inspecting, listing and cancelling runs: no models, no profile, no retriever, no worktrees.
 """
 
@@ -19,19 +21,21 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from daemon.config import Config
-from daemon.core.models import ChunkKind, SearchResult
+from daemon.core.models import ChunkKind, SearchFilters, SearchResult
 from daemon.errors import DaemonError, ErrorCode, WorkflowError
-from daemon.orchestration.llm_providers import ModelRegistry
+from daemon.orchestration.llm_providers import RETRIEVAL_ROLE, ModelRegistry
 from daemon.orchestration.project_profile import profile_project
 from daemon.orchestration.resilience import ResilienceLayer
-from daemon.orchestration.retriever import RetrievalQuery, RetrievedSnippet
-from daemon.orchestration.runtime import PipelineRuntime
+from daemon.orchestration.retriever import RetrievalQuery, RetrievedSnippet, Retriever
+from daemon.orchestration.run_store import RunStore
+from daemon.orchestration.runtime import PipelineRuntime, runs_db_path
 from daemon.orchestration.workflow_loader import WorkflowCatalog, workflow_dirs
 from daemon.service.agent_tools import CodeIntel, code_intel_tools
 from daemon.service.api import Methods, SearchParams
 from daemon.service.daemon_client import ClientKind, DaemonClient
 from daemon.service.daemon_files import remove_stale
 from daemon.service.remote_code_intel import RemoteCodeIntel
+from daemon.service.retrieval_sources import agent_retriever, build_retrieval_agent
 from daemon.service.workspace_index import WorkspaceIndex
 from daemon.vcs import RunWorktrees
 
@@ -82,20 +86,35 @@ class IndexRetriever:
                 return None
         return self._index.search(params.query, k=params.k, filters=params.filters(), mode=params.mode)
 
+    async def _search(self, params: SearchParams) -> SearchResult | None:
+        if self._remote:
+            client = await DaemonClient.attach(self._config, client=self._client, start=False)
+            async with client:
+                raw = await client.call(Methods.INDEX_SEARCH, params, wait_s=SEARCH_WAIT_S)
+                return SearchResult.model_validate(raw)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool, self._local_search, params)
+
+    async def search(self, query: str, *, k: int, filters: SearchFilters | None) -> SearchResult:
+        """The retrieval agent's index port (``IndexSearch``): the daemon's index or the local one."""
+        params = SearchParams(
+            query=query,
+            k=k,
+            kind=filters.kind if filters is not None else None,
+            language=filters.language if filters is not None else None,
+            path_glob=filters.path_glob if filters is not None else None,
+        )
+        found = await self._search(params)
+        if found is None:
+            raise DaemonError(f"no workspace index to search: {self._failed}")
+        return found
+
     async def retrieve(self, query: RetrievalQuery) -> list[RetrievedSnippet]:
         snippets: list[RetrievedSnippet] = []
         for params in self._params(query):
-            if self._remote:
-                client = await DaemonClient.attach(self._config, client=self._client, start=False)
-                async with client:
-                    raw = await client.call(Methods.INDEX_SEARCH, params, wait_s=SEARCH_WAIT_S)
-                    result = SearchResult.model_validate(raw)
-            else:
-                loop = asyncio.get_running_loop()
-                found = await loop.run_in_executor(self._pool, self._local_search, params)
-                if found is None:
-                    return snippets
-                result = found
+            result = await self._search(params)
+            if result is None:
+                return snippets
             snippets.extend(
                 RetrievedSnippet(
                     path=h.chunk.path,
@@ -184,6 +203,7 @@ async def open_pipeline(
         layer.close()
         raise
     retriever: IndexRetriever | None = None
+    history: RunStore | None = None
     own_intel: RemoteCodeIntel | None = None
     root = config.workspace_path
     try:
@@ -192,6 +212,20 @@ async def open_pipeline(
         workflows = catalog if catalog is not None else load_catalog(config)
         profile = await asyncio.to_thread(profile_project, config.workspace_path) if models_needed else None
         retriever = IndexRetriever(config, client=client) if models_needed else None
+        agent: Retriever | None = retriever
+        if retriever is not None:
+            history = await asyncio.to_thread(RunStore, runs_db_path(config.state_path))
+            agent = agent_retriever(
+                build_retrieval_agent(
+                    config,
+                    index=None,
+                    search=retriever,
+                    code_intel=intel,
+                    run_store=history,
+                    model=models.caller(RETRIEVAL_ROLE),
+                    env=os.environ if env is None else env,
+                )
+            )
         if worktrees is None and models_needed and await asyncio.to_thread(RunWorktrees.is_repository, root):
             worktrees = RunWorktrees.for_config(config)
         async with PipelineRuntime.open(
@@ -199,7 +233,7 @@ async def open_pipeline(
             models=models,
             state_dir=config.state_path,
             config=pipeline,
-            retriever=retriever,
+            retriever=agent,
             profile=profile,
             worktrees=worktrees,
             workspace=root,
@@ -212,4 +246,6 @@ async def open_pipeline(
             await own_intel.aclose()
         if retriever is not None:
             await asyncio.to_thread(retriever.close)
+        if history is not None:
+            await asyncio.to_thread(history.close)
         layer.close()

@@ -17,11 +17,12 @@ from daemon.errors import DaemonError
 from daemon.orchestration.retriever import AgentRetriever
 from daemon.orchestration.run_store import RunStore
 from daemon.retrieval.agent import AgentParts, RetrievalAgent
-from daemon.retrieval.ports import BlockingIndexSearch, CodeFact, DecisionNote, QueryModel
+from daemon.retrieval.ports import BlockingIndexSearch, CodeFact, DecisionNote, IndexSearch, QueryModel
 from daemon.retrieval.providers import advisory_provider, web_provider
 from daemon.retrieval.tokens import load_token_counter
 from daemon.retrieval.vectors import EmbedderVectors
 from daemon.service.code_intel import CodeIntelService
+from daemon.service.remote_code_intel import RemoteCodeIntel
 from daemon.service.workspace_index import WorkspaceIndex
 
 __all__ = ["CodeIntelFacts", "RunHistory", "agent_retriever", "build_retrieval_agent"]
@@ -30,9 +31,10 @@ logger = logging.getLogger(__name__)
 
 
 class CodeIntelFacts:
-    """``CodeFacts`` over ``CodeIntelService``: definition (verbatim source), signature, references."""
+    """``CodeFacts`` over ``CodeIntelService`` or the daemon's (``RemoteCodeIntel``): definition (verbatim
+    source), signature, references."""
 
-    def __init__(self, service: CodeIntelService, *, max_chars: int = 2000) -> None:
+    def __init__(self, service: CodeIntelService | RemoteCodeIntel, *, max_chars: int = 2000) -> None:
         self._service = service
         self._max_chars = max_chars
 
@@ -109,18 +111,23 @@ def build_retrieval_agent(
     config: Config,
     *,
     index: WorkspaceIndex | None,
-    code_intel: CodeIntelService | None = None,
+    search: IndexSearch | None = None,
+    code_intel: CodeIntelService | RemoteCodeIntel | None = None,
     run_store: RunStore | None = None,
     model: QueryModel | None = None,
     env: Mapping[str, str] | None = None,
 ) -> RetrievalAgent:
-    """The retrieval agent of ``config``'s workspace over the parts given (``None`` parts: unavailable)."""
+    """The retrieval agent of ``config``'s workspace over the parts given (``None`` parts: unavailable).
+
+    ``search``: the index search when the index lives elsewhere (the daemon's); ``index``: an index
+    opened in this process, which also lends its embedder for near-duplicate detection.
+    """
     cfg = config.retrieval
     embedder = index.dense_embedder() if index is not None else None
     parts = AgentParts(
         counter=load_token_counter(config.embedding),
         root=config.workspace_path,
-        index=BlockingIndexSearch(index) if index is not None else None,
+        index=BlockingIndexSearch(index) if index is not None else search,
         facts=CodeIntelFacts(code_intel) if code_intel is not None else None,
         history=RunHistory(run_store) if run_store is not None else None,
         web=web_provider(cfg, env or {}),

@@ -1,4 +1,4 @@
-"""Runs opened by `open_pipeline` give their agents the daemon's code intelligence as tools."""
+"""Runs opened by `open_pipeline`: the daemon's code intelligence as agent tools, its index for retrieval."""
 
 from __future__ import annotations
 
@@ -43,10 +43,12 @@ async def test_a_debugger_agent_finds_a_definition_through_the_running_daemon(
     config = load_config(workspace)
     daemon = await DaemonClient.attach(config, client="cli", start=True)
     try:
+        await daemon.call(Methods.INDEX_REINDEX, None, wait_s=120)  # answers once the pass is done
         async with open_pipeline(config, models_needed=True) as runtime:
             record = await runtime.start("Reporter renders the wrong title", workflow="bug_fix", mode="ask")
             finished = await runtime.wait(record.run_id, wait_seconds=120)
             seen = await runtime.events(record.run_id)
+            decisions = await runtime.decision_log(record.run_id)
     finally:
         await daemon.call(Methods.SHUTDOWN, None)
         await asyncio.wait_for(daemon.wait_closed(), 30)
@@ -56,3 +58,6 @@ async def test_a_debugger_agent_finds_a_definition_through_the_running_daemon(
     updates = [e for e in seen if e.event is ProgressKind.TOOL_CALL_UPDATE and e.agent_id == "debugger"]
     done = [e for e in updates if e.tool_status == "completed"]
     assert done and "shapes/report.py" in (done[-1].output or "")
+    upfront = [d for d in decisions if d.data.get("mode") == "upfront"]
+    assert upfront, "the retrieval agent gave the planned stages no upfront context"
+    assert upfront[0].data["pieces"].get("diagnosis", 0) > 0
