@@ -208,3 +208,21 @@ fn five_thousand_updates_fold_in_well_under_a_second() {
     assert_eq!(state.applied, 5_000);
     assert!(started.elapsed().as_secs_f64() < 1.0, "took {:?}", started.elapsed());
 }
+
+#[test]
+fn a_review_ided_reports_rolled_back_keeps_that_state_apart_from_a_plain_accept() {
+    let accepted = replay(include_str!("fixtures/edit_review.jsonl"));
+    let review = accepted.tool_call_by_id("run-7/review-1").expect("the review call");
+    assert_eq!(
+        (review.status, review.review_state.as_deref()),
+        (ToolCallStatus::Completed, None)
+    );
+
+    let rolled_back = include_str!("fixtures/edit_review.jsonl").to_owned()
+        + r#"{"event":"update","params":{"sessionId":"s-1","update":{"sessionUpdate":"tool_call_update","toolCallId":"run-7/review-1","status":"completed","_meta":{"ided/review":"rolled_back"}}}}"#
+        + "\n";
+    let state = replay(&rolled_back);
+    let review = state.tool_call_by_id("run-7/review-1").expect("the review call");
+    assert_eq!(review.review_state.as_deref(), Some("rolled_back"));
+    assert_eq!(review.diffs.len(), 2, "the diffs stay");
+}

@@ -17,6 +17,8 @@ use super::diff::FileDiff;
 /// Where ided puts the statuses ACP's plan entries cannot say (`failed`, `skipped`; the
 /// entry itself then says `completed`): `entry._meta["ided/status"]`.
 pub const PLAN_STATUS_META: &str = "ided/status";
+/// ided's state of a review call on its final update: `_meta["ided/review"]`.
+pub const REVIEW_STATE_META: &str = "ided/review";
 
 /// The status of one plan step, including ided's failed/skipped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,6 +81,9 @@ pub struct ToolCallRow {
     pub diffs: Vec<FileDiff>,
     /// The ided run this call belongs to (`rawInput.run_id` of a review call): rollback target.
     pub run_id: Option<String>,
+    /// ided's review state of a review call (`_meta["ided/review"]`: open, accepted, rejected,
+    /// rolled_back), when ided sent one.
+    pub review_state: Option<String>,
     /// Bumped on every change, so views can cache rows that did not change.
     pub revision: u64,
 }
@@ -374,6 +379,7 @@ impl SessionState {
             raw_input: call.raw_input.as_ref().map(compact_json),
             diffs: Vec::new(),
             run_id: call.raw_input.as_ref().and_then(run_id_of),
+            review_state: None,
             revision,
         };
         set_locations(&mut row, &call.locations);
@@ -446,6 +452,14 @@ impl SessionState {
             && row.output.is_empty()
         {
             row.output = raw_output_text(raw);
+        }
+        if let Some(state) = update
+            .meta
+            .as_ref()
+            .and_then(|meta| meta.get(REVIEW_STATE_META))
+            .and_then(Value::as_str)
+        {
+            row.review_state = Some(state.to_owned());
         }
         row.revision = revision;
         self.sync_review_from(index);

@@ -397,10 +397,12 @@ fn tool_view(tool: &ToolCallRow, workspace: &Path) -> Element<'static, Message> 
                 .on_press(Message::ShowReview),
         );
     }
-    // An accepted review (ided completes the review call; its diffs stay) can be rolled back.
+    // An accepted review (ided completes the review call; its diffs stay) can be rolled back,
+    // unless ided says it already was.
     if let Some(run_id) = &tool.run_id
         && !tool.diffs.is_empty()
         && tool.status == ToolCallStatus::Completed
+        && tool.review_state.as_deref() != Some("rolled_back")
     {
         col = col.push(
             button(text(format!("Roll back run {run_id}")).size(12))
