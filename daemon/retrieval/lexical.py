@@ -6,13 +6,14 @@ import logging
 import re
 from collections.abc import Iterable
 
-__all__ = ["overlap", "terms"]
+__all__ = ["ENGLISH_STOP_WORDS", "overlap", "terms"]
 
 logger = logging.getLogger(__name__)
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-_STOP = frozenset(
+# English function words: never worth searching for (the query writer adds its own task words).
+ENGLISH_STOP_WORDS = frozenset(
     [
         "a",
         "an",
@@ -60,6 +61,10 @@ _STOP = frozenset(
         "must",
         "can",
         "will",
+    ]
+)
+_STOP = ENGLISH_STOP_WORDS | frozenset(
+    [
         "self",
         "none",
         "true",

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from daemon.retrieval.lexical import ENGLISH_STOP_WORDS
 from daemon.retrieval.models import PlannedQuery, RetrievalRequest, SourceName
 from daemon.retrieval.ports import QueryModel
 
@@ -39,54 +40,8 @@ _ERROR_LINE = re.compile(
 )
 _ADVISORY_ID = re.compile(r"\b(CVE-\d{4}-\d{4,}|GHSA(?:-[23456789cfghjmpqrvwx]{4}){3}|PYSEC-\d{4}-\d+)\b", re.I)
 _PINNED = re.compile(r"\b([A-Za-z][\w.-]*)(?:==|@)(\d[\w.+-]*)\b")
-_STOP = frozenset(
+_STOP = ENGLISH_STOP_WORDS | frozenset(
     [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "but",
-        "by",
-        "do",
-        "does",
-        "for",
-        "from",
-        "has",
-        "have",
-        "how",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "not",
-        "of",
-        "on",
-        "or",
-        "that",
-        "the",
-        "then",
-        "this",
-        "to",
-        "was",
-        "what",
-        "when",
-        "where",
-        "which",
-        "while",
-        "why",
-        "with",
-        "without",
-        "should",
-        "would",
-        "could",
-        "must",
-        "can",
-        "will",
         "add",
         "make",
         "use",
