@@ -58,6 +58,18 @@ bench-daemon *ARGS:
 bench-pipeline *ARGS:
     uv run --frozen python bench/pipeline.py {{ARGS}}
 
+bench-retrieval *ARGS:
+    uv run --frozen python bench/retrieval_quality.py {{ARGS}}
+
+bench-acp *ARGS:
+    uv run --frozen python bench/acp_latency.py {{ARGS}}
+
+bench-vcs *ARGS:
+    uv run --frozen python bench/vcs_overhead.py {{ARGS}}
+
+bench-agents *ARGS:
+    uv run --frozen python bench/agents_overhead.py {{ARGS}}
+
 # the Iced client (editors/iced; cargo's target dir outside the clone, so rebuilds are incremental)
 iced:
     CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/ided/iced-target}" cargo build --manifest-path editors/iced/Cargo.toml --locked -j 2
