@@ -12,12 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolCall
-from langchain_core.outputs import ChatGeneration, ChatResult
-from pydantic import ConfigDict, PrivateAttr
+from pydantic import PrivateAttr
 
 from daemon.config import PipelineConfig
 from daemon.errors import EditLockHeld, ErrorCode, VcsError
@@ -29,6 +26,7 @@ from daemon.orchestration.runtime import PipelineRuntime
 from daemon.orchestration.state import Attachment
 from daemon.vcs import RunWorktrees
 from tests.pipeline_support import FAST_RESILIENCE, WAIT, builtin_catalog, choose, replay_config, write_script
+from tests.scripted_models import AsyncScriptedChatModel
 
 FEATURE = "feature_with_iterative_testing"
 GIT = ["git", "-c", "user.name=Test", "-c", "user.email=test@example.com", "-c", "init.defaultBranch=main"]
@@ -207,44 +205,24 @@ async def test_attachments_reach_the_agents_prompt(tmp_path: Path) -> None:
     assert state.stage_results["implementation"][0].agents[0].summary == "saw the note"
 
 
-class GatedToolModel(BaseChatModel):
+class GatedToolModel(AsyncScriptedChatModel):
     """A scripted coder that writes a file, then holds its answer until the test releases it."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
     _calls: int = PrivateAttr(default=0)
     _entered: asyncio.Event = PrivateAttr(default_factory=asyncio.Event)
     _release: asyncio.Event = PrivateAttr(default_factory=asyncio.Event)
 
-    @property
-    def _llm_type(self) -> str:
-        return "gated-tool-test-model"
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        raise NotImplementedError("async only")
-
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    async def answer(self, messages: list[BaseMessage]) -> AIMessage:
         self._calls += 1
         if self._calls == 1:
             call = ToolCall(
                 name="write_file", args={"path": "src/new.py", "content": "X = 1\n"}, id="c1", type="tool_call"
             )
-            return ChatResult(generations=[ChatGeneration(message=AIMessage(content="", tool_calls=[call]))])
+            return AIMessage(content="", tool_calls=[call])
         self._entered.set()
         await self._release.wait()
         content = json.dumps({"status": "success", "summary": "wrote new.py"})
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=content))])
+        return AIMessage(content=content)
 
 
 async def test_cancelling_an_editing_run_keeps_its_branch_with_the_attempt_in_flight_and_frees_the_lock(

@@ -8,15 +8,11 @@ import json
 import shutil
 from collections.abc import AsyncGenerator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
-from pydantic import ConfigDict, PrivateAttr
+from pydantic import PrivateAttr
 
 from daemon.config import CheckpointConfig, PipelineConfig, load_config
 from daemon.errors import ErrorCode, PipelineError
@@ -39,42 +35,23 @@ from tests.pipeline_support import (
     trail,
     write_script,
 )
+from tests.scripted_models import AsyncScriptedChatModel
 
 FEATURE = "feature_with_iterative_testing"
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "workspaces"
 
 
-class GatedChatModel(BaseChatModel):
+class GatedChatModel(AsyncScriptedChatModel):
     """A scripted LLM that holds every call until the test releases it (to act while a node is in flight)."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
     _entered: asyncio.Event = PrivateAttr(default_factory=asyncio.Event)
     _release: asyncio.Event = PrivateAttr(default_factory=asyncio.Event)
 
-    @property
-    def _llm_type(self) -> str:
-        return "gated-test-model"
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        raise NotImplementedError("async only")
-
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    async def answer(self, messages: list[BaseMessage]) -> AIMessage:
         self._entered.set()
         await self._release.wait()
         content = json.dumps({"status": "success", "summary": "done"})
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=content))])
+        return AIMessage(content=content)
 
     async def wait_entered(self) -> None:
         await asyncio.wait_for(self._entered.wait(), WAIT)
@@ -296,40 +273,20 @@ async def test_adaptive_retrieval_puts_workspace_index_hits_into_the_retried_sta
     assert record.status is RunStatus.SUCCEEDED
 
 
-class RendezvousChatModel(BaseChatModel):
+class RendezvousChatModel(AsyncScriptedChatModel):
     """A scripted LLM that answers only once ``parties`` calls are in flight together (proves concurrency)."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
     parties: int
     _arrived: int = PrivateAttr(default=0)
     _all_here: asyncio.Event = PrivateAttr(default_factory=asyncio.Event)
 
-    @property
-    def _llm_type(self) -> str:
-        return "rendezvous-test-model"
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        raise NotImplementedError("async only")
-
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    async def answer(self, messages: list[BaseMessage]) -> AIMessage:
         self._arrived += 1
         if self._arrived == self.parties:
             self._all_here.set()
         await asyncio.wait_for(self._all_here.wait(), 10)
         content = json.dumps({"status": "success", "summary": f"{self._arrived} together"})
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=content))])
+        return AIMessage(content=content)
 
 
 async def test_the_parallel_agents_of_a_stage_run_concurrently(tmp_path: Path) -> None:

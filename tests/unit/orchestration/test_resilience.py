@@ -7,16 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
-from pydantic import ConfigDict, PrivateAttr
+from pydantic import PrivateAttr
 
 from daemon.config import ResilienceConfig
 from daemon.errors import ErrorCode, PipelineError
 from daemon.orchestration.replay_provider import ReplayChatModel, ReplayEntry, ReplayScript
 from daemon.orchestration.resilience import CircuitBreaker, ModelEndpoint, ResilienceLayer, ResponseCache
+from tests.scripted_models import AsyncScriptedChatModel
 
 PROMPT = [HumanMessage(content="hello")]
 
@@ -136,39 +134,19 @@ async def test_a_call_past_its_timeout_counts_as_a_failure() -> None:
     assert layer.stats.failures == 1 and layer.stats.fallbacks == 1
 
 
-class BlockingChatModel(BaseChatModel):
+class BlockingChatModel(AsyncScriptedChatModel):
     """A scripted LLM whose calls wait for the test, to observe how many run at once."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
     _release: asyncio.Event = PrivateAttr(default_factory=asyncio.Event)
     _in_flight: int = PrivateAttr(default=0)
     _arrived: asyncio.Queue[int] = PrivateAttr(default_factory=lambda: asyncio.Queue[int]())
 
-    @property
-    def _llm_type(self) -> str:
-        return "blocking-test-model"
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        raise NotImplementedError("async only")
-
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    async def answer(self, messages: list[BaseMessage]) -> AIMessage:
         self._in_flight += 1
         self._arrived.put_nowait(self._in_flight)
         await self._release.wait()
         self._in_flight -= 1
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content="ok"))])
+        return AIMessage(content="ok")
 
 
 async def test_calls_per_provider_are_limited_to_the_configured_concurrency() -> None:
