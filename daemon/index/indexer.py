@@ -137,40 +137,69 @@ class Indexer:
     # -- targeted pass (watcher) ---------------------------------------------------------------
 
     def update_paths(self, rel_paths: Iterable[str]) -> IndexReport:
-        """Re-index just these paths (created, changed or deleted); used for file-save events."""
+        """Re-index just these paths (created, changed or deleted); used for file-save events.
+
+        A path that is a directory stands for its whole subtree: its files are (re-)indexed and
+        recorded files under it that are gone are removed, as when it was deleted or moved away.
+        """
         started = time.perf_counter()
         report = IndexReport()
-        jobs: list[FileJob] = []
-        gone: list[str] = []
+        jobs: dict[str, FileJob] = {}
+        gone: set[str] = set()
         for rel in sorted(set(rel_paths)):
-            report.files_seen += 1
-            reason = self._scanner.check_path(rel)
             abs_path = self._scanner.root / rel
+            if abs_path.is_dir() and not abs_path.is_symlink():
+                self._collect_dir(rel, report, jobs, gone)
+                continue
+            report.files_seen += 1
+            if not os.path.lexists(abs_path):
+                gone.update(self._manifest.paths_under(rel))  # a deleted or moved-away directory
+            reason = self._scanner.check_path(rel)
             rec = self._manifest.get(rel)
             if reason is not None or not abs_path.is_file():
                 if reason is not None:
                     report.skipped[reason] = report.skipped.get(reason, 0) + 1
                 if rec is not None:
-                    gone.append(rel)
+                    gone.add(rel)
                 continue
             language = self._language_of(rel)
             try:
                 st = abs_path.stat()
             except OSError:
                 if rec is not None:
-                    gone.append(rel)
+                    gone.add(rel)
                 continue
-            jobs.append(FileJob(rel, str(abs_path), st.st_size, st.st_mtime_ns, language, rec.hash if rec else None))
+            jobs[rel] = FileJob(rel, str(abs_path), st.st_size, st.st_mtime_ns, language, rec.hash if rec else None)
+        gone.difference_update(jobs)
         if gone:
-            self._store.delete_paths(gone)
+            removed = sorted(gone)
+            self._store.delete_paths(removed)
             self._store.flush()
-            self._manifest.delete_many(gone)
-            report.files_removed = len(gone)
-        known = {j.rel_path: r for j in jobs if (r := self._manifest.get(j.rel_path)) is not None}
-        self._process(jobs, known, report, _no_progress)
+            self._manifest.delete_many(removed)
+            report.files_removed = len(removed)
+        ordered = [jobs[p] for p in sorted(jobs)]
+        known = {j.rel_path: r for j in ordered if (r := self._manifest.get(j.rel_path)) is not None}
+        self._process(ordered, known, report, _no_progress)
         report.seconds = time.perf_counter() - started
         self._manifest.set_meta({"last_update": datetime.now(UTC).isoformat(timespec="seconds")})
         return report
+
+    def _collect_dir(self, rel_dir: str, report: IndexReport, jobs: dict[str, FileJob], gone: set[str]) -> None:
+        """Jobs for the indexable files under ``rel_dir``; recorded files no longer there are ``gone``."""
+        scan = self._scanner.scan_dir(rel_dir)
+        report.files_seen += scan.seen
+        _count_skips(report, scan)
+        present: set[str] = set()
+        for f in scan.files:
+            present.add(f.rel_path)
+            rec = self._manifest.get(f.rel_path)
+            if rec is not None and rec.size == f.size and rec.mtime_ns == f.mtime_ns:
+                report.files_unchanged += 1
+                continue
+            jobs[f.rel_path] = FileJob(
+                f.rel_path, str(f.abs_path), f.size, f.mtime_ns, f.language, rec.hash if rec else None
+            )
+        gone.update(p for p in self._manifest.paths_under(rel_dir) if p not in present)
 
     def _language_of(self, rel: str) -> str:
         language = self._scanner.classify(rel)
@@ -274,4 +303,5 @@ def _count_skips(report: IndexReport, scan: ScanResult) -> None:
     for reason, n in scan.skipped.items():
         report.skipped[reason] = report.skipped.get(reason, 0) + n
     for reason, examples in scan.examples.items():
-        report.skipped_examples[reason] = list(examples)
+        kept = report.skipped_examples.setdefault(reason, [])
+        kept.extend(examples[: max(0, 5 - len(kept))])

@@ -61,6 +61,14 @@ class Manifest:
         ).fetchone()
         return FileRecord(*row) if row else None
 
+    def paths_under(self, rel_dir: str) -> list[str]:
+        """Recorded paths inside ``rel_dir`` (workspace-relative, no trailing slash)."""
+        prefix = rel_dir.rstrip("/") + "/"
+        rows = self._db.execute(
+            "SELECT path FROM files WHERE substr(path, 1, ?) = ? ORDER BY path", (len(prefix), prefix)
+        )
+        return [str(r[0]) for r in rows]
+
     def put_many(self, records: Iterable[FileRecord]) -> None:
         with self._transaction():
             self._db.executemany(

@@ -165,6 +165,28 @@ class Scanner:
             return SkipReason.UNSUPPORTED
         return None
 
+    def scan_dir(self, rel_dir: str) -> ScanResult:
+        """Scan one directory's subtree under the same rules as :meth:`scan`.
+
+        The watcher needs it: a directory created with files already in it (a branch switch, an
+        unpacked archive, ``cp -r``) can reach the watcher as one event for the directory alone.
+        """
+        result = ScanResult()
+        parts = rel_dir.split("/")
+        if any(p in BUILTIN_EXCLUDED_DIRS for p in parts):
+            result.skip(SkipReason.IGNORED, rel_dir + "/")
+            return result
+        layers = self._root_layers()
+        for i in range(1, len(parts) + 1):
+            sub = "/".join(parts[:i])
+            if self._ignored(sub, True, layers) or (self.root / sub / "pyvenv.cfg").exists():
+                result.skip(SkipReason.IGNORED, sub + "/")
+                return result
+            layers = layers + self._layers_for_dir(self.root / sub, sub)
+        self._walk(self.root / rel_dir, rel_dir, layers, result)
+        result.files.sort(key=lambda f: f.rel_path)
+        return result
+
     # -- walking ------------------------------------------------------------------------------
 
     def _root_layers(self) -> tuple[_IgnoreLayer, ...]:

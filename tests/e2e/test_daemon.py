@@ -226,15 +226,16 @@ async def test_a_branch_switch_touching_many_files_is_indexed_as_one_batch(works
         subprocess.run(["git", "-C", str(workspace), *args], check=True, capture_output=True)
 
     git("init", "-q", "-b", "main")
-    git("-c", "user.email=t@e", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "root")
+    git("add", "-A")
+    git("-c", "user.email=t@e", "-c", "user.name=t", "commit", "-q", "-m", "the four fixture files")
     git("checkout", "-q", "-b", "feature")
-    gen = workspace / "gen"
-    gen.mkdir()
+    # Into a directory that exists on both branches, so the watcher sees one event per file (a new
+    # directory can arrive as one event for the directory alone: the indexer's tests cover that).
     for i in range(60):
-        (gen / f"module_{i}.py").write_text(f"def generated_function_{i}():\n    return {i}\n")
+        (workspace / "src" / f"gen_module_{i}.py").write_text(f"def generated_function_{i}():\n    return {i}\n")
     git("add", "-A")
     git("-c", "user.email=t@e", "-c", "user.name=t", "commit", "-q", "-m", "many files")
-    git("checkout", "-q", "main")  # gen/ is gone on main
+    git("checkout", "-q", "main")  # the 60 files are gone on main
 
     overrides = _overrides(tmp_path / "state", batch_threshold=20, debounce_ms=200)
     config = _config(workspace, overrides)
@@ -246,7 +247,7 @@ async def test_a_branch_switch_touching_many_files_is_indexed_as_one_batch(works
 
     client = await _attach(config, overrides, subscribe=True, on_notification=on_note)
     try:
-        await _first_pass_done(client)
+        assert (await _first_pass_done(client)).index.files_indexed == 4
         while not events.empty():
             events.get_nowait()
         git("checkout", "-q", "feature")  # 60 files appear at once
@@ -265,9 +266,42 @@ async def test_a_branch_switch_touching_many_files_is_indexed_as_one_batch(works
         result = await client.call(
             Methods.INDEX_SEARCH, SearchParams(query="generated_function_59", mode=SearchMode.LEXICAL)
         )
-        assert result["hits"][0]["chunk"]["path"] == "gen/module_59.py"
+        assert result["hits"][0]["chunk"]["path"] == "src/gen_module_59.py"
         status = await client.call_model(Methods.DAEMON_STATUS, None, DaemonStatus)
         assert status.index.files_indexed == 4 + 60
+    finally:
+        await _stop(client)
+
+
+async def test_a_directory_moved_in_whole_is_indexed_and_moving_it_out_unindexes_it(
+    workspace: Path, tmp_path: Path
+) -> None:
+    # A rename reaches the watcher as one event for the directory, none for the files inside it.
+    outside = tmp_path / "outside" / "vendored"
+    outside.mkdir(parents=True)
+    for i in range(5):
+        (outside / f"part_{i}.py").write_text(f"def moved_in_function_{i}():\n    return {i}\n")
+    overrides = _overrides(tmp_path / "state")
+    config = _config(workspace, overrides)
+    client = await _attach(config, overrides)
+
+    async def files_indexed_becomes(n: int) -> None:
+        while True:
+            status = await client.call_model(Methods.DAEMON_STATUS, None, DaemonStatus)
+            if status.index.files_indexed == n:
+                return
+            await asyncio.sleep(0.05)
+
+    try:
+        assert (await _first_pass_done(client)).index.files_indexed == 4
+        outside.rename(workspace / "vendored")
+        await asyncio.wait_for(files_indexed_becomes(4 + 5), 30)
+        result = await client.call(
+            Methods.INDEX_SEARCH, SearchParams(query="moved_in_function_3", mode=SearchMode.LEXICAL)
+        )
+        assert result["hits"][0]["chunk"]["path"] == "vendored/part_3.py"
+        (workspace / "vendored").rename(outside)
+        await asyncio.wait_for(files_indexed_becomes(4), 30)
     finally:
         await _stop(client)
 

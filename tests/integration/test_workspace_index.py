@@ -109,6 +109,35 @@ def test_update_paths_reindexes_one_saved_file_without_a_scan(polyglot: Path, tm
         assert all(h.chunk.path != "src/fresh.py" for h in remaining)
 
 
+def test_a_directory_event_stands_for_its_whole_subtree(polyglot: Path, tmp_path: Path) -> None:
+    # A branch switch or `cp -r` can reach the watcher as one event for a new directory alone.
+    config = make_config(polyglot, tmp_path / "state", embedding={"enabled": False})
+    with WorkspaceIndex.open(config) as ws:
+        ws.index()
+        before = ws.status().files_indexed
+        pkg = polyglot / "gen" / "pkg"
+        pkg.mkdir(parents=True)
+        for i in range(3):
+            (pkg / f"mod_{i}.py").write_text(f"def generated_in_dir_{i}():\n    return {i}\n")
+        (polyglot / "gen" / ".gitignore").write_text("skipped/\n")
+        (polyglot / "gen" / "skipped").mkdir()
+        (polyglot / "gen" / "skipped" / "hidden.py").write_text("def must_not_be_indexed():\n    pass\n")
+        report = ws.update_paths(["gen"])
+        assert report.files_indexed == 4  # the three modules and gen/.gitignore, as a full scan would
+        assert report.skipped[SkipReason.IGNORED] == 1
+        assert ws.status().files_indexed == before + 4
+        hit = ws.search("generated_in_dir_2", k=1, mode=SearchMode.LEXICAL).hits[0]
+        assert hit.chunk.path == "gen/pkg/mod_2.py"
+        assert not ws.search("must_not_be_indexed", k=5, mode=SearchMode.LEXICAL).hits
+        assert ws.update_paths(["gen"]).files_unchanged == 4  # nothing re-read when nothing changed
+        (pkg / "mod_0.py").unlink()
+        assert ws.update_paths(["gen/pkg"]).files_removed == 1
+        (polyglot / "gen").rename(tmp_path / "moved-away")  # one event for the directory, none per file
+        assert ws.update_paths(["gen"]).files_removed == 3
+        assert ws.status().files_indexed == before
+        assert not ws.search("generated_in_dir_2", k=5, mode=SearchMode.LEXICAL).hits
+
+
 def test_a_second_process_on_the_same_workspace_gets_a_clear_error(polyglot: Path, tmp_path: Path) -> None:
     from daemon.errors import StoreError
 
