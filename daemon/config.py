@@ -276,7 +276,7 @@ class AgentsConfig(_Section):
 
     commands: dict[str, str] = Field(
         default_factory=dict[str, str],
-        description="Named command lines agents may run in the run's worktree, e.g. test = \"python -m pytest -q\". "
+        description='Named command lines agents may run in the run\'s worktree, e.g. test = "python -m pytest -q". '
         "A test_execution stage runs 'test' itself when its agent ran none.",
     )
     command_timeout_seconds: float = Field(default=300.0, gt=0, description="Per command run; the process is killed.")
