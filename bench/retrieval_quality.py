@@ -13,9 +13,11 @@ function. Per language, printed:
 * tokens against recall: the raw hybrid top-k for k = 1..10 (recall@k, mean tokens with the
   citation line, as the agent renders a piece) next to the agent's fused context (its pieces; the
   agent runs with ``ast_parsing`` off, and what the AST map would add is printed apart), and the agent
-  at other relevance thresholds (``code_threshold``; from one run with the threshold at 0, the
-  threshold and the stage budget applied afterwards in score order, exactly as the validator and
-  ``fit_budget`` would). "Saved" compares with the raw top-k at the same recall, interpolated
+  at other relevance and outline thresholds (``code_threshold``, ``outline_threshold``; from runs
+  with the threshold at 0, the thresholds and the stage budget applied afterwards in score order,
+  exactly as the validator and ``fit_budget`` would). Two recalls per row: *cited*, the target is in
+  the context whole or as an outline (its signature and line range), and *whole*, its whole text
+  is. "Saved" compares with the raw top-k (whole pieces) at the same recall, interpolated
   linearly between the two k around it (the conservative comparison: no integer k reaches it).
 
 No cross-encoder ships on PyPI (FACTS.md), so the rerank is the fusion fallback (fused rank +
@@ -57,7 +59,8 @@ from daemon.service.retrieval_sources import build_retrieval_agent
 from daemon.service.workspace_index import WorkspaceIndex
 
 BUDGET = 4000
-SWEEP = (0.5, 0.6, 0.7, 0.8, 0.9)
+SWEEP = ((0.5, 0.0), (0.6, 0.0), (0.7, 0.0), (0.8, 0.0), (0.9, 0.0), (0.6, 0.8), (0.7, 0.8), (0.7, 0.9))
+"""(code_threshold, outline_threshold) pairs; an outline threshold of 0 gives every piece whole."""
 
 
 def metrics(ranks: Sequence[int | None]) -> dict[str, float]:
@@ -102,14 +105,25 @@ async def _run_agent(config: Config, index: WorkspaceIndex, samples: Sequence[Co
     return AgentRun(contexts=contexts, seconds=seconds)
 
 
-def _cut(pieces: Sequence[ContextPiece], threshold: float, budget: int) -> list[ContextPiece]:
-    """What the validator's threshold and ``fit_budget`` keep of a threshold-0, unbounded context."""
+def _cut(
+    whole: Sequence[ContextPiece], outlined: Sequence[ContextPiece], threshold: float, outline_below: float, budget: int
+) -> list[ContextPiece]:
+    """What the validator's threshold and ``fit_budget`` keep of a threshold-0, unbounded context.
+
+    ``whole`` and ``outlined`` are the same run's pieces with outlines off and with every piece
+    outlined that has one (the same pieces in the same order: the agent is deterministic).
+    """
     kept: list[ContextPiece] = []
     used = 0
-    for piece in pieces:
-        if piece.score + 1e-9 >= threshold and used + piece.tokens <= budget:
-            kept.append(piece)
-            used += piece.tokens
+    for full, short in zip(whole, outlined, strict=True):
+        if full.score + 1e-9 < threshold:
+            continue
+        sure = full.score + 1e-9 >= outline_below
+        for piece in (full, short) if sure else (short, full):
+            if used + piece.tokens <= budget:
+                kept.append(piece)
+                used += piece.tokens
+                break
     return kept
 
 
@@ -128,16 +142,24 @@ def _interpolated(curve: Sequence[tuple[float, float]], recall: float) -> float 
 def _point(
     label: str, contexts: Sequence[Sequence[ContextPiece]], targets: Sequence[str], curve: Sequence[tuple[float, float]]
 ) -> str:
+    """One fused-context row: recall by citation (the target is in the context, whole or outlined) and
+    whole recall (the target's whole text is), each against the raw top-k at that recall."""
     n = len(targets)
-    recall = sum(any(p.attribution.path == t for p in c) for c, t in zip(contexts, targets, strict=True)) / n
+    pairs = list(zip(contexts, targets, strict=True))
+    cited = sum(any(p.attribution.path == t for p in c) for c, t in pairs) / n
+    whole = sum(any(p.attribution.path == t and not p.outline for p in c) for c, t in pairs) / n
     tokens = statistics.mean(sum(p.tokens for p in c) for c in contexts)
     pieces = statistics.mean(len(c) for c in contexts)
-    raw = _interpolated(curve, recall)
-    first_k = next((k for k, (rec, _) in enumerate(curve, start=1) if rec + 1e-9 >= recall), None)
-    saved = f"{1 - tokens / raw:>5.0%}" if raw else "  n/a"
-    raw_text = f"{raw:>6.0f}" if raw is not None else "   n/a"
-    k_text = f"{first_k}" if first_k is not None else ">10"
-    return f"{label:<34} {pieces:>6.1f} {recall:>6.3f} {tokens:>7.0f}   {raw_text} {saved}  (first k: {k_text})"
+    outlined = statistics.mean(sum(1 for p in c if p.outline) for c in contexts)
+
+    def versus(recall: float) -> str:
+        raw = _interpolated(curve, recall)
+        return f"{raw:>6.0f} {1 - tokens / raw:>5.0%}" if raw else "   n/a   n/a"
+
+    return (
+        f"{label:<40} {pieces:>4.1f} {outlined:>4.1f} {tokens:>6.0f}  {cited:>6.3f} {versus(cited)}"
+        f"  {whole:>6.3f} {versus(whole)}"
+    )
 
 
 def run_language(label: str, samples: Sequence[CodeSample], tmp: Path) -> None:
@@ -193,10 +215,23 @@ def run_language(label: str, samples: Sequence[CodeSample], tmp: Path) -> None:
         rows["full agent (default thresholds)"] = [
             rank_of([p.attribution.path or "" for p in c], t) for c, t in zip(default.contexts, targets, strict=True)
         ]
-        open_config = config.model_copy(
-            update={"retrieval": config.retrieval.model_copy(update={"code_threshold": 0.0})}
-        )
-        unbounded = asyncio.run(_run_agent(open_config, index, samples, 1_000_000))
+        unbounded = {
+            outline: asyncio.run(
+                _run_agent(
+                    config.model_copy(
+                        update={
+                            "retrieval": config.retrieval.model_copy(
+                                update={"code_threshold": 0.0, "outline_threshold": outline}
+                            )
+                        }
+                    ),
+                    index,
+                    samples,
+                    1_000_000,
+                )
+            )
+            for outline in (0.0, 1.0)
+        }
     print(f"\n{'ranker':<34} {'MRR@10':>7} {'R@1':>6} {'R@5':>6} {'R@10':>6}")
     for name, ranks in rows.items():
         m = metrics(ranks)
@@ -212,11 +247,15 @@ def run_language(label: str, samples: Sequence[CodeSample], tmp: Path) -> None:
         )
         curve.append((recall, tokens))
         print(f"{'  top-' + str(k):<34} {k:>6} {recall:>6.3f} {tokens:>7.0f}")
-    print(f"\n{'fused context':<34} {'pieces':>6} {'recall':>6} {'tokens':>7}   {'raw@=':>6} {'saved':>5}")
+    print(
+        f"\n{'fused context':<40} {'pcs':>4} {'outl':>4} {'tokens':>6}  {'cited':>6} {'raw@=':>6} {'saved':>5}"
+        f"  {'whole':>6} {'raw@=':>6} {'saved':>5}"
+    )
     print(_point("agent, default config", default.contexts, targets, curve))
-    for threshold in SWEEP:
-        cut = [_cut(c, threshold, BUDGET) for c in unbounded.contexts]
-        print(_point(f"agent, code_threshold {threshold:g}", cut, targets, curve))
+    whole_runs, outline_runs = unbounded[0.0].contexts, unbounded[1.0].contexts
+    for threshold, outline_below in SWEEP:
+        cut = [_cut(w, o, threshold, outline_below, BUDGET) for w, o in zip(whole_runs, outline_runs, strict=True)]
+        print(_point(f"agent, code {threshold:g}, outline under {outline_below:g}", cut, targets, curve))
     maps = [ast_context_map(root, [p.attribution.path or "" for p in c]) for c in default.contexts]
     map_tokens = statistics.mean(min(counter.count(m), BUDGET // 4) if m else 0 for m in maps)
     print(

@@ -252,6 +252,13 @@ class RetrievalConfig(_Section):
     advisory_url: str = Field(default="https://api.osv.dev", description="OSV-compatible advisory API base URL.")
     code_threshold: float = Field(default=0.7, ge=0, le=1, description="Normalized relevance a code piece needs.")
     docs_threshold: float = Field(default=0.6, ge=0, le=1, description="Normalized relevance a document piece needs.")
+    outline_threshold: float = Field(
+        default=0.8,
+        ge=0,
+        le=1,
+        description="A passing piece scored under this is given as an outline (signatures and where the rest is); "
+        "0 gives every piece whole.",
+    )
     min_similarity: float = Field(
         default=0.2,
         ge=-1,

@@ -21,6 +21,7 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from daemon.config import RetrievalConfig
@@ -181,13 +182,17 @@ class RetrievalAgent:
             chosen.ast_map, plan, [p.attribution.path for p in outcome.passed], budget // 4
         )
         context, cuts, used = await asyncio.to_thread(
-            fit_budget, outcome.passed, budget - ast_tokens, self.parts.counter
+            partial(fit_budget, outline_below=self.config.outline_threshold),
+            outcome.passed,
+            budget - ast_tokens,
+            self.parts.counter,
         )
+        outlined = sum(1 for p in context if p.outline)
         events.append(
             RetrievalEvent(
                 kind="budget",
                 summary=f"{used + ast_tokens} of {budget} token(s) ({self.parts.counter.name}); "
-                f"{len(context)} piece(s) kept whole, {len(cuts)} cut",
+                f"{len(context) - outlined} piece(s) whole, {outlined} as outlines, {len(cuts)} cut",
                 data={"cuts": [c.model_dump(mode="json") for c in cuts], "ast_map_tokens": ast_tokens},
             )
         )

@@ -31,9 +31,11 @@
    normalized score cuts adaptively: one piece when the best stands out, more when several are
    close (on rank-only scores the same ratio is just a fixed top-k). Weights chosen on the
    benchmark's tuning seed (11), reported on another (7).
-6. **Budget** (``fit_budget``): pieces in score order, each whole, while they fit the stage's
-   ``token_budget`` (counted with a real tokenizer, the citation header included); every piece
-   left out is a recorded cut.
+6. **Budget** (``fit_budget``): pieces in score order while they fit the stage's ``token_budget``
+   (counted with a real tokenizer, the citation header included). A piece is given whole, or as
+   its outline (signatures and the line range of the rest, :mod:`daemon.retrieval.outline`) when
+   its score is under ``retrieval.outline_threshold`` or its whole text no longer fits; never cut
+   mid-way. Every piece left out is a recorded cut.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from daemon.core.models import Chunk, ChunkKind, SymbolKind, content_hash
 from daemon.core.ports import Reranker
 from daemon.retrieval.lexical import overlap, terms
 from daemon.retrieval.models import Attribution, Candidate, ContextPiece, Rejection, SourceName, WorkflowKind
+from daemon.retrieval.outline import outline_text
 from daemon.retrieval.ports import ChunkVectors
 from daemon.retrieval.tokens import TokenCounter
 
@@ -92,11 +95,12 @@ class FusedPiece:
             return False
         return self.text.count("\n") + 1 == a.end_line - a.start_line + 1
 
-    def to_piece(self, tokens: int) -> ContextPiece:
+    def to_piece(self, tokens: int, *, outline: str | None = None) -> ContextPiece:
         return ContextPiece(
             id=self.id,
             source=self.head.source,
-            text=self.text,
+            text=self.text if outline is None else outline,
+            outline=outline is not None,
             attribution=self.attribution,
             score=round(self.score, 4),
             tokens=tokens,
@@ -375,17 +379,34 @@ def _reject(piece: FusedPiece, step: str, reason: str) -> Rejection:
 
 
 def fit_budget(
-    pieces: Sequence[FusedPiece], budget: int, counter: TokenCounter
+    pieces: Sequence[FusedPiece], budget: int, counter: TokenCounter, *, outline_below: float = 0.0
 ) -> tuple[list[ContextPiece], list[Rejection], int]:
-    """Whole pieces, best first, while they fit ``budget`` tokens; the cuts; the tokens used."""
+    """Pieces best first while they fit ``budget`` tokens; the cuts; the tokens used.
+
+    A piece is given whole, or as its outline (:mod:`daemon.retrieval.outline`) when its score is
+    under ``outline_below`` or its whole text no longer fits; a piece is never cut mid-way. What
+    fits in neither form is a recorded cut.
+    """
     kept: list[ContextPiece] = []
     cuts: list[Rejection] = []
     used = 0
     for piece in pieces:
-        tokens = counter.count(render_piece(piece.text, piece.attribution))
-        if used + tokens <= budget:
-            kept.append(piece.to_piece(tokens))
+        whole = counter.count(render_piece(piece.text, piece.attribution))
+        sure = piece.score + 1e-9 >= outline_below
+        if sure and used + whole <= budget:
+            kept.append(piece.to_piece(whole))
+            used += whole
+            continue
+        outline = outline_text(piece.text, piece.attribution, piece.chunks)
+        if outline is None and not sure and used + whole <= budget:
+            kept.append(piece.to_piece(whole))  # nothing shorter to give
+            used += whole
+            continue
+        tokens = counter.count(render_piece(outline, piece.attribution)) if outline is not None else None
+        if outline is not None and tokens is not None and used + tokens <= budget:
+            kept.append(piece.to_piece(tokens, outline=outline))
             used += tokens
-        else:
-            cuts.append(_reject(piece, "budget", f"{tokens} tokens do not fit the {budget - used} left of {budget}"))
+            continue
+        smallest = tokens if tokens is not None else whole
+        cuts.append(_reject(piece, "budget", f"{smallest} tokens do not fit the {budget - used} left of {budget}"))
     return kept, cuts, used

@@ -161,6 +161,10 @@ class ContextPiece(_Frozen):
     tokens: int
     queries: tuple[str, ...] = ()
     merged_from: tuple[str, ...] = Field(default=(), description="Candidate ids folded into this piece.")
+    outline: bool = Field(
+        default=False,
+        description="The text is the piece's outline (signatures, then the line range of the whole), not the whole.",
+    )
 
 
 class Rejection(_Frozen):

@@ -1,0 +1,107 @@
+"""Outlines in the stage budget: unsure or oversized pieces become their signatures plus where the rest is."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from daemon.config import EmbeddingConfig
+from daemon.core.models import Chunk, ChunkKind, SymbolKind
+from daemon.retrieval.fusion import FusedPiece, fit_budget, render_piece
+from daemon.retrieval.models import Attribution, Candidate, SourceName
+from daemon.retrieval.outline import outline_text
+from daemon.retrieval.tokens import load_token_counter
+
+COUNTER = load_token_counter(EmbeddingConfig())
+
+BODY = "\n".join(f"    total = total + step_{i} * weight_{i}  # accumulate component {i}" for i in range(30))
+
+
+def _function(name: str, first: int, *, score: float, docstring: str | None = None) -> FusedPiece:
+    signature = f"def {name}(items: list[int], weight: float = 1.0) -> float:"
+    text = f"{signature}\n    total = 0.0\n{BODY}\n    return total"
+    last = first + text.count("\n")
+    chunk = Chunk(
+        path="pkg/mod.py",
+        kind=ChunkKind.CODE,
+        symbol_kind=SymbolKind.FUNCTION,
+        language="python",
+        text=text,
+        start_line=first,
+        end_line=last,
+        name=name,
+        qualified_name=name,
+        signature=signature,
+        docstring=docstring,
+    )
+    attribution = Attribution(path="pkg/mod.py", start_line=first, end_line=last, symbol=name, ast_type="function")
+    head = Candidate(id=name, source=SourceName.CODE, text=text, attribution=attribution, score=score, chunk=chunk)
+    return FusedPiece(
+        head=head, text=text, attribution=attribution, fused=score, queries=("q",), chunks=(chunk,), score=score
+    )
+
+
+def test_a_piece_under_the_outline_threshold_is_given_as_its_signature_and_line_range() -> None:
+    sure = _function("weighted_total", 10, score=1.0)
+    unsure = _function("weighted_mean", 60, score=0.75, docstring="Mean of the items, weighted.\n\nMore text.")
+    kept, cuts, used = fit_budget([sure, unsure], 10_000, COUNTER, outline_below=0.8)
+    assert not cuts
+    assert [p.outline for p in kept] == [False, True]
+    assert kept[0].text == sure.text
+    outline = kept[1].text
+    assert outline.splitlines()[0] == "def weighted_mean(items: list[int], weight: float = 1.0) -> float:"
+    assert outline.splitlines()[1].strip() == "Mean of the items, weighted."
+    assert "pkg/mod.py:60-92" in outline and "step_3" not in outline
+    assert kept[1].tokens == COUNTER.count(render_piece(outline, unsure.attribution))
+    assert kept[1].tokens * 5 < kept[0].tokens
+    assert used == kept[0].tokens + kept[1].tokens
+
+
+def test_outlines_are_off_at_threshold_zero() -> None:
+    pieces = [_function("a", 1, score=1.0), _function("b", 40, score=0.1)]
+    kept, _, _ = fit_budget(pieces, 10_000, COUNTER)
+    assert not any(p.outline for p in kept)
+
+
+def test_a_sure_piece_that_no_longer_fits_whole_is_outlined_rather_than_dropped() -> None:
+    first, second = _function("first", 1, score=1.0), _function("second", 40, score=0.95)
+    whole = COUNTER.count(render_piece(first.text, first.attribution))
+    outline = outline_text(second.text, second.attribution, second.chunks)
+    assert outline is not None
+    small = COUNTER.count(render_piece(outline, second.attribution))
+    kept, cuts, used = fit_budget([first, second], whole + small, COUNTER, outline_below=0.8)
+    assert [(p.id, p.outline) for p in kept] == [("first", False), ("second", True)]
+    assert not cuts and used == whole + small
+    kept, cuts, _ = fit_budget([first, second], whole + small - 1, COUNTER, outline_below=0.8)
+    assert [p.id for p in kept] == ["first"]
+    assert [c.id for c in cuts] == ["second"] and cuts[0].step == "budget"
+
+
+def test_pieces_without_an_outline_stay_whole() -> None:
+    short = _function("short", 1, score=0.5)
+    tiny = replace(short, text="def short(): return 1")  # an outline would not be shorter
+    fact_attr = Attribution(path="pkg/mod.py", start_line=3, end_line=3, ref="definition")
+    fact_head = Candidate(id="fact", source=SourceName.LSP, text=BODY, attribution=fact_attr, score=0.5)
+    fact = FusedPiece(head=fact_head, text=BODY, attribution=fact_attr, fused=0.5, queries=(), score=0.5)
+    kept, _, _ = fit_budget([tiny, fact], 10_000, COUNTER, outline_below=0.8)
+    assert [(p.id, p.outline, p.text) for p in kept] == [("short", False, tiny.text), ("fact", False, BODY)]
+
+
+def test_a_document_section_outline_is_its_heading_and_first_sentence() -> None:
+    text = "## Install on Linux\n\nUse the package manager of your distribution.\n\n" + "\n".join(
+        f"Step {i}: run the command number {i} and check its output carefully." for i in range(20)
+    )
+    chunk = Chunk(
+        path="docs/guide.md",
+        kind=ChunkKind.DOCS,
+        symbol_kind=SymbolKind.SECTION,
+        language="markdown",
+        text=text,
+        start_line=5,
+        end_line=5 + text.count("\n"),
+        qualified_name="Guide > Install on Linux",
+    )
+    attribution = Attribution(path="docs/guide.md", start_line=5, end_line=chunk.end_line, section_path="Guide")
+    outline = outline_text(text, attribution, [chunk])
+    assert outline is not None
+    assert outline.splitlines()[:2] == ["## Install on Linux", "Use the package manager of your distribution."]
+    assert outline.endswith(f"docs/guide.md:5-{chunk.end_line} ({chunk.end_line - 4} lines)")
