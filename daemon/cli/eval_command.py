@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import shutil
 import tempfile
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -19,8 +21,11 @@ import typer
 
 from daemon.cli.context import CliState
 from daemon.config import load_config
-from daemon.errors import DaemonError
+from daemon.errors import ConfigError, DaemonError
+from daemon.orchestration.llm_providers import HOW_TO_CONFIGURE, ModelRegistry
+from daemon.orchestration.resilience import ResilienceLayer
 from daemon.orchestration.workflow_schema import RetrievalStrategyConfig
+from daemon.retrieval.answers import Answerer, extractive_answer, model_answerer
 from daemon.retrieval.harness import (
     Baseline,
     GoldenSet,
@@ -39,12 +44,19 @@ __all__ = ["eval_command", "run_golden"]
 
 logger = logging.getLogger(__name__)
 
+ANSWER_ROLE = "answer"
 GOLDEN_DEFAULT = Path("tests/golden/retrieval_golden.yaml")
 HARNESS_DEFAULT = Path("tests/golden/harness.yaml")
 
 
 async def _run_workspace(
-    golden: GoldenSet, name: str, source: Path, scratch: Path, k: int, overrides: dict[str, Any]
+    golden: GoldenSet,
+    name: str,
+    source: Path,
+    scratch: Path,
+    k: int,
+    overrides: dict[str, Any],
+    answerer: Answerer,
 ) -> list[TaskArtifact]:
     root = scratch / name
     shutil.copytree(source, root)
@@ -63,22 +75,55 @@ async def _run_workspace(
         settings = config.retrieval.model_dump(mode="json")
         for task in (t for t in golden.tasks if t.workspace == name):
             inputs = await asyncio.to_thread(inputs_hash, task, source, settings)
-            artifacts.append(await run_task(task, agent, RetrievalStrategyConfig(), root=root, k=k, inputs=inputs))
+            artifacts.append(
+                await run_task(task, agent, RetrievalStrategyConfig(), root=root, k=k, inputs=inputs, answerer=answerer)
+            )
     finally:
         await asyncio.to_thread(index.close)
     return artifacts
 
 
-async def run_golden(golden_path: Path, harness: HarnessConfig, overrides: dict[str, Any]) -> list[TaskArtifact]:
+async def run_golden(
+    golden_path: Path,
+    harness: HarnessConfig,
+    overrides: dict[str, Any],
+    answerer: Answerer = extractive_answer,
+) -> list[TaskArtifact]:
     """Run every task of the golden set at ``golden_path`` (workspaces indexed in a scratch folder)."""
     golden = load_yaml_model(golden_path, GoldenSet)
     workspaces = (golden_path.parent / golden.workspaces).resolve()
     artifacts: list[TaskArtifact] = []
     with tempfile.TemporaryDirectory(prefix="ided-eval-") as tmp:
         for name in dict.fromkeys(t.workspace for t in golden.tasks):
-            artifacts.extend(await _run_workspace(golden, name, workspaces / name, Path(tmp), harness.k, overrides))
+            artifacts.extend(
+                await _run_workspace(golden, name, workspaces / name, Path(tmp), harness.k, overrides, answerer)
+            )
     order = {t.id: i for i, t in enumerate(golden.tasks)}
     return sorted(artifacts, key=lambda a: order[a.task_id])
+
+
+class AnswerMode(StrEnum):
+    EXTRACTIVE = "extractive"
+    MODEL = "model"
+
+
+async def _run_with_answers(
+    golden: Path, harness: HarnessConfig, state: CliState, mode: AnswerMode
+) -> list[TaskArtifact]:
+    if mode is AnswerMode.EXTRACTIVE:
+        return await run_golden(golden, harness, state.overrides)
+    workspace = state.config()
+    layer = ResilienceLayer(workspace.pipeline.resilience, cache_path=None)
+    try:
+        models = ModelRegistry.from_config(
+            workspace.pipeline, env=os.environ, layer=layer, workspace=workspace.workspace_path
+        )
+        caller = models.caller(ANSWER_ROLE)
+        if caller is None:
+            raise ConfigError(f"--answers model: no chat model serves the '{ANSWER_ROLE}' role; {HOW_TO_CONFIGURE}")
+        return await run_golden(golden, harness, state.overrides, model_answerer(caller))
+    finally:
+        layer.close()
 
 
 def eval_command(
@@ -97,6 +142,15 @@ def eval_command(
         ),
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout.")] = False,
+    answers: Annotated[
+        AnswerMode,
+        typer.Option(
+            "--answers",
+            help="Who writes each task's answer: 'extractive' (no model: a claim per top piece) or 'model' (the "
+            "chat model configured for this workspace, role 'answer' -> agents -> default; pipeline.replay_script "
+            "scripts it). Every claim is checked against the workspace text either way.",
+        ),
+    ] = AnswerMode.EXTRACTIVE,
 ) -> None:
     """Run the golden retrieval set and diff it against the frozen baseline."""
     state = ctx.obj
@@ -104,7 +158,7 @@ def eval_command(
     try:
         config = load_yaml_model(harness, HarnessConfig)
         baseline_path = harness.parent / config.baseline
-        artifacts = asyncio.run(run_golden(golden, config, state.overrides))
+        artifacts = asyncio.run(_run_with_answers(golden, config, state, answers))
     except (OSError, ValueError, DaemonError) as exc:
         state.fail(f"ided eval: {exc}")
     folder = out or Path(tempfile.mkdtemp(prefix="ided-eval-artifacts-"))

@@ -7,9 +7,11 @@ recall@k, MRR or citation coverage fall below the baseline, the ungrounded-claim
 its limit, the artifact schema differs from the baseline's, a task exceeds its time or token
 budget, or the baseline's version/justification does not match the harness config's.
 
-The answer step is scripted in CI: the extractive answerer makes one claim per top context piece
-("<symbol> (<cite>): <its first line>") citing that piece; a claim is grounded when its quoted
-line is in the cited file at the cited lines now.
+The answer (``daemon.retrieval.answers``) is extractive by default: one claim per top context
+piece ("<symbol> (<cite>): <its first line>") citing that piece. ``ided eval --answers model`` has
+the configured chat model write it as JSON claims, each citing piece ids and quoting its support;
+CI runs that with a scripted model. Either way a claim is grounded when every piece it cites is in
+the context and its quote is in a cited file at the cited lines now.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from daemon.core.models import content_hash
 from daemon.retrieval.agent import RetrievalAgent
+from daemon.retrieval.answers import Answerer, Claim, extractive_answer
 from daemon.retrieval.models import (
     CandidateRef,
     ContextPiece,
@@ -38,7 +41,6 @@ from daemon.retrieval.models import (
     WorkflowKind,
 )
 from daemon.retrieval.ports import StrategyLike
-from daemon.retrieval.validation import grounded
 
 __all__ = [
     "ARTIFACT_VERSION",
@@ -94,12 +96,6 @@ class HarnessConfig(_Frozen):
     max_seconds_per_task: float = Field(default=30.0, gt=0)
     baseline_version: int = Field(ge=1, description="The version the baseline must have.")
     baseline_justification: str = Field(min_length=20, description="Why the baseline is what it is (required).")
-
-
-class Claim(_Frozen):
-    text: str
-    citations: tuple[str, ...]
-    grounded: bool
 
 
 class TaskArtifact(_Frozen):
@@ -167,28 +163,17 @@ def _keys(piece: ContextPiece) -> list[str]:
     return [f"{a.path}::{n}" for n in names] if a.path else []
 
 
-def extractive_answer(root: Path, context: Sequence[ContextPiece], *, claims: int = 3) -> tuple[str, list[Claim]]:
-    """The scripted answer: one claim per top piece, quoting its first non-blank line, citing the piece."""
-    made: list[Claim] = []
-    for piece in context[:claims]:
-        first = next((line.strip() for line in piece.text.splitlines() if line.strip()), "")
-        a = piece.attribution
-        text = f"{a.symbol or a.section_path or a.path} ({a.cite()}): {first}"
-        ok = True
-        if a.path is not None and a.start_line is not None and a.end_line is not None:
-            try:
-                lines = (root / a.path).read_text(encoding="utf-8", errors="replace").splitlines()
-            except OSError:
-                lines = []
-            ok = grounded(first, lines[a.start_line - 1 : a.end_line])
-        made.append(Claim(text=text, citations=(piece.id,), grounded=ok))
-    return "\n".join(f"- {c.text} [{c.citations[0]}]" for c in made), made
-
-
 async def run_task(
-    task: GoldenTask, agent: RetrievalAgent, strategy: StrategyLike, *, root: Path, k: int, inputs: str
+    task: GoldenTask,
+    agent: RetrievalAgent,
+    strategy: StrategyLike,
+    *,
+    root: Path,
+    k: int,
+    inputs: str,
+    answerer: Answerer = extractive_answer,
 ) -> TaskArtifact:
-    """Run one golden task with ``agent`` over the workspace at ``root``."""
+    """Run one golden task with ``agent`` over the workspace at ``root``; ``answerer`` writes the answer."""
     started = time.perf_counter()
     mode = RetrievalMode.ADAPTIVE if task.failure is not None else RetrievalMode.UPFRONT
     request = RetrievalRequest(
@@ -206,7 +191,7 @@ async def run_task(
     expected = set(task.expected)
     recall = len(expected & set(top)) / len(expected)
     mrr = next((1.0 / (i + 1) for i, key in enumerate(top) if key in expected), 0.0)
-    answer, claims = extractive_answer(root, result.context)
+    answer, claims = await answerer(task.task, root, result.context)
     ids = {p.id for p in result.context}
     covered = sum(1 for c in claims if c.citations and set(c.citations) <= ids)
     return TaskArtifact(

@@ -2,8 +2,9 @@
 
 A stage's context is best as a few whole pieces the ranker is sure of, plus pointers to the
 candidates it is less sure of. An outline is that pointer: per chunk the piece holds, its
-signature (or heading) and the first line of its docstring (or of the section's prose), then the
-line range that holds the rest, which an agent reads with ``read_file`` or ``get_ast_node``. It
+signature (or heading) lines and the first line of its docstring (or of the section's prose),
+then how many lines the whole has; the citation line rendered above it (``path:start-end``) says
+where they are, for an agent to read with ``read_file`` or ``get_ast_node``. It
 costs about a tenth of the whole piece (``bench/retrieval_quality.py``: 37 against 315 tokens on
 the mean Python function). Only index pieces (code and document chunks with a line range) have
 outlines; facts, decisions, web results and advisories are always given whole.
@@ -19,6 +20,7 @@ from daemon.retrieval.models import Attribution
 __all__ = ["outline_text"]
 
 _MAX_LINE = 160
+_MAX_SIGNATURE_LINES = 8
 _WORTH_IT = 0.6
 """An outline is used only when it is under this share of the whole text."""
 
@@ -31,14 +33,13 @@ def outline_text(text: str, attribution: Attribution, chunks: Sequence[Chunk]) -
     heads = [line for chunk in chunks for line in _head(chunk)]
     if not heads:
         return None
-    lines = a.end_line - a.start_line + 1
-    where = f"{a.path}:{a.start_line}-{a.end_line}"
-    outline = "\n".join(heads) + f"\n... outline only: the whole is {where} ({lines} lines)"
+    # the citation line above an outline already says where the whole is (path:start-end)
+    outline = "\n".join(heads) + f"\n... (outline of {a.end_line - a.start_line + 1} lines)"
     return outline if len(outline) < _WORTH_IT * len(text) else None
 
 
 def _head(chunk: Chunk) -> list[str]:
-    """The signature (or heading) line and a one-line summary of one chunk."""
+    """The signature (or heading) lines and a one-line summary of one chunk."""
     body = [line.strip() for line in chunk.text.splitlines() if line.strip()]
     if not body:
         return []
@@ -46,9 +47,22 @@ def _head(chunk: Chunk) -> list[str]:
         first = body[0]
         prose = next((line for line in body[1:] if not line.startswith(("#", "```", "|", "---"))), None)
         return [_short(first), *([_short(prose)] if prose else [])]
-    signature = " ".join(chunk.signature.split()) if chunk.signature else body[0]
     summary = _first_line(chunk.docstring) if chunk.docstring else None
-    return [_short(signature), *([f"    {_short(summary)}"] if summary else [])]
+    return [*(_short(line) for line in _signature_lines(body)), *([f"    {_short(summary)}"] if summary else [])]
+
+
+def _signature_lines(body: Sequence[str]) -> list[str]:
+    """The definition's first line, and the next ones while its brackets are open (verbatim source
+    lines, so a claim quoting them is grounded in the file); decorators and annotations skipped."""
+    start = next((i for i, line in enumerate(body) if not line.startswith("@")), 0)
+    taken: list[str] = []
+    depth = 0
+    for line in body[start : start + _MAX_SIGNATURE_LINES]:
+        taken.append(line)
+        depth += sum(line.count(c) for c in "([") - sum(line.count(c) for c in ")]")
+        if depth <= 0:
+            break
+    return taken
 
 
 def _first_line(docstring: str) -> str | None:

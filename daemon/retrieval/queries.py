@@ -22,7 +22,7 @@ from daemon.retrieval.lexical import ENGLISH_STOP_WORDS
 from daemon.retrieval.models import PlannedQuery, RetrievalRequest, SourceName
 from daemon.retrieval.ports import QueryModel
 
-__all__ = ["QueryPlan", "deterministic_queries", "extract_signals", "model_queries"]
+__all__ = ["QueryPlan", "deterministic_queries", "extract_signals", "json_object", "model_queries"]
 
 logger = logging.getLogger(__name__)
 
@@ -209,7 +209,7 @@ class _ModelQueries(BaseModel):
     symbols: list[str] = Field(default_factory=list[str], max_length=12, description="Code symbols to look up.")
 
 
-def _json_object(text: str) -> str:
+def json_object(text: str) -> str:
     """The outermost JSON object of a model answer (fenced or bare)."""
     start, end = text.find("{"), text.rfind("}")
     if start < 0 or end <= start:
@@ -244,7 +244,7 @@ async def model_queries(
     ]
     answer = await model.complete(messages)
     try:
-        parsed = _ModelQueries.model_validate_json(_json_object(answer))
+        parsed = _ModelQueries.model_validate_json(json_object(answer))
     except (ValidationError, ValueError) as exc:
         raise ValueError(f"query model answer is invalid: {exc}") from exc
     allowed = set(sources)

@@ -50,7 +50,8 @@ def test_a_piece_under_the_outline_threshold_is_given_as_its_signature_and_line_
     outline = kept[1].text
     assert outline.splitlines()[0] == "def weighted_mean(items: list[int], weight: float = 1.0) -> float:"
     assert outline.splitlines()[1].strip() == "Mean of the items, weighted."
-    assert "pkg/mod.py:60-92" in outline and "step_3" not in outline
+    assert outline.endswith("... (outline of 33 lines)") and "step_3" not in outline
+    assert "pkg/mod.py:60-92" in render_piece(outline, unsure.attribution)
     assert kept[1].tokens == COUNTER.count(render_piece(outline, unsure.attribution))
     assert kept[1].tokens * 5 < kept[0].tokens
     assert used == kept[0].tokens + kept[1].tokens
@@ -104,4 +105,23 @@ def test_a_document_section_outline_is_its_heading_and_first_sentence() -> None:
     outline = outline_text(text, attribution, [chunk])
     assert outline is not None
     assert outline.splitlines()[:2] == ["## Install on Linux", "Use the package manager of your distribution."]
-    assert outline.endswith(f"docs/guide.md:5-{chunk.end_line} ({chunk.end_line - 4} lines)")
+    assert outline.endswith(f"... (outline of {chunk.end_line - 4} lines)")
+
+
+def test_a_signature_over_several_lines_is_kept_verbatim_without_its_decorators() -> None:
+    text = "@cache\n@log_calls(level=2)\ndef fetch(\n    url: str,\n    timeout: float = 5.0,\n) -> bytes:\n" + BODY
+    chunk = Chunk(
+        path="net.py",
+        kind=ChunkKind.CODE,
+        symbol_kind=SymbolKind.FUNCTION,
+        language="python",
+        text=text,
+        start_line=1,
+        end_line=1 + text.count("\n"),
+        name="fetch",
+        signature="def fetch(url: str, timeout: float = 5.0) -> bytes",
+    )
+    attribution = Attribution(path="net.py", start_line=1, end_line=chunk.end_line, symbol="fetch")
+    outline = outline_text(text, attribution, [chunk])
+    assert outline is not None
+    assert outline.splitlines()[:4] == ["def fetch(", "url: str,", "timeout: float = 5.0,", ") -> bytes:"]
