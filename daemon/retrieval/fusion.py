@@ -3,8 +3,9 @@
 1. **Group** the candidates by id (the same chunk found by several queries or sources): the fused
    rank is reciprocal-rank fusion over every appearance, ``sum 1 / (10 + rank)``.
 2. **Exact dedup**: equal text (content hash of the whitespace-normalized text) is one piece.
-3. **Near duplicates**: two pieces whose stored vectors have cosine > ``near_duplicate_cosine``
-   (0.95) are one piece; the better-ranked one stays.
+3. **Near duplicates**: two pieces whose stored vectors (the index's; the model's for chunks not
+   embedded yet) have cosine > ``near_duplicate_cosine`` (0.95) are one piece; the better-ranked
+   one stays.
 4. **Merge** overlapping or adjacent pieces of the same file into one (verbatim line slices are
    joined; a piece whose lines lie inside another's is folded into it). A merged piece keeps the
    best fused rank of its parts (a dedup adds them up: the same text found twice is more evidence;

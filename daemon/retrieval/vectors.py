@@ -5,12 +5,12 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from daemon.core.models import Chunk, content_hash
 from daemon.core.ports import DenseEmbedder, VectorStore
 
-__all__ = ["EmbedderVectors", "StoreVectors"]
+__all__ = ["EmbedderVectors", "IndexVectors", "StoreVectors"]
 
 logger = logging.getLogger(__name__)
 
@@ -62,3 +62,26 @@ class EmbedderVectors:
             while len(self._cache) > self._size:
                 self._cache.popitem(last=False)
             return out
+
+
+class IndexVectors:
+    """The index's stored vectors first; the model's for chunks not embedded yet, and for texts.
+
+    Near-duplicate removal then compares the vectors the index holds (the issue's "stored
+    vectors"), and a retrieval embeds only what the index has not embedded yet.
+    """
+
+    def __init__(self, stored: Callable[[Iterable[str]], dict[str, list[float]]], model: EmbedderVectors) -> None:
+        self._stored = stored
+        self._model = model
+
+    def vectors(self, chunks: Sequence[Chunk]) -> dict[str, list[float]]:
+        found = self._stored({c.path for c in chunks})
+        out = {c.chunk_hash: found[c.chunk_hash] for c in chunks if c.chunk_hash in found}
+        missing = [c for c in chunks if c.chunk_hash not in out]
+        if missing:
+            out.update(self._model.vectors(missing))
+        return out
+
+    def text_vectors(self, texts: Sequence[str]) -> list[list[float]] | None:
+        return self._model.text_vectors(texts)

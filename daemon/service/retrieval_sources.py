@@ -20,7 +20,7 @@ from daemon.retrieval.agent import AgentParts, RetrievalAgent
 from daemon.retrieval.ports import BlockingIndexSearch, CodeFact, DecisionNote, IndexSearch, QueryModel
 from daemon.retrieval.providers import advisory_provider, web_provider
 from daemon.retrieval.tokens import load_token_counter
-from daemon.retrieval.vectors import EmbedderVectors
+from daemon.retrieval.vectors import EmbedderVectors, IndexVectors
 from daemon.service.code_intel import CodeIntelService
 from daemon.service.remote_code_intel import RemoteCodeIntel
 from daemon.service.workspace_index import WorkspaceIndex
@@ -132,7 +132,9 @@ def build_retrieval_agent(
         history=RunHistory(run_store) if run_store is not None else None,
         web=web_provider(cfg, env or {}),
         advisories=advisory_provider(cfg),
-        vectors=EmbedderVectors(embedder) if embedder is not None else None,
+        vectors=IndexVectors(index.dense_by_hash, EmbedderVectors(embedder))
+        if index is not None and embedder is not None
+        else None,
         model=model,
     )
     return RetrievalAgent(cfg, parts)

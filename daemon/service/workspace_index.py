@@ -130,6 +130,10 @@ class WorkspaceIndex:
             self._store, embedder, batch_size=self.config.embedding.batch_size, progress=progress, limit=limit
         )
 
+    def dense_by_hash(self, paths: Iterable[str]) -> dict[str, list[float]]:
+        """The stored dense vectors of these files' chunks, by chunk hash (chunks not embedded yet are absent)."""
+        return self._store.dense_by_hash(paths)
+
     def pending_embeddings(self) -> int:
         return self._store.count() - self._store.count(embedded_only=True)
 
