@@ -189,22 +189,35 @@ class FusedHit:
     sources: tuple[str, ...]
 
 
-def rrf_fuse(rankings: Sequence[tuple[str, Sequence[str]]], *, k: int = RRF_K) -> list[FusedHit]:
+def rrf_fuse(
+    rankings: Sequence[tuple[str, Sequence[str]]],
+    *,
+    k: int = RRF_K,
+    strengths: Sequence[Sequence[float]] | None = None,
+) -> list[FusedHit]:
     """Fuse ranked id lists ``[(ranker name, ids best first), ...]`` with RRF, best first.
 
-    Ties are broken by the best position reached in any list, then by id, so the order is stable.
+    Ties are broken by the best position reached in any list; then, when ``strengths`` gives each
+    list's raw scores (parallel to its ids), by the sum of each ranker's score relative to its own
+    best: when the rankers disagree exactly ("first in one, second in the other"), the one whose
+    preference is the clearer decides. Then by id, so the order is always stable.
     """
     scores: dict[str, float] = {}
     best: dict[str, int] = {}
     sources: dict[str, list[str]] = {}
-    for name, ids in rankings:
+    strength: dict[str, float] = {}
+    for index, (name, ids) in enumerate(rankings):
+        raw = strengths[index] if strengths is not None else ()
+        top = raw[0] if raw and raw[0] > 0 else 1.0
         for position, point_id in enumerate(ids):
             if name in sources.get(point_id, ()):
                 continue  # a ranker lists an id once; ignore repeats defensively
             scores[point_id] = scores.get(point_id, 0.0) + 1.0 / (k + position)
             best[point_id] = min(best.get(point_id, position), position)
             sources.setdefault(point_id, []).append(name)
-    ordered = sorted(scores, key=lambda pid: (-scores[pid], best[pid], pid))
+            if position < len(raw):
+                strength[point_id] = strength.get(point_id, 0.0) + raw[position] / top
+    ordered = sorted(scores, key=lambda pid: (-scores[pid], best[pid], -strength.get(pid, 0.0), pid))
     return [FusedHit(id=pid, score=scores[pid], sources=tuple(sources[pid])) for pid in ordered]
 
 

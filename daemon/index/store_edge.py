@@ -268,7 +268,8 @@ class EdgeVectorStore:
             ]
             lists = shard.query_batch(qe.QueryBatchRequest(requests))
             fused = rrf_fuse(
-                [(name, [str(h.id) for h in hits]) for (name, _), hits in zip(rankers, lists, strict=True)]
+                [(name, [str(h.id) for h in hits]) for (name, _), hits in zip(rankers, lists, strict=True)],
+                strengths=[[h.score for h in hits] for hits in lists],
             )[:limit]
             records = shard.retrieve([f.id for f in fused], with_payload=True, with_vector=False)
             by_id = {str(r.id): r for r in records}

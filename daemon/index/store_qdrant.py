@@ -251,7 +251,8 @@ class QdrantClientStore:
                 [
                     (name, [str(h.id) for h in response.points])
                     for (name, _), response in zip(rankers, responses, strict=True)
-                ]
+                ],
+                strengths=[[h.score for h in response.points] for response in responses],
             )[:limit]
             records = client.retrieve(self._collection, ids=[f.id for f in fused], with_payload=True)
             by_id = {str(r.id): r for r in records}
