@@ -60,7 +60,7 @@ from daemon.service.workspace_index import WorkspaceIndex
 
 BUDGET = 4000
 SWEEP = ((0.5, 0.0), (0.6, 0.0), (0.7, 0.0), (0.8, 0.0), (0.9, 0.0), (0.6, 0.8), (0.7, 0.8), (0.7, 0.9))
-"""(code_threshold, outline_threshold) pairs; an outline threshold of 0 gives every piece whole."""
+"""(code_threshold, outline_threshold) pairs; at 0 only pieces that no longer fit the budget are outlined."""
 
 
 def metrics(ranks: Sequence[int | None]) -> dict[str, float]:

@@ -257,7 +257,7 @@ class RetrievalConfig(_Section):
         ge=0,
         le=1,
         description="A passing piece scored under this is given as an outline (signatures and where the rest is); "
-        "0 gives every piece whole.",
+        "0: only pieces whose whole text no longer fits the budget are outlined.",
     )
     min_similarity: float = Field(
         default=0.2,

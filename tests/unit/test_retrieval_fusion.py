@@ -11,6 +11,7 @@ from daemon.core.models import Chunk, ChunkKind, SymbolKind
 from daemon.index.embedder import FastembedEmbedder
 from daemon.retrieval.fusion import Fusion, fit_budget
 from daemon.retrieval.models import Attribution, Candidate, SourceName, WorkflowKind
+from daemon.retrieval.outline import outline_text
 from daemon.retrieval.tokens import WordPieceCounter, load_token_counter
 from daemon.retrieval.validation import Validator, grounded
 from daemon.retrieval.vectors import EmbedderVectors
@@ -92,16 +93,21 @@ def test_budget_keeps_whole_pieces_in_score_order_and_records_each_cut() -> None
     counter = load_token_counter(EmbeddingConfig())
     assert isinstance(counter, WordPieceCounter)
     pieces, _ = Fusion(workflow=WorkflowKind.CODE).rank(
-        [_cand("a", 1, 12), _cand("b", 15, 16, rank=2), _cand("c", 25, 27, rank=3)]
+        [_cand("a", 1, 20), _cand("b", 22, 23, rank=2), _cand("c", 25, 27, rank=3)]
     )
     sizes = {p.id: counter.count(f"# {p.attribution.cite()}\n{p.text}") for p in pieces}
-    budget = sizes["b"] + sizes["c"]
-    assert sizes["a"] > budget - sizes["b"]
+    outline = outline_text(pieces[0].text, pieces[0].attribution, pieces[0].chunks)
+    assert outline is not None
+    budget = counter.count(f"# {pieces[0].attribution.cite()}\n{outline}") + sizes["b"]
+    assert sizes["a"] > budget
     kept, cuts, used = fit_budget(pieces, budget, counter)
-    assert pieces[0].id == "a" and {p.id for p in kept} == {"b", "c"}
-    assert [c.id for c in cuts] == ["a"] and cuts[0].step == "budget"
+    # the best piece does not fit whole: it is given as its outline, never cut mid-way
+    assert pieces[0].id == "a" and kept[0].id == "a" and kept[0].outline
+    assert kept[0].text.endswith("... (outline of 20 lines)")
+    assert [p.id for p in kept[1:]] == ["b"] and not kept[1].outline
+    assert [c.id for c in cuts] == ["c"] and cuts[0].step == "budget"  # fits in neither form: a recorded cut
     assert used == sum(p.tokens for p in kept) == budget
-    assert all(p.text in "\n".join(FILE) for p in kept)  # whole chunks, never cut
+    assert all(p.text in "\n".join(FILE) for p in kept if not p.outline)  # whole chunks, never cut
 
 
 @pytest.fixture(scope="module")
