@@ -67,8 +67,14 @@ class WorkflowValidationError(WorkflowError):
 
 
 def builtin_workflow_dir() -> Path:
-    """The ``workflows/`` directory shipped with ided."""
-    return Path(__file__).resolve().parents[2] / "workflows"
+    """The workflows shipped with ided: the checkout's ``workflows/``, or the wheel's copy of it.
+
+    A wheel carries them as ``daemon/builtin_workflows`` (``pyproject.toml``'s force-include); a
+    source checkout or editable install reads the top-level folder itself.
+    """
+    package = Path(__file__).resolve().parents[1]
+    checkout = package.parent / "workflows"
+    return checkout if checkout.is_dir() else package / "builtin_workflows"
 
 
 def workflow_dirs(workspace: Path, extra: Iterable[str] = ()) -> list[Path]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -241,3 +242,11 @@ def test_unknown_workflow_names_the_closest_one() -> None:
     catalog = WorkflowCatalog.load([builtin_workflow_dir()])
     with pytest.raises(Exception, match="did you mean 'bug_fix'"):
         catalog.get("bugfix")
+
+
+def test_the_shipped_workflows_are_the_checkouts_folder_and_the_wheel_carries_them_where_the_loader_looks() -> None:
+    root = Path(__file__).resolve().parents[3]
+    assert builtin_workflow_dir() == root / "workflows"
+    build = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["hatch"]["build"]["targets"]["wheel"]
+    assert build["force-include"]["workflows"] == "daemon/builtin_workflows"
+    assert (root / "daemon").is_dir() and not (root / "daemon" / "builtin_workflows").exists()
