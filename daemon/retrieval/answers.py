@@ -11,18 +11,16 @@ ungrounded.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
-from langchain_core.messages import HumanMessage, SystemMessage
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from daemon.retrieval.fusion import render_piece
+from daemon.retrieval.model_json import ask_json
 from daemon.retrieval.models import ContextPiece
 from daemon.retrieval.ports import QueryModel
-from daemon.retrieval.queries import json_object
 
 __all__ = ["Answerer", "Claim", "extractive_answer", "model_answerer", "quote_grounded"]
 
@@ -99,22 +97,14 @@ def model_answerer(model: QueryModel) -> Answerer:
 
     async def answer(task: str, root: Path, context: Sequence[ContextPiece]) -> tuple[str, list[Claim]]:
         pieces = "\n\n".join(f"[{p.id}]\n{render_piece(p.text, p.attribution)}" for p in context)
-        schema = json.dumps(_Draft.model_json_schema())
-        messages = [
-            SystemMessage(
-                content="You answer questions about a workspace from the context pieces given, and nothing else. "
-                "Every claim cites the ids of the pieces it rests on and quotes, verbatim, the text that supports it."
-            ),
-            HumanMessage(
-                content=f"Task: {task}\n\nContext pieces (id in brackets):\n\n{pieces or '(none)'}\n\n"
-                f"Answer with one JSON object matching this JSON Schema:\n{schema}"
-            ),
-        ]
-        raw = await model.complete(messages)
-        try:
-            draft = _Draft.model_validate_json(json_object(raw))
-        except (ValidationError, ValueError) as exc:
-            raise ValueError(f"{model.label}: the answer is not valid JSON claims: {exc}") from exc
+        draft = await ask_json(
+            model,
+            system="You answer questions about a workspace from the context pieces given, and nothing else. "
+            "Every claim cites the ids of the pieces it rests on and quotes, verbatim, the text that supports it.",
+            prompt=f"Task: {task}\n\nContext pieces (id in brackets):\n\n{pieces or '(none)'}\n",
+            schema=_Draft,
+            invalid=f"{model.label}: the answer is not valid JSON claims",
+        )
         by_id = {p.id: p for p in context}
         claims = [
             Claim(

@@ -9,20 +9,19 @@ task itself too. Both generators' queries go to the decision log with their purp
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from langchain_core.messages import HumanMessage, SystemMessage
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from daemon.retrieval.lexical import ENGLISH_STOP_WORDS
+from daemon.retrieval.model_json import ask_json
 from daemon.retrieval.models import PlannedQuery, RetrievalRequest, SourceName
 from daemon.retrieval.ports import QueryModel
 
-__all__ = ["QueryPlan", "deterministic_queries", "extract_signals", "json_object", "model_queries"]
+__all__ = ["QueryPlan", "deterministic_queries", "extract_signals", "model_queries"]
 
 logger = logging.getLogger(__name__)
 
@@ -209,14 +208,6 @@ class _ModelQueries(BaseModel):
     symbols: list[str] = Field(default_factory=list[str], max_length=12, description="Code symbols to look up.")
 
 
-def json_object(text: str) -> str:
-    """The outermost JSON object of a model answer (fenced or bare)."""
-    start, end = text.find("{"), text.rfind("}")
-    if start < 0 or end <= start:
-        raise ValueError("the answer holds no JSON object")
-    return text[start : end + 1]
-
-
 async def model_queries(
     model: QueryModel, request: RetrievalRequest, sources: Sequence[SourceName], *, max_queries: int
 ) -> QueryPlan:
@@ -231,22 +222,16 @@ async def model_queries(
         failure_text = (
             f"\nThe stage '{failure.stage_id}' failed: {failure.summary}\nIts output:\n{failure.output[:3000]}"
         )
-    schema = json.dumps(_ModelQueries.model_json_schema())
-    messages = [
-        SystemMessage(content="You write search queries for a code/document workspace retrieval agent. Be specific."),
-        HumanMessage(
-            content=f"Task: {request.task}\nWorkflow: {request.workflow_kind.value}; stage: {request.stage.stage_id}; "
-            f"focus on: {'; '.join(request.stage.focus_on) or '-'}; avoid: {'; '.join(request.stage.avoid) or '-'}"
-            f"{failure_text}\nSources you may use: {', '.join(s.value for s in sources)}. Write up to {max_queries} "
-            f"queries per source, each with its purpose, and the code symbols worth looking up.\n"
-            f"Answer with one JSON object matching this JSON Schema:\n{schema}"
-        ),
-    ]
-    answer = await model.complete(messages)
-    try:
-        parsed = _ModelQueries.model_validate_json(json_object(answer))
-    except (ValidationError, ValueError) as exc:
-        raise ValueError(f"query model answer is invalid: {exc}") from exc
+    parsed = await ask_json(
+        model,
+        system="You write search queries for a code/document workspace retrieval agent. Be specific.",
+        prompt=f"Task: {request.task}\nWorkflow: {request.workflow_kind.value}; stage: {request.stage.stage_id}; "
+        f"focus on: {'; '.join(request.stage.focus_on) or '-'}; avoid: {'; '.join(request.stage.avoid) or '-'}"
+        f"{failure_text}\nSources you may use: {', '.join(s.value for s in sources)}. Write up to {max_queries} "
+        f"queries per source, each with its purpose, and the code symbols worth looking up.",
+        schema=_ModelQueries,
+        invalid="query model answer is invalid",
+    )
     allowed = set(sources)
     counts: dict[SourceName, int] = {}
     queries: list[PlannedQuery] = []
