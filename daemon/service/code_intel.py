@@ -44,6 +44,7 @@ from daemon.core.models import ChunkKind, SearchFilters, SearchHit, SearchResult
 from daemon.errors import InvalidToolInput, LanguageServerError
 from daemon.index.scanner import Scanner
 from daemon.intel.ast_nodes import SyntaxFile, excerpt
+from daemon.intel.import_lines import in_import_statement
 from daemon.intel.languages import CODE_LANGUAGES, language_for_path
 from daemon.intel.lsp.client import LspClient
 from daemon.intel.lsp.convert import (
@@ -298,12 +299,8 @@ class CodeIntelService:
         server: str | None = None
         for target in targets:
             server = self.pool.server_for(target.language).name
-
-            async def op(client: LspClient, doc: OpenDocument | None, target: _Target = target) -> Any:
-                params = lsp.DefinitionParams(text_document=_text_document(doc), position=_position(doc, target))
-                return await client.request(lsp.TEXT_DOCUMENT_DEFINITION, params, timeout_s=self._timeout())
-
-            found.extend(lsp_targets(await self._ask(target, op)))
+            for hit in await self._definitions_at(target, None):
+                found.extend(await self._through_import(target, hit))
         unique = list({(t.path, t.selection.start.line, t.selection.start.character): t for t in found}.values())
         definitions = await asyncio.to_thread(self._results.definitions, unique[:max_results], max_chars)
         if not definitions:
@@ -316,6 +313,31 @@ class CodeIntelService:
             server=server,
             notes=tuple(notes),
         )
+
+    async def _definitions_at(self, target: _Target, at: lsp.Position | None) -> list[LspTarget]:
+        """The server's definitions for ``target`` (or for position ``at`` in its file)."""
+
+        async def op(client: LspClient, doc: OpenDocument | None) -> Any:
+            position = at if at is not None else _position(doc, target)
+            params = lsp.DefinitionParams(text_document=_text_document(doc), position=position)
+            return await client.request(lsp.TEXT_DOCUMENT_DEFINITION, params, timeout_s=self._timeout())
+
+        return lsp_targets(await self._ask(target, op))
+
+    async def _through_import(self, target: _Target, hit: LspTarget) -> list[LspTarget]:
+        """``hit``, or where it leads when it is an import in the asked file (one hop, see ``import_lines``)."""
+        if hit.path != target.absolute:
+            return [hit]
+        lines = (await asyncio.to_thread(read_text, hit.path)).splitlines()
+        if not in_import_statement(lines, hit.selection.start.line):
+            return [hit]
+        logger.debug(
+            "definition of %s is an import (line %d): asking at the import",
+            target.relative,
+            hit.selection.start.line + 1,
+        )
+        onward = [t for t in await self._definitions_at(target, hit.selection.start) if t.path != hit.path]
+        return onward or [hit]
 
     async def get_references(
         self,
