@@ -517,8 +517,16 @@ class PipelineRuntime:
             file_reader=host.file_reader,
             extra_tools=(*self._default_tools, *host.extra_tools),
             cancelled=lambda: self._is_cancelled(record.run_id),
+            workflow_commands=self._workflow_commands(record.workflow),
         )
         return ToolAgentProvider(self.models, env)
+
+    def _workflow_commands(self, name: str | None) -> dict[str, str]:
+        """The commands the run's workflow names (none when it is no longer in the catalog)."""
+        if name is None:
+            return {}
+        workflow = self.catalog.workflows.get(name)
+        return dict(workflow.commands) if workflow is not None else {}
 
     def _committer(self, run_id: str, *, feedback: str | None = None) -> Any:
         async def commit(result: StageResult) -> str | None:

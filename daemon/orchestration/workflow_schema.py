@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import logging
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 __all__ = [
     "ABORT",
@@ -205,6 +205,13 @@ class Workflow(_Model):
 
     metadata: WorkflowMetadata
     retrieval_strategy_config: RetrievalStrategyConfig = RetrievalStrategyConfig()
+    commands: dict[Annotated[str, StringConstraints(pattern=_ID)], Annotated[str, StringConstraints(min_length=1)]] = (
+        Field(
+            default_factory=dict[str, str],
+            description="Named command lines this workflow's agents may run in the run's worktree (tests, linters), "
+            "e.g. test: 'python -m pytest -q'. The project's [agents.commands] add to them and win on a name clash.",
+        )
+    )
     stages: tuple[Stage, ...] = Field(min_length=1)
 
     @property

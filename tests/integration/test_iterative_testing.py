@@ -8,12 +8,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+import yaml
+
 from daemon.config import AgentsConfig
 from daemon.orchestration.llm_providers import ModelRegistry
 from daemon.orchestration.progress import ProgressKind
 from daemon.orchestration.resilience import ResilienceLayer
 from daemon.orchestration.run_store import DecisionKind, RunStatus
 from daemon.orchestration.runtime import PipelineRuntime
+from daemon.orchestration.workflow_loader import WorkflowCatalog, builtin_workflow_dir
 from daemon.vcs import RunWorktrees
 from tests.pipeline_support import WAIT, builtin_catalog, choose, replay_config, write_script
 
@@ -95,7 +99,31 @@ def script_entries() -> list[dict[str, Any]]:
     ]
 
 
-async def test_a_red_test_run_routes_through_adaptive_retrieval_and_the_second_attempt_passes(tmp_path: Path) -> None:
+NEVER_GREEN = f'{sys.executable} -c "raise SystemExit(3)"'
+
+
+def catalog_with_commands(folder: Path, commands: dict[str, str]) -> WorkflowCatalog:
+    """The built-in catalog, with feature_with_iterative_testing overridden by a copy that names ``commands``."""
+    if not commands:
+        return builtin_catalog()
+    folder.mkdir()
+    data = yaml.safe_load((builtin_workflow_dir() / f"{FEATURE}.yaml").read_text())
+    (folder / f"{FEATURE}.yaml").write_text(yaml.safe_dump({**data, "commands": commands}))
+    return WorkflowCatalog.load([builtin_workflow_dir(), folder])
+
+
+@pytest.mark.parametrize(
+    ("project", "workflow"),
+    [
+        ({"test": PYTEST}, {}),  # [agents.commands] of the project
+        ({}, {"test": PYTEST}),  # the workflow file's commands
+        ({"test": PYTEST}, {"test": NEVER_GREEN}),  # both: the project's wins
+    ],
+    ids=["project-commands", "workflow-commands", "project-wins"],
+)
+async def test_a_red_test_run_routes_through_adaptive_retrieval_and_the_second_attempt_passes(
+    tmp_path: Path, project: dict[str, str], workflow: dict[str, str]
+) -> None:
     repo = git_project(tmp_path / "repo")
     state_dir = tmp_path / "state"
     config = replay_config(write_script(tmp_path / "script.yaml", script_entries()))
@@ -103,12 +131,12 @@ async def test_a_red_test_run_routes_through_adaptive_retrieval_and_the_second_a
     models = ModelRegistry.from_config(config, env={}, layer=layer)
     worktrees = RunWorktrees(repo, state_dir)
     async with PipelineRuntime.open(
-        catalog=builtin_catalog(),
+        catalog=catalog_with_commands(tmp_path / "workflows", workflow),
         models=models,
         state_dir=state_dir,
         config=config,
         worktrees=worktrees,
-        agents_config=AgentsConfig(commands={"test": PYTEST}, command_timeout_seconds=120),
+        agents_config=AgentsConfig(commands=project, command_timeout_seconds=120),
     ) as runtime:
         subscription = runtime.subscribe()
         started = await runtime.start("Add a multiply function to calc")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -131,18 +131,24 @@ class RunWorkspace:
         file_reader: FileReader | None = None,
         extra_tools: Sequence[BaseTool] = (),
         cancelled: Callable[[], Awaitable[bool]] | None = None,
+        workflow_commands: Mapping[str, str] | None = None,
     ) -> AgentEnvironment:
-        """What the run's agents get: the worktree (editable, with commands) or the workspace (read-only)."""
+        """What the run's agents get: the worktree (editable, with commands) or the workspace (read-only).
+
+        The commands are the workflow's (``workflow_commands``) and the project's ``[agents.commands]``;
+        the project's win on a name clash.
+        """
         settings = self.settings
+        named = {**(workflow_commands or {}), **settings.commands}
         files: RunFiles | None = None
         commands: CommandRunner | None = None
         if changes is not None:
             root = Path(changes.worktree)
             written = self._written.setdefault(run_id, set())
             files = RunFiles(root, editable=True, workspace=self.workspace, reader=file_reader, written=written)
-            if settings.commands:
+            if named:
                 commands = CommandRunner(
-                    settings.commands,
+                    named,
                     cwd=root,
                     timeout_seconds=settings.command_timeout_seconds,
                     output_cap_bytes=settings.output_cap_bytes,
