@@ -18,6 +18,7 @@ flush stalls the pool's result thread, and commits do not need one.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import multiprocessing
 import os
@@ -47,6 +48,9 @@ _FLUSH_EVERY_FILES = 2000
 _STORE_FLUSH_EVERY_FILES = 20_000
 """Files between store flushes within a pass (the pass always ends with one)."""
 _POOL_THRESHOLD_FILES = 200
+_WORKER_NICENESS = 5
+"""Added to the parsing workers' niceness: with them as many as the cores, the store writer (a third of
+a pass's CPU) would otherwise get a fair share only, fall behind, and finish the pass alone on one core."""
 
 
 def _no_progress(phase: str, done: int, total: int) -> None:
@@ -243,7 +247,7 @@ class Indexer:
             return
         ctx = multiprocessing.get_context("forkserver")
         ctx.set_forkserver_preload(["daemon.index.file_worker"])
-        with ProcessPoolExecutor(max_workers=self._workers, mp_context=ctx) as pool:
+        with ProcessPoolExecutor(max_workers=self._workers, mp_context=ctx, initializer=_lower_priority) as pool:
             yield from pool.map(process_batch, batches, [self._settings] * len(batches))
 
     def _write(
@@ -297,6 +301,12 @@ class Indexer:
             self._manifest.delete_many(pending.removed)
         if pending.records:
             self._manifest.put_many(pending.records)
+
+
+def _lower_priority() -> None:
+    """Parsing workers yield the CPU to the store writer (and to the user's editor)."""
+    with contextlib.suppress(OSError):
+        os.nice(_WORKER_NICENESS)
 
 
 def _count_skips(report: IndexReport, scan: ScanResult) -> None:
