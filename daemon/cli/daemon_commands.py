@@ -15,7 +15,6 @@ from daemon.logging_setup import configure_logging
 from daemon.service.api import DaemonStatus, Methods, ReindexParams, SearchParams
 from daemon.service.daemon_client import DaemonClient, DaemonUnavailable
 from daemon.service.daemon_files import remove_stale
-from daemon.service.daemon_server import DaemonServer
 
 __all__ = [
     "daemon_running",
@@ -34,6 +33,8 @@ def daemon_running(config: Config) -> bool:
 
 def run_daemon(config: Config) -> None:
     """Serve in the foreground until SIGTERM/SIGINT, ``ided stop`` or the idle timeout."""
+    from daemon.service.daemon_server import DaemonServer  # the server's imports only where it runs
+
     asyncio.run(DaemonServer(config).serve())
 
 
@@ -63,6 +64,8 @@ def run_daemon_detached(config: Config) -> tuple[int, str]:
 
         code = 0
         try:
+            from daemon.service.daemon_server import DaemonServer
+
             asyncio.run(DaemonServer(config, on_ready=ready).serve())
         except DaemonError as exc:
             with contextlib.suppress(OSError):

@@ -9,121 +9,25 @@ run regresses against the baseline (the report says what), 0 otherwise.
 from __future__ import annotations
 
 import asyncio
-import logging
-import os
-import shutil
 import tempfile
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from daemon.cli.context import CliState
-from daemon.config import load_config
-from daemon.errors import ConfigError, DaemonError
-from daemon.orchestration.llm_providers import HOW_TO_CONFIGURE, ModelRegistry
-from daemon.orchestration.resilience import ResilienceLayer
-from daemon.orchestration.workflow_schema import RetrievalStrategyConfig
-from daemon.retrieval.answers import Answerer, extractive_answer, model_answerer
-from daemon.retrieval.harness import (
-    Baseline,
-    GoldenSet,
-    HarnessConfig,
-    TaskArtifact,
-    check,
-    inputs_hash,
-    load_yaml_model,
-    make_baseline,
-    run_task,
-)
-from daemon.service.retrieval_sources import build_retrieval_agent
-from daemon.service.workspace_index import WorkspaceIndex
+from daemon.errors import DaemonError
 
-__all__ = ["eval_command", "run_golden"]
+__all__ = ["AnswerMode", "eval_command"]
 
-logger = logging.getLogger(__name__)
-
-ANSWER_ROLE = "answer"
 GOLDEN_DEFAULT = Path("tests/golden/retrieval_golden.yaml")
 HARNESS_DEFAULT = Path("tests/golden/harness.yaml")
-
-
-async def _run_workspace(
-    golden: GoldenSet,
-    name: str,
-    source: Path,
-    scratch: Path,
-    k: int,
-    overrides: dict[str, Any],
-    answerer: Answerer,
-) -> list[TaskArtifact]:
-    root = scratch / name
-    shutil.copytree(source, root)
-    config = load_config(
-        root,
-        env={"HOME": str(scratch / "home")},
-        overrides={"state_dir": str(scratch / f"{name}.state"), **overrides},
-        user_file=scratch / "no-user-config.toml",
-    )
-    artifacts: list[TaskArtifact] = []
-    index = await asyncio.to_thread(WorkspaceIndex.open, config)
-    try:
-        await asyncio.to_thread(index.index)
-        await asyncio.to_thread(index.embed)
-        agent = build_retrieval_agent(config, index=index)
-        settings = config.retrieval.model_dump(mode="json")
-        for task in (t for t in golden.tasks if t.workspace == name):
-            inputs = await asyncio.to_thread(inputs_hash, task, source, settings)
-            artifacts.append(
-                await run_task(task, agent, RetrievalStrategyConfig(), root=root, k=k, inputs=inputs, answerer=answerer)
-            )
-    finally:
-        await asyncio.to_thread(index.close)
-    return artifacts
-
-
-async def run_golden(
-    golden_path: Path,
-    harness: HarnessConfig,
-    overrides: dict[str, Any],
-    answerer: Answerer = extractive_answer,
-) -> list[TaskArtifact]:
-    """Run every task of the golden set at ``golden_path`` (workspaces indexed in a scratch folder)."""
-    golden = load_yaml_model(golden_path, GoldenSet)
-    workspaces = (golden_path.parent / golden.workspaces).resolve()
-    artifacts: list[TaskArtifact] = []
-    with tempfile.TemporaryDirectory(prefix="ided-eval-") as tmp:
-        for name in dict.fromkeys(t.workspace for t in golden.tasks):
-            artifacts.extend(
-                await _run_workspace(golden, name, workspaces / name, Path(tmp), harness.k, overrides, answerer)
-            )
-    order = {t.id: i for i, t in enumerate(golden.tasks)}
-    return sorted(artifacts, key=lambda a: order[a.task_id])
 
 
 class AnswerMode(StrEnum):
     EXTRACTIVE = "extractive"
     MODEL = "model"
-
-
-async def _run_with_answers(
-    golden: Path, harness: HarnessConfig, state: CliState, mode: AnswerMode
-) -> list[TaskArtifact]:
-    if mode is AnswerMode.EXTRACTIVE:
-        return await run_golden(golden, harness, state.overrides)
-    workspace = state.config()
-    layer = ResilienceLayer(workspace.pipeline.resilience, cache_path=None)
-    try:
-        models = ModelRegistry.from_config(
-            workspace.pipeline, env=os.environ, layer=layer, workspace=workspace.workspace_path
-        )
-        caller = models.caller(ANSWER_ROLE)
-        if caller is None:
-            raise ConfigError(f"--answers model: no chat model serves the '{ANSWER_ROLE}' role; {HOW_TO_CONFIGURE}")
-        return await run_golden(golden, harness, state.overrides, model_answerer(caller))
-    finally:
-        layer.close()
 
 
 def eval_command(
@@ -153,12 +57,15 @@ def eval_command(
     ] = AnswerMode.EXTRACTIVE,
 ) -> None:
     """Run the golden retrieval set and diff it against the frozen baseline."""
+    from daemon.cli.eval_run import run_with_answers
+    from daemon.retrieval.harness import Baseline, HarnessConfig, check, load_yaml_model, make_baseline
+
     state = ctx.obj
     assert isinstance(state, CliState)
     try:
         config = load_yaml_model(harness, HarnessConfig)
         baseline_path = harness.parent / config.baseline
-        artifacts = asyncio.run(_run_with_answers(golden, config, state, answers))
+        artifacts = asyncio.run(run_with_answers(golden, config, state, model_answers=answers is AnswerMode.MODEL))
     except (OSError, ValueError, DaemonError) as exc:
         state.fail(f"ided eval: {exc}")
     folder = out or Path(tempfile.mkdtemp(prefix="ided-eval-artifacts-"))

@@ -22,8 +22,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
-from fastembed import TextEmbedding
-from fastembed.common.model_description import ModelSource, PoolingType
 from tokenizers import Tokenizer
 
 from daemon.errors import EmbeddingUnavailable
@@ -31,8 +29,13 @@ from daemon.index.embed_text import document_text
 from daemon.index.model_files import resolve_model_dir
 
 if TYPE_CHECKING:
+    from fastembed import TextEmbedding
+
     from daemon.config import EmbeddingConfig
     from daemon.core.models import Chunk
+
+# fastembed (and onnxruntime behind it) is imported where a model is loaded, not with this module:
+# it costs ~0.3 s, which every command and front that never embeds would pay at start-up.
 
 __all__ = ["DEFAULT_MODEL_NAME", "FastembedEmbedder", "register_custom_model"]
 
@@ -53,6 +56,9 @@ def register_custom_model(model_name: str, dim: int) -> str:
 
     Idempotent: a second call, from any instance or thread, finds the registration and returns.
     """
+    from fastembed import TextEmbedding
+    from fastembed.common.model_description import ModelSource, PoolingType
+
     key = _fastembed_name(model_name, dim)
     with _REGISTRY_LOCK:
         known = {str(m["model"]).lower() for m in TextEmbedding.list_supported_models()}
@@ -132,6 +138,8 @@ class FastembedEmbedder:
         self._text_of = text_of
         self._model_dir = model_dir
         key = register_custom_model(model_name, dim)
+        from fastembed import TextEmbedding
+
         try:
             self._model = TextEmbedding(
                 model_name=key,

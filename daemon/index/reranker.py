@@ -16,9 +16,6 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from fastembed.common.model_description import ModelSource
-from fastembed.rerank.cross_encoder import TextCrossEncoder
-
 from daemon.config import RerankConfig
 from daemon.core.ports import Reranker
 
@@ -33,6 +30,9 @@ _PROBE = ("what does this function return", ("def answer():\n    return 42", "im
 
 def _register(model_dir: Path) -> str:
     """Register the directory with fastembed once per process, under a name unique to its path."""
+    from fastembed.common.model_description import ModelSource  # fastembed: imported only when a model loads
+    from fastembed.rerank.cross_encoder import TextCrossEncoder
+
     digest = hashlib.blake2b(str(model_dir.resolve()).encode(), digest_size=6).hexdigest()
     key = f"ided-rerank/{model_dir.name}-{digest}"
     with _REGISTRY_LOCK:
@@ -56,6 +56,8 @@ class FastembedReranker:
         self._model_dir = model_dir
         self._batch_size = batch_size
         self._name = f"cross-encoder:{model_dir.name}"
+        from fastembed.rerank.cross_encoder import TextCrossEncoder
+
         self._model = TextCrossEncoder(
             model_name=_register(model_dir),
             threads=threads,

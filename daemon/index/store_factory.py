@@ -22,7 +22,6 @@ from daemon.config import Config
 from daemon.core.ports import VectorStore
 from daemon.errors import StoreError
 from daemon.index.store_edge import EdgeVectorStore
-from daemon.index.store_qdrant import QdrantClientStore
 
 __all__ = ["collection_name", "open_store"]
 
@@ -50,10 +49,14 @@ def open_store(config: Config, *, dense_dim: int, dense_model: str) -> VectorSto
             state / "qdrant-edge" / name, dense_dim=dense_dim, dense_model=dense_model
         )
     elif qdrant.mode == "local":
+        from daemon.index.store_qdrant import QdrantClientStore  # qdrant-client: ~0.5 s to import, only when used
+
         store = QdrantClientStore.open_local(state / "qdrant-local", name, dense_dim=dense_dim, dense_model=dense_model)
     else:
         if not qdrant.url:
             raise StoreError("qdrant.mode is 'server' but qdrant.url is not set")
+        from daemon.index.store_qdrant import QdrantClientStore
+
         store = QdrantClientStore.open_server(
             qdrant.url, name, api_key=qdrant.api_key, dense_dim=dense_dim, dense_model=dense_model
         )

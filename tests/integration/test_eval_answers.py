@@ -14,7 +14,7 @@ from langchain_core.messages import BaseMessage
 from typer.testing import CliRunner
 
 from daemon.cli.app import app
-from daemon.cli.eval_command import run_golden
+from daemon.cli.eval_run import run_golden
 from daemon.retrieval.answers import model_answerer
 from daemon.retrieval.harness import Baseline, HarnessConfig, check, load_yaml_model
 from daemon.retrieval.models import Attribution, ContextPiece, SourceName

@@ -1,0 +1,104 @@
+"""The work behind ``ided eval`` (see ``eval_command``): index each fixture workspace, run its tasks.
+
+Imported by the command only when it runs, so that every other ``ided`` command starts without the
+retrieval and chat-model stacks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from daemon.cli.context import CliState
+from daemon.config import load_config
+from daemon.errors import ConfigError
+from daemon.orchestration.workflow_schema import RetrievalStrategyConfig
+from daemon.retrieval.answers import Answerer, extractive_answer, model_answerer
+from daemon.retrieval.harness import GoldenSet, HarnessConfig, TaskArtifact, inputs_hash, load_yaml_model, run_task
+from daemon.service.retrieval_sources import build_retrieval_agent
+from daemon.service.workspace_index import WorkspaceIndex
+
+__all__ = ["ANSWER_ROLE", "run_golden", "run_with_answers"]
+
+ANSWER_ROLE = "answer"
+
+
+async def _run_workspace(
+    golden: GoldenSet,
+    name: str,
+    source: Path,
+    scratch: Path,
+    k: int,
+    overrides: dict[str, Any],
+    answerer: Answerer,
+) -> list[TaskArtifact]:
+    root = scratch / name
+    shutil.copytree(source, root)
+    config = load_config(
+        root,
+        env={"HOME": str(scratch / "home")},
+        overrides={"state_dir": str(scratch / f"{name}.state"), **overrides},
+        user_file=scratch / "no-user-config.toml",
+    )
+    artifacts: list[TaskArtifact] = []
+    index = await asyncio.to_thread(WorkspaceIndex.open, config)
+    try:
+        await asyncio.to_thread(index.index)
+        await asyncio.to_thread(index.embed)
+        agent = build_retrieval_agent(config, index=index)
+        settings = config.retrieval.model_dump(mode="json")
+        for task in (t for t in golden.tasks if t.workspace == name):
+            inputs = await asyncio.to_thread(inputs_hash, task, source, settings)
+            artifacts.append(
+                await run_task(task, agent, RetrievalStrategyConfig(), root=root, k=k, inputs=inputs, answerer=answerer)
+            )
+    finally:
+        await asyncio.to_thread(index.close)
+    return artifacts
+
+
+async def run_golden(
+    golden_path: Path,
+    harness: HarnessConfig,
+    overrides: dict[str, Any],
+    answerer: Answerer = extractive_answer,
+) -> list[TaskArtifact]:
+    """Run every task of the golden set at ``golden_path`` (workspaces indexed in a scratch folder)."""
+    golden = load_yaml_model(golden_path, GoldenSet)
+    workspaces = (golden_path.parent / golden.workspaces).resolve()
+    artifacts: list[TaskArtifact] = []
+    with tempfile.TemporaryDirectory(prefix="ided-eval-") as tmp:
+        for name in dict.fromkeys(t.workspace for t in golden.tasks):
+            artifacts.extend(
+                await _run_workspace(golden, name, workspaces / name, Path(tmp), harness.k, overrides, answerer)
+            )
+    order = {t.id: i for i, t in enumerate(golden.tasks)}
+    return sorted(artifacts, key=lambda a: order[a.task_id])
+
+
+async def run_with_answers(
+    golden: Path, harness: HarnessConfig, state: CliState, *, model_answers: bool
+) -> list[TaskArtifact]:
+    """``run_golden`` with extractive answers, or with the workspace's chat model writing them."""
+    if not model_answers:
+        return await run_golden(golden, harness, state.overrides)
+    # the chat-model stack (LangChain) is imported only for model answers: every ided command would pay it
+    from daemon.orchestration.llm_providers import HOW_TO_CONFIGURE, ModelRegistry
+    from daemon.orchestration.resilience import ResilienceLayer
+
+    workspace = state.config()
+    layer = ResilienceLayer(workspace.pipeline.resilience, cache_path=None)
+    try:
+        models = ModelRegistry.from_config(
+            workspace.pipeline, env=os.environ, layer=layer, workspace=workspace.workspace_path
+        )
+        caller = models.caller(ANSWER_ROLE)
+        if caller is None:
+            raise ConfigError(f"--answers model: no chat model serves the '{ANSWER_ROLE}' role; {HOW_TO_CONFIGURE}")
+        return await run_golden(golden, harness, state.overrides, model_answerer(caller))
+    finally:
+        layer.close()
