@@ -16,24 +16,27 @@ COUNTER = load_token_counter(EmbeddingConfig())
 BODY = "\n".join(f"    total = total + step_{i} * weight_{i}  # accumulate component {i}" for i in range(30))
 
 
+def _chunk(path: str, text: str, first: int, **fields: object) -> tuple[Chunk, Attribution]:
+    """A chunk of ``text`` starting at line ``first`` (a Python function unless ``fields`` say otherwise)."""
+    values: dict[str, object] = {"kind": ChunkKind.CODE, "symbol_kind": SymbolKind.FUNCTION, "language": "python"}
+    values.update(fields)
+    chunk = Chunk.model_validate(
+        {"path": path, "text": text, "start_line": first, "end_line": first + text.count("\n"), **values}
+    )
+    symbol = chunk.qualified_name if chunk.kind is ChunkKind.CODE else None
+    section = chunk.qualified_name if chunk.kind is ChunkKind.DOCS else None
+    attribution = Attribution(
+        path=path, start_line=first, end_line=chunk.end_line, symbol=symbol or chunk.name, section_path=section
+    )
+    return chunk, attribution
+
+
 def _function(name: str, first: int, *, score: float, docstring: str | None = None) -> FusedPiece:
     signature = f"def {name}(items: list[int], weight: float = 1.0) -> float:"
     text = f"{signature}\n    total = 0.0\n{BODY}\n    return total"
-    last = first + text.count("\n")
-    chunk = Chunk(
-        path="pkg/mod.py",
-        kind=ChunkKind.CODE,
-        symbol_kind=SymbolKind.FUNCTION,
-        language="python",
-        text=text,
-        start_line=first,
-        end_line=last,
-        name=name,
-        qualified_name=name,
-        signature=signature,
-        docstring=docstring,
+    chunk, attribution = _chunk(
+        "pkg/mod.py", text, first, name=name, qualified_name=name, signature=signature, docstring=docstring
     )
-    attribution = Attribution(path="pkg/mod.py", start_line=first, end_line=last, symbol=name, ast_type="function")
     head = Candidate(id=name, source=SourceName.CODE, text=text, attribution=attribution, score=score, chunk=chunk)
     return FusedPiece(
         head=head, text=text, attribution=attribution, fused=score, queries=("q",), chunks=(chunk,), score=score
@@ -91,17 +94,15 @@ def test_a_document_section_outline_is_its_heading_and_first_sentence() -> None:
     text = "## Install on Linux\n\nUse the package manager of your distribution.\n\n" + "\n".join(
         f"Step {i}: run the command number {i} and check its output carefully." for i in range(20)
     )
-    chunk = Chunk(
-        path="docs/guide.md",
+    chunk, attribution = _chunk(
+        "docs/guide.md",
+        text,
+        5,
         kind=ChunkKind.DOCS,
         symbol_kind=SymbolKind.SECTION,
         language="markdown",
-        text=text,
-        start_line=5,
-        end_line=5 + text.count("\n"),
         qualified_name="Guide > Install on Linux",
     )
-    attribution = Attribution(path="docs/guide.md", start_line=5, end_line=chunk.end_line, section_path="Guide")
     outline = outline_text(text, attribution, [chunk])
     assert outline is not None
     assert outline.splitlines()[:2] == ["## Install on Linux", "Use the package manager of your distribution."]
@@ -110,18 +111,9 @@ def test_a_document_section_outline_is_its_heading_and_first_sentence() -> None:
 
 def test_a_signature_over_several_lines_is_kept_verbatim_without_its_decorators() -> None:
     text = "@cache\n@log_calls(level=2)\ndef fetch(\n    url: str,\n    timeout: float = 5.0,\n) -> bytes:\n" + BODY
-    chunk = Chunk(
-        path="net.py",
-        kind=ChunkKind.CODE,
-        symbol_kind=SymbolKind.FUNCTION,
-        language="python",
-        text=text,
-        start_line=1,
-        end_line=1 + text.count("\n"),
-        name="fetch",
-        signature="def fetch(url: str, timeout: float = 5.0) -> bytes",
+    chunk, attribution = _chunk(
+        "net.py", text, 1, name="fetch", signature="def fetch(url: str, timeout: float = 5.0) -> bytes"
     )
-    attribution = Attribution(path="net.py", start_line=1, end_line=chunk.end_line, symbol="fetch")
     outline = outline_text(text, attribution, [chunk])
     assert outline is not None
     assert outline.splitlines()[:4] == ["def fetch(", "url: str,", "timeout: float = 5.0,", ") -> bytes:"]
