@@ -62,6 +62,12 @@ def eval_command(
 
     state = ctx.obj
     assert isinstance(state, CliState)
+    for what, path, option in (("golden set", golden, "--golden"), ("harness config", harness, "--harness")):
+        if not path.is_file():
+            state.fail(
+                f"ided eval: the {what} {path} does not exist; run from the ided repository's root "
+                f"or pass {option} PATH"
+            )
     try:
         config = load_yaml_model(harness, HarnessConfig)
         baseline_path = harness.parent / config.baseline

@@ -91,3 +91,10 @@ def test_the_baseline_changes_only_with_a_new_version_and_justification(tmp_path
     assert code == 1 and "baseline version 1 != harness baseline_version 2" in output
     assert _eval(golden, harness, tmp_path / "d", "--update-baseline")[0] == 0
     assert json.loads((tmp_path / "baseline.json").read_text())["version"] == 2
+
+
+def test_eval_names_a_missing_golden_set_and_the_option_that_sets_it(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["eval", "--golden", str(tmp_path / "none.yaml"), "--out", str(tmp_path)])
+    assert result.exit_code == 1
+    assert f"the golden set {tmp_path / 'none.yaml'} does not exist" in result.output
+    assert "--golden PATH" in result.output
