@@ -156,10 +156,10 @@ class Indexer:
                 self._collect_dir(rel, report, jobs, gone)
                 continue
             report.files_seen += 1
-            if not os.path.lexists(abs_path):
-                gone.update(self._manifest.paths_under(rel))  # a deleted or moved-away directory
             reason = self._scanner.check_path(rel)
             rec = self._manifest.get(rel)
+            if rec is None and not os.path.lexists(abs_path):
+                gone.update(self._manifest.paths_under(rel))  # a deleted or moved-away directory
             if reason is not None or not abs_path.is_file():
                 if reason is not None:
                     report.skipped[reason] = report.skipped.get(reason, 0) + 1
