@@ -18,13 +18,10 @@ flush stalls the pool's result thread, and commits do not need one.
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import multiprocessing
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -34,6 +31,7 @@ from daemon.index.encoded_chunks import EncodedChunks, write_encoded
 from daemon.index.file_worker import FileJob, FileOutcome, WorkerSettings, process_batch
 from daemon.index.manifest import FileRecord, Manifest
 from daemon.index.scanner import Scanner, ScanResult
+from daemon.index.worker_pool import WorkerPool
 
 __all__ = ["IndexProgress", "Indexer"]
 
@@ -48,9 +46,6 @@ _FLUSH_EVERY_FILES = 2000
 _STORE_FLUSH_EVERY_FILES = 20_000
 """Files between store flushes within a pass (the pass always ends with one)."""
 _POOL_THRESHOLD_FILES = 200
-_WORKER_NICENESS = 5
-"""Added to the parsing workers' niceness: with them as many as the cores, the store writer (a third of
-a pass's CPU) would otherwise get a fair share only, fall behind, and finish the pass alone on one core."""
 
 
 def _no_progress(phase: str, done: int, total: int) -> None:
@@ -101,6 +96,12 @@ class Indexer:
     # -- full pass ----------------------------------------------------------------------------
 
     def run(self, progress: IndexProgress = _no_progress) -> IndexReport:
+        with WorkerPool(self._workers) as pool:
+            if self._workers > 1 and self._manifest.count() == 0:
+                pool.start()  # a first index: the workers start while the scan runs
+            return self._run(pool, progress)
+
+    def _run(self, pool: WorkerPool, progress: IndexProgress) -> IndexReport:
         started = time.perf_counter()
         self.repair()
         progress("scan", 0, 0)
@@ -123,7 +124,7 @@ class Indexer:
             self._store.flush()
             self._manifest.delete_many(vanished)
             report.files_removed = len(vanished)
-        self._process(jobs, known, report, progress)
+        self._process(jobs, known, report, progress, pool)
         report.seconds = time.perf_counter() - started
         self._manifest.set_meta(
             {"last_update": datetime.now(UTC).isoformat(timespec="seconds"), "last_report": report.model_dump_json()}
@@ -183,7 +184,8 @@ class Indexer:
             report.files_removed = len(removed)
         ordered = [jobs[p] for p in sorted(jobs)]
         known = {j.rel_path: r for j in ordered if (r := self._manifest.get(j.rel_path)) is not None}
-        self._process(ordered, known, report, _no_progress)
+        with WorkerPool(self._workers) as pool:
+            self._process(ordered, known, report, _no_progress, pool)
         report.seconds = time.perf_counter() - started
         self._manifest.set_meta({"last_update": datetime.now(UTC).isoformat(timespec="seconds")})
         return report
@@ -218,6 +220,7 @@ class Indexer:
         known: dict[str, FileRecord],
         report: IndexReport,
         progress: IndexProgress,
+        pool: WorkerPool,
     ) -> None:
         total = len(jobs)
         done = 0
@@ -225,7 +228,7 @@ class Indexer:
         since_commit = 0
         since_flush = 0
         progress("parse", 0, total)
-        for outcomes in self._outcomes(jobs):
+        for outcomes in self._outcomes(jobs, pool):
             self._write(outcomes, known, report, pending)
             done += len(outcomes)
             since_commit += len(outcomes)
@@ -239,16 +242,13 @@ class Indexer:
                 since_flush = 0 if flush else since_flush
         self._commit(pending, flush=True)
 
-    def _outcomes(self, jobs: list[FileJob]) -> Iterator[list[FileOutcome]]:
+    def _outcomes(self, jobs: list[FileJob], pool: WorkerPool) -> Iterator[list[FileOutcome]]:
         batches = [jobs[i : i + _BATCH_FILES] for i in range(0, len(jobs), _BATCH_FILES)]
         if self._workers <= 1 or len(jobs) < _POOL_THRESHOLD_FILES:
             for batch in batches:
                 yield process_batch(batch, self._settings)
             return
-        ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["daemon.index.file_worker"])
-        with ProcessPoolExecutor(max_workers=self._workers, mp_context=ctx, initializer=_lower_priority) as pool:
-            yield from pool.map(process_batch, batches, [self._settings] * len(batches))
+        yield from pool.map(batches, self._settings)
 
     def _write(
         self, outcomes: list[FileOutcome], known: dict[str, FileRecord], report: IndexReport, pending: _Pending
@@ -301,12 +301,6 @@ class Indexer:
             self._manifest.delete_many(pending.removed)
         if pending.records:
             self._manifest.put_many(pending.records)
-
-
-def _lower_priority() -> None:
-    """Parsing workers yield the CPU to the store writer (and to the user's editor)."""
-    with contextlib.suppress(OSError):
-        os.nice(_WORKER_NICENESS)
 
 
 def _count_skips(report: IndexReport, scan: ScanResult) -> None:
