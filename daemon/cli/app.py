@@ -7,10 +7,9 @@ import sys
 from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from daemon.cli.context import CliState
 from daemon.cli.daemon_commands import (
@@ -31,7 +30,9 @@ from daemon.config import Config, config_json_schema
 from daemon.core.models import ChunkKind, SearchMode
 from daemon.errors import DaemonError
 from daemon.service.api import SearchParams
-from daemon.service.workspace_index import WorkspaceIndex
+
+if TYPE_CHECKING:
+    from daemon.service.workspace_index import WorkspaceIndex
 
 __all__ = ["app"]
 
@@ -63,6 +64,8 @@ def _state(ctx: typer.Context) -> CliState:
 
 @contextmanager
 def _open(state: CliState, config: Config) -> Generator[WorkspaceIndex]:
+    from daemon.service.workspace_index import WorkspaceIndex  # the index's imports only where it is opened
+
     try:
         with WorkspaceIndex.open(config) as ws:
             yield ws
@@ -71,6 +74,8 @@ def _open(state: CliState, config: Config) -> Generator[WorkspaceIndex]:
 
 
 def _run_index(state: CliState, ws: WorkspaceIndex, *, embed: bool, quiet: bool) -> None:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
     columns = (
         TextColumn("{task.description:<10}"),
         BarColumn(),

@@ -10,7 +10,7 @@ import asyncio
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 from rich.console import Console
@@ -18,8 +18,10 @@ from rich.text import Text
 
 from daemon.cli.context import CliState
 from daemon.errors import ConflictError, DaemonError
-from daemon.service.run_review import RunReview
-from daemon.vcs import ChangeSet, ConflictReport
+
+if TYPE_CHECKING:  # the pipeline and git stacks load only when a review command runs
+    from daemon.service.run_review import RunReview
+    from daemon.vcs import ChangeSet, ConflictReport
 
 __all__ = ["EXIT_CONFLICT", "register_review_commands"]
 
@@ -44,6 +46,9 @@ def _state(ctx: typer.Context) -> CliState:
 
 
 def _review(ctx: typer.Context, workspace: Path | None, work: Callable[[RunReview], Awaitable[T]]) -> T:
+    from daemon.service.run_review import RunReview
+    from daemon.vcs import ConflictReport
+
     state = _state(ctx)
     config = state.config(workspace)
 

@@ -15,7 +15,7 @@ import sys
 from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
@@ -31,21 +31,16 @@ from daemon.cli.run_render import (
     print_selection,
     print_workflow,
 )
-from daemon.config import Config
 from daemon.errors import DaemonError
-from daemon.orchestration.deterministic_selector import decide_stages
-from daemon.orchestration.graph_builder import graph_mermaid
-from daemon.orchestration.llm_providers import HOW_TO_CONFIGURE
-from daemon.orchestration.plan import assemble_plan
 from daemon.orchestration.progress import ProgressKind
 from daemon.orchestration.run_store import RunRecord, RunStatus
-from daemon.orchestration.runtime import PipelineRuntime
-from daemon.orchestration.selection_models import DecisionSource, StageDecision
-from daemon.orchestration.workflow_loader import WorkflowCatalog, check_workflow_file, workflow_dirs
-from daemon.orchestration.workflow_schema import workflow_json_schema
-from daemon.service.pipeline_host import IndexRetriever, open_pipeline
 
-__all__ = ["IndexRetriever", "register_run_commands", "runs_app", "workflows_app"]
+if TYPE_CHECKING:  # LangGraph, LangChain, git and YAML load only when a command needs them, not for --help
+    from daemon.config import Config
+    from daemon.orchestration.runtime import PipelineRuntime
+    from daemon.orchestration.workflow_loader import WorkflowCatalog
+
+__all__ = ["register_run_commands", "runs_app", "workflows_app"]
 
 logger = logging.getLogger(__name__)
 
@@ -78,6 +73,8 @@ def _state(ctx: typer.Context) -> CliState:
 
 
 def _catalog(state: CliState, config: Config, *, quiet: bool = False) -> WorkflowCatalog:
+    from daemon.orchestration.workflow_loader import WorkflowCatalog, workflow_dirs
+
     catalog = WorkflowCatalog.load(workflow_dirs(config.workspace_path, config.pipeline.workflow_dirs))
     if catalog.problems and not quiet:
         state.err.print(
@@ -91,6 +88,8 @@ def _catalog(state: CliState, config: Config, *, quiet: bool = False) -> Workflo
 
 @asynccontextmanager
 async def _runtime(state: CliState, config: Config, *, models_needed: bool) -> AsyncGenerator[PipelineRuntime]:
+    from daemon.service.pipeline_host import open_pipeline  # the runtime's imports only where it runs
+
     catalog = _catalog(state, config, quiet=not models_needed)
     async with open_pipeline(config, models_needed=models_needed, catalog=catalog, env=os.environ) as runtime:
         yield runtime
@@ -169,6 +168,9 @@ def run(
     With no model configured it shows the deterministic selection and the plan, and says how to
     configure a model (exit code 3). The run is recorded either way (`ided runs`).
     """
+    from daemon.orchestration.graph_builder import graph_mermaid
+    from daemon.orchestration.llm_providers import HOW_TO_CONFIGURE
+
     state = _state(ctx)
     config = state.config(workspace)
 
@@ -322,6 +324,11 @@ def workflows_show(
     workspace: WorkspaceOpt = None,
 ) -> None:
     """Show a workflow's stages and routing, or (--mermaid) its compiled graph; all stages included by default."""
+    from daemon.orchestration.deterministic_selector import decide_stages
+    from daemon.orchestration.graph_builder import graph_mermaid
+    from daemon.orchestration.plan import assemble_plan
+    from daemon.orchestration.selection_models import DecisionSource, StageDecision
+
     state = _state(ctx)
     catalog = _catalog(state, state.config(workspace), quiet=True)
     try:
@@ -351,6 +358,8 @@ def workflows_validate(
     workspace: WorkspaceOpt = None,
 ) -> None:
     """Validate workflow files: schema, routing targets, reachability, bounded loops, unique ids."""
+    from daemon.orchestration.workflow_loader import WorkflowCatalog, check_workflow_file, workflow_dirs
+
     state = _state(ctx)
     if files:
         problems = [p for f in files for p in check_workflow_file(f)]
@@ -368,6 +377,8 @@ def workflows_validate(
 
 def workflows_schema() -> None:
     """Print the JSON Schema of workflow files (also in workflows/schema.json)."""
+    from daemon.orchestration.workflow_schema import workflow_json_schema
+
     sys.stdout.write(json.dumps(workflow_json_schema(), indent=2) + "\n")
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console
 from rich.text import Text
 
@@ -9,8 +11,10 @@ from daemon.orchestration.plan import ExecutionPlan
 from daemon.orchestration.progress import ExecutionProgress, ProgressKind
 from daemon.orchestration.run_store import DecisionEntry, RunRecord, RunStatus
 from daemon.orchestration.selection_models import Selection
-from daemon.orchestration.workflow_loader import WorkflowCatalog, WorkflowProblem
 from daemon.orchestration.workflow_schema import Workflow
+
+if TYPE_CHECKING:  # the loader brings YAML; the CLI imports this module for every command
+    from daemon.orchestration.workflow_loader import WorkflowCatalog, WorkflowProblem
 
 __all__ = [
     "print_catalog",

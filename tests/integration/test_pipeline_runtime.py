@@ -236,7 +236,7 @@ async def test_postgres_checkpoints_without_the_driver_fail_with_an_install_hint
 
 
 async def test_adaptive_retrieval_puts_workspace_index_hits_into_the_retried_stage(tmp_path: Path) -> None:
-    from daemon.cli.run_commands import IndexRetriever
+    from daemon.service.pipeline_host import IndexRetriever
 
     workspace = tmp_path / "ws"
     shutil.copytree(FIXTURES / "polyglot", workspace)
