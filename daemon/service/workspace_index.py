@@ -22,7 +22,6 @@ from daemon.core.models import (
 from daemon.core.ports import DenseEmbedder, Reranker, VectorStore
 from daemon.errors import EmbeddingUnavailable
 from daemon.index.dense_fill import fill_dense
-from daemon.index.embedder import FastembedEmbedder
 from daemon.index.file_worker import WorkerSettings
 from daemon.index.indexer import Indexer, IndexProgress
 from daemon.index.manifest import Manifest
@@ -199,6 +198,9 @@ class WorkspaceIndex:
             if not self.config.embedding.enabled:
                 self._embedder_reason = "embedding.enabled is false"
             else:
+                # numpy, tokenizers and fastembed load only with the model: `ided status` needs none of them
+                from daemon.index.embedder import FastembedEmbedder
+
                 try:
                     self._embedder = FastembedEmbedder.from_config(self.config.embedding, default_cache_root())
                 except EmbeddingUnavailable as exc:
