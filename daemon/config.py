@@ -82,7 +82,14 @@ class RerankConfig(_Section):
     """Optional cross-encoder rerank of the top hybrid candidates."""
 
     model_dir: str | None = Field(default=None, description="Local ONNX cross-encoder directory; off when unset.")
-    top_n: int = Field(default=20, ge=1, le=200)
+    top_n: int = Field(default=20, ge=1, le=200, description="Hybrid candidates the cross-encoder re-scores.")
+    max_tokens: int = Field(
+        default=128,
+        ge=16,
+        le=512,
+        description="Tokens of one query/passage pair the cross-encoder reads (special tokens included); "
+        "the passage is cut to fit. Rerank time grows with it (docs/indexing.md).",
+    )
 
 
 class QdrantConfig(_Section):

@@ -15,9 +15,13 @@ import math
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 from daemon.config import RerankConfig
 from daemon.core.ports import Reranker
+
+if TYPE_CHECKING:
+    from fastembed.rerank.cross_encoder import TextCrossEncoder
 
 __all__ = ["REQUIRED_RERANK_FILES", "FastembedReranker", "load_reranker"]
 
@@ -52,7 +56,9 @@ class FastembedReranker:
             (``load_reranker`` turns that into a reason).
     """
 
-    def __init__(self, model_dir: Path, *, threads: int | None = None, batch_size: int = 32) -> None:
+    def __init__(
+        self, model_dir: Path, *, threads: int | None = None, batch_size: int = 32, max_tokens: int = 512
+    ) -> None:
         self._model_dir = model_dir
         self._batch_size = batch_size
         self._name = f"cross-encoder:{model_dir.name}"
@@ -64,6 +70,7 @@ class FastembedReranker:
             specific_model_path=str(model_dir),
             local_files_only=True,
         )
+        _truncate_pairs(self._model, max_tokens)
 
     @property
     def name(self) -> str:
@@ -74,6 +81,20 @@ class FastembedReranker:
         if not passages:
             return []
         return [float(s) for s in self._model.rerank(query, list(passages), batch_size=self._batch_size)]
+
+
+def _truncate_pairs(model: TextCrossEncoder, max_tokens: int) -> None:
+    """Cut each query/passage pair at ``max_tokens``; the passage (the longer side) loses tokens first.
+
+    fastembed truncates at the model's own context (``model_max_length``, 512 for MiniLM) and has no
+    argument for it, so the tokenizer it loaded is re-configured, as the embedder does.
+    """
+    tokenizer: Any = getattr(model.model, "tokenizer", None)
+    if tokenizer is None or not hasattr(tokenizer, "enable_truncation"):
+        raise RuntimeError(f"fastembed model {type(model.model).__name__} exposes no tokenizer; cannot set max_tokens")
+    current = cast("dict[str, object] | None", tokenizer.truncation)
+    direction = str((current or {}).get("direction", "right"))
+    tokenizer.enable_truncation(max_length=max_tokens, strategy="longest_first", direction=direction)
 
 
 def _missing_files(model_dir: Path) -> list[str]:
@@ -98,7 +119,7 @@ def load_reranker(config: RerankConfig, *, threads: int | None = None) -> tuple[
             f"(an ONNX cross-encoder needs {', '.join(REQUIRED_RERANK_FILES)})"
         )
     try:
-        reranker = FastembedReranker(model_dir, threads=threads)
+        reranker = FastembedReranker(model_dir, threads=threads, max_tokens=config.max_tokens)
     except Exception as exc:
         logger.warning("cannot load cross-encoder from %s: %s", model_dir, exc)
         return None, f"cannot load cross-encoder from {model_dir}: {type(exc).__name__}: {exc}"

@@ -11,8 +11,11 @@ from pathlib import Path
 import pytest
 
 from daemon.core.models import ChunkKind, SearchFilters, SearchMode, SkipReason
+from daemon.index.model_files import bundled_model_dir
+from daemon.index.reranker import load_reranker
 from daemon.service.workspace_index import WorkspaceIndex
 from tests.integration.conftest import make_config
+from tests.model_shapes import minilm_shaped_cross_encoder
 
 
 @pytest.fixture(params=["edge", "local"])
@@ -189,3 +192,24 @@ def test_a_pass_killed_midway_is_repaired_without_duplicates_or_a_full_rebuild(t
         assert status.chunks == 800  # one function + one class per file, no duplicates
         hits = ws.search("function_123", k=3, mode=SearchMode.LEXICAL).hits
         assert [h.chunk.name for h in hits].count("function_123") == 1
+
+
+@pytest.mark.slow
+def test_a_cross_encoder_reorders_the_hybrid_top_by_its_own_scores(polyglot: Path, tmp_path: Path) -> None:
+    model_dir = minilm_shaped_cross_encoder(bundled_model_dir(tmp_path / "models"), tmp_path / "cross-encoder")
+    config = make_config(polyglot, tmp_path / "state", rerank={"model_dir": str(model_dir), "top_n": 6})
+    reranker, reason = load_reranker(config.rerank, threads=1)
+    assert reason is None and reranker is not None
+    with WorkspaceIndex.open(config) as ws:
+        ws.index()
+        ws.embed()
+        status = ws.status()
+        assert status.rerank_model == str(model_dir) and status.rerank_unavailable_reason is None
+        query = "try again after waiting longer each time it fails"
+        result = ws.search(query, k=6)
+    assert result.reranked and len(result.hits) == 6
+    assert all("rerank" in h.sources for h in result.hits)
+    scores = [h.score for h in result.hits]
+    assert scores == sorted(scores, reverse=True)
+    # each score is the model's own for that chunk's text, computed here by a separate instance
+    assert scores == pytest.approx(reranker.score(query, [h.chunk.text for h in result.hits]), abs=1e-5)
