@@ -50,7 +50,7 @@ from daemon.config import Config, load_config
 from daemon.core.models import SearchHit, SearchMode
 from daemon.orchestration.workflow_schema import RetrievalStrategyConfig
 from daemon.retrieval.ast_map import ast_context_map
-from daemon.retrieval.fusion import Fusion, render_piece
+from daemon.retrieval.fusion import Fusion, outline_wanted, render_piece
 from daemon.retrieval.models import Attribution, ContextPiece, RetrievalRequest, SourceName, StageHints, WorkflowKind
 from daemon.retrieval.sources import candidate_from_hit
 from daemon.retrieval.tokens import TokenCounter, load_token_counter
@@ -118,7 +118,7 @@ def _cut(
     for full, short in zip(whole, outlined, strict=True):
         if full.score + 1e-9 < threshold:
             continue
-        sure = full.score + 1e-9 >= outline_below
+        sure = not short.outline or not outline_wanted(full.score, full.tokens, short.tokens, outline_below)
         for piece in (full, short) if sure else (short, full):
             if used + piece.tokens <= budget:
                 kept.append(piece)

@@ -9,7 +9,7 @@ import pytest
 from daemon.config import EmbeddingConfig, default_cache_root
 from daemon.core.models import Chunk, ChunkKind, SymbolKind
 from daemon.index.embedder import FastembedEmbedder
-from daemon.retrieval.fusion import Fusion, fit_budget
+from daemon.retrieval.fusion import Fusion, _cosine, _widest, fit_budget
 from daemon.retrieval.models import Attribution, Candidate, SourceName, WorkflowKind
 from daemon.retrieval.outline import outline_text
 from daemon.retrieval.tokens import WordPieceCounter, load_token_counter
@@ -246,3 +246,34 @@ def test_two_chunks_of_one_file_merged_do_not_outrank_a_better_single_chunk() ->
     assert [r.step for r in folded] == ["merge"]
     assert [p.id for p in pieces] == ["best", "outer"]  # not 1/12 + 1/13 > 1/11: a class and its method are one
     assert pieces[1].fused == pytest.approx(1 / 12)
+
+
+def test_a_piece_found_by_the_identifiers_of_the_task_is_measured_against_the_whole_task(
+    embedder: FastembedEmbedder,
+) -> None:
+    task = "compute the checksum of a file in chunks with hashlib sha256"
+    named = "hashlib sha256"  # the identifiers the task names: a part of the task
+    uses_names = "def fingerprint(secret):\n    return hashlib.sha256(secret.encode()).hexdigest()"
+    found = [replace(c, query=task) for c in _texts(("digest", CHECKSUM), ("to_rgb", COLOUR))] + [
+        replace(_texts(("fingerprint", uses_names))[0], query=named, rank=1)
+    ]
+    vectors = EmbedderVectors(embedder)
+    pieces, _ = Fusion(workflow=WorkflowKind.CODE, vectors=vectors).rank(found)
+    by_id = {p.id: p for p in pieces}
+    [task_vector, named_vector] = vectors.text_vectors([task, named]) or []
+    stored = vectors.vectors(by_id["fingerprint"].chunks)
+    [fingerprint_vector] = stored.values()
+    # its similarity is its cosine to the task, not to the two words it spells out in full
+    assert by_id["fingerprint"].similarity == pytest.approx(_cosine(fingerprint_vector, task_vector))
+    assert _cosine(fingerprint_vector, named_vector) > _cosine(fingerprint_vector, task_vector) + 0.1
+    assert pieces[0].id == "digest"  # the function the task describes, not the one that uses its names
+
+
+def test_a_query_is_its_own_widest_form_unless_a_longer_query_holds_all_of_its_terms() -> None:
+    widest = _widest({"retry delay", "parse the retry delay header", "flush buffer", "retry"})
+    assert widest == {
+        "retry delay": "parse the retry delay header",
+        "retry": "parse the retry delay header",
+        "parse the retry delay header": "parse the retry delay header",
+        "flush buffer": "flush buffer",
+    }

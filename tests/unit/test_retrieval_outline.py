@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from daemon.config import EmbeddingConfig
 from daemon.core.models import Chunk, ChunkKind, SymbolKind
-from daemon.retrieval.fusion import FusedPiece, fit_budget, render_piece
+from daemon.retrieval.fusion import FusedPiece, fit_budget, outline_wanted, render_piece
 from daemon.retrieval.models import Attribution, Candidate, SourceName
 from daemon.retrieval.outline import outline_text
 from daemon.retrieval.tokens import load_token_counter
@@ -117,3 +117,37 @@ def test_a_signature_over_several_lines_is_kept_verbatim_without_its_decorators(
     outline = outline_text(text, attribution, [chunk])
     assert outline is not None
     assert outline.splitlines()[:4] == ["def fetch(", "url: str,", "timeout: float = 5.0,", ") -> bytes:"]
+
+
+def _sized(name: str, first: int, lines: int, *, score: float) -> FusedPiece:
+    """A function of ``lines`` body lines (about 20 tokens each) scored ``score``."""
+    piece = _function(name, first, score=score)
+    text = "\n".join(piece.text.splitlines()[: lines + 2])
+    chunk = piece.chunks[0].model_copy(update={"text": text, "end_line": first + text.count("\n")})
+    attribution = piece.attribution.model_copy(update={"end_line": chunk.end_line})
+    return replace(piece, text=text, attribution=attribution, chunks=(chunk,))
+
+
+def _saving(piece: FusedPiece) -> int:
+    outline = outline_text(piece.text, piece.attribution, piece.chunks)
+    assert outline is not None
+    whole = COUNTER.count(render_piece(piece.text, piece.attribution))
+    return whole - COUNTER.count(render_piece(outline, piece.attribution))
+
+
+def test_a_short_unsure_piece_comes_whole_and_a_long_fairly_sure_one_as_its_outline() -> None:
+    best = _function("best", 1, score=1.0)
+    short_unsure = _sized("short_unsure", 40, 4, score=0.75)  # doubt 0.25: whole while its outline saves <= 160
+    long_sure = _function("long_sure", 60, score=0.85)  # doubt 0.15: whole only while it saves <= 266
+    assert _saving(short_unsure) <= 160 < 266 < _saving(long_sure)
+    kept, cuts, _ = fit_budget([best, long_sure, short_unsure], 10_000, COUNTER, outline_below=0.8)
+    assert not cuts
+    assert [(p.id, p.outline) for p in kept] == [("best", False), ("long_sure", True), ("short_unsure", False)]
+
+
+def test_the_doubt_a_piece_may_cost_whole_is_set_by_the_outline_threshold() -> None:
+    assert not outline_wanted(1.0, 5_000, 40, 1.0)  # the best piece is always whole
+    assert not outline_wanted(0.1, 5_000, 40, 0.0)  # 0: only what does not fit is outlined
+    assert outline_wanted(0.99, 200, 40, 1.0)  # 1: every piece but the best
+    assert not outline_wanted(0.8, 240, 40, 0.8) and outline_wanted(0.8, 241, 40, 0.8)  # 200 tokens at 0.8
+    assert not outline_wanted(0.9, 440, 40, 0.8) and outline_wanted(0.9, 441, 40, 0.8)  # 400 at 0.9
