@@ -263,8 +263,9 @@ class RetrievalConfig(_Section):
         default=0.8,
         ge=0,
         le=1,
-        description="A passing piece scored under this is given as an outline (signatures and where the rest is); "
-        "0: only pieces whose whole text no longer fits the budget are outlined.",
+        description="A passing piece is given as an outline (signatures and where the rest is) when (1 - its score) "
+        "times the tokens the outline saves exceeds (1 - this) * 200; 0: only pieces whose whole text no longer "
+        "fits the budget are outlined.",
     )
     min_similarity: float = Field(
         default=0.2,
