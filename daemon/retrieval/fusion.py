@@ -24,7 +24,7 @@
    found is measured against the whole of it. Measured against the part alone, any piece that
    uses those identifiers covers all of its terms and scores a high cosine to a two-word query,
    and outranks the piece the task describes (``bench/retrieval_quality.py``, seed 11: agent
-   R@1 0.775 -> 0.800 on Python, 0.745 -> 0.765 on JS/TS). Workflow-aware weights are added: code
+   R@1 0.795 -> 0.800 on Python, 0.745 -> 0.765 on JS/TS). Workflow-aware weights are added: code
    workflows favour pieces whose symbol the query names (every word of its name, +0.15),
    functions/classes with a signature (+0.05) and language-server facts (+0.1); document workflows
    favour section paths the query names (+0.15) and decisions (+0.1) and discount code (-0.1).
@@ -414,7 +414,7 @@ def outline_wanted(score: float, whole_tokens: int, outline_tokens: int, outline
     0.9, 400; at 0.6, 100. Against a fixed score cut, short pieces the ranker is unsure of come
     whole (their outline saves little) and long ones it is fairly sure of come as outlines
     (``bench/retrieval_quality.py``, seed 11: whole-text recall 0.940 / 0.850 against 0.935 / 0.850
-    at 441 / 490 tokens against 473 / 575, Python / JS). ``outline_below`` 0: never for doubt
+    at 445 / 490 tokens against 473 / 575, Python / JS). ``outline_below`` 0: never for doubt
     (only what no longer fits is outlined); 1: every piece but the best.
     """
     if outline_below <= 0:
