@@ -43,6 +43,9 @@ bench-index *ARGS:
 bench-store *ARGS:
     uv run --frozen python bench/store.py {{ARGS}}
 
+bench-rerank *ARGS:
+    uv run --frozen python bench/rerank.py {{ARGS}}
+
 bench-embedding *ARGS:
     uv run --frozen python bench/embedding.py {{ARGS}}
 

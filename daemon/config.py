@@ -84,7 +84,7 @@ class RerankConfig(_Section):
     model_dir: str | None = Field(default=None, description="Local ONNX cross-encoder directory; off when unset.")
     top_n: int = Field(default=20, ge=1, le=200, description="Hybrid candidates the cross-encoder re-scores.")
     max_tokens: int = Field(
-        default=128,
+        default=64,
         ge=16,
         le=512,
         description="Tokens of one query/passage pair the cross-encoder reads (special tokens included); "
