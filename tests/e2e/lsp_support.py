@@ -93,11 +93,16 @@ def make_client() -> IdedTestClient:
     return client
 
 
+DAEMON_IDLE_S = 30
+"""The test daemons' idle shutdown: each test stops its daemon, but one that was still starting when
+its front exited cannot be reached yet; this way it stops on its own, half a minute later."""
+
+
 def overrides(state: Path) -> dict[str, Any]:
     return {
         "state_dir": str(state),
         "embedding": {"enabled": False},
-        "daemon": {"idle_shutdown_seconds": 0, "debounce_ms": 20},
+        "daemon": {"idle_shutdown_seconds": DAEMON_IDLE_S, "debounce_ms": 20},
     }
 
 
@@ -106,7 +111,7 @@ def server_args(state: Path) -> list[str]:
         "-P", "-m", "daemon",
         "--set", f"state_dir={state}",
         "--set", "embedding.enabled=false",
-        "--set", "daemon.idle_shutdown_seconds=0",
+        "--set", f"daemon.idle_shutdown_seconds={DAEMON_IDLE_S}",
         "--set", "daemon.debounce_ms=20",
         "lsp",
     ]  # fmt: skip
