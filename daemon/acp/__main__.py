@@ -85,8 +85,10 @@ async def serve(agent: IdedAgent) -> None:
     preload = loop.run_in_executor(None, _preload)
     try:
         with contextlib.suppress(asyncio.CancelledError):
-            # IdedAgent implements the methods it advertises; the SDK answers -32601 for the others
-            await run_agent(cast(Agent, agent), transport)
+            # IdedAgent implements the methods it advertises; the SDK answers -32601 for the others.
+            # SDK 0.12.1 still routes session/close (stable in ACP since April 2026) as unstable, so it is
+            # on; the other unstable methods (session/fork, session/resume) are not implemented: -32601.
+            await run_agent(cast(Agent, agent), transport, use_unstable_protocol=True)
         logger.info("the client closed the connection")
     finally:
         with contextlib.suppress(Exception):

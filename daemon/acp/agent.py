@@ -6,7 +6,9 @@ time per session. ``session/cancel`` asks the run to stop (no further stage star
 answers ``cancelled`` once it stopped, or after ``acp.cancel_grace_seconds``. When the client goes
 away, ``shutdown`` cancels the runs still in flight the same way. MCP servers the client passes with a
 session are connected in the background (``daemon.acp.client_mcp``) and their tools lent to the
-session's runs; they close with the session (a later ``session/load``) or the process.
+session's runs; they close with the session (``session/close``, a later ``session/load``) or the
+process. ``session/close`` cancels the session's prompt as ``session/cancel`` does, waits for it to
+answer, then frees what the session holds here (``SessionState.close``); its runs stay.
 
 ``session/load`` replays each run (``RunPresenter.replay``) and, for a run with changes, its review
 as it stands now (``daemon.acp.review_replay``); a review still open is offered again once the load
@@ -32,6 +34,7 @@ from acp.schema import (
     AudioContentBlock,
     AvailableCommandsUpdate,
     ClientCapabilities,
+    CloseSessionResponse,
     EmbeddedResourceContentBlock,
     HttpMcpServer,
     ImageContentBlock,
@@ -46,6 +49,7 @@ from acp.schema import (
     PromptResponse,
     ResourceContentBlock,
     SessionCapabilities,
+    SessionCloseCapabilities,
     SessionInfo,
     SessionListCapabilities,
     SessionMode,
@@ -144,7 +148,9 @@ class IdedAgent:
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(image=False, audio=False, embedded_context=True),
                 mcp_capabilities=McpCapabilities(http=True, sse=False),
-                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+                session_capabilities=SessionCapabilities(
+                    list=SessionListCapabilities(), close=SessionCloseCapabilities()
+                ),
             ),
             agent_info=Implementation(name="ided", title="ided workflow pipeline", version=__version__),
             auth_methods=[],
@@ -171,7 +177,7 @@ class IdedAgent:
                 logger.warning("a cancelled run did not stop within the grace period; it is interrupted")
         for task in list(self._background):
             task.cancel()
-        await asyncio.gather(*(self._close_mcp(live) for live in self._sessions.values()))
+        await asyncio.gather(*(live.close_mcp() for live in self._sessions.values()))
         if self._workspaces is not None:
             await self._workspaces.aclose()
 
@@ -188,9 +194,9 @@ class IdedAgent:
         record = await asyncio.to_thread(workspace.sessions.create, workspace.root)
         live = SessionState(record=record, workspace=workspace)
         self._sessions[record.session_id] = live
-        live.mcp = await self._lend_mcp(record.session_id, mcp_servers or [], workspace.root)
-        self._after_reply(record.session_id, await _commands_update(workspace))
-        self._status_soon(record.session_id, workspace)
+        live.mcp = await self._lend_mcp(live, mcp_servers or [])
+        self._after_reply(live, await _commands_update(workspace))
+        self._status_soon(live)
         return NewSessionResponse(session_id=record.session_id, modes=_modes(record.mode))
 
     async def load_session(
@@ -210,11 +216,10 @@ class IdedAgent:
         if live is not None and live.prompt_running:
             raise RequestError.invalid_request({"details": f"session {session_id} is running a prompt"})
         if live is not None:
-            self._stop_reoffer(live)
-            await self._close_mcp(live)
+            await live.close()
         fresh = SessionState(record=record, workspace=workspace)
         self._sessions[session_id] = fresh
-        fresh.mcp = await self._lend_mcp(session_id, mcp_servers or [], workspace.root)
+        fresh.mcp = await self._lend_mcp(fresh, mcp_servers or [])
         runtime = workspace.runtime
         open_reviews: list[tuple[str, ToolCallStart]] = []
         for run_id in record.runs:
@@ -234,8 +239,22 @@ class IdedAgent:
             fresh.reoffer = asyncio.create_task(self._reoffer(fresh, open_reviews), name=f"acp reoffer {session_id}")
             self._background.add(fresh.reoffer)
             fresh.reoffer.add_done_callback(self._background.discard)
-        self._status_soon(session_id, workspace)
+        self._status_soon(fresh)
         return LoadSessionResponse(modes=_modes(record.mode))
+
+    async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
+        """``session/close``: the prompt in flight is cancelled as by ``session/cancel`` and answers
+        ``cancelled`` (its last updates and its answer go out before this one), then what the session
+        holds in this process goes: its tasks, its client MCP servers, its entry here. Its file, runs and
+        run branches stay. An unknown or already closed session is closed already: success."""
+        live = self._sessions.get(session_id)
+        if live is None:
+            return CloseSessionResponse()
+        await live.close()
+        if self._sessions.get(session_id) is live:  # not replaced meanwhile by a session/load
+            del self._sessions[session_id]
+        logger.info("session %s closed", session_id)
+        return CloseSessionResponse()
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
@@ -257,7 +276,7 @@ class IdedAgent:
             known = ", ".join(m.value for m in Mode)
             raise RequestError.invalid_params({"modeId": mode_id, "details": f"unknown mode; known: {known}"}) from None
         live.record = await asyncio.to_thread(live.workspace.sessions.update, session_id, mode=mode)
-        self._after_reply(session_id, update_current_mode(mode.value))
+        self._after_reply(live, update_current_mode(mode.value))
         return SetSessionModeResponse()
 
     # -- prompts --------------------------------------------------------------------------------
@@ -268,8 +287,7 @@ class IdedAgent:
             raise RequestError.invalid_request(
                 {"details": f"session {session_id} is already running a prompt; cancel it or wait"}
             )
-        live.prompt_running = True
-        live.cancelled = asyncio.Event()
+        live.begin_turn()
         live.run_id = None
         try:
             content = read_prompt(prompt, live.workspace.root)
@@ -281,15 +299,12 @@ class IdedAgent:
         except DaemonError as exc:
             raise _error(exc) from None
         finally:
-            live.prompt_running = False
+            live.end_turn()
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         live = self._sessions.get(session_id)
-        if live is None or not live.prompt_running:
-            return
-        live.cancelled.set()
-        if live.run_id is not None:
-            await live.workspace.runtime.cancel(live.run_id)
+        if live is not None:
+            await live.cancel_turn()
 
     async def _dispatch(self, state: SessionState, parsed: ParsedPrompt, content: PromptContent) -> StopReason:
         driver = self._driver(state)
@@ -340,29 +355,22 @@ class IdedAgent:
             except DaemonError:
                 logger.exception("the open review of run %s could not be offered again", run_id)
 
-    @staticmethod
-    def _stop_reoffer(live: SessionState) -> None:
-        if live.reoffer is not None:
-            live.reoffer.cancel()
-            live.reoffer = None
-
     # -- helpers --------------------------------------------------------------------------------
 
     def _driver(self, state: SessionState) -> RunDriver:
         from daemon.acp.run_driver import RunDriver  # first use; see _LAZY
 
-        sid = state.record.session_id
         return RunDriver(
             state=state,
             client=self._need_client(),
             send=self._send,
             reads_files=self._reads_files,
-            run_finished=lambda: self._status_soon(sid, state.workspace),
+            run_finished=lambda: self._status_soon(state),
         )
 
-    def _status_soon(self, session_id: str, workspace: Workspace) -> None:
-        """``_ided/status`` for ``session_id``, in the background: a slow or absent daemon never holds a session."""
-        self._in_background(self._send_status(session_id, workspace))
+    def _status_soon(self, live: SessionState) -> None:
+        """``_ided/status`` for ``live``, in the background: a slow or absent daemon never holds a session."""
+        self._in_background(self._send_status(live.record.session_id, live.workspace), live)
 
     async def _send_status(self, session_id: str, workspace: Workspace) -> None:
         from daemon.acp.status import STATUS_METHOD, STATUS_TIMEOUT_S, read_status
@@ -371,7 +379,7 @@ class IdedAgent:
             workspace.daemon, workspace.daemon_note, workspace=str(workspace.root), session_id=session_id
         )
         client = self._client
-        if client is None:
+        if client is None or session_id not in self._sessions:
             return
         try:
             await asyncio.wait_for(
@@ -402,7 +410,7 @@ class IdedAgent:
 
     def _live(self, session_id: str) -> SessionState:
         live = self._sessions.get(session_id)
-        if live is None:
+        if live is None or live.closing:
             raise RequestError.invalid_params(
                 {"sessionId": session_id, "details": "unknown session: create it (session/new) or load it"}
             )
@@ -410,7 +418,7 @@ class IdedAgent:
 
     async def _send(self, session_id: str, updates: list[SessionUpdate]) -> None:
         client = self._client
-        if client is None:
+        if client is None or session_id not in self._sessions:  # closed: nothing more goes out for it
             return
         for update in updates:
             try:
@@ -419,26 +427,28 @@ class IdedAgent:
                 logger.info("session %s: the client is gone; updates dropped", session_id)
                 return
 
-    def _after_reply(self, session_id: str, update: SessionUpdate) -> None:
+    def _after_reply(self, live: SessionState, update: SessionUpdate) -> None:
         """Send ``update`` once the current request's reply is out (the client must know the session)."""
-        self._in_background(self._send(session_id, [update]))
+        self._in_background(self._send(live.record.session_id, [update]), live)
 
-    def _in_background(self, work: Coroutine[Any, Any, None]) -> None:
+    def _in_background(self, work: Coroutine[Any, Any, None], live: SessionState) -> None:
+        """``work`` for ``live`` as a task: cancelled when the session closes or the process ends."""
         task = asyncio.create_task(work)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        for tasks in (self._background, live.tasks):
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
 
     # -- the client's MCP servers ---------------------------------------------------------------
 
-    async def _lend_mcp(self, session_id: str, servers: list[McpServer], cwd: Path) -> ClientMcpServers | None:
+    async def _lend_mcp(self, live: SessionState, servers: list[McpServer]) -> ClientMcpServers | None:
         """Connect the session's MCP servers in the background; failures reach the client as a message."""
         if not servers:
             return None
         await asyncio.to_thread(importlib.import_module, "daemon.acp.client_mcp")  # the MCP SDK: ~1.3 s
         from daemon.acp.client_mcp import lend_servers
 
-        lent, refused = lend_servers(servers, cwd)
-        self._in_background(self._report_mcp(session_id, lent, refused))
+        lent, refused = lend_servers(servers, live.workspace.root)
+        self._in_background(self._report_mcp(live.record.session_id, lent, refused), live)
         return lent
 
     async def _report_mcp(self, session_id: str, lent: ClientMcpServers, refused: tuple[ServerFailure, ...]) -> None:
@@ -447,8 +457,3 @@ class IdedAgent:
         text = failure_text(await lent.ready(), refused)
         if text is not None:
             await self._send(session_id, [update_agent_message_text(text)])
-
-    async def _close_mcp(self, live: SessionState) -> None:
-        if live.mcp is not None:
-            lent, live.mcp = live.mcp, None
-            await lent.aclose()

@@ -71,11 +71,14 @@ class ClientFileReader:
     """The agents' ``FileReader`` through the client's ``fs/read_text_file``: open files as the editor has
     them, unsaved edits included. Files the client cannot read fall back to the disk (``None``)."""
 
-    def __init__(self, client: Client, session_id: str) -> None:
+    def __init__(self, client: Client, state: SessionState) -> None:
         self._client = client
-        self._session_id = session_id
+        self._state = state
+        self._session_id = state.record.session_id
 
     async def read_text(self, path: Path) -> str | None:
+        if self._state.closed:  # a run still in a stage after session/close: nothing more goes to the client
+            return None
         try:
             reply = await asyncio.wait_for(
                 self._client.read_text_file(session_id=self._session_id, path=str(path)), READ_TIMEOUT_S
@@ -103,7 +106,7 @@ class RunDriver:
         await self.send(self._sid, [update_agent_message_text(text if text.endswith("\n") else text + "\n")])
 
     def _reader(self) -> ClientFileReader | None:
-        return ClientFileReader(self.client, self._sid) if self.reads_files else None
+        return ClientFileReader(self.client, self.state) if self.reads_files else None
 
     async def _client_tools(self, *, read_only: bool) -> tuple[BaseTool, ...]:
         """The tools of the MCP servers the client passed for this session, once they connected (each
@@ -258,15 +261,14 @@ class RunDriver:
         await self._settle(run_id, call, answer)
         if answer.choice != "feedback":
             return
-        if answer.feedback is None or self.state.prompt_running:
+        if answer.feedback is None or self.state.prompt_running or self.state.closing:
             await self._feedback_next(run_id)
             return
-        self.state.prompt_running = True
-        self.state.cancelled = asyncio.Event()
+        self.state.begin_turn()
         try:
             await self.follow_up(run_id, answer.feedback)
         finally:
-            self.state.prompt_running = False
+            self.state.end_turn()
 
     async def _ask(self, run_id: str, call: ToolCallStart, *, cancellable: bool) -> ReviewAnswer | None:
         """The client's answer to the permission request for ``call``; ``None`` when none came (cancel, timeout,

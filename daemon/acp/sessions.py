@@ -131,7 +131,12 @@ class SessionStore:
 
 @dataclass
 class SessionState:
-    """A session's state in this process."""
+    """A session's state in this process: its prompt turn, the tasks sending for it, its client MCP servers.
+
+    ``close`` ends all of it (``session/close``, a later ``session/load`` of the same session): the
+    prompt in flight is cancelled as by ``session/cancel`` and waited for, then the tasks and the MCP
+    servers go. The session's file, its runs and their branches are not touched.
+    """
 
     record: SessionRecord
     workspace: Workspace
@@ -144,4 +149,52 @@ class SessionState:
     mcp: ClientMcpServers | None = None
     """The MCP servers the client passed for this session (closed with the session or the process)."""
     reoffer: asyncio.Task[None] | None = None
-    """A loaded session's open reviews, offered again (cancelled when the session is loaded again)."""
+    """A loaded session's open reviews, offered again (cancelled when the session closes)."""
+    tasks: set[asyncio.Task[None]] = field(default_factory=lambda: set[asyncio.Task[None]]())
+    """Background work sending for this session (status, commands, the MCP report): cancelled on close."""
+    closing: bool = False
+    """``close`` has begun: the session takes no new requests."""
+    closed: bool = False
+    """``close`` has ended: nothing more is sent for the session."""
+    _idle: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def __post_init__(self) -> None:
+        self._idle.set()
+
+    def begin_turn(self) -> None:
+        """A prompt turn (or a loaded review's follow-up) starts: one at a time per session."""
+        self.prompt_running = True
+        self.cancelled = asyncio.Event()
+        self._idle.clear()
+
+    def end_turn(self) -> None:
+        self.prompt_running = False
+        self._idle.set()
+
+    async def cancel_turn(self) -> None:
+        """``session/cancel``: the prompt in flight ends ``cancelled``; its run starts no further stage."""
+        if not self.prompt_running:
+            return
+        self.cancelled.set()
+        if self.run_id is not None:
+            await self.workspace.runtime.cancel(self.run_id)
+
+    async def close(self) -> None:
+        """Cancel the prompt in flight and wait for its turn to end (it sends its last updates and
+        answers ``cancelled``), then cancel the session's tasks and close its MCP servers (idempotent)."""
+        self.closing = True
+        while self.prompt_running:
+            await self.cancel_turn()
+            await self._idle.wait()
+        tasks = [t for t in (self.reoffer, *self.tasks) if t is not None and not t.done()]
+        self.reoffer = None
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await self.close_mcp()
+        self.closed = True
+
+    async def close_mcp(self) -> None:
+        if self.mcp is not None:
+            lent, self.mcp = self.mcp, None
+            await lent.aclose()
