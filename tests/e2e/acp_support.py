@@ -196,6 +196,17 @@ def prompt_text(text: str) -> list[PromptBlock]:
     return [TextContentBlock(type="text", text=text)]
 
 
+async def prompt_until_in_progress(agent: AgentProcess, sid: str, text: str, stage: str) -> asyncio.Task[Any]:
+    """Send a prompt without waiting for its answer and return once the plan shows ``stage`` in progress;
+    the task answers the prompt."""
+    prompt = asyncio.create_task(agent.conn.prompt(session_id=sid, prompt=prompt_text(text)))
+    await agent.client.wait_for(
+        lambda: any(dict(plan_statuses(p)).get(stage) == "in_progress" for p in agent.client.plans(sid)),
+        f"{stage} in progress",
+    )
+    return prompt
+
+
 async def stop(process: asyncio.subprocess.Process) -> int:
     """Close the agent's stdin and wait for its exit code."""
     if process.stdin is not None:

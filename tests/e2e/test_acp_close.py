@@ -22,6 +22,7 @@ from tests.e2e.acp_support import (
     initialize,
     plan_statuses,
     prompt_text,
+    prompt_until_in_progress,
     spawn_ided_acp,
     stop,
 )
@@ -85,11 +86,7 @@ async def test_closing_a_session_mid_prompt_answers_the_prompt_cancelled_first_a
     async with spawn_ided_acp(tmp_path, env_for(tmp_path, script)) as agent:
         await initialize(agent.conn)
         sid = (await agent.conn.new_session(cwd=str(repo), mcp_servers=[])).session_id
-        prompt = asyncio.create_task(agent.conn.prompt(session_id=sid, prompt=prompt_text("fix the crash in add")))
-        await agent.client.wait_for(
-            lambda: any(dict(plan_statuses(p))["diagnosis"] == "in_progress" for p in agent.client.plans(sid)),
-            "diagnosis in progress",
-        )
+        prompt = await prompt_until_in_progress(agent, sid, "fix the crash in add", "diagnosis")
         await asyncio.wait_for(agent.conn.close_session(session_id=sid), WAIT_S)
         assert prompt.done(), "session/close answered before the prompt it cancelled"
         assert prompt.result().stop_reason == "cancelled"

@@ -21,6 +21,7 @@ from tests.e2e.acp_support import (
     initialize,
     plan_statuses,
     prompt_text,
+    prompt_until_in_progress,
     spawn_ided_acp,
     stop,
     text_of,
@@ -166,11 +167,7 @@ async def test_cancel_mid_run_answers_cancelled_and_no_further_stage_starts(tmp_
     async with spawn_ided_acp(tmp_path, env_for(tmp_path, script)) as agent:
         await initialize(agent.conn)
         sid = (await agent.conn.new_session(cwd=str(repo), mcp_servers=[])).session_id
-        prompt = asyncio.create_task(agent.conn.prompt(session_id=sid, prompt=prompt_text("fix the crash in add")))
-        await agent.client.wait_for(
-            lambda: any(dict(plan_statuses(p))["diagnosis"] == "in_progress" for p in agent.client.plans(sid)),
-            "diagnosis in progress",
-        )
+        prompt = await prompt_until_in_progress(agent, sid, "fix the crash in add", "diagnosis")
         with pytest.raises(RequestError) as busy:
             await asyncio.wait_for(agent.conn.prompt(session_id=sid, prompt=prompt_text("another thing")), WAIT_S)
         assert busy.value.code == -32600 and "already running a prompt" in str(busy.value.data)
@@ -188,11 +185,7 @@ async def test_a_client_that_disconnects_mid_run_leaves_the_run_cancelled(tmp_pa
     async with spawn_ided_acp(tmp_path, env_for(tmp_path, script)) as agent:
         await initialize(agent.conn)
         sid = (await agent.conn.new_session(cwd=str(repo), mcp_servers=[])).session_id
-        prompt = asyncio.create_task(agent.conn.prompt(session_id=sid, prompt=prompt_text("fix the crash in add")))
-        await agent.client.wait_for(
-            lambda: any(dict(plan_statuses(p))["diagnosis"] == "in_progress" for p in agent.client.plans(sid)),
-            "diagnosis in progress",
-        )
+        prompt = await prompt_until_in_progress(agent, sid, "fix the crash in add", "diagnosis")
         assert await stop(agent.process) == 0
         prompt.cancel()
     runs = await _runs(tmp_path)
