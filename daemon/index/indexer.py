@@ -97,15 +97,16 @@ class Indexer:
 
     def run(self, progress: IndexProgress = _no_progress) -> IndexReport:
         with WorkerPool(self._workers) as pool:
-            if self._workers > 1 and self._manifest.count() == 0:
-                pool.start()  # a first index: the workers start while the scan runs
             return self._run(pool, progress)
 
     def _run(self, pool: WorkerPool, progress: IndexProgress) -> IndexReport:
         started = time.perf_counter()
         self.repair()
         progress("scan", 0, 0)
-        scan = self._scanner.scan()
+        # a first index parses every file it finds: once there are enough for the pool, its workers
+        # start while the scan goes on
+        first = self._workers > 1 and self._manifest.count() == 0
+        scan = self._scanner.scan(milestone=(_POOL_THRESHOLD_FILES, pool.start) if first else None)
         progress("scan", scan.seen, scan.seen)
         report = IndexReport(files_seen=scan.seen)
         _count_skips(report, scan)

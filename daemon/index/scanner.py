@@ -89,6 +89,13 @@ class ScanResult:
     files: list[ScannedFile] = field(default_factory=list[ScannedFile])
     skipped: dict[SkipReason, int] = field(default_factory=dict[SkipReason, int])
     examples: dict[SkipReason, list[str]] = field(default_factory=dict[SkipReason, list[str]])
+    milestone: tuple[int, Callable[[], None]] | None = field(default=None, repr=False, compare=False)
+    """``(n, call)``: ``call()`` runs once, when the scan has found its ``n``-th indexable file."""
+
+    def add(self, file: ScannedFile) -> None:
+        self.files.append(file)
+        if self.milestone is not None and len(self.files) == self.milestone[0]:
+            self.milestone[1]()
 
     def skip(self, reason: SkipReason, rel_path: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
@@ -136,8 +143,9 @@ class Scanner:
     def classify(self, rel_path: str) -> str | None:
         return self._classify(rel_path)
 
-    def scan(self) -> ScanResult:
-        result = ScanResult()
+    def scan(self, *, milestone: tuple[int, Callable[[], None]] | None = None) -> ScanResult:
+        """Every file under the root, classified or skipped with a reason (see ``ScanResult.milestone``)."""
+        result = ScanResult(milestone=milestone)
         layers = self._root_layers()
         self._walk(self.root, "", layers, result)
         result.files.sort(key=lambda f: f.rel_path)
@@ -264,7 +272,7 @@ class Scanner:
         elif (language := self._classify(rel)) is None:
             out.skip(SkipReason.UNSUPPORTED, rel)
         else:
-            out.files.append(ScannedFile(rel, path, size, mtime_ns, language))
+            out.add(ScannedFile(rel, path, size, mtime_ns, language))
 
     def _symlink(self, link: str, rel: str, layers: tuple[_IgnoreLayer, ...], out: ScanResult) -> None:
         if self._ignored(rel, False, layers):

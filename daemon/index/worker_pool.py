@@ -2,10 +2,10 @@
 
 Workers come from a forkserver (``fork`` from a process that may hold threads is unsafe); the
 first pass of a process starts the forkserver, which imports ``daemon.index.file_worker``, and
-then forks the workers: about 0.4 s in which the writer waits for the first results. A full pass
-knows it will need the pool before it has scanned (a first index of a workspace), so it starts
-the pool in a thread while it scans: the thread only waits on the forkserver's socket, which
-releases the GIL, so the scan runs on meanwhile. ``bench/index.py`` times the pass with it.
+then forks the workers: about 0.4 s in which the writer waits for the first results. A first index
+of a workspace parses every file its scan finds, so once the scan has found enough files for a
+pool it starts the pool in a thread and scans on: the thread only waits on the forkserver's
+socket, which releases the GIL. ``bench/index.py`` times the pass with it.
 """
 
 from __future__ import annotations

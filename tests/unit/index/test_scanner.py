@@ -145,3 +145,19 @@ def test_a_directory_that_vanishes_during_the_scan_is_counted(tmp_path: Path) ->
     again = scanner.scan()
     assert len(result.files) == 1
     assert again.files == []
+
+
+def test_a_milestone_runs_once_when_the_scan_finds_that_many_indexable_files(tmp_path: Path) -> None:
+    for i in range(5):
+        _write(tmp_path, f"pkg/m{i}.py")
+    _write(tmp_path, "pkg/skipped.bin")  # unsupported: not counted
+    found: list[int] = []
+
+    def scan_with_milestone_at(n: int) -> None:
+        result = _scanner(tmp_path).scan(milestone=(n, lambda: found.append(n)))
+        assert len(result.files) == 5
+
+    scan_with_milestone_at(3)
+    scan_with_milestone_at(5)
+    scan_with_milestone_at(6)  # more than the workspace has: never runs
+    assert found == [3, 5]
