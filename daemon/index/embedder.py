@@ -26,11 +26,10 @@ from tokenizers import Tokenizer
 
 from daemon.errors import EmbeddingUnavailable
 from daemon.index.embed_text import document_text
+from daemon.index.fastembed_tokens import limit_tokens
 from daemon.index.model_files import resolve_model_dir
 
 if TYPE_CHECKING:
-    from fastembed import TextEmbedding
-
     from daemon.config import EmbeddingConfig
     from daemon.core.models import Chunk
 
@@ -74,23 +73,6 @@ def register_custom_model(model_name: str, dim: int) -> str:
             )
             logger.debug("registered fastembed custom model %s", key)
     return key
-
-
-def _inner_tokenizer(model: TextEmbedding) -> Tokenizer:
-    tokenizer: object = getattr(model.model, "tokenizer", None)
-    if not isinstance(tokenizer, Tokenizer):
-        raise EmbeddingUnavailable(
-            f"fastembed model {type(model.model).__name__} exposes no tokenizer; cannot set max_tokens"
-        )
-    return tokenizer
-
-
-def _set_truncation(tokenizer: Tokenizer, max_tokens: int) -> None:
-    """Truncate at ``max_tokens``, keeping the direction fastembed resolved from the model's config."""
-    untyped: Any = tokenizer  # the stubs leave the truncation dict and kwargs untyped
-    current = cast("dict[str, object] | None", untyped.truncation)
-    direction = str((current or {}).get("direction", "right"))
-    untyped.enable_truncation(max_length=max_tokens, direction=direction)
 
 
 class FastembedEmbedder:
@@ -150,8 +132,10 @@ class FastembedEmbedder:
             )
         except Exception as exc:
             raise EmbeddingUnavailable(f"cannot load dense model {model_name} from {model_dir}", cause=exc) from exc
-        tokenizer = _inner_tokenizer(self._model)
-        _set_truncation(tokenizer, max_tokens)
+        try:
+            limit_tokens(self._model, max_tokens)
+        except RuntimeError as exc:
+            raise EmbeddingUnavailable(str(exc)) from exc
         try:
             self._counter = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         except Exception as exc:

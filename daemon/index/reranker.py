@@ -15,13 +15,14 @@ import math
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING
 
 from daemon.config import RerankConfig
 from daemon.core.ports import Reranker
+from daemon.index.fastembed_tokens import limit_tokens
 
 if TYPE_CHECKING:
-    from fastembed.rerank.cross_encoder import TextCrossEncoder
+    pass
 
 __all__ = ["REQUIRED_RERANK_FILES", "FastembedReranker", "load_reranker"]
 
@@ -70,7 +71,7 @@ class FastembedReranker:
             specific_model_path=str(model_dir),
             local_files_only=True,
         )
-        _truncate_pairs(self._model, max_tokens)
+        limit_tokens(self._model, max_tokens)  # the passage, the longer side, loses tokens first
 
     @property
     def name(self) -> str:
@@ -81,20 +82,6 @@ class FastembedReranker:
         if not passages:
             return []
         return [float(s) for s in self._model.rerank(query, list(passages), batch_size=self._batch_size)]
-
-
-def _truncate_pairs(model: TextCrossEncoder, max_tokens: int) -> None:
-    """Cut each query/passage pair at ``max_tokens``; the passage (the longer side) loses tokens first.
-
-    fastembed truncates at the model's own context (``model_max_length``, 512 for MiniLM) and has no
-    argument for it, so the tokenizer it loaded is re-configured, as the embedder does.
-    """
-    tokenizer: Any = getattr(model.model, "tokenizer", None)
-    if tokenizer is None or not hasattr(tokenizer, "enable_truncation"):
-        raise RuntimeError(f"fastembed model {type(model.model).__name__} exposes no tokenizer; cannot set max_tokens")
-    current = cast("dict[str, object] | None", tokenizer.truncation)
-    direction = str((current or {}).get("direction", "right"))
-    tokenizer.enable_truncation(max_length=max_tokens, strategy="longest_first", direction=direction)
 
 
 def _missing_files(model_dir: Path) -> list[str]:
