@@ -33,6 +33,8 @@ from acp.schema import (
 )
 
 from daemon.acp.prompt_content import PromptBlock
+from daemon.orchestration.run_store import RunStatus, RunStore
+from daemon.orchestration.runtime import runs_db_path
 from tests.vcs_support import make_repo
 
 WAIT_S = 60.0
@@ -213,3 +215,12 @@ async def stop(process: asyncio.subprocess.Process) -> int:
         with contextlib.suppress(Exception):
             process.stdin.close()
     return await asyncio.wait_for(process.wait(), WAIT_S)
+
+
+async def recorded_runs(tmp_path: Path) -> list[tuple[str, RunStatus]]:
+    """(run id, status) of the runs recorded under ``tmp_path / "state"``, newest first."""
+    store = await asyncio.to_thread(RunStore, runs_db_path(tmp_path / "state"))
+    try:
+        return [(r.run_id, r.status) for r in await store.list(10)]
+    finally:
+        await asyncio.to_thread(store.close)

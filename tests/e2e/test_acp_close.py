@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 from acp import RequestError
 
-from daemon.orchestration.run_store import RunStatus, RunStore
-from daemon.orchestration.runtime import runs_db_path
+from daemon.orchestration.run_store import RunStatus
 from tests.e2e.acp_support import (
     WAIT_S,
     env_for,
@@ -23,6 +22,7 @@ from tests.e2e.acp_support import (
     plan_statuses,
     prompt_text,
     prompt_until_in_progress,
+    recorded_runs,
     spawn_ided_acp,
     stop,
 )
@@ -31,14 +31,6 @@ from tests.e2e.test_acp_session import bug_fix_script
 from tests.vcs_support import git
 
 pytestmark = pytest.mark.e2e
-
-
-async def _runs(tmp_path: Path) -> list[tuple[str, RunStatus]]:
-    store = await asyncio.to_thread(RunStore, runs_db_path(tmp_path / "state"))
-    try:
-        return [(r.run_id, r.status) for r in await store.list(10)]
-    finally:
-        await asyncio.to_thread(store.close)
 
 
 def _unknown(error: RequestError) -> bool:
@@ -100,7 +92,7 @@ async def test_closing_a_session_mid_prompt_answers_the_prompt_cancelled_first_a
             await asyncio.wait_for(agent.conn.prompt(session_id=sid, prompt=prompt_text("again")), WAIT_S)
         assert _unknown(after.value)
         assert await stop(agent.process) == 0
-    ((run_id, status),) = await _runs(tmp_path)
+    ((run_id, status),) = await recorded_runs(tmp_path)
     assert status is RunStatus.CANCELLED
     git(repo, "rev-parse", "--verify", f"refs/heads/ided/run/{run_id}")  # the run's branch is still there
 

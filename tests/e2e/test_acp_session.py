@@ -22,6 +22,7 @@ from tests.e2e.acp_support import (
     plan_statuses,
     prompt_text,
     prompt_until_in_progress,
+    recorded_runs,
     spawn_ided_acp,
     stop,
     text_of,
@@ -188,13 +189,5 @@ async def test_a_client_that_disconnects_mid_run_leaves_the_run_cancelled(tmp_pa
         prompt = await prompt_until_in_progress(agent, sid, "fix the crash in add", "diagnosis")
         assert await stop(agent.process) == 0
         prompt.cancel()
-    runs = await _runs(tmp_path)
+    runs = await recorded_runs(tmp_path)
     assert [status for _, status in runs] == [RunStatus.CANCELLED], runs
-
-
-async def _runs(tmp_path: Path) -> list[tuple[str, RunStatus]]:
-    store = await asyncio.to_thread(RunStore, runs_db_path(tmp_path / "state"))
-    try:
-        return [(r.run_id, r.status) for r in await store.list(10)]
-    finally:
-        await asyncio.to_thread(store.close)
