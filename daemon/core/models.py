@@ -14,6 +14,7 @@ __all__ = [
     "EmbeddingProgress",
     "IndexReport",
     "IndexStatus",
+    "MatchConfidence",
     "SearchFilters",
     "SearchHit",
     "SearchMode",
@@ -127,6 +128,14 @@ class SearchMode(StrEnum):
     DENSE = "dense"
 
 
+class MatchConfidence(StrEnum):
+    """How sure a search is that its best hits are relevant (``none``: nothing matched for real)."""
+
+    STRONG = "strong"
+    WEAK = "weak"
+    NONE = "none"
+
+
 class SearchResult(BaseModel):
     """Hits plus an honest account of how they were found."""
 
@@ -137,6 +146,11 @@ class SearchResult(BaseModel):
     mode: SearchMode = Field(description="The mode actually used (hybrid degrades to lexical without vectors).")
     embedded_fraction: float = Field(description="Share of chunks with a dense vector when the query ran.")
     reranked: bool = False
+    matches: MatchConfidence = Field(
+        default=MatchConfidence.STRONG,
+        description="strong: the best hits carry the query's terms or names; weak: they carry little of it; "
+        "none: nothing in the index matches the query (the hits, if any, are unrelated).",
+    )
     notes: tuple[str, ...] = ()
     seconds: float = 0.0
 

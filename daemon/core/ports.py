@@ -62,6 +62,14 @@ class SparseEncoder(Protocol):
 
     def encode_query(self, text: str) -> SparseVector: ...
 
+    def tokenize(self, text: str) -> list[str]:
+        """The lexical terms of ``text``, in order, with repeats."""
+        ...
+
+    def encode_terms(self, weights: Mapping[str, float]) -> SparseVector:
+        """A query vector from terms (as ``tokenize`` gives them) and their weights."""
+        ...
+
 
 class DenseEmbedder(Protocol):
     """Dense text embeddings (normalized, cosine)."""

@@ -1,16 +1,33 @@
-"""Hybrid search: BM25 sparse + dense prefetch fused with RRF, then optional cross-encoder rerank."""
+"""Search: the query analysed, lexical and dense candidates ranked as one list, then an optional rerank.
+
+The query is analysed once (:mod:`daemon.index.query_analysis`: weighted terms, the names and
+paths it mentions); the store gives the lexical ranker's top ``LEXICAL_CANDIDATES`` and, when dense
+vectors are ready, the dense ranker's top; :func:`daemon.index.ranking.rank` orders them (file
+evidence, what the query names, priors by kind of file) and says how sure it is (``matches``).
+
+A search never waits for embedding: while vectors are filling (under ``DENSE_MIN_FRACTION`` of the
+chunks embedded), a hybrid search ranks lexically, so its answer is fast and the same for the same
+query on the same lexical index, and its notes say how complete the vectors are.
+"""
 
 from __future__ import annotations
 
 import logging
 import time
 
-from daemon.core.models import SearchFilters, SearchHit, SearchMode, SearchResult
+from daemon.core.models import MatchConfidence, SearchFilters, SearchHit, SearchMode, SearchResult
 from daemon.core.ports import DenseEmbedder, Reranker, ScoredChunk, SparseEncoder, VectorStore
+from daemon.errors import InvalidToolInput
+from daemon.index.query_analysis import MAX_QUERY_CHARS, analyze_query
+from daemon.index.ranking import confidence, rank
 
-__all__ = ["HybridSearcher"]
+__all__ = ["DENSE_MIN_FRACTION", "LEXICAL_CANDIDATES", "MAX_K", "HybridSearcher"]
 
 logger = logging.getLogger(__name__)
+
+LEXICAL_CANDIDATES = 200
+DENSE_MIN_FRACTION = 0.95
+MAX_K = 1000
 
 
 class HybridSearcher:
@@ -42,23 +59,45 @@ class HybridSearcher:
         mode: SearchMode = SearchMode.HYBRID,
         rerank: bool = True,
     ) -> SearchResult:
+        """Rank the workspace for ``query``; never waits for embedding (see the module doc).
+
+        Raises:
+            InvalidToolInput: an empty query, or ``k`` under 1.
+        """
         started = time.perf_counter()
+        if not query.strip():
+            raise InvalidToolInput("the query is empty: give words or code to search for")
+        if k < 1:
+            raise InvalidToolInput(f"k must be at least 1 (got {k})")
         notes: list[str] = []
+        if k > MAX_K:
+            notes.append(f"k={k} is more than {MAX_K}: {MAX_K} hits at most")
+            k = MAX_K
+        analyzed = analyze_query(query, self._sparse.tokenize)
+        if analyzed.truncated:
+            notes.append(f"the query is longer than {MAX_QUERY_CHARS:,} characters: only its start was used")
         total = self._store.count()
         embedded = self._store.count(embedded_only=True)
         fraction = 1.0 if total == 0 else embedded / total
-        use_dense = mode in (SearchMode.HYBRID, SearchMode.DENSE) and self._embedder is not None and embedded > 0
+        dense_ready = self._embedder is not None and embedded > 0
+        if mode is SearchMode.HYBRID and dense_ready and fraction < DENSE_MIN_FRACTION:
+            dense_ready = False
+            notes.append(
+                f"dense vectors cover {fraction:.0%} of chunks: lexical ranking until they are complete"
+            )
+        use_dense = mode in (SearchMode.HYBRID, SearchMode.DENSE) and dense_ready
         use_sparse = mode in (SearchMode.HYBRID, SearchMode.LEXICAL)
         if mode is not SearchMode.LEXICAL and not use_dense:
-            notes.append("no dense vectors available: lexical ranking only")
+            if not dense_ready and (self._embedder is None or embedded == 0):
+                notes.append("no dense vectors available: lexical ranking only")
             use_sparse = True
-        elif use_dense and fraction < 1.0:
-            notes.append(f"dense vectors cover {fraction:.0%} of chunks; the rest rank lexically")
-        sparse = self._sparse.encode_query(query) if use_sparse else None
+        elif mode is SearchMode.DENSE and fraction < 1.0:
+            notes.append(f"dense vectors cover {fraction:.0%} of chunks; the rest are not searched")
+        sparse = self._sparse.encode_terms(analyzed.terms) if use_sparse else None
         if sparse is not None and not sparse.indices:
             sparse = None
             notes.append("the query has no searchable terms for the lexical ranker")
-        dense = self._embedder.embed_query(query) if use_dense and self._embedder is not None else None
+        dense = self._embedder.embed_query(analyzed.text) if use_dense and self._embedder is not None else None
         actual = (
             SearchMode.HYBRID
             if sparse is not None and dense is not None
@@ -66,12 +105,26 @@ class HybridSearcher:
             if dense is not None
             else SearchMode.LEXICAL
         )
-        scored: list[ScoredChunk] = []
-        if sparse is not None or dense is not None:
-            want = max(k, self._rerank_top_n) if self._reranker is not None and rerank else k
-            scored = self._store.query(
-                sparse=sparse, dense=dense, filters=filters, limit=want, prefetch_limit=max(self._prefetch, want)
-            )
+        depth = max(k, self._prefetch, LEXICAL_CANDIDATES)
+        lexical = (
+            self._store.query(sparse=sparse, dense=None, filters=filters, limit=depth, prefetch_limit=depth)
+            if sparse is not None
+            else []
+        )
+        dense_hits = (
+            self._store.query(sparse=None, dense=dense, filters=filters, limit=depth, prefetch_limit=depth)
+            if dense is not None
+            else []
+        )
+        scored = rank(analyzed, lexical, dense_hits)
+        matches = confidence(
+            analyzed,
+            scored,
+            self._sparse.tokenize,
+            dense_top=max((h.score for h in dense_hits), default=None),
+        )
+        if matches is MatchConfidence.NONE:
+            notes.append("nothing in the index matches the query: the hits, if any, are unrelated")
         reranked = False
         if self._reranker is not None and rerank and scored:
             scored = self._rerank(query, scored)
@@ -86,6 +139,7 @@ class HybridSearcher:
             mode=actual,
             embedded_fraction=fraction,
             reranked=reranked,
+            matches=matches,
             notes=tuple(notes),
             seconds=time.perf_counter() - started,
         )

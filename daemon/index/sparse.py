@@ -37,7 +37,7 @@ import importlib
 import logging
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from itertools import chain
 from typing import TYPE_CHECKING, Protocol, cast
 
@@ -296,6 +296,16 @@ class CodeBm25Encoder:
         ids = self._ids
         unique = sorted({i for raw in _WORD_RE.findall(text) for i in ids(raw)})
         return SparseVector(indices=unique, values=[1.0] * len(unique))
+
+    def encode_terms(self, weights: Mapping[str, float]) -> SparseVector:
+        """A query vector from terms and their weights (terms whose ids collide add up)."""
+        by_id: dict[int, float] = {}
+        for term, weight in weights.items():
+            if weight > 0:
+                tid = self._term_id(term)
+                by_id[tid] = by_id.get(tid, 0.0) + weight
+        indices = sorted(by_id)
+        return SparseVector(indices=indices, values=[by_id[i] for i in indices])
 
     def encode_documents(self, chunks: Iterable[Chunk]) -> list[SparseVector]:
         """``encode_document`` for many chunks."""

@@ -1,0 +1,227 @@
+"""The ranking every search goes through: lexical and dense candidates into one ordered list.
+
+Candidates come from the store: the lexical ranker's top (BM25 with the store's IDF and the query's
+term weights, :mod:`daemon.index.query_analysis`) and, when vectors are complete, the dense ranker's
+top (cosine). Each candidate chunk gets a score in four steps:
+
+1. **Evidence.** The lexical score relative to the best lexical score, plus ``dense`` times the
+   cosine's share of the best cosine above ``dense_floor``. The dense side adds to what lexical found
+   and can lift a chunk lexical missed, but it is bounded, so it never drowns an exact hit.
+2. **What the query names.** A chunk whose name is a name the query mentions gets ``name``; one whose
+   qualified name ends a dotted name of the query (``QuerySet.bulk_create``) gets ``qualified``; one
+   in a file the query names (a path, a traceback frame, a dotted module) gets ``path``.
+3. **Priors by kind of file.** Tests are candidates but weigh ``test`` (a test that reproduces a bug
+   names the code under test, which is what is wanted); when the query reads as code, documentation
+   and data/config files weigh ``docs``; changelogs and release notes weigh ``changelog`` (they
+   describe old changes, not the code).
+4. **File evidence.** Many issues name a module's concept rather than one function: each file's score
+   is its best chunk plus ``second`` of its second and ``third`` of its third, and a chunk's final
+   score adds ``file`` times its file's score (relative to the best file's). Functions in the best
+   files rise together; a lone strong chunk still ranks.
+
+Ties are broken by chunk id, so the same query on the same index gives the same order.
+
+**Confidence** (``matches``): ``none`` when no candidate carries any of the query's distinctive terms
+(each a term whose weight is at least the query's median, by IDF-free count) or, for a query that
+names code, when no candidate's text contains any whole name it mentions and the lexical evidence is
+thin; ``weak`` when the best candidate covers under a third of the query's weight; else ``strong``.
+
+The weights were tuned on the SWE-bench-Lite development set (``bench/localization.py``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from daemon.core.models import Chunk, ChunkKind
+from daemon.core.models import MatchConfidence as Confidence
+from daemon.core.ports import ScoredChunk
+from daemon.index.query_analysis import AnalyzedQuery
+
+__all__ = ["DEFAULT_WEIGHTS", "RankingWeights", "confidence", "is_changelog_path", "is_test_path", "rank"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RankingWeights:
+    """The constants of :func:`rank` (see the module doc for what each does)."""
+
+    dense: float = 0.5
+    dense_floor: float = 0.2
+    name: float = 0.25
+    qualified: float = 0.35
+    path: float = 0.4
+    test: float = 0.5
+    docs: float = 0.5
+    changelog: float = 0.25
+    second: float = 0.5
+    third: float = 0.25
+    file: float = 0.5
+
+
+DEFAULT_WEIGHTS = RankingWeights()
+
+_TEST_RE = re.compile(
+    r"(^|/)(tests?|testing|__tests__|spec)/|(^|/)test_[^/]*$|_tests?\.\w+$|\.(test|spec)\.\w+$|(^|/)conftest\.py$"
+)
+_CHANGELOG_RE = re.compile(
+    r"(^|/)(releases?|changelogs?|changes|news|history|whatsnew|release[-_]notes)(/|\.\w+$|$)"
+    r"|(^|/)(CHANGELOG|CHANGES|NEWS|HISTORY|RELEASE[-_]NOTES)[^/]*$",
+    re.IGNORECASE,
+)
+_PROGRAMMING = frozenset(
+    {
+        "python",
+        "javascript",
+        "typescript",
+        "tsx",
+        "go",
+        "rust",
+        "c",
+        "cpp",
+        "java",
+        "ruby",
+        "csharp",
+        "kotlin",
+        "swift",
+        "php",
+        "scala",
+        "lua",
+        "bash",
+    }
+)
+
+
+def is_test_path(path: str) -> bool:
+    return _TEST_RE.search(path) is not None
+
+
+def is_changelog_path(path: str) -> bool:
+    return _CHANGELOG_RE.search(path) is not None
+
+
+def _path_matches(chunk_path: str, mentioned: Sequence[tuple[str, ...]]) -> float:
+    """1.0 when a mentioned path and the chunk's path agree on two or more trailing components
+    (either may be the longer: a traceback gives absolute paths); 0.5 on the file name alone."""
+    parts = tuple(chunk_path.split("/"))
+    best = 0.0
+    for m in mentioned:
+        n = min(len(m), len(parts))
+        if n == 0 or m[-n:] != parts[-n:]:
+            continue
+        best = max(best, 1.0 if n >= 2 or len(parts) == 1 else 0.5)
+        if best == 1.0:
+            break
+    return best
+
+
+def _prior(chunk: Chunk, query: AnalyzedQuery, w: RankingWeights) -> float:
+    prior = 1.0
+    if is_changelog_path(chunk.path):
+        prior *= w.changelog
+    elif query.code_like and (chunk.kind is ChunkKind.DOCS or chunk.language not in _PROGRAMMING):
+        prior *= w.docs
+    if is_test_path(chunk.path):
+        prior *= w.test
+    return prior
+
+
+def _qualified_match(chunk: Chunk, dotted_tails: frozenset[str]) -> bool:
+    qual = chunk.qualified_name
+    if not qual or "." not in qual:
+        return False
+    parts = qual.split(".")
+    return ".".join(parts[-2:]).lower() in dotted_tails
+
+
+def rank(
+    query: AnalyzedQuery,
+    lexical: Sequence[ScoredChunk],
+    dense: Sequence[ScoredChunk] = (),
+    *,
+    weights: RankingWeights | None = None,
+) -> list[ScoredChunk]:
+    """One ordered list from the lexical and dense candidates (see the module doc)."""
+    w = weights or DEFAULT_WEIGHTS
+    by_id: dict[str, ScoredChunk] = {}
+    lex_score: dict[str, float] = {}
+    dense_score: dict[str, float] = {}
+    top_lex = max((s.score for s in lexical), default=0.0)
+    for s in lexical:
+        by_id[s.id] = s
+        lex_score[s.id] = s.score / top_lex if top_lex > 0 else 0.0
+    top_dense = max((s.score for s in dense), default=0.0)
+    span = top_dense - w.dense_floor
+    for s in dense:
+        by_id.setdefault(s.id, s)
+        dense_score[s.id] = max(0.0, s.score - w.dense_floor) / span if span > 0 else 0.0
+    if not by_id:
+        return []
+
+    mentioned = [tuple(p.strip("/").split("/")) for p in query.paths]
+    dotted_tails = frozenset(".".join(d.split(".")[-2:]).lower() for d in query.dotted)
+    chunk_score: dict[str, float] = {}
+    for pid, s in by_id.items():
+        c = s.chunk
+        score = lex_score.get(pid, 0.0) + w.dense * dense_score.get(pid, 0.0)
+        if c.name and c.name.lower() in query.names:
+            score += w.name
+        if dotted_tails and _qualified_match(c, dotted_tails):
+            score += w.qualified
+        if mentioned:
+            score += w.path * _path_matches(c.path, mentioned)
+        chunk_score[pid] = score * _prior(c, query, w)
+
+    per_file: dict[str, list[float]] = defaultdict(list)
+    for pid, score in chunk_score.items():
+        per_file[by_id[pid].chunk.path].append(score)
+    file_score: dict[str, float] = {}
+    for path, scores in per_file.items():
+        scores.sort(reverse=True)
+        file_score[path] = sum(s * f for s, f in zip(scores, (1.0, w.second, w.third), strict=False))
+    top_file = max(file_score.values())
+    final: dict[str, float] = {}
+    for pid, score in chunk_score.items():
+        rel = file_score[by_id[pid].chunk.path] / top_file if top_file > 0 else 0.0
+        final[pid] = score + w.file * rel
+    ordered = sorted(final, key=lambda pid: (-final[pid], pid))
+    out: list[ScoredChunk] = []
+    for pid in ordered:
+        s = by_id[pid]
+        sources = tuple(n for n, d in (("lexical", lex_score), ("dense", dense_score)) if pid in d)
+        out.append(ScoredChunk(id=pid, score=round(final[pid], 6), chunk=s.chunk, sources=sources or s.sources))
+    return out
+
+
+def confidence(
+    query: AnalyzedQuery,
+    ranked: Sequence[ScoredChunk],
+    tokenize: Callable[[str], list[str]],
+    *,
+    dense_top: float | None = None,
+) -> Confidence:
+    """How relevant the best of ``ranked`` is likely to be (see the module doc)."""
+    if not ranked or not query.terms:
+        return Confidence.NONE
+    head = ranked[:5]
+    total = sum(query.terms.values())
+    best_cover = 0.0
+    names_seen = False
+    for s in head:
+        c = s.chunk
+        text = "\n".join(x for x in (c.path, c.qualified_name or "", c.signature or "", c.text) if x)
+        have = set(tokenize(text))
+        cover = sum(wt for t, wt in query.terms.items() if t in have) / total
+        best_cover = max(best_cover, cover)
+        low = text.lower()
+        if any(n in low for n in query.names):
+            names_seen = True
+    if dense_top is not None and dense_top >= 0.45 and best_cover > 0:
+        return Confidence.STRONG
+    if query.names and not names_seen and best_cover < 0.5:
+        return Confidence.NONE
+    if best_cover == 0.0:
+        return Confidence.NONE
+    return Confidence.WEAK if best_cover < 1 / 3 else Confidence.STRONG
