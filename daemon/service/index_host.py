@@ -1,8 +1,9 @@
 """The workspace index inside the daemon: one writer thread, background passes, change events.
 
 Every store operation runs on one dedicated thread (the store and manifest are not shared across
-threads), so searches and writes are serialized without locks. Long work (the first pass, dense
-embedding) runs in small slices so a search waits milliseconds, not minutes.
+threads), so searches and writes are serialized without locks. Long work runs in small slices so a
+search waits milliseconds, not minutes; the embedding model runs on a thread of its own (only the
+reading of a slice and the writing of its vectors take the index thread).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class IndexHost:
         self.config = config
         self._publish = publish
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ided-index")
+        self._embed_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ided-embed")
         self._ws: WorkspaceIndex | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._stop = asyncio.Event()
@@ -68,6 +70,7 @@ class IndexHost:
             await self._call(self._ws.close)
             self._ws = None
         self._thread.shutdown(wait=True)
+        self._embed_thread.shutdown(wait=True)
 
     # -- API ----------------------------------------------------------------------------------
 
@@ -151,19 +154,28 @@ class IndexHost:
                 logger.exception("re-indexing %d changed path(s) failed", len(paths))
 
     async def _embed_loop(self) -> None:
+        """Fill dense vectors: the store is read and written on the index thread (milliseconds a
+        slice), the model runs on its own thread, so a search never waits for a batch to embed."""
         await self.ready.wait()
         ws = self._require()
-        if await self._call(ws.dense_embedder) is None:
+        embedder = await self._call(ws.dense_embedder)
+        if embedder is None:
             return
+        loop = asyncio.get_running_loop()
         while not self._stop.is_set():
-            pending = await self._call(ws.pending_embeddings)
-            if pending == 0:
+            batch = await self._call(ws.missing_dense, _EMBED_SLICE)
+            if not batch:
+                await self._call(ws.flush)
                 self._embed_wanted.clear()
                 await self._embed_wanted.wait()
                 continue
+            pending = await self._call(ws.pending_embeddings)
             self.busy = f"embedding ({pending} chunk(s) to go)"
             try:
-                await self._call(ws.embed, None, _EMBED_SLICE)
+                vectors = await loop.run_in_executor(
+                    self._embed_thread, embedder.embed_documents, [chunk for _, chunk in batch]
+                )
+                await self._call(ws.set_dense, {pid: vec for (pid, _), vec in zip(batch, vectors, strict=True)})
             finally:
                 self.busy = None
 

@@ -7,12 +7,13 @@ workspace lock for as long as it is open, so exactly one process writes a worksp
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 from typing import Self
 
 from daemon.config import Config, default_cache_root
 from daemon.core.models import (
+    Chunk,
     IndexReport,
     IndexStatus,
     SearchFilters,
@@ -128,6 +129,18 @@ class WorkspaceIndex:
         return fill_dense(
             self._store, embedder, batch_size=self.config.embedding.batch_size, progress=progress, limit=limit
         )
+
+    def flush(self) -> None:
+        """Write what the store holds in memory to disk (less to replay on the next open)."""
+        self._store.flush()
+
+    def missing_dense(self, limit: int) -> list[tuple[str, Chunk]]:
+        """Up to ``limit`` chunks without a dense vector, with their point ids (for an embedder elsewhere)."""
+        return self._store.missing_dense(limit)
+
+    def set_dense(self, vectors: Mapping[str, list[float]]) -> None:
+        """Attach dense vectors made elsewhere (ids gone meanwhile are skipped)."""
+        self._store.set_dense(vectors)
 
     def dense_by_hash(self, paths: Iterable[str]) -> dict[str, list[float]]:
         """The stored dense vectors of these files' chunks, by chunk hash (chunks not embedded yet are absent)."""
