@@ -158,9 +158,12 @@ def search(
     mode: Annotated[SearchMode, typer.Option("--mode", help="hybrid (default), lexical or dense.")] = SearchMode.HYBRID,
     as_json: JsonOpt = False,
 ) -> None:
-    """Search the index: BM25 + dense vectors fused with RRF (and reranked when a reranker is set).
+    """Search the index: lexical (BM25) and, once they are complete, dense vectors, ranked as one list.
 
-    Indexes the workspace first if it has never been indexed.
+    The query may be a few words, an identifier or a whole issue with tracebacks and code: the names,
+    dotted names and paths it mentions count, and so do the files whose code matches it best. Each
+    answer says which rankers took part and whether anything matched at all. A workspace never indexed
+    is indexed lexically first.
     """
     state = _state(ctx)
     config = state.config(workspace)
@@ -170,8 +173,13 @@ def search(
     else:
         with _open(state, config) as ws:
             if ws.status().last_update is None:
-                state.err.print("no index yet for this workspace: indexing it first", style="yellow")
-                _run_index(state, ws, embed=True, quiet=False)
+                # lexical first: the answer comes in seconds; dense vectors are `ided index`'s (or a daemon's) work
+                state.err.print(
+                    "no index yet for this workspace: indexing it lexically first"
+                    " (`ided index` or `ided daemon` adds dense vectors)",
+                    style="yellow",
+                )
+                _run_index(state, ws, embed=False, quiet=False)
             result = ws.search(query, k=k, filters=params.filters(), mode=mode)
     if as_json:
         print(result.model_dump_json(indent=2))

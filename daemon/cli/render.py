@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from daemon.core.models import IndexReport, IndexStatus, SearchHit, SearchResult
+from daemon.core.models import IndexReport, IndexStatus, MatchConfidence, SearchHit, SearchResult
 from daemon.service.api import DaemonStatus
 
 __all__ = ["print_daemon", "print_report", "print_search", "print_status", "snippet"]
@@ -29,8 +29,13 @@ def snippet(hit: SearchHit, query: str, lines: int = 3) -> list[tuple[int, str]]
 
 
 def print_search(console: Console, result: SearchResult) -> None:
+    query = result.query if len(result.query) <= 80 else result.query[:77] + "..."
     if not result.hits:
-        console.print(f"no results for {result.query!r}", highlight=False)
+        console.print(f"no results for {query!r}", highlight=False)
+    elif result.matches is MatchConfidence.NONE:
+        console.print(Text(f"nothing relevant found for {query!r}; the nearest hits follow", style="yellow"))
+    elif result.matches is MatchConfidence.WEAK:
+        console.print(Text("weak matches: the hits carry little of the query", style="yellow"))
     for rank, hit in enumerate(result.hits, 1):
         c = hit.chunk
         title = Text()
@@ -47,6 +52,7 @@ def print_search(console: Console, result: SearchResult) -> None:
     )
     if result.reranked:
         footer += ", reranked"
+    footer += f", matches {result.matches.value}"
     console.print(Text(footer, style="dim"))
     for note in result.notes:
         console.print(Text(f"note: {note}", style="yellow"))

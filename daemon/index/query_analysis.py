@@ -84,33 +84,24 @@ def _module_paths(dotted: str) -> list[str]:
     return out
 
 
-def analyze_query(text: str, tokenize: Callable[[str], list[str]]) -> AnalyzedQuery:
-    """Analyse ``text`` with the lexical encoder's ``tokenize`` (so query and index terms agree)."""
-    truncated = len(text) > MAX_QUERY_CHARS
-    if truncated:
-        text = text[:MAX_QUERY_CHARS]
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    title = lines[0] if len(lines) > 1 else ""
+@dataclass
+class _Mentions:
+    code_words: set[str]
+    names: set[str]
+    dotted: dict[str, None]
+    paths: dict[str, None]
 
-    tf: Counter[str] = Counter(tokenize(text))
-    if title:
-        for _ in range(TITLE_REPEAT - 1):
-            tf.update(tokenize(title))
 
-    code_words: set[str] = set()
-    names: set[str] = set()
-    dotted: dict[str, None] = {}
-    paths: dict[str, None] = {}
+def _frames_and_paths(text: str, found: _Mentions) -> None:
     for m in _FRAME.finditer(text):
-        paths[m.group(1)] = None
+        found.paths[m.group(1)] = None
         if not m.group(2).startswith("<"):
-            names.add(m.group(2).lower())
+            found.names.add(m.group(2).lower())
     for m in _PATH.finditer(text):
-        paths[m.group(1)] = None
-    quoted = [m.group(1) for m in _BACKTICK.finditer(text)]
-    for chunk in quoted:
-        for word in _WORD.findall(chunk):
-            code_words.add(word)
+        found.paths[m.group(1)] = None
+
+
+def _dotted_names(text: str, found: _Mentions) -> None:
     for m in _DOTTED.finditer(text):
         value = m.group(0)
         if value.lower().endswith(_FILE_SUFFIXES) or value[0].isdigit():
@@ -118,50 +109,70 @@ def analyze_query(text: str, tokenize: Callable[[str], list[str]]) -> AnalyzedQu
         parts = value.split(".")
         if all(p.islower() and len(p) <= 3 for p in parts):
             continue  # "e.g", "i.e", "etc.": prose abbreviations
-        dotted[value] = None
-        code_words.update(parts)
-        last = parts[-1]
-        if last.lower() not in _NOT_NAMES:
-            names.add(last.lower())
+        found.dotted[value] = None
+        found.code_words.update(parts)
+        if parts[-1].lower() not in _NOT_NAMES:
+            found.names.add(parts[-1].lower())
+    for value in list(found.dotted):
+        for p in _module_paths(value):
+            found.paths.setdefault(p, None)
+
+
+def _code_words(text: str, found: _Mentions) -> None:
+    quoted = [m.group(1) for m in _BACKTICK.finditer(text)]
+    for chunk in quoted:
+        found.code_words.update(_WORD.findall(chunk))
+        word = chunk.strip().strip("()")
+        if _WORD.fullmatch(word) and word.lower() not in _NOT_NAMES:
+            found.names.add(word.lower())
     for m in _CALL.finditer(text):
         word = m.group(1)
-        if word.lower() not in _NOT_NAMES and (_is_code_word(word) or word in code_words or len(word) > 3):
-            code_words.add(word)
-            names.add(word.lower())
+        if word.lower() not in _NOT_NAMES and (_is_code_word(word) or word in found.code_words or len(word) > 3):
+            found.code_words.add(word)
+            found.names.add(word.lower())
     for word in _WORD.findall(text):
         if _is_code_word(word):
-            code_words.add(word)
+            found.code_words.add(word)
             if len(word.strip("_")) > 2:
-                names.add(word.lower())
-    for word in quoted:
-        w = word.strip().strip("()")
-        if _WORD.fullmatch(w) and w.lower() not in _NOT_NAMES:
-            names.add(w.lower())
+                found.names.add(word.lower())
     for m in _ERROR_NAME.finditer(text):
-        names.add(m.group(1).lower())
-    for value in list(dotted):
-        for p in _module_paths(value):
-            paths.setdefault(p, None)
+        found.names.add(m.group(1).lower())
 
+
+def _weights(text: str, code_words: set[str], tokenize: Callable[[str], list[str]]) -> dict[str, float]:
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    tf: Counter[str] = Counter(tokenize(text))
+    if len(lines) > 1:
+        title_terms = tokenize(lines[0])
+        for _ in range(TITLE_REPEAT - 1):
+            tf.update(title_terms)
     code_terms: set[str] = set()
     for word in code_words:
         code_terms.update(tokenize(word))
     weights: dict[str, float] = {}
     for term, count in tf.items():
-        w = 1.0 + math.log(count)
-        if term in code_terms:
-            w *= CODE_TERM_BOOST
-        weights[term] = w
+        weight = 1.0 + math.log(count)
+        weights[term] = weight * CODE_TERM_BOOST if term in code_terms else weight
     if len(weights) > MAX_TERMS:
-        kept = sorted(weights.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_TERMS]
-        weights = dict(kept)
-    code_like = bool(code_words) or bool(_FENCE.search(text)) or bool(paths)
+        weights = dict(sorted(weights.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_TERMS])
+    return weights
+
+
+def analyze_query(text: str, tokenize: Callable[[str], list[str]]) -> AnalyzedQuery:
+    """Analyse ``text`` with the lexical encoder's ``tokenize`` (so query and index terms agree)."""
+    truncated = len(text) > MAX_QUERY_CHARS
+    if truncated:
+        text = text[:MAX_QUERY_CHARS]
+    found = _Mentions(code_words=set(), names=set(), dotted={}, paths={})
+    _frames_and_paths(text, found)
+    _dotted_names(text, found)
+    _code_words(text, found)
     return AnalyzedQuery(
         text=text,
         truncated=truncated,
-        terms=weights,
-        names=frozenset(n for n in names if len(n) > 1),
-        dotted=tuple(dotted),
-        paths=tuple(paths),
-        code_like=code_like,
+        terms=_weights(text, found.code_words, tokenize),
+        names=frozenset(n for n in found.names if len(n) > 1),
+        dotted=tuple(found.dotted),
+        paths=tuple(found.paths),
+        code_like=bool(found.code_words) or bool(found.paths) or _FENCE.search(text) is not None,
     )

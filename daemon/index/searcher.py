@@ -82,9 +82,7 @@ class HybridSearcher:
         dense_ready = self._embedder is not None and embedded > 0
         if mode is SearchMode.HYBRID and dense_ready and fraction < DENSE_MIN_FRACTION:
             dense_ready = False
-            notes.append(
-                f"dense vectors cover {fraction:.0%} of chunks: lexical ranking until they are complete"
-            )
+            notes.append(f"dense vectors cover {fraction:.0%} of chunks: lexical ranking until they are complete")
         use_dense = mode in (SearchMode.HYBRID, SearchMode.DENSE) and dense_ready
         use_sparse = mode in (SearchMode.HYBRID, SearchMode.LEXICAL)
         if mode is not SearchMode.LEXICAL and not use_dense:

@@ -247,6 +247,7 @@ def search_result(mapper: PositionMapper, result: SearchResult, *, include_text:
         hits=[search_hit(mapper, hit, include_text=include_text) for hit in result.hits],
         embedded_fraction=result.embedded_fraction,
         reranked=result.reranked,
+        matches=result.matches.value,
         notes=list(result.notes),
         seconds=result.seconds,
     )

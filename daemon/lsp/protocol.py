@@ -164,6 +164,7 @@ class IndexSearchResult:
     hits: list[SearchHitItem]
     embedded_fraction: float
     reranked: bool
+    matches: str
     notes: list[str]
     seconds: float
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from daemon.core.models import ChunkKind, SearchFilters, SearchHit
+from daemon.core.models import ChunkKind, MatchConfidence, SearchFilters, SearchHit
 from daemon.errors import DaemonError, InvalidToolInput, SourceUnavailable
 from daemon.retrieval.lexical import overlap, terms
 from daemon.retrieval.models import Attribution, Candidate, SourceName
@@ -98,6 +98,8 @@ class IndexSource:
                         result = await self._index.search(query.text, k=self._k, filters=filters)
                     except DaemonError as exc:
                         raise SourceUnavailable(f"the index cannot answer '{query.text[:60]}'", cause=exc) from exc
+                    if result.matches is MatchConfidence.NONE:
+                        continue  # the index says nothing matches: its nearest hits are noise, not context
                     out.extend(
                         candidate_from_hit(self._name, hit, rank=i + 1, query=query.text)
                         for i, hit in enumerate(result.hits)
