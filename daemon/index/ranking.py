@@ -59,6 +59,7 @@ class RankingWeights:
     second: float = 0.5
     third: float = 0.25
     file: float = 0.5
+    group: tuple[int, ...] = ()
 
 
 DEFAULT_WEIGHTS = RankingWeights()
@@ -187,12 +188,27 @@ def rank(
         rel = file_score[by_id[pid].chunk.path] / top_file if top_file > 0 else 0.0
         final[pid] = score + w.file * rel
     ordered = sorted(final, key=lambda pid: (-final[pid], pid))
+    if w.group:
+        ordered = _grouped(ordered, by_id, w.group)
     out: list[ScoredChunk] = []
     for pid in ordered:
         s = by_id[pid]
         sources = tuple(n for n, d in (("lexical", lex_score), ("dense", dense_score)) if pid in d)
         out.append(ScoredChunk(id=pid, score=round(final[pid], 6), chunk=s.chunk, sources=sources or s.sources))
     return out
+
+
+def _grouped(ordered: list[str], by_id: dict[str, ScoredChunk], quotas: tuple[int, ...]) -> list[str]:
+    """The best files' chunks first: the first file's best ``quotas[0]``, the second's ``quotas[1]``, ...;
+    then everything else in score order. Files keep the order of their best chunk."""
+    files: dict[str, list[str]] = {}
+    for pid in ordered:
+        files.setdefault(by_id[pid].chunk.path, []).append(pid)
+    head: list[str] = []
+    for quota, pids in zip(quotas, files.values(), strict=False):
+        head.extend(pids[:quota])
+    taken = set(head)
+    return head + [pid for pid in ordered if pid not in taken]
 
 
 def confidence(

@@ -25,7 +25,7 @@ __all__ = ["DENSE_MIN_FRACTION", "LEXICAL_CANDIDATES", "MAX_K", "HybridSearcher"
 
 logger = logging.getLogger(__name__)
 
-LEXICAL_CANDIDATES = 200
+LEXICAL_CANDIDATES = 400
 DENSE_MIN_FRACTION = 0.95
 MAX_K = 1000
 
