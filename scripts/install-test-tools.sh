@@ -79,6 +79,21 @@ if ! command -v clangd >/dev/null 2>&1; then
   fi
 fi
 
+# --- PostgreSQL (the run store's conformance suite on a real server) -------------------------
+# The tests start their own throw-away cluster with scripts/postgres-test-server.sh; only the
+# binaries are needed (Debian's package; its default cluster is left alone).
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    say "postgresql from Debian"
+    if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null 2>&1; then
+      apt-get update -qq >/dev/null 2>&1 || true
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+    fi
+  else
+    say "PostgreSQL not found and not root: the Postgres run-store tests will be skipped (apt-get install postgresql)"
+  fi
+fi
+
 # --- Go (optional: only when a toolchain is already there) ---------------------------------
 if [ "${IDED_SKIP_GOPLS:-0}" != 1 ] && command -v go >/dev/null 2>&1 && [ ! -x "$TOOLS/go/bin/gopls" ]; then
   say "gopls $GOPLS_VERSION with go install (one-time build)"

@@ -253,9 +253,17 @@ def runs_list(
     ctx: typer.Context,
     workspace: WorkspaceOpt = None,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="How many runs, newest first.")] = 20,
+    this_workspace: Annotated[
+        bool,
+        typer.Option(
+            "--this-workspace",
+            help="Only the runs this workspace wrote (runs.workspace_id); default: every writer's runs in the store.",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
 ) -> None:
-    """List recent runs, newest first."""
+    """List recent runs, newest first: every writer's in the run store (a shared Postgres holds several
+    workspaces' runs; the WORKSPACE column then says whose), or this workspace's with --this-workspace."""
     if ctx.invoked_subcommand is not None:
         return
     state = _state(ctx)
@@ -263,7 +271,7 @@ def runs_list(
 
     async def go() -> list[RunRecord]:
         async with _runtime(state, config, models_needed=False) as runtime:
-            return await runtime.list_runs(limit)
+            return await runtime.list_runs(limit, all_workspaces=not this_workspace)
 
     records = _guarded(state, go)
     if as_json:
