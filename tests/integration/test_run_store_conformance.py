@@ -163,3 +163,16 @@ async def test_writers_in_several_processes_lose_and_duplicate_no_record_or_entr
         assert mine == [f"writer {n} entry {i}" for i in range(RUNS_PER_WRITER)]
     for run_id in expected - {SHARED}:
         assert [d.seq for d in await store.decisions(run_id)] == [1]
+
+
+async def test_text_with_nul_and_non_ascii_characters_is_kept_exactly(stores: Stores) -> None:
+    hostile = "line\x00after NUL, naïve ✓ 🙂, quote ' and \\ backslash"
+    store = stores.open()
+    await store.create(record("r1", request=hostile))
+    await store.log("r1", DecisionKind.ERROR, hostile, {"text": hostile, hostile: [hostile]})
+    await store.save_event(event("r1", 1, hostile))
+    reopened = stores.open()
+    assert (await reopened.get("r1")).request == hostile
+    [entry] = await reopened.decisions("r1")
+    assert entry.summary == hostile and entry.data == {"text": hostile, hostile: [hostile]}
+    assert [e.status for e in await reopened.events("r1")] == [hostile]
