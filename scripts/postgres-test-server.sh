@@ -17,7 +17,11 @@ set -euo pipefail
 say() { echo "postgres-test-server: $*" >&2; }
 
 pg_bin() {
-  if [ -n "${PG_BIN:-}" ]; then echo "$PG_BIN"; return; fi
+  if [ -n "${PG_BIN:-}" ]; then
+    [ -x "$PG_BIN/initdb" ] || return 1
+    echo "$PG_BIN"
+    return
+  fi
   local dir
   dir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
   if [ -n "$dir" ] && [ -x "$dir/initdb" ]; then echo "$dir"; return; fi
@@ -37,7 +41,7 @@ free_port() {
 start() {
   local bin dir port url
   if ! bin=$(pg_bin); then
-    say "no PostgreSQL binaries (initdb) found: apt-get install postgresql"
+    say "no PostgreSQL binaries (initdb) in ${PG_BIN:-/usr/lib/postgresql/*/bin or on PATH}: apt-get install postgresql"
     exit 3
   fi
   dir=${1:-$(mktemp -d "${TMPDIR:-/tmp}/ided-pg-XXXXXX")}

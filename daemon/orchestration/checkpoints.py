@@ -4,8 +4,10 @@ Checkpoints live apart from run records: by default in ``<state_dir>/pipeline/ch
 with ``runs.database_url`` (or the older ``pipeline.checkpoint.backend = "postgres"`` with
 ``postgres_url``) in LangGraph's own tables of that Postgres database, keyed by run id. The graph
 runs with ``durability="sync"``, so a step's checkpoint is stored before the next step starts and a
-killed process resumes from the last finished node. The saver's table set-up runs under an advisory
-lock, so daemons that start at once on an empty database do not race its migrations.
+killed process resumes from the last finished node. The Postgres saver borrows connections from a
+small pool that checks each before lending it, so a server restart between steps costs nothing; its
+table set-up runs under an advisory lock, so daemons that start at once on an empty database do not
+race its migrations.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ logger = logging.getLogger(__name__)
 
 _LOCK_SPACE = 0x1DED  # the run store's advisory-lock space; 1: the checkpoint tables' set-up
 _SETUP_LOCK = 1
+_CONNECT_TIMEOUT = 10
 
 
 def checkpoint_path(config: CheckpointConfig, state_dir: Path) -> Path:
@@ -52,25 +55,44 @@ async def _postgres(url: str) -> AsyncGenerator[BaseCheckpointSaver[str]]:
     try:
         module = importlib.import_module("langgraph.checkpoint.postgres.aio")
         psycopg = importlib.import_module("psycopg")
+        rows = importlib.import_module("psycopg.rows")
+        pools = importlib.import_module("psycopg_pool")
     except ImportError as exc:
         raise driver_missing("Postgres checkpoints (runs.database_url)", exc) from exc
-    saver_type: Any = module.AsyncPostgresSaver
+    unreachable = f"the checkpoint database at {redact_url(url)} cannot be reached"
     try:
-        lock = await psycopg.AsyncConnection.connect(url, autocommit=True, connect_timeout=10)
+        lock = await psycopg.AsyncConnection.connect(url, autocommit=True, connect_timeout=_CONNECT_TIMEOUT)
     except psycopg.Error as exc:
-        raise PipelineError(
-            f"the checkpoint database at {redact_url(url)} cannot be reached",
-            code=ErrorCode.RUN_STORE_FAILED,
-            cause=exc,
-        ) from exc
-    async with lock, saver_type.from_conn_string(url) as saver:
+        raise PipelineError(unreachable, code=ErrorCode.RUN_STORE_FAILED, cause=exc) from exc
+    # a pool that checks a connection before lending it: a server restart costs no checkpoint
+    pool = pools.AsyncConnectionPool(
+        url,
+        min_size=1,
+        max_size=2,
+        open=False,
+        timeout=_CONNECT_TIMEOUT,
+        check=pools.AsyncConnectionPool.check_connection,
+        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": rows.dict_row},
+    )
+    async with lock:
+        try:
+            await pool.open(wait=True, timeout=_CONNECT_TIMEOUT)
+        except pools.PoolTimeout as exc:
+            await pool.close()
+            raise PipelineError(unreachable, code=ErrorCode.RUN_STORE_FAILED, cause=exc) from exc
+        saver: Any = module.AsyncPostgresSaver(conn=pool)
         await lock.execute("SELECT pg_advisory_lock(%s, %s)", (_LOCK_SPACE, _SETUP_LOCK))
         try:
             await saver.setup()
+        except BaseException:
+            await pool.close()
+            raise
         finally:
             await lock.execute("SELECT pg_advisory_unlock(%s, %s)", (_LOCK_SPACE, _SETUP_LOCK))
-            await lock.close()
+    try:
         yield cast(BaseCheckpointSaver[str], saver)
+    finally:
+        await pool.close()
 
 
 @asynccontextmanager

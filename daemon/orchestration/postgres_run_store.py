@@ -8,15 +8,18 @@ One psycopg (v3) connection per store, in autocommit mode; every method runs its
 thread. Writers that read first hold a lock for the length of one transaction: ``update`` locks the
 run's row (``SELECT ... FOR UPDATE``), ``log`` a transaction-scoped advisory lock keyed by the run,
 so concurrent daemons neither lose an update nor number two entries alike. Creating the tables is
-serialised by an advisory lock too (two daemons starting at once on an empty database). A broken
-connection is reopened on the next call; the call that saw it fails with ``run_store_failed``.
+serialised by an advisory lock too (two daemons starting at once on an empty database). A connection
+idle for a while is checked before use and reopened when the server dropped it (a restart); one that
+breaks during a call fails that call with ``run_store_failed`` and is reopened on the next.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, LiteralString, TypeVar
 
@@ -28,7 +31,12 @@ from daemon.orchestration.run_store import DecisionEntry, DecisionKind, RunRecor
 from daemon.orchestration.run_store_open import redact_url
 from daemon.orchestration.stop_decision import utc_now
 
-__all__ = ["PostgresRunStore"]
+__all__ = ["PROBE_AFTER_IDLE_SECONDS", "PostgresRunStore"]
+
+logger = logging.getLogger(__name__)
+
+PROBE_AFTER_IDLE_SECONDS = 30.0
+"""A connection unused this long is checked with ``SELECT 1`` before the next statement."""
 
 T = TypeVar("T")
 
@@ -76,12 +84,21 @@ def _record(row: tuple[Any, ...]) -> RunRecord:
 class PostgresRunStore:
     """Runs in a Postgres database; open with ``PostgresRunStore(url, workspace_id=...)``, close with ``close()``."""
 
-    def __init__(self, url: str, *, workspace_id: str, connect_timeout_seconds: float = 10.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        workspace_id: str,
+        connect_timeout_seconds: float = 10.0,
+        probe_after_idle_seconds: float = PROBE_AFTER_IDLE_SECONDS,
+    ) -> None:
         self._url = url
         self._workspace_id = workspace_id
         self._timeout = connect_timeout_seconds
+        self._probe_after = probe_after_idle_seconds
         self._lock = threading.Lock()
         self._conn: psycopg.Connection[tuple[Any, ...]] | None = None
+        self._used = time.monotonic()
         with self._lock:
             conn = self._connection()
             try:
@@ -113,9 +130,20 @@ class PostgresRunStore:
         return PipelineError(f"the run store at {self.location} {what}", code=ErrorCode.RUN_STORE_FAILED, cause=exc)
 
     def _connection(self) -> psycopg.Connection[tuple[Any, ...]]:
+        """The open connection; after ``probe_after_idle_seconds`` unused, checked first (a server restarted
+        meanwhile dropped it) and replaced when it no longer answers."""
         conn = self._conn
+        idle = time.monotonic() - self._used
+        self._used = time.monotonic()
         if conn is not None and not conn.closed and not conn.broken:
-            return conn
+            if idle < self._probe_after:
+                return conn
+            try:
+                conn.execute("SELECT 1")
+                return conn
+            except psycopg.Error:
+                logger.info("the run store's connection to %s was dropped; reconnecting", self.location)
+                conn.close()
         try:
             conn = psycopg.connect(self._url, autocommit=True, connect_timeout=max(1, round(self._timeout)))
         except psycopg.Error as exc:

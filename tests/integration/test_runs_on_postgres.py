@@ -9,10 +9,13 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
+import psycopg
 import pytest
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
@@ -25,6 +28,7 @@ from daemon.config import CheckpointConfig, PipelineConfig, RunsConfig
 from daemon.errors import ErrorCode, PipelineError
 from daemon.orchestration.checkpoints import open_checkpointer
 from daemon.orchestration.llm_providers import ModelRegistry
+from daemon.orchestration.postgres_run_store import PostgresRunStore
 from daemon.orchestration.resilience import ResilienceLayer
 from daemon.orchestration.run_store import DecisionKind, RunStatus, host_name
 from daemon.orchestration.run_store_open import connect_run_store
@@ -275,3 +279,50 @@ async def test_a_run_executing_on_another_host_stays_running_and_a_cancel_only_f
         assert flagged.status is RunStatus.RUNNING and flagged.cancel_requested
         with pytest.raises(PipelineError, match="on another-machine"):
             await runtime.resume("remote")
+
+
+def test_the_test_server_script_without_binaries_exits_3_naming_the_package(tmp_path: Path) -> None:
+    script = Path(__file__).parents[2] / "scripts" / "postgres-test-server.sh"
+    env = {"PATH": "/usr/bin:/bin", "PG_BIN": str(tmp_path / "no-postgres-here")}
+    done = subprocess.run(
+        ["bash", str(script), "start", str(tmp_path / "cluster")], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 3 and done.stdout == ""
+    assert "apt-get install postgresql" in done.stderr and "no-postgres-here" in done.stderr
+    assert not (tmp_path / "cluster").exists()
+
+
+def _drop_connections(server_url: str, database_url: str) -> int:
+    """Terminate every session on the test database, as a server restart would."""
+    name = urlsplit(database_url).path.lstrip("/")
+    with psycopg.connect(server_url, autocommit=True) as admin:
+        rows = admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+            (name,),
+        ).fetchall()
+    return len(rows)
+
+
+async def test_dropped_connections_are_reopened_by_the_run_store_and_the_checkpointer(
+    tmp_path: Path, postgres_server_url: str, postgres_url: str
+) -> None:
+    probing = PostgresRunStore(postgres_url, workspace_id="ws", probe_after_idle_seconds=0)
+    plain = PostgresRunStore(postgres_url, workspace_id="ws", probe_after_idle_seconds=3600)
+    thread: Any = {"configurable": {"thread_id": "run-1"}}
+    try:
+        await probing.create(record("r1"))
+        async with open_checkpointer(CheckpointConfig(), tmp_path, database_url=postgres_url) as saver:
+            graph = greeting_graph(saver)
+            await graph.ainvoke(Note(), thread)
+            await plain.get("r1")
+            assert _drop_connections(postgres_server_url, postgres_url) >= 3
+            assert (await probing.get("r1")).run_id == "r1"  # checked after idling, reopened
+            with pytest.raises(PipelineError) as caught:  # not checked: this call sees the break...
+                await plain.get("r1")
+            assert caught.value.code is ErrorCode.RUN_STORE_FAILED
+            assert (await plain.get("r1")).run_id == "r1"  # ...and the next one reconnects
+            done = await graph.ainvoke(Command(resume="ada"), thread)
+        assert done["text"] == "hello ada"
+    finally:
+        probing.close()
+        plain.close()
