@@ -48,3 +48,10 @@ def postgres_url(postgres_server_url: str) -> Iterator[str]:
 
     with fresh_database(postgres_server_url) as url:
         yield url
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def runs_database_url(request: pytest.FixtureRequest) -> str | None:
+    """None (runs and checkpoints in SQLite, the default) or a fresh Postgres database's URL: a test that
+    takes this fixture runs once on each run store."""
+    return str(request.getfixturevalue("postgres_url")) if request.param == "postgres" else None

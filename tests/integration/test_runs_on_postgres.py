@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -66,14 +67,10 @@ def greeting_graph(saver: BaseCheckpointSaver[str]) -> Any:
     return builder.compile(checkpointer=saver)
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def database_url(request: pytest.FixtureRequest) -> str | None:
-    return str(request.getfixturevalue("postgres_url")) if request.param == "postgres" else None
-
-
 async def test_a_graph_stopped_at_an_interrupt_resumes_from_a_new_connection(
-    tmp_path: Path, database_url: str | None
+    tmp_path: Path, runs_database_url: str | None
 ) -> None:
+    database_url = runs_database_url
     thread: Any = {"configurable": {"thread_id": "run-1"}}
     async with open_checkpointer(CheckpointConfig(), tmp_path, database_url=database_url) as saver:
         first = await greeting_graph(saver).ainvoke(Note(text="> "), thread)
@@ -326,3 +323,74 @@ async def test_dropped_connections_are_reopened_by_the_run_store_and_the_checkpo
     finally:
         probing.close()
         plain.close()
+
+
+async def _ided_run(settings: list[str], ws: Path, env: dict[str, str]) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "daemon",
+        *settings,
+        "run",
+        "Add a multiply function",
+        "--ask",
+        "-w",
+        str(ws),
+        "--json",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+    )
+
+
+async def test_ided_run_processes_of_two_workspaces_at_once_write_one_database_completely(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    script = write_script(
+        tmp_path / "s.yaml",
+        [
+            {
+                "role": "orchestrator",
+                "answer": choose(FEATURE, requirements_analysis="SKIP", code_review="SKIP", documentation="SKIP"),
+                "repeat": True,
+            },
+            everyone_succeeds(),
+        ],
+    )
+    home = tmp_path / "home"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IDED_")}
+    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"))
+    runs_per_workspace = 2
+    processes: list[asyncio.subprocess.Process] = []
+    for name in ("alpha", "beta"):
+        ws = tmp_path / name
+        ws.mkdir()
+        (ws / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+        settings = [
+            *("--set", f"state_dir={tmp_path / (name + '-state')}"),
+            *("--set", f"runs.database_url={postgres_url}"),
+            *("--set", f"runs.workspace_id={name}"),
+            *("--set", f"pipeline.replay_script={script}"),
+        ]
+        processes += [await _ided_run(settings, ws, env) for _ in range(runs_per_workspace)]
+    outputs = await asyncio.wait_for(asyncio.gather(*(p.communicate() for p in processes)), 240)
+    records = [json.loads(out) for out, _err in outputs]
+    assert all(p.returncode == 0 for p in processes), [err.decode()[-2000:] for _out, err in outputs]
+    assert sorted(r["workspace"] for r in records) == ["alpha", "alpha", "beta", "beta"]
+
+    runs = RunsConfig(database_url=postgres_url, workspace_id="alpha")
+    store = connect_run_store(runs, state_dir=tmp_path, workspace=tmp_path)
+    try:
+        listed = await store.list(all_workspaces=True)
+        assert sorted(r.run_id for r in listed) == sorted(r["run_id"] for r in records)
+        assert all(r.status is RunStatus.SUCCEEDED for r in listed)
+        for r in listed:
+            events = await store.events(r.run_id)
+            assert [e.seq for e in events] == list(range(1, len(events) + 1)) and len(events) > 4
+            assert events[-1].event.value == "run_finished"
+            decisions = await store.decisions(r.run_id)
+            assert [d.seq for d in decisions] == list(range(1, len(decisions) + 1))
+            assert decisions[-1].kind is DecisionKind.STOP
+        assert len(await store.list()) == runs_per_workspace
+    finally:
+        store.close()
