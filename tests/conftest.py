@@ -28,3 +28,30 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
     for key in [k for k in os.environ if k.startswith("IDED_")]:
         monkeypatch.delenv(key)
     yield home
+
+
+@pytest.fixture(scope="session")
+def postgres_server_url() -> Iterator[str]:
+    """A real PostgreSQL server for the session (tests/postgres_support.py); skips only without binaries."""
+    from tests.postgres_support import postgres_server
+
+    with postgres_server() as server:
+        if server.url is None:
+            pytest.skip(server.skip_reason or "PostgreSQL cannot start here")
+        yield server.url
+
+
+@pytest.fixture
+def postgres_url(postgres_server_url: str) -> Iterator[str]:
+    """A new, empty database of its own for one test."""
+    from tests.postgres_support import fresh_database
+
+    with fresh_database(postgres_server_url) as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def runs_database_url(request: pytest.FixtureRequest) -> str | None:
+    """None (runs and checkpoints in SQLite, the default) or a fresh Postgres database's URL: a test that
+    takes this fixture runs once on each run store."""
+    return str(request.getfixturevalue("postgres_url")) if request.param == "postgres" else None

@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from daemon.config import PipelineConfig, ResilienceConfig
+from daemon.config import PipelineConfig, ResilienceConfig, RunsConfig
 from daemon.orchestration.llm_providers import ModelRegistry
 from daemon.orchestration.progress import ExecutionProgress, ProgressKind
 from daemon.orchestration.project_profile import ProjectProfile
@@ -73,6 +73,7 @@ async def open_runtime(
     retriever: Retriever | None = None,
     profile: ProjectProfile | None = None,
     models: ModelRegistry | None = None,
+    runs: RunsConfig | None = None,
 ) -> AsyncGenerator[PipelineRuntime]:
     layer = ResilienceLayer(config.resilience)
     registry = models or ModelRegistry.from_config(config, env={}, layer=layer)
@@ -83,6 +84,7 @@ async def open_runtime(
         config=config,
         retriever=retriever,
         profile=profile,
+        runs=runs,
     ) as runtime:
         yield runtime
     registry.close()

@@ -1,4 +1,4 @@
-"""``ided run``, ``ided runs [show ID]``, ``ided resume ID``, ``ided cancel ID`` and ``ided workflows ...``.
+"""``ided run``, ``ided runs [show ID | migrate --to URL]``, ``ided resume ID``, ``ided cancel ID``, ``ided workflows``.
 
 This module is the composition root of the pipeline for the command line: it passes the environment
 (API keys) to ``daemon.service.pipeline_host.open_pipeline``, which builds the model registry, profiles the
@@ -253,9 +253,17 @@ def runs_list(
     ctx: typer.Context,
     workspace: WorkspaceOpt = None,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="How many runs, newest first.")] = 20,
+    this_workspace: Annotated[
+        bool,
+        typer.Option(
+            "--this-workspace",
+            help="Only the runs this workspace wrote (runs.workspace_id); default: every writer's runs in the store.",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
 ) -> None:
-    """List recent runs, newest first."""
+    """List recent runs, newest first: every writer's in the run store (a shared Postgres holds several
+    workspaces' runs; the WORKSPACE column then says whose), or this workspace's with --this-workspace."""
     if ctx.invoked_subcommand is not None:
         return
     state = _state(ctx)
@@ -263,13 +271,50 @@ def runs_list(
 
     async def go() -> list[RunRecord]:
         async with _runtime(state, config, models_needed=False) as runtime:
-            return await runtime.list_runs(limit)
+            return await runtime.list_runs(limit, all_workspaces=not this_workspace)
 
     records = _guarded(state, go)
     if as_json:
         sys.stdout.write(json.dumps([r.model_dump(mode="json") for r in records], indent=2) + "\n")
     else:
         print_runs(state.out, records)
+
+
+@runs_app.command("migrate")
+def runs_migrate(
+    ctx: typer.Context,
+    to: Annotated[str, typer.Option("--to", help="The Postgres to copy into: postgresql://user@host:port/db.")],
+    workspace: WorkspaceOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="The report as JSON on stdout.")] = False,
+) -> None:
+    """Copy this workspace's runs (records, decision logs, events, checkpoints) into a shared Postgres.
+
+    Runs the target holds already are skipped, so running it twice is safe; the source is only read.
+    Afterwards set runs.database_url to the same URL (docs/scale-out.md)."""
+    from daemon.service.run_migration_host import MigrationReport, migrate_workspace_runs
+
+    state = _state(ctx)
+    config = state.config(workspace)
+
+    async def go() -> MigrationReport:
+        return await migrate_workspace_runs(config, to)
+
+    report = _guarded(state, go)
+    if as_json:
+        payload = {
+            "copied": list(report.copied),
+            "skipped": list(report.skipped),
+            "checkpoints": report.checkpoints,
+            "source": report.source,
+            "target": report.target,
+        }
+        sys.stdout.write(json.dumps(payload, indent=2) + "\n")
+    state.err.print(
+        f"{len(report.copied)} run(s) copied ({report.checkpoints} checkpoint(s)), "
+        f"{len(report.skipped)} already there: {report.source} -> {report.target}"
+    )
+    if report.copied or report.skipped:
+        state.err.print(f"now set runs.database_url = {report.target!r} (with its password) to use it")
 
 
 @runs_app.command("show")

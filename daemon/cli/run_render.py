@@ -155,11 +155,14 @@ def print_runs(console: Console, records: list[RunRecord]) -> None:
     if not records:
         console.print('no runs yet (`ided run "your request"` starts one)')
         return
+    writers = {r.workspace for r in records}
     for r in records:
         line = Text()
         line.append(r.run_id, style="bold")
         line.append(f"  {r.status.value:<11}", style=_STATUS_STYLE.get(r.status, ""))
         line.append(f" {r.created_at[:19].replace('T', ' ')}  {r.workflow or '-'}", style="dim")
+        if len(writers) > 1:  # a shared run store: say which workspace wrote the run
+            line.append(f"  [{r.workspace or '?'}]", style="cyan")
         request = r.request if len(r.request) <= 70 else r.request[:67] + "..."
         line.append(f"  {request}")
         console.print(line, highlight=False)

@@ -1,9 +1,13 @@
-"""LangGraph checkpoint savers: SQLite by default, Postgres when configured (optional driver).
+"""LangGraph checkpoint savers: SQLite by default, Postgres with ``runs.database_url`` (optional driver).
 
-Checkpoints live apart from run records (``runs.sqlite3``): by default in
-``<state_dir>/pipeline/checkpoints.sqlite3``. The graph runs with ``durability="sync"``, so a step's
-checkpoint is on disk before the next step starts and a killed process resumes from the last
-finished node.
+Checkpoints live apart from run records: by default in ``<state_dir>/pipeline/checkpoints.sqlite3``;
+with ``runs.database_url`` (or the older ``pipeline.checkpoint.backend = "postgres"`` with
+``postgres_url``) in LangGraph's own tables of that Postgres database, keyed by run id. The graph
+runs with ``durability="sync"``, so a step's checkpoint is stored before the next step starts and a
+killed process resumes from the last finished node. The Postgres saver borrows connections from a
+small pool that checks each before lending it, so a server restart between steps costs nothing; its
+table set-up runs under an advisory lock, so daemons that start at once on an empty database do not
+race its migrations.
 """
 
 from __future__ import annotations
@@ -19,40 +23,86 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from daemon.config import CheckpointConfig
-from daemon.errors import ConfigError, PipelineError
+from daemon.errors import ConfigError, ErrorCode, PipelineError
+from daemon.orchestration.run_store_open import driver_missing, redact_url
 
-__all__ = ["checkpoint_path", "open_checkpointer"]
+__all__ = ["checkpoint_path", "checkpoint_url", "open_checkpointer"]
 
 logger = logging.getLogger(__name__)
 
-POSTGRES_HINT = "install the optional driver: `uv pip install langgraph-checkpoint-postgres 'psycopg[binary,pool]'`"
+_LOCK_SPACE = 0x1DED  # the run store's advisory-lock space; 1: the checkpoint tables' set-up
+_SETUP_LOCK = 1
+_CONNECT_TIMEOUT = 10
 
 
 def checkpoint_path(config: CheckpointConfig, state_dir: Path) -> Path:
     return Path(config.sqlite_path) if config.sqlite_path else state_dir / "pipeline" / "checkpoints.sqlite3"
 
 
+def checkpoint_url(config: CheckpointConfig, database_url: str | None) -> str | None:
+    """The Postgres URL checkpoints go to, or None for SQLite. Raises ConfigError for a half-set backend."""
+    if database_url:
+        return database_url
+    if config.backend == "postgres":
+        if not config.postgres_url:
+            raise ConfigError("pipeline.checkpoint.backend = 'postgres' needs pipeline.checkpoint.postgres_url")
+        return config.postgres_url
+    return None
+
+
 @asynccontextmanager
 async def _postgres(url: str) -> AsyncGenerator[BaseCheckpointSaver[str]]:
     try:
         module = importlib.import_module("langgraph.checkpoint.postgres.aio")
+        psycopg = importlib.import_module("psycopg")
+        rows = importlib.import_module("psycopg.rows")
+        pools = importlib.import_module("psycopg_pool")
     except ImportError as exc:
-        raise PipelineError(
-            f"pipeline.checkpoint.backend = 'postgres' needs a driver that is missing: {POSTGRES_HINT}", cause=exc
-        ) from exc
-    saver_type: Any = module.AsyncPostgresSaver
-    async with saver_type.from_conn_string(url) as saver:
-        await saver.setup()
+        raise driver_missing("Postgres checkpoints (runs.database_url)", exc) from exc
+    unreachable = f"the checkpoint database at {redact_url(url)} cannot be reached"
+    try:
+        lock = await psycopg.AsyncConnection.connect(url, autocommit=True, connect_timeout=_CONNECT_TIMEOUT)
+    except psycopg.Error as exc:
+        raise PipelineError(unreachable, code=ErrorCode.RUN_STORE_FAILED, cause=exc) from exc
+    # a pool that checks a connection before lending it: a server restart costs no checkpoint
+    pool = pools.AsyncConnectionPool(
+        url,
+        min_size=1,
+        max_size=2,
+        open=False,
+        timeout=_CONNECT_TIMEOUT,
+        check=pools.AsyncConnectionPool.check_connection,
+        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": rows.dict_row},
+    )
+    async with lock:
+        try:
+            await pool.open(wait=True, timeout=_CONNECT_TIMEOUT)
+        except pools.PoolTimeout as exc:
+            await pool.close()
+            raise PipelineError(unreachable, code=ErrorCode.RUN_STORE_FAILED, cause=exc) from exc
+        saver: Any = module.AsyncPostgresSaver(conn=pool)
+        await lock.execute("SELECT pg_advisory_lock(%s, %s)", (_LOCK_SPACE, _SETUP_LOCK))
+        try:
+            await saver.setup()
+        except BaseException:
+            await pool.close()
+            raise
+        finally:
+            await lock.execute("SELECT pg_advisory_unlock(%s, %s)", (_LOCK_SPACE, _SETUP_LOCK))
+    try:
         yield cast(BaseCheckpointSaver[str], saver)
+    finally:
+        await pool.close()
 
 
 @asynccontextmanager
-async def open_checkpointer(config: CheckpointConfig, state_dir: Path) -> AsyncGenerator[BaseCheckpointSaver[str]]:
+async def open_checkpointer(
+    config: CheckpointConfig, state_dir: Path, *, database_url: str | None = None
+) -> AsyncGenerator[BaseCheckpointSaver[str]]:
     """The configured checkpoint saver, open for the duration of the context."""
-    if config.backend == "postgres":
-        if not config.postgres_url:
-            raise ConfigError("pipeline.checkpoint.backend = 'postgres' needs pipeline.checkpoint.postgres_url")
-        async with _postgres(config.postgres_url) as saver:
+    url = checkpoint_url(config, database_url)
+    if url is not None:
+        async with _postgres(url) as saver:
             yield saver
         return
     path = checkpoint_path(config, state_dir)

@@ -1,33 +1,31 @@
-"""Run records, decision logs and progress events in SQLite (``<state_dir>/pipeline/runs.sqlite3``).
+"""Run records, decision logs and progress events: the models and the run-store port.
 
 Kept apart from LangGraph's checkpoints: the records say what a run is and why it ended; the
-checkpoints hold the graph state to resume from. WAL mode and a busy timeout let another process
-(``ided cancel``, ``ided runs``) read and flag runs while one executes. Every method runs its SQL in
-a worker thread.
+checkpoints hold the graph state to resume from. Two adapters implement :class:`RunStore`: SQLite
+(``sqlite_run_store``, one file per workspace, the default) and Postgres (``postgres_run_store``,
+one database shared by many workspaces and machines, ``runs.database_url``); ``run_store_open``
+picks one. Every writer stamps its records with its workspace id; ``list`` shows this workspace's
+runs unless asked for every writer's. Both adapters pass one conformance suite
+(tests/integration/test_run_store_conformance.py).
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
-import logging
 import os
 import secrets
-import sqlite3
-import threading
+import socket
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from daemon.errors import ErrorCode, PipelineError
 from daemon.orchestration.plan import ExecutionPlan
 from daemon.orchestration.progress import ExecutionProgress, RunChanges
 from daemon.orchestration.selection_models import Selection
 from daemon.orchestration.state import Attachment
-from daemon.orchestration.stop_decision import StopDecision, utc_now
+from daemon.orchestration.stop_decision import StopDecision
 
 __all__ = [
     "DecisionEntry",
@@ -36,38 +34,10 @@ __all__ = [
     "RunRecord",
     "RunStatus",
     "RunStore",
+    "host_name",
     "new_run_id",
     "process_alive",
 ]
-
-logger = logging.getLogger(__name__)
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
-    run_id TEXT PRIMARY KEY,
-    created_at TEXT NOT NULL,
-    status TEXT NOT NULL,
-    workflow TEXT,
-    cancel_requested INTEGER NOT NULL DEFAULT 0,
-    record TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS runs_created ON runs (created_at);
-CREATE TABLE IF NOT EXISTS decisions (
-    run_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    at TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    summary TEXT NOT NULL,
-    data TEXT NOT NULL,
-    PRIMARY KEY (run_id, seq)
-);
-CREATE TABLE IF NOT EXISTS events (
-    run_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    event TEXT NOT NULL,
-    PRIMARY KEY (run_id, seq)
-);
-"""
 
 
 def new_run_id() -> str:
@@ -119,6 +89,10 @@ class RunRecord(BaseModel):
     attachments: tuple[Attachment, ...] = Field(default=(), description="Context the user attached to the request.")
     changes: RunChanges | None = Field(default=None, description="Editing runs: branch, commits and changed files.")
     follow_ups: int = Field(default=0, description="Feedback rounds answered after the run ended.")
+    workspace: str | None = Field(
+        default=None, description="Id of the workspace that wrote the run (runs.workspace_id); the store stamps it."
+    )
+    host: str | None = Field(default=None, description="Machine of the process executing the run (beside pid).")
 
 
 class DecisionKind(StrEnum):
@@ -153,174 +127,76 @@ class DecisionEntry(BaseModel):
     data: dict[str, Any] = Field(default_factory=dict[str, Any])
 
 
-class RunStore:
-    """One SQLite file; open with ``RunStore(path)``, close with ``close()``."""
+class RunStore(Protocol):
+    """Where runs are kept. ``workspace_id`` stamps every record this store creates.
 
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.path = path
-        self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False, timeout=10.0)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA busy_timeout=10000")
-        self._db.executescript(_SCHEMA)
-        self._db.commit()
+    ``create`` refuses a run id that exists (``run_exists``); ``update`` reads, changes and writes
+    a record in one transaction, so writers in other processes lose nothing; ``log`` numbers a run's
+    decision entries 1, 2, ... without gaps or repeats whoever appends; ``save_event`` keeps one
+    event per (run, seq), a repeated seq replaces it. Unknown ids raise ``run_not_found``; a store
+    that cannot be reached raises ``run_store_failed``.
+    """
 
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()
+    @property
+    def workspace_id(self) -> str: ...
 
-    # -- synchronous core (run in threads) ------------------------------------------------------
+    @property
+    def location(self) -> str:
+        """Where the store is, for messages (a file path, or a database URL without its password)."""
+        ...
 
-    def _write_record(self, record: RunRecord) -> None:
-        with self._lock:
-            self._db.execute(
-                "INSERT INTO runs (run_id, created_at, status, workflow, cancel_requested, record) "
-                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(run_id) DO UPDATE SET status=excluded.status, "
-                "workflow=excluded.workflow, record=excluded.record",
-                (
-                    record.run_id,
-                    record.created_at,
-                    record.status.value,
-                    record.workflow,
-                    int(record.cancel_requested),
-                    record.model_dump_json(),
-                ),
-            )
-            self._db.commit()
+    def close(self) -> None: ...
 
-    def _read_record(self, run_id: str) -> RunRecord:
-        with self._lock:
-            row = self._db.execute("SELECT record, cancel_requested FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-        if row is None:
-            raise PipelineError(f"no run with id '{run_id}' (`ided runs` lists them)", code=ErrorCode.RUN_NOT_FOUND)
-        record = RunRecord.model_validate_json(row[0])
-        return record.model_copy(update={"cancel_requested": bool(row[1])})
+    async def create(self, record: RunRecord) -> RunRecord: ...
 
-    def _list(self, limit: int) -> list[RunRecord]:
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT record, cancel_requested FROM runs ORDER BY created_at DESC, run_id DESC LIMIT ?", (limit,)
-            ).fetchall()
-        return [RunRecord.model_validate_json(r[0]).model_copy(update={"cancel_requested": bool(r[1])}) for r in rows]
-
-    def _append(self, table: str, run_id: str, values: tuple[Any, ...]) -> int:
-        with self._lock:
-            self._db.commit()
-            self._db.execute("BEGIN IMMEDIATE")  # the write lock first: other processes append to the same run
-            try:
-                (seq,) = self._db.execute(
-                    f"SELECT COALESCE(MAX(seq), 0) + 1 FROM {table} WHERE run_id = ?", (run_id,)
-                ).fetchone()
-                marks = ", ".join("?" for _ in range(len(values) + 2))
-                self._db.execute(f"INSERT INTO {table} VALUES ({marks})", (run_id, seq, *values))
-            except BaseException:
-                self._db.rollback()
-                raise
-            self._db.commit()
-        return int(seq)
-
-    # -- async API --------------------------------------------------------------------------------
-
-    async def create(self, record: RunRecord) -> RunRecord:
-        await asyncio.to_thread(self._write_record, record)
-        return record
-
-    async def get(self, run_id: str) -> RunRecord:
-        return await asyncio.to_thread(self._read_record, run_id)
+    async def get(self, run_id: str) -> RunRecord: ...
 
     async def update(self, run_id: str, **fields: Any) -> RunRecord:
         """Change fields of a stored record (validated), stamping ``updated_at``."""
+        ...
 
-        def change() -> RunRecord:
-            current = self._read_record(run_id)
-            record = RunRecord.model_validate({**current.model_dump(), **fields, "updated_at": utc_now()})
-            self._write_record(record)
-            return record
-
-        return await asyncio.to_thread(change)
-
-    async def list(self, limit: int = 50) -> list[RunRecord]:
-        return await asyncio.to_thread(self._list, limit)
+    async def list(self, limit: int = 50, *, all_workspaces: bool = False) -> list[RunRecord]:
+        """Newest first: this workspace's runs, or every writer's with ``all_workspaces``."""
+        ...
 
     async def log(self, run_id: str, kind: DecisionKind, summary: str, data: dict[str, Any] | None = None) -> int:
         """Append to the run's decision log; returns the entry's sequence number."""
-        payload = json.dumps(data or {}, ensure_ascii=False, default=str)
-        return await asyncio.to_thread(self._append, "decisions", run_id, (utc_now(), kind.value, summary, payload))
+        ...
 
-    async def decisions(self, run_id: str) -> list[DecisionEntry]:
-        def read() -> list[DecisionEntry]:
-            with self._lock:
-                rows = self._db.execute(
-                    "SELECT seq, at, kind, summary, data FROM decisions WHERE run_id = ? ORDER BY seq", (run_id,)
-                ).fetchall()
-            return [
-                DecisionEntry(
-                    run_id=run_id, seq=r[0], at=r[1], kind=DecisionKind(r[2]), summary=r[3], data=json.loads(r[4])
-                )
-                for r in rows
-            ]
+    async def decisions(self, run_id: str) -> list[DecisionEntry]: ...
 
-        return await asyncio.to_thread(read)
+    async def save_event(self, event: ExecutionProgress) -> None: ...
 
-    async def save_event(self, event: ExecutionProgress) -> None:
-        def write() -> None:
-            with self._lock:
-                self._db.execute(
-                    "INSERT OR REPLACE INTO events VALUES (?, ?, ?)", (event.run_id, event.seq, event.model_dump_json())
-                )
-                self._db.commit()
+    async def events(self, run_id: str) -> list[ExecutionProgress]: ...
 
-        await asyncio.to_thread(write)
+    async def last_event_seq(self, run_id: str) -> int: ...
 
-    async def events(self, run_id: str) -> list[ExecutionProgress]:
-        def read() -> list[ExecutionProgress]:
-            with self._lock:
-                rows = self._db.execute("SELECT event FROM events WHERE run_id = ? ORDER BY seq", (run_id,)).fetchall()
-            return [ExecutionProgress.model_validate_json(r[0]) for r in rows]
+    async def request_cancel(self, run_id: str) -> None: ...
 
-        return await asyncio.to_thread(read)
+    async def cancel_requested(self, run_id: str) -> bool: ...
 
-    async def last_event_seq(self, run_id: str) -> int:
-        def read() -> int:
-            with self._lock:
-                (seq,) = self._db.execute(
-                    "SELECT COALESCE(MAX(seq), 0) FROM events WHERE run_id = ?", (run_id,)
-                ).fetchone()
-            return int(seq)
+    async def clear_cancel(self, run_id: str) -> None: ...
 
-        return await asyncio.to_thread(read)
-
-    async def request_cancel(self, run_id: str) -> None:
-        def write() -> None:
-            self._read_record(run_id)
-            with self._lock:
-                self._db.execute("UPDATE runs SET cancel_requested = 1 WHERE run_id = ?", (run_id,))
-                self._db.commit()
-
-        await asyncio.to_thread(write)
-
-    async def cancel_requested(self, run_id: str) -> bool:
-        def read() -> bool:
-            with self._lock:
-                row = self._db.execute("SELECT cancel_requested FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-            return bool(row and row[0])
-
-        return await asyncio.to_thread(read)
-
-    async def clear_cancel(self, run_id: str) -> None:
-        def write() -> None:
-            with self._lock:
-                self._db.execute("UPDATE runs SET cancel_requested = 0 WHERE run_id = ?", (run_id,))
-                self._db.commit()
-
-        await asyncio.to_thread(write)
+    async def import_run(
+        self, record: RunRecord, decisions: Sequence[DecisionEntry], events: Sequence[ExecutionProgress]
+    ) -> bool:
+        """Store a run copied from another store as it is (record, numbered entries, events), in one
+        transaction; False, and nothing written, when the run id is taken already (``ided runs migrate``)."""
+        ...
 
 
-def process_alive(pid: int | None) -> bool:
-    """Whether ``pid`` names a live process on this machine."""
+def host_name() -> str:
+    """This machine's name, as records' ``host`` carries it."""
+    return socket.gethostname()
+
+
+def process_alive(pid: int | None, host: str | None = None) -> bool:
+    """Whether ``pid`` names a live process; a process on another ``host`` cannot be checked from here
+    and counts as alive (a shared run store holds runs that other machines execute)."""
     if pid is None or pid <= 0:
         return False
+    if host is not None and host != host_name():
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

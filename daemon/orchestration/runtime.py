@@ -35,7 +35,7 @@ from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.errors import GraphRecursionError
 
-from daemon.config import AgentsConfig, PipelineConfig
+from daemon.config import AgentsConfig, PipelineConfig, RunsConfig
 from daemon.errors import DaemonError, ErrorCode, PipelineError
 from daemon.orchestration.agents import EDITING_STAGE_TYPES, FileReader, ToolAgentProvider
 from daemon.orchestration.agents.run_workspace import RunWorkspace, plan_edits
@@ -54,10 +54,13 @@ from daemon.orchestration.run_store import (
     RunRecord,
     RunStatus,
     RunStore,
+    host_name,
     new_run_id,
     process_alive,
 )
+from daemon.orchestration.run_store_open import open_run_store
 from daemon.orchestration.selection import Orchestrator
+from daemon.orchestration.sqlite_run_store import runs_db_path
 from daemon.orchestration.stage_agents import AgentProvider, AgentTask, LlmAgentProvider, run_stage
 from daemon.orchestration.state import Attachment, ExecutionState, StageResult, to_channel_values
 from daemon.orchestration.stop_decision import (
@@ -82,10 +85,6 @@ _STATUS_OF_STOP = {
     StopStatus.ABORTED: RunStatus.ABORTED,
     StopStatus.CANCELLED: RunStatus.CANCELLED,
 }
-
-
-def runs_db_path(state_dir: Path) -> Path:
-    return state_dir / "pipeline" / "runs.sqlite3"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -161,33 +160,36 @@ class PipelineRuntime:
         workspace: Path | None = None,
         agents_config: AgentsConfig | None = None,
         default_tools: Sequence[BaseTool] = (),
+        runs: RunsConfig | None = None,
     ) -> AsyncGenerator[PipelineRuntime]:
         """``worktrees``: the workspace's run branches (code-mode runs edit in worktrees; None: no editing
         runs); ``workspace``: the folder read-only runs read (default: the worktrees' workspace);
         ``agents_config``: commands and limits of the agents (``[agents]``); ``default_tools``: tools every
-        run's agents get beside their file and command tools (ided's code-intel tools)."""
-        store = await asyncio.to_thread(RunStore, runs_db_path(state_dir))
-        try:
-            async with open_checkpointer(config.checkpoint, state_dir) as saver:
-                runtime = cls(
-                    catalog=catalog,
-                    models=models,
-                    store=store,
-                    checkpointer=saver,
-                    settings=RuntimeSettings.from_config(config, agents_config),
-                    retriever=retriever,
-                    profile=profile,
-                    agents=agents,
-                    worktrees=worktrees,
-                    workspace=workspace,
-                    default_tools=default_tools,
-                )
-                try:
-                    yield runtime
-                finally:
-                    await runtime.close()
-        finally:
-            await asyncio.to_thread(store.close)
+        run's agents get beside their file and command tools (ided's code-intel tools); ``runs``: where
+        records and checkpoints live (``[runs]``; default: SQLite files in ``state_dir``)."""
+        runs = runs or RunsConfig()
+        home = workspace or (worktrees.workspace if worktrees is not None else state_dir)
+        async with (
+            open_run_store(runs, state_dir=state_dir, workspace=home) as store,
+            open_checkpointer(config.checkpoint, state_dir, database_url=runs.database_url) as saver,
+        ):
+            runtime = cls(
+                catalog=catalog,
+                models=models,
+                store=store,
+                checkpointer=saver,
+                settings=RuntimeSettings.from_config(config, agents_config),
+                retriever=retriever,
+                profile=profile,
+                agents=agents,
+                worktrees=worktrees,
+                workspace=workspace,
+                default_tools=default_tools,
+            )
+            try:
+                yield runtime
+            finally:
+                await runtime.close()
 
     # -- preparing ------------------------------------------------------------------------------
 
@@ -352,8 +354,10 @@ class PipelineRuntime:
         record = await self.get(run_id)
         if record.status.finished:
             raise PipelineError(f"run {run_id} already ended ({record.status.value}); nothing to resume")
-        if run_id in self._tasks or (record.status is RunStatus.RUNNING and record.pid != os.getpid()):
-            raise PipelineError(f"run {run_id} is running (pid {record.pid}); cancel it first or wait")
+        mine = record.pid == os.getpid() and record.host in (None, host_name())
+        if run_id in self._tasks or (record.status is RunStatus.RUNNING and not mine):
+            where = f" on {record.host}" if record.host and record.host != host_name() else ""
+            raise PipelineError(f"run {run_id} is running (pid {record.pid}{where}); cancel it first or wait")
         await self.store.clear_cancel(run_id)
         self._cancelled.discard(run_id)
         editing = record.changes is not None or (
@@ -388,6 +392,7 @@ class PipelineRuntime:
             record.run_id,
             status=RunStatus.RUNNING,
             pid=os.getpid(),
+            host=host_name(),
             resumed=record.resumed + (1 if resumed else 0),
             cancel_requested=False,
         )
@@ -575,13 +580,15 @@ class PipelineRuntime:
         return self._observed(record)
 
     def _observed(self, record: RunRecord) -> RunRecord:
-        elsewhere = record.run_id not in self._tasks and record.pid != os.getpid()
-        if record.status is RunStatus.RUNNING and elsewhere and not process_alive(record.pid):
+        here = record.host in (None, host_name())
+        elsewhere = record.run_id not in self._tasks and (record.pid != os.getpid() or not here)
+        if record.status is RunStatus.RUNNING and elsewhere and not process_alive(record.pid, record.host):
             return record.model_copy(update={"status": RunStatus.INTERRUPTED})
         return record
 
-    async def list_runs(self, limit: int = 50) -> list[RunRecord]:
-        return [self._observed(r) for r in await self.store.list(limit)]
+    async def list_runs(self, limit: int = 50, *, all_workspaces: bool = False) -> list[RunRecord]:
+        """Newest first: this workspace's runs, or with ``all_workspaces`` every writer's in the store."""
+        return [self._observed(r) for r in await self.store.list(limit, all_workspaces=all_workspaces)]
 
     async def decision_log(self, run_id: str) -> list[DecisionEntry]:
         await self.store.get(run_id)
@@ -636,7 +643,12 @@ class PipelineRuntime:
             await self.store.clear_cancel(run_id)
             self._cancelled.discard(run_id)
             updated = await self.store.update(
-                run_id, status=RunStatus.RUNNING, pid=os.getpid(), follow_ups=record.follow_ups + 1, stop=None
+                run_id,
+                status=RunStatus.RUNNING,
+                pid=os.getpid(),
+                host=host_name(),
+                follow_ups=record.follow_ups + 1,
+                stop=None,
             )
         except BaseException:
             await self.workspace.release(run_id)

@@ -28,7 +28,8 @@ from daemon.orchestration.project_profile import profile_project
 from daemon.orchestration.resilience import ResilienceLayer
 from daemon.orchestration.retriever import RetrievalQuery, RetrievedSnippet, Retriever
 from daemon.orchestration.run_store import RunStore
-from daemon.orchestration.runtime import PipelineRuntime, runs_db_path
+from daemon.orchestration.run_store_open import connect_run_store
+from daemon.orchestration.runtime import PipelineRuntime
 from daemon.orchestration.workflow_loader import WorkflowCatalog, workflow_dirs
 from daemon.service.agent_tools import CodeIntel, code_intel_tools
 from daemon.service.api import Methods, SearchParams
@@ -214,7 +215,9 @@ async def open_pipeline(
         retriever = IndexRetriever(config, client=client) if models_needed else None
         agent: Retriever | None = retriever
         if retriever is not None:
-            history = await asyncio.to_thread(RunStore, runs_db_path(config.state_path))
+            history = await asyncio.to_thread(
+                connect_run_store, config.runs, state_dir=config.state_path, workspace=config.workspace_path
+            )
             agent = agent_retriever(
                 build_retrieval_agent(
                     config,
@@ -238,6 +241,7 @@ async def open_pipeline(
             worktrees=worktrees,
             workspace=root,
             agents_config=config.agents,
+            runs=config.runs,
             default_tools=code_intel_tools(intel) if intel is not None else (),
         ) as runtime:
             yield runtime

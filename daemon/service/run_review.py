@@ -16,7 +16,7 @@ from typing import Any
 from daemon.config import Config
 from daemon.errors import ConflictError
 from daemon.orchestration.run_store import DecisionKind, RunStore
-from daemon.orchestration.runtime import runs_db_path
+from daemon.orchestration.run_store_open import open_run_store
 from daemon.vcs import AcceptResult, ChangeSet, CleanupReport, ConflictReport, RollbackResult, RunBranch, RunWorktrees
 
 __all__ = ["RunReview"]
@@ -35,11 +35,8 @@ class RunReview:
     @asynccontextmanager
     async def open(cls, config: Config) -> AsyncGenerator[RunReview]:
         """A review over ``config``'s workspace with its own connection to the run store."""
-        store = await asyncio.to_thread(RunStore, runs_db_path(config.state_path))
-        try:
+        async with open_run_store(config.runs, state_dir=config.state_path, workspace=config.workspace_path) as store:
             yield cls(RunWorktrees.for_config(config), store)
-        finally:
-            await asyncio.to_thread(store.close)
 
     async def diff(self, run_id: str) -> ChangeSet:
         """The run's change set (every file, both texts, one diff); logged as ``review``."""

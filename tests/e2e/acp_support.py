@@ -33,8 +33,8 @@ from acp.schema import (
 )
 
 from daemon.acp.prompt_content import PromptBlock
-from daemon.orchestration.run_store import RunStatus, RunStore
-from daemon.orchestration.runtime import runs_db_path
+from daemon.orchestration.run_store import RunStatus
+from daemon.orchestration.sqlite_run_store import SqliteRunStore, runs_db_path
 from tests.vcs_support import make_repo
 
 WAIT_S = 60.0
@@ -219,8 +219,8 @@ async def stop(process: asyncio.subprocess.Process) -> int:
 
 async def recorded_runs(tmp_path: Path) -> list[tuple[str, RunStatus]]:
     """(run id, status) of the runs recorded under ``tmp_path / "state"``, newest first."""
-    store = await asyncio.to_thread(RunStore, runs_db_path(tmp_path / "state"))
+    store = await asyncio.to_thread(SqliteRunStore, runs_db_path(tmp_path / "state"), workspace_id="reader")
     try:
-        return [(r.run_id, r.status) for r in await store.list(10)]
+        return [(r.run_id, r.status) for r in await store.list(10, all_workspaces=True)]
     finally:
         await asyncio.to_thread(store.close)

@@ -17,8 +17,8 @@ import pytest
 from acp.schema import FileEditToolCallContent, ToolCallProgress, ToolCallStart
 
 from daemon.config import load_config
-from daemon.orchestration.run_store import DecisionKind, RunStore
-from daemon.orchestration.runtime import runs_db_path
+from daemon.orchestration.run_store import DecisionKind
+from daemon.orchestration.sqlite_run_store import SqliteRunStore, runs_db_path
 from daemon.service.api import DaemonStatus, Methods, ReindexParams
 from daemon.service.daemon_client import DaemonClient, DaemonUnavailable
 from daemon.vcs import RunWorktrees
@@ -90,7 +90,7 @@ def calc_diff(call: ToolCallStart) -> FileEditToolCallContent:
 
 
 async def review_decisions(state_dir: Path, run_id: str) -> int:
-    store = await asyncio.to_thread(RunStore, runs_db_path(state_dir))
+    store = await asyncio.to_thread(SqliteRunStore, runs_db_path(state_dir), workspace_id="reader")
     try:
         return sum(d.kind is DecisionKind.REVIEW for d in await store.decisions(run_id))
     finally:

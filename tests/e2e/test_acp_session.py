@@ -12,8 +12,8 @@ import pytest
 from acp import RequestError
 from acp.schema import AvailableCommandsUpdate, UserMessageChunk
 
-from daemon.orchestration.run_store import RunStatus, RunStore
-from daemon.orchestration.runtime import runs_db_path
+from daemon.orchestration.run_store import RunStatus
+from daemon.orchestration.sqlite_run_store import SqliteRunStore, runs_db_path
 from tests.e2e.acp_support import (
     WAIT_S,
     env_for,
@@ -43,7 +43,7 @@ def bug_fix_script(tmp_path: Path, *, slow_stage: str | None = None) -> Path:
 
 
 async def run_status(tmp_path: Path, run_id: str) -> RunStatus:
-    store = await asyncio.to_thread(RunStore, runs_db_path(tmp_path / "state"))
+    store = await asyncio.to_thread(SqliteRunStore, runs_db_path(tmp_path / "state"), workspace_id="reader")
     try:
         return (await store.get(run_id)).status
     finally:

@@ -9,7 +9,7 @@ import signal
 import sys
 from pathlib import Path
 
-from daemon.config import PipelineConfig
+from daemon.config import PipelineConfig, RunsConfig
 from daemon.orchestration.llm_providers import ModelRegistry
 from daemon.orchestration.progress import ExecutionProgress, ProgressKind
 from daemon.orchestration.resilience import ResilienceLayer
@@ -38,7 +38,9 @@ async def _ided(*args: str, env: dict[str, str]) -> asyncio.subprocess.Process:
     )
 
 
-async def test_a_run_killed_mid_stage_resumes_from_its_last_checkpoint(tmp_path: Path) -> None:
+async def test_a_run_killed_mid_stage_resumes_from_its_last_checkpoint(
+    tmp_path: Path, runs_database_url: str | None
+) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
     (workspace / "calc.py").write_text("def add(a, b):\n    return a + b\n")
@@ -56,6 +58,9 @@ async def test_a_run_killed_mid_stage_resumes_from_its_last_checkpoint(tmp_path:
     )
     fast = write_script(tmp_path / "fast.yaml", [everyone_succeeds()])
     common = ["--set", f"state_dir={state_dir}"]
+    if runs_database_url:  # the same run on the shared Postgres store: records and checkpoints there
+        common += ["--set", f"runs.database_url={runs_database_url}"]
+    runs = RunsConfig(database_url=runs_database_url)
     env = _env(tmp_path / "home")
 
     proc = await _ided(
@@ -84,7 +89,7 @@ async def test_a_run_killed_mid_stage_resumes_from_its_last_checkpoint(tmp_path:
     run_id = seen[0].run_id
 
     models = ModelRegistry.none(ResilienceLayer(FAST_RESILIENCE))
-    async with open_runtime(state_dir, PipelineConfig(resilience=FAST_RESILIENCE), models=models) as runtime:
+    async with open_runtime(state_dir, PipelineConfig(resilience=FAST_RESILIENCE), models=models, runs=runs) as runtime:
         crashed = await runtime.get(run_id)
         assert crashed.status is RunStatus.INTERRUPTED
         checkpointed = await runtime.state(run_id)
@@ -98,7 +103,7 @@ async def test_a_run_killed_mid_stage_resumes_from_its_last_checkpoint(tmp_path:
     record = RunRecord.model_validate(json.loads(out))
     assert record.status is RunStatus.SUCCEEDED and record.resumed == 1
 
-    async with open_runtime(state_dir, PipelineConfig(resilience=FAST_RESILIENCE), models=models) as runtime:
+    async with open_runtime(state_dir, PipelineConfig(resilience=FAST_RESILIENCE), models=models, runs=runs) as runtime:
         events = await runtime.events(run_id)
         log = await runtime.decision_log(run_id)
         final = await runtime.state(run_id)
@@ -107,3 +112,4 @@ async def test_a_run_killed_mid_stage_resumes_from_its_last_checkpoint(tmp_path:
     assert final is not None and final.attempts == {"implementation": 1, "test_writing": 1, "test_execution": 1}
     assert final.stage_results["implementation"][0].summary == "multiply added"  # from the killed process
     assert any(e.kind is DecisionKind.RESUME for e in log)
+    assert (state_dir / "pipeline" / "checkpoints.sqlite3").exists() is (runs_database_url is None)

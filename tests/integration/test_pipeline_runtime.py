@@ -6,6 +6,7 @@ import asyncio
 import itertools
 import json
 import shutil
+import sys
 from collections.abc import AsyncGenerator
 from pathlib import Path
 
@@ -224,15 +225,19 @@ async def test_an_agent_model_that_keeps_failing_fails_its_stage_and_the_run_abo
     assert diagnosis[0].agents[0].error is not None and "503 service unavailable" in diagnosis[0].agents[0].error
 
 
-async def test_postgres_checkpoints_without_the_driver_fail_with_an_install_hint(tmp_path: Path) -> None:
+async def test_postgres_checkpoints_without_the_driver_fail_with_an_install_hint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "langgraph.checkpoint.postgres.aio", None)  # as if the package were absent
     config = PipelineConfig(
         resilience=FAST_RESILIENCE, checkpoint=CheckpointConfig(backend="postgres", postgres_url="postgresql://x/y")
     )
-    with pytest.raises(PipelineError, match="langgraph-checkpoint-postgres"):
+    with pytest.raises(PipelineError, match="langgraph-checkpoint-postgres") as caught:
         async with open_runtime(
             tmp_path / "state", config, models=ModelRegistry.none(ResilienceLayer(FAST_RESILIENCE))
         ):
             pass
+    assert caught.value.code is ErrorCode.DRIVER_MISSING
 
 
 async def test_adaptive_retrieval_puts_workspace_index_hits_into_the_retried_stage(tmp_path: Path) -> None:

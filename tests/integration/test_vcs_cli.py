@@ -11,8 +11,8 @@ from typer.testing import CliRunner, Result
 
 from daemon.cli.app import app
 from daemon.cli.review_commands import EXIT_CONFLICT
-from daemon.orchestration.run_store import DecisionEntry, DecisionKind, RunStore
-from daemon.orchestration.runtime import runs_db_path
+from daemon.orchestration.run_store import DecisionEntry, DecisionKind
+from daemon.orchestration.sqlite_run_store import SqliteRunStore, runs_db_path
 from daemon.vcs import ChangeSet, RunWorktrees
 from tests.vcs_support import git, make_repo, write
 
@@ -43,7 +43,7 @@ def edited_run(repo: Path, tmp_path: Path, run_id: str) -> RunWorktrees:
 
 def decisions(tmp_path: Path, run_id: str) -> list[DecisionEntry]:
     async def read() -> list[DecisionEntry]:
-        store = RunStore(runs_db_path(tmp_path / "state"))
+        store = SqliteRunStore(runs_db_path(tmp_path / "state"), workspace_id="reader")
         try:
             return await store.decisions(run_id)
         finally:

@@ -5,14 +5,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import pytest
-
-from daemon.errors import ErrorCode, PipelineError
 from daemon.orchestration.plan import assemble_plan
 from daemon.orchestration.progress import ExecutionProgress, ProgressBus, ProgressKind
 from daemon.orchestration.project_profile import profile_project
 from daemon.orchestration.routing import RouteDecision, RouteOutcome
-from daemon.orchestration.run_store import DecisionKind, RunRecord, RunStatus, RunStore
 from daemon.orchestration.selection_models import DecisionSource, StageDecision
 from daemon.orchestration.state import AgentOutcome, ExecutionState, StageResult
 from daemon.orchestration.stop_decision import StopStatus, decide_stop, utc_now
@@ -81,36 +77,6 @@ def test_abort_carries_the_routing_condition_and_the_last_route() -> None:
     stop = decide_stop(PLAN, state("abort", results, abort_reason="attempts[fix]=3", routes=[route.model_dump()]))
     assert stop.status is StopStatus.ABORTED and stop.reason == "aborted: attempts[fix]=3"
     assert stop.evidence_refs == ("run:r1/stage:fix/attempt:3", "run:r1/route:1")
-
-
-async def test_run_store_keeps_records_decisions_events_and_cancel_flags(tmp_path: Path) -> None:
-    store = RunStore(tmp_path / "runs.sqlite3")
-    now = utc_now()
-    record = RunRecord(run_id="r1", status=RunStatus.PLANNED, request="Fix", created_at=now, updated_at=now, plan=PLAN)
-    await store.create(record)
-    assert await store.log("r1", DecisionKind.SELECTION, "bug_fix", {"x": 1}) == 1
-    assert await store.log("r1", DecisionKind.PLAN, "planned") == 2
-    updated = await store.update("r1", status=RunStatus.RUNNING, pid=123)
-    assert updated.status is RunStatus.RUNNING and updated.plan == PLAN
-    await store.request_cancel("r1")
-    assert await store.cancel_requested("r1")
-    assert (await store.get("r1")).cancel_requested
-    event = ExecutionProgress(
-        run_id="r1", seq=1, timestamp=now, event=ProgressKind.RUN_STARTED, workflow="bug_fix", status="running"
-    )
-    await store.save_event(event)
-    assert await store.events("r1") == [event] and await store.last_event_seq("r1") == 1
-    assert [(d.seq, d.kind, d.data) for d in await store.decisions("r1")] == [
-        (1, DecisionKind.SELECTION, {"x": 1}),
-        (2, DecisionKind.PLAN, {}),
-    ]
-    reopened = RunStore(tmp_path / "runs.sqlite3")
-    assert [r.run_id for r in await reopened.list()] == ["r1"]
-    with pytest.raises(PipelineError) as caught:
-        await reopened.get("nope")
-    assert caught.value.code is ErrorCode.RUN_NOT_FOUND
-    store.close()
-    reopened.close()
 
 
 def _event(run_id: str, seq: int, kind: ProgressKind = ProgressKind.NODE_STARTED) -> ExecutionProgress:
