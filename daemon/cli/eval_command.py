@@ -55,13 +55,33 @@ def eval_command(
             "scripts it). Every claim is checked against the workspace text either way.",
         ),
     ] = AnswerMode.EXTRACTIVE,
+    localization: Annotated[
+        Path | None,
+        typer.Option(
+            "--localization",
+            help="Run a localization set instead (real issues over a real repository snapshot, e.g. "
+            "tests/golden/localization.yaml): the search's file and function ranking against its frozen baseline.",
+        ),
+    ] = None,
 ) -> None:
-    """Run the golden retrieval set and diff it against the frozen baseline."""
+    """Run the golden retrieval set (or, with --localization, a localization set) against its frozen baseline."""
     from daemon.cli.eval_run import run_with_answers
     from daemon.retrieval.harness import Baseline, HarnessConfig, check, load_yaml_model, make_baseline
 
     state = ctx.obj
     assert isinstance(state, CliState)
+    if localization is not None:
+        from daemon.cli.eval_localization import run_localization_set
+
+        if not localization.is_file():
+            state.fail(f"ided eval: the localization set {localization} does not exist (--localization PATH)")
+        try:
+            ok = run_localization_set(state, localization, update_baseline=update_baseline, as_json=as_json)
+        except (OSError, ValueError, DaemonError) as exc:
+            state.fail(f"ided eval: {exc}")
+        if not ok:
+            raise typer.Exit(1)
+        return
     for what, path, option in (("golden set", golden, "--golden"), ("harness config", harness, "--harness")):
         if not path.is_file():
             state.fail(

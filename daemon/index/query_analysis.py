@@ -34,7 +34,7 @@ __all__ = ["CODE_TERM_BOOST", "MAX_QUERY_CHARS", "MAX_TERMS", "AnalyzedQuery", "
 MAX_QUERY_CHARS = 32_000
 MAX_TERMS = 400
 CODE_TERM_BOOST = 1.5
-TITLE_REPEAT = 2
+TITLE_REPEAT = 3
 
 _BACKTICK = re.compile(r"`([^`\n]{1,200})`")
 _FENCE = re.compile(r"```.*?(?:```|$)", re.S)

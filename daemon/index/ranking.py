@@ -58,8 +58,8 @@ class RankingWeights:
     changelog: float = 0.25
     second: float = 0.5
     third: float = 0.25
-    file: float = 0.5
-    group: tuple[int, ...] = ()
+    file: float = 0.25
+    group: tuple[int, ...] = (4, 3, 2, 1)
 
 
 DEFAULT_WEIGHTS = RankingWeights()
