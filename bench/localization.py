@@ -25,7 +25,6 @@ p50/p95.
 from __future__ import annotations
 
 import argparse
-import ast
 import json
 import math
 import os
@@ -33,7 +32,6 @@ import re
 import statistics
 import sys
 import time
-import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,47 +47,7 @@ FN_K = 10
 SEARCH_K = 50
 
 
-# -- scoring (the dev set's rules) --------------------------------------------------------------
-
-
-@dataclass
-class Symbol:
-    qualname: str
-    start: int
-    end: int
-    depth: int
-
-
-def python_symbols(source: str) -> list[Symbol]:
-    """Every def/class with its line span (decorators included) and nesting depth."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return []
-    out: list[Symbol] = []
-
-    def walk(body: list[ast.stmt], prefix: str, depth: int) -> None:
-        for node in body:
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-                qual = f"{prefix}{node.name}"
-                out.append(Symbol(qual, start, node.end_lineno or node.lineno, depth))
-                if isinstance(node, ast.ClassDef):
-                    walk(node.body, qual + ".", depth + 1)
-                # functions nested in functions fold into the outer function (not walked)
-
-    walk(tree.body, "", 0)
-    return out
-
-
-def innermost(symbols: list[Symbol], line: int) -> Symbol | None:
-    best: Symbol | None = None
-    for s in symbols:
-        if s.start <= line <= s.end and (best is None or s.depth > best.depth):
-            best = s
-    return best
+# -- scoring: daemon.retrieval.localization (the dev set's rules) -----------------------------------
 
 
 @dataclass
@@ -108,36 +66,23 @@ class Scored:
 
 
 def score(inst: dict[str, Any], hits: list[Hit], checkout: Path | None) -> Scored:
-    gold = list(dict.fromkeys(inst["gold_files"]))
-    files = list(dict.fromkeys(h.path for h in hits))
-    m: dict[str, float] = {}
-    for k in KS:
-        found = sum(1 for g in gold if g in files[:k])
-        m[f"R@{k}"] = found / len(gold)
-    m["All@5"] = float(all(g in files[:5] for g in gold))
-    gold_fn: list[str] = inst.get("gold_functions") or []
-    symbols_out: list[str] = []
-    if gold_fn and checkout is not None:
-        cache: dict[str, list[Symbol]] = {}
-        seen: set[tuple[str, str]] = set()
-        for h in hits:
-            if h.start_line is None or not h.path.endswith(".py"):
-                continue
-            if h.path not in cache:
-                try:
-                    cache[h.path] = python_symbols((checkout / h.path).read_bytes().decode("utf-8", "replace"))
-                except OSError:
-                    cache[h.path] = []
-            s0, s1 = innermost(cache[h.path], h.start_line), innermost(cache[h.path], h.start_line + 1)
-            s = s1 if s1 is not None and (s0 is None or s1.depth > s0.depth) else s0
-            if s is None or (h.path, s.qualname) in seen:
-                continue
-            seen.add((h.path, s.qualname))
-            symbols_out.append(f"{h.path}::{s.qualname}")
-            if len(symbols_out) == FN_K:
-                break
-        m[f"FnR@{FN_K}"] = sum(1 for g in gold_fn if g in symbols_out) / len(gold_fn)
-    return Scored(inst["instance_id"], inst["repo"], m, files[:10], symbols_out)
+    from daemon.retrieval.localization import score_hits
+
+    def read(rel: str) -> str | None:
+        if checkout is None:
+            return None
+        try:
+            return (checkout / rel).read_bytes().decode("utf-8", "replace")
+        except OSError:
+            return None
+
+    gold_fn: list[str] = inst.get("gold_functions") or [] if checkout is not None else []
+    s = score_hits(inst["instance_id"], inst["gold_files"], gold_fn, [(h.path, h.start_line) for h in hits], read)
+    metrics = dict(s.recall)
+    metrics["All@5"] = float(all(g in s.top_files[:5] for g in inst["gold_files"]))
+    if s.fn_recall is not None:
+        metrics[f"FnR@{FN_K}"] = s.fn_recall
+    return Scored(inst["instance_id"], inst["repo"], metrics, list(s.top_files), list(s.top_symbols))
 
 
 # -- the BM25 baseline --------------------------------------------------------------------------
@@ -145,7 +90,64 @@ def score(inst: dict[str, Any], hits: list[Hit], checkout: Path | None) -> Score
 _IDENT = re.compile(r"[A-Za-z0-9_]+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _STOP = frozenset(
-    ["a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "from", "has", "have", "if", "in", "into", "is", "it", "its", "of", "on", "or", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was", "were", "will", "with", "we", "you", "i", "me", "my", "our", "not", "no", "so", "do", "does", "did", "can", "could", "would", "should", "may", "might", "been", "being", "am"]
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "for",
+        "from",
+        "has",
+        "have",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "was",
+        "were",
+        "will",
+        "with",
+        "we",
+        "you",
+        "i",
+        "me",
+        "my",
+        "our",
+        "not",
+        "no",
+        "so",
+        "do",
+        "does",
+        "did",
+        "can",
+        "could",
+        "would",
+        "should",
+        "may",
+        "might",
+        "been",
+        "being",
+        "am",
+    ]
 )
 _SKIP_DIRS = {".git", "node_modules", "__pycache__", ".tox", ".venv", "venv", "build", "dist"}
 
@@ -155,9 +157,8 @@ def bm25_tokens(text: str) -> list[str]:
     for ident in _IDENT.findall(text):
         parts = [p.lower() for piece in ident.split("_") if piece for p in _CAMEL.findall(piece)]
         whole = ident.strip("_").lower()
-        for t in parts if (len(parts) == 1 and parts[0] == whole) else [*parts, whole]:
-            if len(t) >= 2 and not t.isdigit() and t not in _STOP:
-                out.append(t)
+        terms = parts if (len(parts) == 1 and parts[0] == whole) else [*parts, whole]
+        out.extend(t for t in terms if len(t) >= 2 and not t.isdigit() and t not in _STOP)
     return out
 
 

@@ -30,6 +30,19 @@ class AnswerMode(StrEnum):
     MODEL = "model"
 
 
+def _localization(state: CliState, path: Path, *, update_baseline: bool, as_json: bool) -> None:
+    from daemon.cli.eval_localization import run_localization_set
+
+    if not path.is_file():
+        state.fail(f"ided eval: the localization set {path} does not exist (--localization PATH)")
+    try:
+        ok = run_localization_set(state, path, update_baseline=update_baseline, as_json=as_json)
+    except (OSError, ValueError, DaemonError) as exc:
+        state.fail(f"ided eval: {exc}")
+    if not ok:
+        raise typer.Exit(1)
+
+
 def eval_command(
     ctx: typer.Context,
     golden: Annotated[Path, typer.Option("--golden", help="The golden set (YAML).")] = GOLDEN_DEFAULT,
@@ -71,16 +84,7 @@ def eval_command(
     state = ctx.obj
     assert isinstance(state, CliState)
     if localization is not None:
-        from daemon.cli.eval_localization import run_localization_set
-
-        if not localization.is_file():
-            state.fail(f"ided eval: the localization set {localization} does not exist (--localization PATH)")
-        try:
-            ok = run_localization_set(state, localization, update_baseline=update_baseline, as_json=as_json)
-        except (OSError, ValueError, DaemonError) as exc:
-            state.fail(f"ided eval: {exc}")
-        if not ok:
-            raise typer.Exit(1)
+        _localization(state, localization, update_baseline=update_baseline, as_json=as_json)
         return
     for what, path, option in (("golden set", golden, "--golden"), ("harness config", harness, "--harness")):
         if not path.is_file():
