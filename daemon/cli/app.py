@@ -167,6 +167,8 @@ def search(
     """
     state = _state(ctx)
     config = state.config(workspace)
+    if not query.strip():
+        state.fail("ided search: the query is empty: give words or code to search for")
     params = SearchParams(query=query, k=k, kind=kind, language=lang, path_glob=glob, mode=mode)
     if daemon_running(config):
         result = _guard(state, lambda: remote_search(config, params))
