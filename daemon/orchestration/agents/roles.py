@@ -68,7 +68,7 @@ _ROLES: dict[str, str] = {
     "tester": f"You write automated tests that pin the requested behaviour down, then run them with run_command. "
     f"{_READ} Follow the project's existing test layout and helpers. {_EDIT} A red run is a failure: quote the "
     "failing tests and their errors as evidence.",
-    "formatter": "You run the project's formatters and linters with run_command (the format_* and lint_* "
+    "formatter": "You run the project's formatters and linters with run_command (the lint_* and format_* "
     f"commands) and fix what the linters report that they cannot fix themselves. {_EDIT} A linter that still "
     "fails is a failure: quote its findings as evidence.",
 }

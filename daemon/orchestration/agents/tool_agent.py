@@ -11,8 +11,8 @@ the files written and the tokens spent. In a ``test_execution`` or ``testing`` s
 when the agent ran no command and a ``test`` command is configured it is run for it, and a failing
 last command fails the outcome whatever the model said (its output tail becomes the evidence). In a
 ``lint_and_format`` stage the formatters and linters decide the same way: the stage's formatting
-agent (the first whose id names format or lint, else the first agent) runs every ``format_*`` then
-``lint_*`` command it did not run itself, and any of them failing fails its outcome.
+agent (the first whose id names format or lint, else the first agent) runs every ``lint_*`` then
+``format_*`` command it did not run itself, and any of them failing fails its outcome.
 """
 
 from __future__ import annotations
