@@ -1,4 +1,5 @@
-"""``ided run``, ``ided runs [show ID]``, ``ided resume ID``, ``ided cancel ID`` and ``ided workflows ...``.
+"""``ided run``, ``ided runs [show ID]``, ``ided runs feedback ID TEXT``, ``ided resume ID``, ``ided cancel ID``
+and ``ided workflows ...``.
 
 This module is the composition root of the pipeline for the command line: it passes the environment
 (API keys) to ``daemon.service.pipeline_host.open_pipeline``, which builds the model registry, profiles the
@@ -306,6 +307,37 @@ def runs_show(
                     print_progress(state.out, event)
 
     _guarded(state, go)
+
+
+@runs_app.command("feedback")
+def runs_feedback(
+    ctx: typer.Context,
+    run_id: Annotated[str, typer.Argument(help="The editing run to answer (`ided runs` lists them).")],
+    text: Annotated[str, typer.Argument(help="What to change, in your words.")],
+    workspace: WorkspaceOpt = None,
+    events: EventsOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Send review feedback on an editing run, as an editor does over ACP.
+
+    The run's last editing stage runs again with your feedback in its task, on the same branch; its
+    changes become a new commit and the run ends with a review again (`ided runs diff ID`, then
+    `ided runs accept|reject ID`). Only a run that ended, edited and is neither accepted nor rejected
+    takes feedback.
+    """
+    state = _state(ctx)
+    config = state.config(workspace)
+
+    async def go() -> RunRecord:
+        async with _runtime(state, config, models_needed=True) as runtime:
+            return await _follow(state, runtime, lambda: runtime.follow_up(run_id, text), events)
+
+    record = _guarded(state, go)
+    if events and not as_json:
+        if code := _exit_code(record):
+            raise typer.Exit(code)
+        return
+    _report(state, record, as_json=as_json)
 
 
 def workflows_list(ctx: typer.Context, workspace: WorkspaceOpt = None) -> None:
