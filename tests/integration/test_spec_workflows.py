@@ -27,6 +27,7 @@ from tests.pipeline_support import WAIT, choose, replay_config, write_script
 SPEC = Path(__file__).parents[1] / "fixtures" / "spec_workflows"
 FEATURE = "feature_with_iterative_testing"
 ARCHITECTURE = "architecture_discussion"
+SHIPPED_FEATURE = "spec_feature_with_iterative_testing"
 PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider"
 GIT = ["git", "-c", "user.name=Test", "-c", "user.email=test@example.com", "-c", "init.defaultBranch=main"]
 
@@ -96,9 +97,9 @@ async def run_scripted(
     return repo, record, state, [*log, *titles]
 
 
-def feature_script(code: str, **decisions: str) -> list[dict[str, Any]]:
+def feature_script(code: str, workflow: str = FEATURE, **decisions: str) -> list[dict[str, Any]]:
     return [
-        {"role": "orchestrator", "answer": choose(FEATURE, **decisions)},
+        {"role": "orchestrator", "answer": choose(workflow, **decisions)},
         {
             "role": "code_agent",
             "match": r"Stage: code_generation\b",
@@ -120,13 +121,15 @@ def feature_script(code: str, **decisions: str) -> list[dict[str, Any]]:
     ]
 
 
+@pytest.mark.parametrize("workflow", [FEATURE, SHIPPED_FEATURE], ids=["specification-file", "shipped"])
 async def test_the_specifications_feature_workflow_runs_its_four_stages_with_real_pytest_and_ruff(
-    tmp_path: Path, ruff_on_path: None
+    tmp_path: Path, ruff_on_path: None, workflow: str
 ) -> None:
-    entries = feature_script(UGLY, security_review="INCLUDE", lint_and_format="INCLUDE")
+    entries = feature_script(UGLY, workflow, security_review="INCLUDE", lint_and_format="INCLUDE")
     repo, record, state, trail = await run_scripted(tmp_path, entries, "Implement a multiply feature in calc")
 
     assert record.status is RunStatus.SUCCEEDED, record.stop
+    assert record.workflow == workflow
     assert [(r.source, r.target) for r in state.routes] == [
         ("code_generation", "test_generation_and_execution"),
         ("test_generation_and_execution", "security_review"),
@@ -161,6 +164,49 @@ async def test_lint_and_format_with_an_unfixable_finding_fails_the_stage_with_ru
     branch_file = git_show(repo, f"{changes.branch}:src/calc.py")
     assert branch_file.startswith(FORMATTED) and "def unused(x):\n    return x + undefined_name\n" in branch_file
     assert "security_review" not in state.stage_results
+
+
+async def test_a_red_test_in_the_shipped_copy_goes_back_to_code_generation_and_the_second_attempt_passes(
+    tmp_path: Path, ruff_on_path: None
+) -> None:
+    def writes(content: str, attempt: int) -> dict[str, Any]:
+        return {
+            "role": "code_agent",
+            "match": rf"Stage: code_generation\b(?s:.*)Attempt: {attempt}\b",
+            "tool_calls": [{"name": "write_file", "args": {"path": "src/calc.py", "content": content}}],
+        }
+
+    entries: list[dict[str, Any]] = [
+        {"role": "orchestrator", "answer": choose(SHIPPED_FEATURE, security_review="SKIP", lint_and_format="SKIP")},
+        writes(FORMATTED.replace("a * b", "a + b"), 1),
+        {"role": "code_agent", "match": r"Attempt: 1\b", "answer": {**DONE, "summary": "multiply"}},
+        {**writes(FORMATTED, 2), "match": r"(?s)Attempt: 2\b.*assert 7 == 12"},  # the red run is in its context
+        {"role": "code_agent", "match": r"Attempt: 2\b", "answer": {**DONE, "summary": "multiply fixed"}},
+        {
+            "role": "test_agent",
+            "match": r"Attempt: 1\b",
+            "tool_calls": [
+                {"name": "write_file", "args": {"path": "tests/test_multiply.py", "content": TEST}},
+                {"name": "run_command", "args": {"name": "test"}},
+            ],
+        },
+        {"role": "test_agent", "answer": {**DONE, "summary": "ran the tests"}, "repeat": True},
+    ]
+    repo, record, state, _ = await run_scripted(tmp_path, entries, "Implement a multiply feature in calc")
+
+    assert record.status is RunStatus.SUCCEEDED, record.stop
+    assert [(r.source, r.target) for r in state.routes] == [
+        ("code_generation", "test_generation_and_execution"),
+        ("test_generation_and_execution", "adaptive_retrieval"),
+        ("adaptive_retrieval", "code_generation"),
+        ("code_generation", "test_generation_and_execution"),
+        ("test_generation_and_execution", "done"),
+    ]
+    red, green = state.stage_results["test_generation_and_execution"]
+    assert red.failed and "exited with code 1" in red.summary and not green.failed
+    changes = record.changes
+    assert changes is not None
+    assert git_show(repo, f"{changes.branch}:src/calc.py") == FORMATTED
 
 
 async def test_the_specifications_architecture_workflow_analyses_then_records_the_decision(tmp_path: Path) -> None:
