@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import textwrap
 from pathlib import Path
+from typing import cast
 
 import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from daemon.cli.app import app
@@ -169,3 +174,46 @@ def test_both_spellings_of_one_key_in_one_agent_is_a_problem() -> None:
     text = _two().replace("{agent: code_agent}", "{agent: code_agent, agent_id: coder}")
 
     assert any("both 'agent' and 'agent_id'" in p for p in _problems(text))
+
+
+_ODD_VALUES = st.sampled_from([None, 0, 7, -1, True, "", "x", "HIGH", "DONE", [], [1], {}, {"enabled": "yes"}])
+
+
+def _paths(node: object, prefix: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+    found: list[tuple[object, ...]] = [prefix]
+    if isinstance(node, dict):
+        for key, value in cast("dict[str, object]", node).items():
+            found.extend(_paths(value, (*prefix, key)))
+    elif isinstance(node, list):
+        for index, value in enumerate(cast("list[object]", node)):
+            found.extend(_paths(value, (*prefix, index)))
+    return found
+
+
+def _replaced(node: object, path: tuple[object, ...], value: object) -> object:
+    if not path:
+        return value
+    head, rest = path[0], path[1:]
+    if isinstance(node, dict):
+        return {k: _replaced(v, rest, value) if k == head else v for k, v in cast("dict[str, object]", node).items()}
+    assert isinstance(node, list)
+    return [_replaced(v, rest, value) if i == head else v for i, v in enumerate(cast("list[object]", node))]
+
+
+_SPEC_DOC = yaml.safe_load(FEATURE.read_text(encoding="utf-8"))
+_SPEC_PATHS = _paths(_SPEC_DOC)[1:]
+
+
+@settings(max_examples=150, deadline=None)
+@given(picks=st.lists(st.tuples(st.sampled_from(_SPEC_PATHS), _ODD_VALUES), min_size=1, max_size=3))
+def test_any_value_anywhere_in_a_specification_file_loads_or_is_a_coded_problem(
+    picks: list[tuple[tuple[object, ...], object]],
+) -> None:
+    document: object = _SPEC_DOC
+    for path, value in picks:
+        with contextlib.suppress(KeyError, IndexError, AssertionError):
+            document = _replaced(document, path, value)
+    try:
+        parse_workflow(yaml.safe_dump(document), "fuzzed.yaml")
+    except WorkflowValidationError as exc:
+        assert exc.code is ErrorCode.WORKFLOW_INVALID and exc.problems
