@@ -39,7 +39,7 @@ from daemon.orchestration.run_store import RunRecord, RunStatus
 if TYPE_CHECKING:  # LangGraph, LangChain, git and YAML load only when a command needs them, not for --help
     from daemon.config import Config
     from daemon.orchestration.runtime import PipelineRuntime
-    from daemon.orchestration.workflow_loader import WorkflowCatalog
+    from daemon.orchestration.workflow_loader import WorkflowCatalog, WorkflowProblem
 
 __all__ = ["register_run_commands", "runs_app", "workflows_app"]
 
@@ -389,22 +389,48 @@ def workflows_validate(
     ] = None,
     workspace: WorkspaceOpt = None,
 ) -> None:
-    """Validate workflow files: schema, routing targets, reachability, bounded loops, unique ids."""
-    from daemon.orchestration.workflow_loader import WorkflowCatalog, check_workflow_file, workflow_dirs
+    """Validate workflow files: schema, routing targets, reachability, bounded loops, unique ids.
+
+    Files in the specification's spelling are valid too; the fields it normalised are counted here and
+    listed by `ided workflows show NAME` and in the plan of `ided run`.
+    """
+    from daemon.orchestration.workflow_loader import (
+        WorkflowCatalog,
+        WorkflowValidationError,
+        load_workflow_file,
+        workflow_dirs,
+    )
+    from daemon.orchestration.workflow_schema import Workflow
 
     state = _state(ctx)
+    valid: dict[str, Workflow] = {}
     if files:
-        problems = [p for f in files for p in check_workflow_file(f)]
+        problems: list[WorkflowProblem] = []
+        for f in files:
+            try:
+                valid[str(f)] = load_workflow_file(f)
+            except WorkflowValidationError as exc:
+                problems.extend(exc.problems)
         checked = len(files)
     else:
         config = state.config(workspace)
         catalog = WorkflowCatalog.load(workflow_dirs(config.workspace_path, config.pipeline.workflow_dirs))
         problems = list(catalog.problems)
+        valid = {catalog.sources[name]: wf for name, wf in catalog.workflows.items()}
         checked = len(catalog.workflows) + len({p.file for p in problems})
     if problems:
         print_problems(state.err, problems)
         state.fail(f"{len(problems)} problem(s) in {len({p.file for p in problems})} file(s)")
     state.err.print(f"{checked} workflow file(s) valid", style="green")
+    for source, wf in valid.items():
+        if wf.notes:
+            informational = sum(n.informational for n in wf.notes)
+            state.err.print(
+                f"  {source}: {len(wf.notes)} field(s) in the specification's spelling, {informational} of them "
+                f"informational (`ided workflows show {wf.name}` lists them)",
+                markup=False,
+                highlight=False,
+            )
 
 
 def workflows_schema() -> None:

@@ -273,12 +273,6 @@ class _Normaliser:
                     list(renamed),
                     "ided's tool names: " + ", ".join(f"{a} -> {b}" for a, b in renamed.items()),
                 )
-            if not tools:
-                self.note(
-                    f"stages.{stage}.parallel_agents.{agent.get('agent_id')}.mcp_tools",
-                    "[]",
-                    "no code-intel or search tools for this agent",
-                )
             agent["mcp_tools"] = mapped
         return agent
 

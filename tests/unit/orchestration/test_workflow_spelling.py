@@ -133,6 +133,8 @@ def test_ided_workflows_validate_accepts_both_specification_files() -> None:
 
     assert result.exit_code == 0, result.stderr
     assert "2 workflow file(s) valid" in result.stderr
+    counted = [line for line in result.stderr.splitlines() if "field(s) in the specification's spelling" in line]
+    assert len(counted) == 2 and "`ided workflows show feature_with_iterative_testing` lists them" in counted[0]
 
 
 def test_a_stage_number_that_names_no_stage_is_a_problem_listing_the_numbers() -> None:
