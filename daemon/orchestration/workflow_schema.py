@@ -122,10 +122,16 @@ class WorkflowMetadata(_Model):
 
 
 class RagSource(_Model):
-    name: str = Field(description="Source id, e.g. code, docs, tests, decision_log.")
+    name: str = Field(
+        description="Source id, e.g. code, docs, tests (index scopes), decision_log, or web / advisories (those "
+        "sources, for this workflow's stages)."
+    )
     priority: int = Field(default=1, ge=1, description="1 is the highest priority.")
     kind: str | None = Field(default=None, description="code or docs: restrict the index search to that kind.")
     paths: tuple[str, ...] = Field(default=(), description="Globs over workspace-relative paths this source covers.")
+    trigger_stages: tuple[str, ...] = Field(
+        default=(), description="Only the retrieval for these stage ids uses this source; empty: every stage."
+    )
 
 
 class RagStrategy(_Model):

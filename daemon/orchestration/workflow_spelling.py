@@ -70,14 +70,15 @@ _INDEX_MEANINGS = {
 }
 _OTHER_SOURCES = {
     "lsp_tools": "language-server facts come with lsp_integration; agents call the tools during their work",
-    "web_search": "the web source is switched for every workflow by [retrieval] web and web_url",
-    "cve_database": "the advisory (CVE) source is switched for every workflow by [retrieval] advisories",
 }
-_SOURCE_FIELDS = {"name", "priority", "kind", "paths"}
+_SWITCHED_SOURCES = {
+    "web_search": ("web", "the web source (switched on by [retrieval] web and web_url)"),
+    "cve_database": ("advisories", "the advisory (CVE) source (switched on by [retrieval] advisories)"),
+}
+_SOURCE_FIELDS = {"name", "priority", "kind", "paths", "trigger_stages"}
 _INFO_SOURCE_FIELDS = {
     "indexing": "ided's index chunks code by function and documents by section whatever this says",
     "execution_timing": "language-server tools are called on demand by the agents",
-    "trigger_stages": "recorded; the source is not limited to these stages",
     "strategy": "recorded; the source's behaviour is fixed",
 }
 
@@ -420,6 +421,13 @@ class _Normaliser:
         if name in _OTHER_SOURCES:
             self.note(f"{where}.name", name, _OTHER_SOURCES[name], informational=True)
             return None
+        triggers = _as_list(source.get("trigger_stages"))
+        if triggers is not None:
+            source["trigger_stages"] = [self.numbers.get(str(t), t) for t in triggers]
+            self.note(f"{where}.trigger_stages", triggers, "the source serves only the retrieval for these stages")
+        if name in _SWITCHED_SOURCES:
+            source["name"], meaning = _SWITCHED_SOURCES[name]
+            self.note(f"{where}.name", name, meaning)
         if name in _INDEX_SOURCES:
             source = {**source, **_INDEX_SOURCES[name]}
             self.note(f"{where}.name", name, _INDEX_MEANINGS[name])

@@ -85,8 +85,15 @@ def test_the_specifications_feature_workflow_loads_with_its_stages_routing_and_b
         "lint_and_format": 10000,
     }
     assert hints["code_generation"].avoid == ("test code", "deprecated patterns")
-    sources = [(s.name, s.kind, s.priority) for s in wf.retrieval_strategy_config.rag_strategy.sources]
-    assert sources == [("code", "code", 1), ("docs", "docs", 2)]
+    sources = [
+        (s.name, s.kind, s.priority, s.trigger_stages) for s in wf.retrieval_strategy_config.rag_strategy.sources
+    ]
+    assert sources == [
+        ("code", "code", 1, ()),
+        ("web", None, 2, ()),
+        ("docs", "docs", 2, ()),
+        ("advisories", None, 1, ("security_review",)),
+    ]
     assert wf.metadata.selection_criteria.agents == ("code_agent", "test_agent", "security_agent", "formatter_agent")
 
 
@@ -102,7 +109,7 @@ def test_the_specifications_architecture_workflow_is_a_document_workflow_whose_a
     ]
     assert wf.stage("architectural_analysis").parallel_agents[0].mcp_tools == ()  # `mcp_tools: []`: none
     sources = {s.name: s.priority for s in strategy.rag_strategy.sources}
-    assert sources == {"docs": 1, "decision_log": 1, "specification": 2}
+    assert sources == {"docs": 1, "decision_log": 1, "specification": 2, "web": 2}
     assert strategy.retrieval_hints["architectural_analysis"].token_budget == 15000
 
 
@@ -113,8 +120,7 @@ def test_every_field_without_a_counterpart_is_reported_as_informational_with_its
     assert "retrieval_strategy_config.strategy_name" in informational
     assert "retrieval_strategy_config.pattern_applied" in informational
     assert "retrieval_strategy_config.rag_strategy.chunk_strategy" in informational
-    assert "web_url" in informational["retrieval_strategy_config.rag_strategy.sources[2].name"]
-    assert "trigger_stages" in "".join(informational)
+    assert "lsp_integration" in informational["retrieval_strategy_config.rag_strategy.sources[1].name"]
     assert all(meaning for meaning in informational.values())
     plan = assemble_plan(
         wf,
@@ -170,6 +176,18 @@ def test_retrieval_switched_off_as_a_whole_turns_every_part_off() -> None:
 
     assert not strategy.ast_parsing and not strategy.lsp_integration
     assert not strategy.rag_strategy.enabled and not strategy.adaptive_retrieval.enabled
+
+
+def test_a_trigger_stage_that_names_no_stage_is_a_problem() -> None:
+    extra = """
+retrieval_strategy_config:
+  rag_strategy:
+    sources:
+      - {name: cve_database, priority: HIGH_if_triggered, trigger_stages: [security_reviw]}
+"""
+    problems = _problems(_two(extra=extra))
+
+    assert any("trigger_stages entry 'security_reviw', which is no stage" in p for p in problems)
 
 
 def test_both_spellings_of_one_key_in_one_agent_is_a_problem() -> None:
