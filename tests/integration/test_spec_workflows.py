@@ -209,6 +209,26 @@ async def test_a_red_test_in_the_shipped_copy_goes_back_to_code_generation_and_t
     assert git_show(repo, f"{changes.branch}:src/calc.py") == FORMATTED
 
 
+async def test_the_specification_file_as_written_retries_a_red_test_stage_then_aborts_at_used_up_code_generation(
+    tmp_path: Path,
+) -> None:
+    entries = feature_script(FORMATTED.replace("a * b", "a + b"), security_review="SKIP", lint_and_format="SKIP")
+    entries.append({"role": "test_agent", "answer": {**DONE, "summary": "ran the tests"}, "repeat": True})
+    _, record, state, _ = await run_scripted(tmp_path, entries, "Implement a multiply feature in calc")
+
+    assert record.status is RunStatus.ABORTED, record.stop
+    assert [(r.source, r.target) for r in state.routes] == [
+        ("code_generation", "test_generation_and_execution"),
+        ("test_generation_and_execution", "adaptive_retrieval"),
+        ("adaptive_retrieval", "test_generation_and_execution"),
+        ("test_generation_and_execution", "adaptive_retrieval"),
+        ("adaptive_retrieval", "test_generation_and_execution"),
+        ("test_generation_and_execution", "abort"),
+    ]
+    assert "attempts[code_generation]=1 reached max_attempts=1" in state.routes[-1].condition
+    assert all(r.failed for r in state.stage_results["test_generation_and_execution"])
+
+
 async def test_the_specifications_architecture_workflow_analyses_then_records_the_decision(tmp_path: Path) -> None:
     record_text = "# 1. Cache\n\nDecision: no cache until a profile shows the need.\n"
     entries: list[dict[str, Any]] = [
