@@ -1,9 +1,9 @@
-"""``ided run``, ``ided runs [show ID]``, ``ided runs feedback ID TEXT``, ``ided resume ID``, ``ided cancel ID``
-and ``ided workflows ...``.
+"""``ided run``, ``ided runs [show ID]``, ``ided resume ID``, ``ided cancel ID`` and ``ided workflows ...``.
 
 This module is the composition root of the pipeline for the command line: it passes the environment
 (API keys) to ``daemon.service.pipeline_host.open_pipeline``, which builds the model registry, profiles the
-workspace and hands the runtime a retriever over the workspace index.
+workspace and hands the runtime a retriever over the workspace index. ``ided runs feedback ID TEXT``
+answers a run's review through the runtime's ``follow_up``, as ACP does.
 """
 
 from __future__ import annotations
