@@ -160,9 +160,11 @@ class RunDriver:
                 for event in await runtime.events(record.run_id):  # the plan and the selection's thoughts
                     await self.send(self._sid, presenter.on_event(event))
                 assert record.plan is not None
+                notes = "".join(f"\n- {note}" for note in record.plan.notes)
                 await self._say(
                     f"Dry run: run {record.run_id} planned with workflow {record.workflow}; nothing executed.\n\n"
                     f"```mermaid\n{graph_mermaid(record.plan)}\n```"
+                    + (f"\n\nWritten in the specification's spelling:{notes}" if notes else "")
                 )
                 return "end_turn"
             if self.state.cancelled.is_set():

@@ -2,7 +2,8 @@
 
 This module is the composition root of the pipeline for the command line: it passes the environment
 (API keys) to ``daemon.service.pipeline_host.open_pipeline``, which builds the model registry, profiles the
-workspace and hands the runtime a retriever over the workspace index.
+workspace and hands the runtime a retriever over the workspace index. ``ided runs feedback ID TEXT``
+answers a run's review through the runtime's ``follow_up``, as ACP does.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from daemon.orchestration.run_store import RunRecord, RunStatus
 if TYPE_CHECKING:  # LangGraph, LangChain, git and YAML load only when a command needs them, not for --help
     from daemon.config import Config
     from daemon.orchestration.runtime import PipelineRuntime
-    from daemon.orchestration.workflow_loader import WorkflowCatalog
+    from daemon.orchestration.workflow_loader import WorkflowCatalog, WorkflowProblem
 
 __all__ = ["register_run_commands", "runs_app", "workflows_app"]
 
@@ -353,6 +354,37 @@ def runs_show(
     _guarded(state, go)
 
 
+@runs_app.command("feedback")
+def runs_feedback(
+    ctx: typer.Context,
+    run_id: Annotated[str, typer.Argument(help="The editing run to answer (`ided runs` lists them).")],
+    text: Annotated[str, typer.Argument(help="What to change, in your words.")],
+    workspace: WorkspaceOpt = None,
+    events: EventsOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Send review feedback on an editing run, as an editor does over ACP.
+
+    The run's last editing stage runs again with your feedback in its task, on the same branch; its
+    changes become a new commit and the run ends with a review again (`ided runs diff ID`, then
+    `ided runs accept|reject ID`). Only a run that ended, edited and is neither accepted nor rejected
+    takes feedback.
+    """
+    state = _state(ctx)
+    config = state.config(workspace)
+
+    async def go() -> RunRecord:
+        async with _runtime(state, config, models_needed=True) as runtime:
+            return await _follow(state, runtime, lambda: runtime.follow_up(run_id, text), events)
+
+    record = _guarded(state, go)
+    if events and not as_json:
+        if code := _exit_code(record):
+            raise typer.Exit(code)
+        return
+    _report(state, record, as_json=as_json)
+
+
 def workflows_list(ctx: typer.Context, workspace: WorkspaceOpt = None) -> None:
     """List the available workflows (built-in, then the workspace's .ided/workflows/)."""
     state = _state(ctx)
@@ -402,22 +434,48 @@ def workflows_validate(
     ] = None,
     workspace: WorkspaceOpt = None,
 ) -> None:
-    """Validate workflow files: schema, routing targets, reachability, bounded loops, unique ids."""
-    from daemon.orchestration.workflow_loader import WorkflowCatalog, check_workflow_file, workflow_dirs
+    """Validate workflow files: schema, routing targets, reachability, bounded loops, unique ids.
+
+    Files in the specification's spelling are valid too; the fields it normalised are counted here and
+    listed by `ided workflows show NAME` and in the plan of `ided run`.
+    """
+    from daemon.orchestration.workflow_loader import (
+        WorkflowCatalog,
+        WorkflowValidationError,
+        load_workflow_file,
+        workflow_dirs,
+    )
+    from daemon.orchestration.workflow_schema import Workflow
 
     state = _state(ctx)
+    valid: dict[str, Workflow] = {}
     if files:
-        problems = [p for f in files for p in check_workflow_file(f)]
+        problems: list[WorkflowProblem] = []
+        for f in files:
+            try:
+                valid[str(f)] = load_workflow_file(f)
+            except WorkflowValidationError as exc:
+                problems.extend(exc.problems)
         checked = len(files)
     else:
         config = state.config(workspace)
         catalog = WorkflowCatalog.load(workflow_dirs(config.workspace_path, config.pipeline.workflow_dirs))
         problems = list(catalog.problems)
+        valid = {catalog.sources[name]: wf for name, wf in catalog.workflows.items()}
         checked = len(catalog.workflows) + len({p.file for p in problems})
     if problems:
         print_problems(state.err, problems)
         state.fail(f"{len(problems)} problem(s) in {len({p.file for p in problems})} file(s)")
     state.err.print(f"{checked} workflow file(s) valid", style="green")
+    for source, wf in valid.items():
+        if wf.notes:
+            informational = sum(n.informational for n in wf.notes)
+            state.err.print(
+                f"  {source}: {len(wf.notes)} field(s) in the specification's spelling, {informational} of them "
+                f"informational (`ided workflows show {wf.name}` lists them)",
+                markup=False,
+                highlight=False,
+            )
 
 
 def workflows_schema() -> None:

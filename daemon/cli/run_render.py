@@ -84,6 +84,18 @@ def print_plan(console: Console, plan: ExecutionPlan) -> None:
             style="dim",
         )
     )
+    if plan.notes:
+        mapped = [n for n in plan.notes if not n.informational]
+        console.print(
+            Text(
+                f"  written in the specification's spelling: {len(mapped)} field(s) mapped, "
+                f"{len(plan.notes) - len(mapped)} informational",
+                style="dim",
+            )
+        )
+        for note in plan.notes:
+            tag = "informational" if note.informational else "mapped"
+            console.print(Text(f"    {tag}: {note.field} = {note.value}: {note.meaning}", style="dim"), highlight=False)
 
 
 def print_progress(console: Console, event: ExecutionProgress) -> None:

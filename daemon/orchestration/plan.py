@@ -1,8 +1,9 @@
 """Plan assembly: workflow + stage decisions -> execution plan. A pure function, nothing else.
 
 The plan holds the planned stages (with their task context and token budget), the skipped stages
-(with the reason), a routing table over planned stages only, and the workflow's retrieval strategy
-config passed through unchanged (the hand-off to the retrieval layer).
+(with the reason), a routing table over planned stages only, the workflow's retrieval strategy
+config passed through unchanged (the hand-off to the retrieval layer), and the workflow's notes:
+fields written in the specification's spelling and what they became, or why they are only recorded.
 
 Skipped stages are routed around: a route into a skipped stage follows that stage's
 ``next_stage_on_success`` until it reaches a planned stage, ``DONE`` or ``ABORT`` (a chain of skipped
@@ -28,6 +29,7 @@ from daemon.orchestration.workflow_schema import (
     Stage,
     StageType,
     Workflow,
+    WorkflowNote,
     WorkflowType,
 )
 
@@ -79,6 +81,9 @@ class ExecutionPlan(_Frozen):
     skipped: tuple[SkippedStage, ...]
     routing: dict[str, StageRoute]
     retrieval_strategy: RetrievalStrategyConfig
+    notes: tuple[WorkflowNote, ...] = Field(
+        default=(), description="The workflow file's fields in the specification's spelling: mapped or informational."
+    )
 
     def stage(self, stage_id: str) -> PlannedStage:
         for stage in self.stages:
@@ -175,4 +180,5 @@ def assemble_plan(workflow: Workflow, decisions: Sequence[StageDecision], reques
         skipped=tuple(skipped),
         routing=routing,
         retrieval_strategy=strategy,
+        notes=workflow.notes,
     )

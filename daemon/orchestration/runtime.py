@@ -39,6 +39,7 @@ from daemon.config import AgentsConfig, PipelineConfig, RunsConfig
 from daemon.errors import DaemonError, ErrorCode, PipelineError
 from daemon.orchestration.agents import EDITING_STAGE_TYPES, FileReader, ToolAgentProvider
 from daemon.orchestration.agents.run_workspace import RunWorkspace, plan_edits
+from daemon.orchestration.agents.toolchain import detect_toolchain
 from daemon.orchestration.checkpoints import open_checkpointer
 from daemon.orchestration.graph_builder import RunCancelled, RunContext, compile_graph
 from daemon.orchestration.llm_providers import HOW_TO_CONFIGURE, ORCHESTRATOR_ROLE, RETRIEVAL_ROLE, ModelRegistry
@@ -72,7 +73,7 @@ from daemon.orchestration.stop_decision import (
     utc_now,
 )
 from daemon.orchestration.workflow_loader import WorkflowCatalog
-from daemon.orchestration.workflow_schema import AgentSpec
+from daemon.orchestration.workflow_schema import AgentSpec, StageType
 from daemon.vcs import RunWorktrees
 
 __all__ = ["PipelineRuntime", "RuntimeSettings", "runs_db_path"]
@@ -425,7 +426,7 @@ class PipelineRuntime:
         config = self._graph_config(run_id)
         reporter = await RunReporter.resume(run_id=run_id, plan=plan, bus=self.bus, store=self.store)
         context = RunContext(
-            agents=self._provider(record, reporter),
+            agents=await self._provider(record, reporter),
             reporter=reporter,
             cancelled=lambda: self._is_cancelled(run_id),
             retriever=self._retriever,
@@ -510,7 +511,7 @@ class PipelineRuntime:
 
     # -- agents and commits -----------------------------------------------------------------------
 
-    def _provider(self, record: RunRecord, reporter: RunReporter) -> AgentProvider:
+    async def _provider(self, record: RunRecord, reporter: RunReporter) -> AgentProvider:
         """The injected provider, else tool-calling agents over the run's worktree or workspace."""
         if self._agents_injected:
             return self._agents
@@ -522,16 +523,27 @@ class PipelineRuntime:
             file_reader=host.file_reader,
             extra_tools=(*self._default_tools, *host.extra_tools),
             cancelled=lambda: self._is_cancelled(record.run_id),
-            workflow_commands=self._workflow_commands(record.workflow),
+            workflow_commands=await self._workflow_commands(record, reporter),
         )
         return ToolAgentProvider(self.models, env)
 
-    def _workflow_commands(self, name: str | None) -> dict[str, str]:
-        """The commands the run's workflow names (none when it is no longer in the catalog)."""
-        if name is None:
-            return {}
-        workflow = self.catalog.workflows.get(name)
-        return dict(workflow.commands) if workflow is not None else {}
+    async def _workflow_commands(self, record: RunRecord, reporter: RunReporter) -> dict[str, str]:
+        """The commands the run's workflow names (none when it is no longer in the catalog), after the
+        formatters and linters found for the worktree when the plan has a lint_and_format stage."""
+        workflow = self.catalog.workflows.get(record.workflow) if record.workflow is not None else None
+        named = dict(workflow.commands) if workflow is not None else {}
+        plan = record.plan
+        if record.changes is None or plan is None:
+            return named
+        if not any(stage.type is StageType.LINT_AND_FORMAT for stage in plan.stages):
+            return named
+        toolchain = await asyncio.to_thread(detect_toolchain, Path(record.changes.worktree))
+        await reporter.log(
+            DecisionKind.PLAN,
+            f"lint_and_format toolchain: {toolchain.summary()}",
+            {"commands": toolchain.commands, "missing": list(toolchain.missing)},
+        )
+        return {**toolchain.commands, **named}
 
     def _committer(self, run_id: str, *, feedback: str | None = None) -> Any:
         async def commit(result: StageResult) -> str | None:
@@ -681,7 +693,7 @@ class PipelineRuntime:
         try:
             state = await self.state(run_id) or ExecutionState(run_id=run_id, request=plan.request)
             await reporter.node_started(stage_id, state, attempt=attempt)
-            provider = self._provider(record, reporter)
+            provider = await self._provider(record, reporter)
 
             def make_task(spec: AgentSpec) -> AgentTask:
                 return AgentTask(

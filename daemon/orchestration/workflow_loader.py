@@ -6,9 +6,14 @@ every problem found (file, stage, what is wrong, how to fix it) and left out of 
 workflows stay usable.
 
 Checks beyond the pydantic schema: duplicate stage ids, reserved ids, routing targets that are not a
-stage, ``DONE`` or ``ABORT``, retrieval hints for unknown stages, stages unreachable from the entry
-(the first stage), loops in the routing graph with no ``max_attempts`` bound on any of their stages,
-invalid ``applicable_patterns`` regexes and duplicate agent ids in a stage.
+stage, ``DONE`` or ``ABORT``, retrieval hints and rag-source ``trigger_stages`` for unknown stages,
+stages unreachable from the entry (the first stage), loops in the routing graph with no
+``max_attempts`` bound on any of their stages, invalid ``applicable_patterns`` regexes and duplicate
+agent ids in a stage.
+
+A file may be written in the specification's spelling (integer stage ids, ``agent:``, ``priority:
+HIGH`` ...): ``workflow_spelling.normalise`` turns it into ided's before validation, and its notes
+(what each such field became, or why it is only recorded) travel on the workflow (``Workflow.notes``).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from pydantic import ValidationError
 
 from daemon.errors import WorkflowError
 from daemon.orchestration.workflow_schema import ABORT, DONE, RESERVED_STAGE_IDS, Stage, Workflow
+from daemon.orchestration.workflow_spelling import normalise
 
 __all__ = [
     "WorkflowCatalog",
@@ -156,14 +162,16 @@ def parse_workflow(text: str, source: str) -> Workflow:
                 )
             ]
         )
+    spelled = normalise(cast("dict[str, object]", raw))
+    problems = [WorkflowProblem(file=source, stage=p.stage, message=p.message, fix=p.fix) for p in spelled.problems]
     try:
-        workflow = Workflow.model_validate(raw)
+        workflow = Workflow.model_validate(spelled.data)
     except ValidationError as exc:
-        raise WorkflowValidationError(_schema_problems(exc, cast("dict[str, object]", raw), source)) from exc
-    problems = routing_problems(workflow, source)
+        raise WorkflowValidationError([*problems, *_schema_problems(exc, spelled.data, source)]) from exc
+    problems.extend(routing_problems(workflow, source))
     if problems:
         raise WorkflowValidationError(problems)
-    return workflow
+    return workflow.with_notes(tuple(spelled.notes))
 
 
 def load_workflow_file(path: Path) -> Workflow:
@@ -313,6 +321,17 @@ def _target_problems(workflow: Workflow, source: str, ids: list[str]) -> list[Wo
                     + ("" if name == "retry_stage" else ", DONE, ABORT"),
                 )
             )
+    problems.extend(
+        WorkflowProblem(
+            file=source,
+            stage=None,
+            message=f"rag source '{rag.name}' has trigger_stages entry '{sid}', which is no stage{_closest(sid, ids)}",
+            fix=f"name stages of this workflow: {', '.join(ids)}",
+        )
+        for rag in workflow.retrieval_strategy_config.rag_strategy.sources
+        for sid in rag.trigger_stages
+        if sid not in known
+    )
     problems.extend(
         WorkflowProblem(
             file=source,

@@ -4,6 +4,11 @@ A workflow is data: metadata that the orchestrator reads to choose it, a retriev
 through to the retrieval layer unchanged, and an ordered list of stages with their routing. The
 JSON Schema exported from these models is ``workflows/schema.json`` (``ided workflows schema``).
 
+These models are the one internal model. Files written in the specification's own spelling
+(integer stage ids, ``agent:``, ``priority: HIGH``, ``routing.max_attempts`` ...) are normalised into
+it at load time by ``workflow_spelling``; what that did, and the fields ided only records, travel
+with the workflow as ``Workflow.notes`` (``WorkflowNote``) into the plan output.
+
 Routing targets are a stage id, ``DONE`` or ``ABORT``. The first stage in the file is the entry.
 What loading checks beyond this schema (unknown targets, unreachable stages, unbounded loops,
 duplicate ids) lives in ``workflow_loader``.
@@ -15,7 +20,7 @@ import logging
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StringConstraints
 
 __all__ = [
     "ABORT",
@@ -36,6 +41,7 @@ __all__ = [
     "StageType",
     "Workflow",
     "WorkflowMetadata",
+    "WorkflowNote",
     "WorkflowType",
     "workflow_json_schema",
 ]
@@ -73,6 +79,10 @@ class StageType(StrEnum):
     IMPLEMENTATION = "implementation"
     TEST_WRITING = "test_writing"
     TEST_EXECUTION = "test_execution"
+    TESTING = "testing"
+    """Write tests and run them in one stage; the test run decides (the specification's test stage)."""
+    LINT_AND_FORMAT = "lint_and_format"
+    """Run the workspace's formatters and linters (detected or configured); their exit codes decide."""
     REVIEW = "review"
     AUDIT = "audit"
     DOCUMENTATION = "documentation"
@@ -112,10 +122,16 @@ class WorkflowMetadata(_Model):
 
 
 class RagSource(_Model):
-    name: str = Field(description="Source id, e.g. code, docs, tests, decision_log.")
+    name: str = Field(
+        description="Source id, e.g. code, docs, tests (index scopes), decision_log, or web / advisories (those "
+        "sources, for this workflow's stages)."
+    )
     priority: int = Field(default=1, ge=1, description="1 is the highest priority.")
     kind: str | None = Field(default=None, description="code or docs: restrict the index search to that kind.")
     paths: tuple[str, ...] = Field(default=(), description="Globs over workspace-relative paths this source covers.")
+    trigger_stages: tuple[str, ...] = Field(
+        default=(), description="Only the retrieval for these stage ids uses this source; empty: every stage."
+    )
 
 
 class RagStrategy(_Model):
@@ -155,7 +171,10 @@ class AgentSpec(_Model):
         default=None, description="Model role (pipeline.models key) for this agent; default: the agent_id."
     )
     instructions: str = Field(default="", description="Extra instructions for this agent.")
-    mcp_tools: tuple[str, ...] = Field(default=(), description="MCP tools this agent may call.")
+    mcp_tools: tuple[str, ...] | None = Field(
+        default=None,
+        description="ided's code-intel and search tools this agent is offered; absent: all of them, []: none.",
+    )
 
     @property
     def model_role(self) -> str:
@@ -200,8 +219,23 @@ class Stage(_Model):
     )
 
 
+class WorkflowNote(_Model):
+    """A field written in the specification's spelling: what ided made of it, or why it is only recorded."""
+
+    field: str = Field(description="Where in the file, e.g. retrieval_strategy_config.strategy_name.")
+    value: str = Field(description="The value as written (shortened).")
+    meaning: str = Field(description="What ided does with it.")
+    informational: bool = Field(description="True when ided records the field but nothing depends on it.")
+
+    def __str__(self) -> str:
+        tag = "informational" if self.informational else "mapped"
+        return f"{self.field} = {self.value}: {tag}: {self.meaning}"
+
+
 class Workflow(_Model):
     """One workflow file."""
+
+    _notes: tuple[WorkflowNote, ...] = PrivateAttr(default=())
 
     metadata: WorkflowMetadata
     retrieval_strategy_config: RetrievalStrategyConfig = RetrievalStrategyConfig()
@@ -231,6 +265,16 @@ class Workflow(_Model):
     @property
     def optional_stages(self) -> tuple[Stage, ...]:
         return tuple(s for s in self.stages if not s.required)
+
+    @property
+    def notes(self) -> tuple[WorkflowNote, ...]:
+        """Fields the loader normalised from the specification's spelling, and fields only recorded."""
+        return self._notes
+
+    def with_notes(self, notes: tuple[WorkflowNote, ...]) -> Workflow:
+        copy = self.model_copy()
+        copy._notes = notes
+        return copy
 
 
 def workflow_json_schema() -> dict[str, Any]:

@@ -6,7 +6,9 @@ mode (``adaptive``: after a failure, queries built from the failure and the fail
 
 1. choose the sources: each must be switched on in ``[retrieval]`` and asked for by the workflow
    (rag sources and their kinds/paths, ``lsp_integration``, ``ast_parsing``); document workflows
-   never get static analysis (no language-server facts, no AST map);
+   never get static analysis (no language-server facts, no AST map). A rag source with
+   ``trigger_stages`` serves only those stages: an index scope, or the web and advisory sources
+   when the workflow names them (``web``, ``advisories``; unnamed, they follow ``[retrieval]`` alone);
 2. write the queries (the ``retrieval`` model when one is given, else the deterministic generator);
 3. run the sources in parallel, each under a timeout and a circuit breaker; a source that fails is
    ``unavailable`` with its reason and the run goes on;
@@ -66,6 +68,8 @@ __all__ = ["AgentParts", "RetrievalAgent", "rejections_by_step"]
 logger = logging.getLogger(__name__)
 
 _DOC_WORDS = ("documentation", "docs", "documents")
+_NOT_INDEX = frozenset({"decision_log", "decisions", SourceName.WEB.value, SourceName.ADVISORIES.value})
+"""Rag source names that are not index scopes."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -227,8 +231,11 @@ class RetrievalAgent:
             *self._index_sources(request, strategy).items(),
             (SourceName.LSP, self._lsp_source(request, strategy)),
             (SourceName.DECISIONS, self._decision_source(strategy)),
-            (SourceName.WEB, self._web_source()),
-            (SourceName.ADVISORIES, self._advisory_source()),
+            (SourceName.WEB, self._triggered(request, strategy, SourceName.WEB) or self._web_source()),
+            (
+                SourceName.ADVISORIES,
+                self._triggered(request, strategy, SourceName.ADVISORIES) or self._advisory_source(),
+            ),
         ):
             if isinstance(made, SourceStatus):
                 statuses[name] = made
@@ -248,7 +255,9 @@ class RetrievalAgent:
     ) -> dict[SourceName, Source | SourceStatus]:
         cfg, index = self.config, self.parts.index
         rag = strategy.rag_strategy
-        scopes = _scopes(strategy, code_workflow=request.workflow_kind is not WorkflowKind.DOCUMENT)
+        scopes = _scopes(
+            strategy, code_workflow=request.workflow_kind is not WorkflowKind.DOCUMENT, stage=request.stage.stage_id
+        )
         avoid_docs = any(word in hint.lower() for hint in request.stage.avoid for word in _DOC_WORDS)
         out: dict[SourceName, Source | SourceStatus] = {}
         for name, kind, switch in (
@@ -292,6 +301,14 @@ class RetrievalAgent:
             return _off(name, "no index and no run history attached", SourceState.UNAVAILABLE)
         k = max(2, self.config.k_per_query // 2)
         return DecisionSource(self.parts.index, self.parts.history, globs=self.config.decision_globs, k=k)
+
+    def _triggered(self, request: RetrievalRequest, strategy: StrategyLike, name: SourceName) -> SourceStatus | None:
+        """Off when the workflow names this source only for other stages (``trigger_stages``)."""
+        named = [s for s in strategy.rag_strategy.sources if s.name == name.value]
+        stages = {t for s in named for t in s.trigger_stages}
+        if not named or any(not s.trigger_stages for s in named) or request.stage.stage_id in stages:
+            return None
+        return _off(name, f"the workflow triggers it only for {', '.join(sorted(stages))}")
 
     def _web_source(self) -> Source | SourceStatus:
         if not self.config.web:
@@ -395,15 +412,18 @@ def _off(name: SourceName, reason: str, state: SourceState = SourceState.OFF) ->
     return SourceStatus(source=name, state=state, reason=reason)
 
 
-def _scopes(strategy: StrategyLike, *, code_workflow: bool) -> dict[ChunkKind, list[IndexScope]]:
-    """The workflow's rag sources as index scopes per chunk kind (decision sources are not index scopes)."""
+def _scopes(strategy: StrategyLike, *, code_workflow: bool, stage: str) -> dict[ChunkKind, list[IndexScope]]:
+    """The workflow's rag sources as index scopes per chunk kind, those triggered for other stages left out
+    (decision, web and advisory sources are not index scopes)."""
     scopes: dict[ChunkKind, list[IndexScope]] = {ChunkKind.CODE: [], ChunkKind.DOCS: []}
-    sources = [s for s in strategy.rag_strategy.sources if s.name not in ("decision_log", "decisions")]
+    sources = [s for s in strategy.rag_strategy.sources if s.name not in _NOT_INDEX]
     for source in sorted(sources, key=lambda s: s.priority):
+        if source.trigger_stages and stage not in source.trigger_stages:
+            continue
         kind = ChunkKind.DOCS if source.kind == "docs" else ChunkKind.CODE if source.kind == "code" else None
         for k in (kind,) if kind is not None else (ChunkKind.CODE, ChunkKind.DOCS):
             scopes[k].append(IndexScope(label=source.name, kind=k, globs=tuple(source.paths)[:3]))
-    if not strategy.rag_strategy.sources:
+    if not sources:
         scopes[ChunkKind.DOCS].append(IndexScope(label="docs", kind=ChunkKind.DOCS))
         if code_workflow:
             scopes[ChunkKind.CODE].append(IndexScope(label="code", kind=ChunkKind.CODE))

@@ -54,6 +54,9 @@ class RagSourceLike(Protocol):
     @property
     def paths(self) -> Sequence[str]: ...
 
+    @property
+    def trigger_stages(self) -> Sequence[str]: ...
+
 
 class RagStrategyLike(Protocol):
     @property

@@ -192,3 +192,24 @@ async def test_a_code_run_started_over_lsp_ends_in_review_and_its_change_is_acce
         with pytest.raises(JsonRpcException) as bad:
             await client.ided("ided/run/start", {"request": "x", "mode": "write"})
         assert bad.value.code == -32602
+
+
+async def test_a_dry_run_of_the_specifications_file_lists_its_mapped_and_informational_fields(
+    repo: Path, tmp_path: Path
+) -> None:
+    spec = Path(__file__).parents[1] / "fixtures" / "spec_workflows" / "architecture_discussion.yaml"
+    (repo / ".ided" / "workflows").mkdir(parents=True)
+    (repo / ".ided" / "workflows" / spec.name).write_bytes(spec.read_bytes())
+    orchestrator = {"role": "orchestrator", "answer": choose("architecture_discussion"), "repeat": True}
+    script = write_script(tmp_path / "script.yaml", [orchestrator])
+    extra = ("--set", f"pipeline.replay_script={script}", "--set", "pipeline.resilience.cache=false")
+    async with runs_client(repo, tmp_path / "state", *extra) as client:
+        dry = await client.ided("ided/run/start", {"request": "discuss the architecture of calc", "dryRun": True})
+
+    assert dry["status"] == "planned" and dry["stages"][0] == "architectural_analysis"
+    notes: list[str] = dry["notes"]
+    assert any(
+        n.startswith("retrieval_strategy_config.strategy_name = document_domain_discussion: informational")
+        for n in notes
+    )
+    assert any(n.startswith("stages[0].stage_id = 1: mapped: stage id 'architectural_analysis'") for n in notes)

@@ -12,7 +12,9 @@ from daemon.orchestration.llm_providers import ModelRegistry
 from daemon.orchestration.plan import assemble_plan
 from daemon.orchestration.replay_provider import ReplayChatModel, ReplayEntry, ReplayScript
 from daemon.orchestration.resilience import ResilienceLayer
+from daemon.orchestration.selection_models import DecisionSource, StageDecision
 from daemon.orchestration.stage_agents import AgentTask
+from daemon.orchestration.workflow_loader import load_workflow_file
 from daemon.orchestration.workflow_schema import WorkflowType
 from daemon.service.agent_tools import INTEL_TOOL_NAMES, code_intel_tools
 from daemon.service.code_intel import CodeIntelService
@@ -74,3 +76,37 @@ async def test_a_coder_finds_a_definition_and_searches_the_index_through_the_cod
     assert ("shapes/report.py", 18) in {(loc.path, loc.line) for loc in definition.locations}
     assert search.status == "completed" and any(loc.path.startswith("shapes/") for loc in search.locations)
     assert refused.status == "failed" and "no tool named 'workspace_symbols'" in (refused.output or "")
+
+
+async def test_mcp_tools_empty_offers_no_code_intel_tools_and_no_list_offers_them_all(tmp_path: Path) -> None:
+    require_server("python")
+    workspace = copy_workspace("intel_python", tmp_path)
+    spec = Path(__file__).parents[1] / "fixtures" / "spec_workflows"
+    analysis = assemble_plan(load_workflow_file(spec / "architecture_discussion.yaml"), [], "Discuss the design")
+    include = StageDecision(stage_id="security_review", include=True, reason="asked", source=DecisionSource.RULE)
+    feature = assemble_plan(load_workflow_file(spec / "feature_with_iterative_testing.yaml"), [include], "Add auth")
+    analyst = analysis.stage("architectural_analysis")  # `mcp_tools: []` in the specification's file
+    security = feature.stage("security_review")  # no mcp_tools at all
+    assert analyst.agents[0].mcp_tools == () and security.agents[0].mcp_tools is None
+    ask = [{"name": "workspace_symbols", "args": {"query": "Reporter"}}]
+    models = registry(
+        [
+            {"match": r"Agent: analysis_agent\b", "tool_calls": ask},
+            {"match": r"Agent: security_agent\b", "tool_calls": ask},
+            {"answer": {"status": "success", "summary": "asked"}, "repeat": True},
+        ]
+    )
+    recorder = Recorder()
+    async with CodeIntelService.open(workspace_config(workspace, tmp_path / "state")) as intel:
+        env = AgentEnvironment(
+            files=RunFiles(workspace, editable=False), extra_tools=tuple(code_intel_tools(intel)), events=recorder
+        )
+        provider = ToolAgentProvider(models, env)
+        for stage, kind in ((analyst, WorkflowType.DOCUMENT), (security, WorkflowType.CODE)):
+            task = AgentTask(run_id="r1", stage=stage, agent=stage.agents[0], attempt=1, workflow_type=kind)
+            await asyncio.wait_for(provider.agent(stage.agents[0]).run(task), TIMEOUT)
+    refused, answered = recorder.updates
+    assert refused.status == "failed" and "no tool named 'workspace_symbols'" in (refused.output or "")
+    offered = (refused.output or "").split("available: ", 1)[1].split(", ")
+    assert not set(offered) & set(INTEL_TOOL_NAMES)  # `[]`: none of ided's code-intel tools
+    assert answered.status == "completed" and "Reporter" in (answered.output or "")  # no list: all of them

@@ -47,7 +47,7 @@ def test_workflows_show_mermaid_prints_the_compiled_graph(workspace: Path) -> No
 
 def test_workflows_validate_passes_the_shipped_files_and_reports_a_bad_workspace_file(workspace: Path) -> None:
     ok = ided(workspace, "workflows", "validate", "-w", str(workspace))
-    assert ok.exit_code == 0 and "7 workflow file(s) valid" in ok.stderr
+    assert ok.exit_code == 0 and "9 workflow file(s) valid" in ok.stderr
     own = workspace / ".ided" / "workflows"
     own.mkdir(parents=True)
     bad = own / "mine.yaml"

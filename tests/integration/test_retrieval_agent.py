@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from daemon.config import Config
+from daemon.orchestration.workflow_loader import load_workflow_file
 from daemon.orchestration.workflow_schema import RetrievalStrategyConfig
 from daemon.retrieval.agent import RetrievalAgent
 from daemon.retrieval.models import (
@@ -190,6 +191,27 @@ async def test_osv_advisories_are_looked_up_by_id_over_http(shop: Any) -> None:
     assert adv is not None and adv.state is SourceState.OK and adv.candidates == 1
     piece = next(p for p in result.context if p.source is SourceName.ADVISORIES)
     assert piece.attribution.ref == "GHSA-jjg7-2v4v-x38h" and "denial of service" in piece.text
+
+
+async def test_a_source_with_trigger_stages_serves_only_those_stages(shop: Any) -> None:
+    spec = Path(__file__).parents[1] / "fixtures" / "spec_workflows" / "feature_with_iterative_testing.yaml"
+    strategy = load_workflow_file(spec).retrieval_strategy_config  # cve_database, trigger_stages: [security_review]
+    vuln = {"id": "GHSA-jjg7-2v4v-x38h", "summary": "idna denial of service", "aliases": ["CVE-2024-3651"]}
+
+    def request(stage: str) -> RetrievalRequest:
+        hints = StageHints(stage_id=stage, token_budget=1500)
+        return RetrievalRequest(task="check CVE-2024-3651 in pricing", workflow_kind=WorkflowKind.CODE, stage=hints)
+
+    async with _Http({"/v1/vulns/CVE-2024-3651": vuln}) as url:
+        agent = _agent(shop, advisories=True, advisory_url=url, code_threshold=0.0)
+        security = await asyncio.wait_for(agent.retrieve(request("security_review"), strategy), 60)
+        coding = await asyncio.wait_for(agent.retrieve(request("code_generation"), strategy), 60)
+
+    triggered, other = security.source(SourceName.ADVISORIES), coding.source(SourceName.ADVISORIES)
+    assert triggered is not None and triggered.state is SourceState.OK and triggered.candidates == 1
+    assert other is not None and other.state is SourceState.OFF
+    assert other.reason == "the workflow triggers it only for security_review"
+    assert any(p.source is SourceName.CODE for p in coding.context)  # the index still serves that stage
 
 
 async def test_validation_drops_a_chunk_whose_file_changed_after_indexing(tmp_path: Path) -> None:

@@ -92,6 +92,7 @@ def _diff_result(changes: ChangeSet, repo_root: Path) -> RunDiffResult:
 
 
 def _start_result(record: RunRecord, notes: list[str]) -> RunStartResult:
+    """``notes`` plus the plan's: the workflow file's fields in the specification's spelling (mapped, informational)."""
     plan = record.plan
     return RunStartResult(
         run_id=record.run_id,
@@ -99,7 +100,7 @@ def _start_result(record: RunRecord, notes: list[str]) -> RunStartResult:
         workflow=record.workflow,
         stages=[s.stage_id for s in plan.stages] if plan else [],
         skipped=[s.stage_id for s in plan.skipped] if plan else [],
-        notes=notes,
+        notes=[*notes, *(str(n) for n in plan.notes)] if plan else notes,
     )
 
 

@@ -1,8 +1,10 @@
 """Role prompts of the specialist agents, and which stages may edit files.
 
-Each agent id the shipped workflows name has a role prompt; an unknown id gets the prompt of its
-stage's type. The prompt says what the role does and how it uses its tools; the workflow's own
-``instructions`` for the agent and the stage's task context come after it.
+Each agent id the shipped workflows name has a role prompt, and so have the specification's agent
+ids (``code_agent``, ``test_agent``, ``security_agent``, ``formatter_agent``, ``analysis_agent``,
+``documentation_agent``); an unknown id gets the prompt of its stage's type. The prompt says what
+the role does and how it uses its tools; the workflow's own ``instructions`` for the agent and the
+stage's task context come after it.
 """
 
 from __future__ import annotations
@@ -15,11 +17,27 @@ __all__ = ["COMMAND_STAGE_TYPES", "EDITING_STAGE_TYPES", "role_prompt"]
 
 logger = logging.getLogger(__name__)
 
-EDITING_STAGE_TYPES = frozenset({StageType.IMPLEMENTATION, StageType.TEST_WRITING, StageType.DOCUMENTATION})
+EDITING_STAGE_TYPES = frozenset(
+    {
+        StageType.IMPLEMENTATION,
+        StageType.TEST_WRITING,
+        StageType.TESTING,
+        StageType.DOCUMENTATION,
+        StageType.LINT_AND_FORMAT,
+    }
+)
 """Stages whose agents get write_file / replace_in_file in a code-mode run."""
 
 COMMAND_STAGE_TYPES = frozenset(
-    {StageType.IMPLEMENTATION, StageType.TEST_WRITING, StageType.TEST_EXECUTION, StageType.REVIEW, StageType.AUDIT}
+    {
+        StageType.IMPLEMENTATION,
+        StageType.TEST_WRITING,
+        StageType.TEST_EXECUTION,
+        StageType.TESTING,
+        StageType.REVIEW,
+        StageType.AUDIT,
+        StageType.LINT_AND_FORMAT,
+    }
 )
 """Stages whose agents get run_command in a code-mode run (tests, linters, type checkers)."""
 
@@ -47,7 +65,24 @@ _ROLES: dict[str, str] = {
     "editor": f"You edit documents for accuracy and clarity. {_READ} {_EDIT}",
     "scribe": f"You write the document the task asks for. {_READ} {_EDIT}",
     "reporter": f"You write a concise report of the findings. {_READ}",
+    "tester": f"You write automated tests that pin the requested behaviour down, then run them with run_command. "
+    f"{_READ} Follow the project's existing test layout and helpers. {_EDIT} A red run is a failure: quote the "
+    "failing tests and their errors as evidence.",
+    "formatter": "You run the project's formatters and linters with run_command (the lint_* and format_* "
+    f"commands) and fix what the linters report that they cannot fix themselves. {_EDIT} A linter that still "
+    "fails is a failure: quote its findings as evidence.",
 }
+# the specification's agent ids
+_ROLES.update(
+    {
+        "code_agent": _ROLES["coder"],
+        "test_agent": _ROLES["tester"],
+        "security_agent": _ROLES["security_reviewer"],
+        "formatter_agent": _ROLES["formatter"],
+        "analysis_agent": _ROLES["architect"],
+        "documentation_agent": _ROLES["doc_writer"],
+    }
+)
 
 _BY_STAGE_TYPE: dict[StageType, str] = {
     StageType.ANALYSIS: f"You analyse the request and the code it concerns. {_READ}",
@@ -55,6 +90,8 @@ _BY_STAGE_TYPE: dict[StageType, str] = {
     StageType.IMPLEMENTATION: _ROLES["coder"],
     StageType.TEST_WRITING: _ROLES["test_writer"],
     StageType.TEST_EXECUTION: _ROLES["test_runner"],
+    StageType.TESTING: _ROLES["tester"],
+    StageType.LINT_AND_FORMAT: _ROLES["formatter"],
     StageType.REVIEW: _ROLES["reviewer"],
     StageType.AUDIT: f"You audit the code base for the risks the task names. {_READ} Report each finding with its "
     "file and line.",

@@ -7,9 +7,12 @@ repair turn is granted when it is not. The loop is bounded by ``agents.max_tool_
 turns, and stops at the next turn once the run is cancelled.
 
 The outcome carries what failed and why (summary, evidence, error), the final text, the tools used,
-the files written and the tokens spent. In a ``test_execution`` stage the tests decide: when the
-agent ran no command and a ``test`` command is configured it is run for it, and a failing last
-command fails the outcome whatever the model said (its output tail becomes the evidence).
+the files written and the tokens spent. In a ``test_execution`` or ``testing`` stage the tests decide:
+when the agent ran no command and a ``test`` command is configured it is run for it, and a failing
+last command fails the outcome whatever the model said (its output tail becomes the evidence). In a
+``lint_and_format`` stage the formatters and linters decide the same way: the stage's formatting
+agent (the first whose id names format or lint, else the first agent) runs every ``lint_*`` then
+``format_*`` command it did not run itself, and any of them failing fails its outcome.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from daemon.orchestration.agents.events import AgentRef
 from daemon.orchestration.agents.model_calls import ToolCallingModel, estimate_tokens
 from daemon.orchestration.agents.roles import COMMAND_STAGE_TYPES, EDITING_STAGE_TYPES, role_prompt
 from daemon.orchestration.agents.toolbox import Toolbox
+from daemon.orchestration.agents.toolchain import check_command_names
 from daemon.orchestration.resilience import ModelEndpoint, ResilienceLayer
 from daemon.orchestration.stage_agents import AgentAnswer, AgentTask, task_lines
 from daemon.orchestration.state import AgentOutcome
@@ -58,6 +62,13 @@ def _system_prompt(task: AgentTask, toolbox: Toolbox) -> str:
         parts.append("The stage fails when: " + "; ".join(stage.failure_criteria) + ".")
     parts.append("Report honestly: status 'failure' when any failure criterion holds.")
     return " ".join(p.strip() for p in parts if p.strip())
+
+
+def _formats(task: AgentTask) -> bool:
+    """Whether this agent runs the stage's format/lint commands (one agent per stage does)."""
+    ids = [a.agent_id for a in task.stage.agents]
+    chosen = next((i for i in ids if "format" in i or "lint" in i), ids[0] if ids else None)
+    return task.agent.agent_id == chosen
 
 
 class ToolCallingAgent:
@@ -136,8 +147,10 @@ class ToolCallingAgent:
         if answer is not None:
             shown = answer.summary + "".join(f"\n- {e}" for e in answer.evidence)
             await self._env.events.agent_message(toolbox.agent, shown)
-        if task.stage.type is StageType.TEST_EXECUTION:
+        if task.stage.type in (StageType.TEST_EXECUTION, StageType.TESTING):
             outcome = await self._tests_decide(outcome, toolbox, started)
+        elif task.stage.type is StageType.LINT_AND_FORMAT and _formats(task):
+            outcome = await self._checks_decide(outcome, toolbox, started)
         return outcome
 
     def _outcome(
@@ -171,6 +184,35 @@ class ToolCallingAgent:
             tokens=tokens,
             seconds=time.perf_counter() - started,
         )
+
+    async def _checks_decide(self, outcome: AgentOutcome, toolbox: Toolbox, started: float) -> AgentOutcome:
+        commands = self._env.commands
+        names = check_command_names(commands.names) if commands is not None else []
+        if not names:
+            note = "no format_* or lint_* command: no formatter for this workspace's languages was found on PATH"
+            return outcome.model_copy(update={"evidence": (*outcome.evidence, note)})
+        ran = {r.name for r in toolbox.commands_run}
+        for name in names:
+            if name not in ran:
+                await toolbox.run_command_directly(name)
+        last = {r.name: r for r in toolbox.commands_run if r.name in names}
+        failing = [r for r in last.values() if not r.ok]
+        update: dict[str, object] = {
+            "tools_used": tuple(toolbox.tools_used),
+            "seconds": time.perf_counter() - started,
+            "evidence": (
+                *outcome.evidence,
+                *(f"$ {' '.join(r.argv[:3])} -> exit {r.exit_code}" for r in last.values() if r.ok),
+            ),
+        }
+        if not failing:
+            return outcome.model_copy(update=update)
+        verdicts = [
+            f"'{r.name}' " + ("timed out" if r.timed_out else f"exited with code {r.exit_code}") for r in failing
+        ]
+        summary = "the check(s) " + ", ".join(verdicts) + (f": {outcome.summary}" if outcome.summary else "")
+        evidence = tuple(x for r in failing for x in (f"$ {' '.join(r.argv[:3])} -> exit {r.exit_code}", r.tail(40)))
+        return outcome.model_copy(update={**update, "failed": True, "summary": summary, "evidence": evidence})
 
     async def _tests_decide(self, outcome: AgentOutcome, toolbox: Toolbox, started: float) -> AgentOutcome:
         commands = self._env.commands

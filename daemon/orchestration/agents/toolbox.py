@@ -4,7 +4,7 @@ Built-in tools: ``read_file`` and ``list_files`` (always, when the run has files
 ``replace_in_file`` (code-mode runs, editing stages), ``run_command`` (code-mode runs, stages that
 run checks). The host adds its own tools (ided's code-intel and search tools, the client's MCP
 tools); those that carry ``metadata["ided_code_intel"]`` are offered only when the workflow lists
-them for the agent (``mcp_tools``; all of them when the list is empty).
+them for the agent (``mcp_tools``; all of them when the agent has no list, none for ``[]``).
 
 ``Toolbox.call`` runs one tool call: it reports ``tool_call`` (in progress, with kind, title,
 locations and the raw input), runs the tool under a timeout, and reports ``tool_call_update``
@@ -136,7 +136,7 @@ class Toolbox:
         commands: CommandRunner | None,
         editable: bool,
         extra_tools: Sequence[BaseTool] = (),
-        allowed_intel: Sequence[str] = (),
+        allowed_intel: Sequence[str] | None = None,
     ) -> None:
         self.agent = agent
         self._events = events
@@ -187,10 +187,10 @@ class Toolbox:
                     args_schema=_CommandArgs,
                 )
             )
-        allowed = set(allowed_intel)
+        allowed = None if allowed_intel is None else set(allowed_intel)
         for tool in extra_tools:
             marked = bool((tool.metadata or {}).get(CODE_INTEL_MARK))
-            if marked and allowed and tool.name not in allowed:
+            if marked and allowed is not None and tool.name not in allowed:
                 continue
             tools.append(tool)
         self.tools: tuple[BaseTool, ...] = tuple(tools)

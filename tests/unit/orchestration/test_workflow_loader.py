@@ -54,7 +54,7 @@ def _with_stages(stages: str, extra: str = "") -> str:
     return head + extra + "stages:\n" + textwrap.indent(textwrap.dedent(stages), "  ")
 
 
-def test_all_seven_shipped_workflows_load_without_problems() -> None:
+def test_all_nine_shipped_workflows_load_without_problems() -> None:
     catalog = WorkflowCatalog.load([builtin_workflow_dir()])
     assert catalog.problems == ()
     assert catalog.names() == [
@@ -64,6 +64,8 @@ def test_all_seven_shipped_workflows_load_without_problems() -> None:
         "feature_with_iterative_testing",
         "refactor",
         "security_audit",
+        "spec_architecture_discussion",
+        "spec_feature_with_iterative_testing",
         "test_generation",
     ]
 
