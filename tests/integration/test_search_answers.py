@@ -60,7 +60,8 @@ def workspace(tmp_path: Path) -> Path:
     (root / "pkg" / "sessions.py").write_text(textwrap.dedent(SESSION))
     (root / "tests").mkdir()
     (root / "tests" / "test_settings.py").write_text(
-        "from pkg.settings import merge_setting\n\n\ndef test_merge_setting():\n    assert merge_setting({}, None) == {}\n"
+        "from pkg.settings import merge_setting\n\n\n"
+        "def test_merge_setting():\n    assert merge_setting({}, None) == {}\n"
     )
     (root / "build").mkdir()
     (root / "build" / "generated.py").write_text("def frobnicate_quuxinator():\n    return 42\n")
