@@ -7,6 +7,7 @@ edits while a second client searches without pause).
 
     uv run --frozen python bench/daemon_latency.py                  # 100 edits, lexical (no embedding)
     uv run --frozen python bench/daemon_latency.py --edits 300 --source /path/to/project
+    uv run --frozen python bench/daemon_latency.py --mid-embedding 60 --source /path/to/requests
 
 (``-P``: this file is named daemon.py; without it, its folder would shadow the ``daemon`` package.)
 """
@@ -162,6 +163,54 @@ async def run(args: argparse.Namespace) -> None:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
+async def mid_embedding(args: argparse.Namespace) -> None:
+    """Search latency and stability while the first dense pass fills in (embedding on)."""
+    source: Path = args.source
+    workdir = Path(tempfile.mkdtemp(prefix="ided-bench-midembed-"))
+    workspace = workdir / "project"
+    shutil.copytree(source, workspace / source.name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    overrides: dict[str, Any] = {
+        "state_dir": str(workdir / "state"),
+        "embedding": {"enabled": True},
+        "daemon": {"idle_shutdown_seconds": 0},
+    }
+    config = load_config(workspace, overrides=overrides)
+    client = await DaemonClient.attach(config, client="other", overrides=overrides)
+    queries = ["combine the per-request setting with the session default setting", "retry http request", "cookie jar"]
+    latencies: list[float] = []
+    answers: dict[str, set[tuple[str, ...]]] = {q: set() for q in queries}
+    fractions: list[float] = []
+    try:
+        while True:  # the lexical pass first
+            status = await client.call_model(Methods.DAEMON_STATUS, None, DaemonStatus)
+            if status.index.last_update is not None:
+                break
+            await asyncio.sleep(0.1)
+        print(f"project: copy of {source}, {status.index.chunks} chunks; searching while vectors fill")
+        while len(latencies) < args.searches:
+            status = await client.call_model(Methods.DAEMON_STATUS, None, DaemonStatus)
+            if status.index.embedded_fraction >= 1.0:
+                break
+            fractions.append(status.index.embedded_fraction)
+            query = queries[len(latencies) % len(queries)]
+            s0 = time.perf_counter()
+            result = await client.call(Methods.INDEX_SEARCH, SearchParams(query=query, k=10))
+            latencies.append(time.perf_counter() - s0)
+            answers[query].add(tuple(h["id"] for h in result["hits"]))
+        if not latencies:
+            print("the vectors were complete before the first search: use a larger --source")
+            return
+        distinct = ", ".join(f"{len(v)}" for v in answers.values())
+        print(f"search while embedding ({len(latencies)} calls, vectors {100 * min(fractions):.0f}-"
+              f"{100 * max(fractions):.0f}% complete): p50 {1000 * statistics.median(latencies):.1f} ms, "
+              f"p95 {1000 * pct(latencies, 0.95):.1f} ms, max {1000 * max(latencies):.1f} ms; "
+              f"distinct answers per query: {distinct}")  # fmt: skip
+    finally:
+        await client.call(Methods.SHUTDOWN, None)
+        await client.close()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
 def main() -> None:
     default = Path(sysconfig.get_paths()["purelib"]) / "qdrant_client"
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -169,7 +218,16 @@ def main() -> None:
     parser.add_argument("--edits", type=int, default=100)
     parser.add_argument("--attaches", type=int, default=30)
     parser.add_argument("--embed", action="store_true", help="keep dense embedding on (the default here is off)")
-    asyncio.run(run(parser.parse_args()))
+    parser.add_argument(
+        "--mid-embedding",
+        type=int,
+        default=0,
+        metavar="N",
+        dest="searches",
+        help="instead: N searches while the first dense pass fills in (latency, distinct answers per query)",
+    )
+    args = parser.parse_args()
+    asyncio.run(mid_embedding(args) if args.searches else run(args))
 
 
 if __name__ == "__main__":

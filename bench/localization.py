@@ -247,8 +247,8 @@ def load_instances(args: argparse.Namespace) -> list[dict[str, Any]]:
     if args.ids:
         wanted = set(args.ids.split(","))
         rows = [r for r in rows if r["instance_id"] in wanted]
-    if args.every > 1:
-        rows = rows[:: args.every]
+    if args.every > 1 or args.offset:
+        rows = rows[args.offset :: args.every]
     if args.limit:
         per: Counter[str] = Counter()
         kept: list[dict[str, Any]] = []
@@ -308,6 +308,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--ids", help="only these instance ids (comma-separated)")
     p.add_argument("--limit", type=int, default=0, help="at most N instances per repository")
     p.add_argument("--every", type=int, default=1, help="every Nth instance (a spread subset)")
+    p.add_argument("--offset", type=int, default=0, help="with --every: start at this instance (another subset)")
     p.add_argument("--embed", action="store_true", help="fill the dense vectors first; search hybrid")
     p.add_argument("--lexical", action="store_true", help="with --embed: search lexical anyway")
     p.add_argument("--no-baseline", action="store_true", help="skip bm25-file")
