@@ -4,7 +4,8 @@ import os
 from pathlib import Path
 
 from daemon.core.models import SkipReason
-from daemon.index.scanner import Scanner, is_secret_name
+from daemon.core.secret_rules import secret_name as is_secret_name
+from daemon.index.scanner import Scanner
 
 
 def _classify(path: str) -> str | None:

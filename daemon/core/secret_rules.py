@@ -1,0 +1,172 @@
+"""Which files hold secrets: by name and by content. Pure functions over a name or bytes; no I/O.
+
+The one rule set behind every check (the scanner, the watcher's single-path check, the per-file
+content check of an index pass, and the fronts that read files for a tool). Callers apply it to
+the *resolved* target of a path, and to the name of the link that led there: a link
+``py/envlink.py -> ../.env`` is a secret because its target is.
+
+By name (case-insensitive): dotenv files (``.env``, ``.env.production``, ``prod.env``; not the
+``.example``/``.sample``/``.template``/``.dist`` copies), key and certificate stores (``*.pem``,
+``*.key``, ``*.p12``, ``id_rsa*``...), credential data files (``credentials``,
+``credentials.json|yaml|ini|...``, ``service-account*.json``; a *source* file such as
+``credentials.py`` is not one), ``.netrc``/``.pgpass``/``.npmrc``/``.pypirc``/``.git-credentials``
+and Terraform state.
+
+By content: private-key blocks with key material after the header, cloud credentials (AWS
+access-key ids and secret keys, GCP service-account JSON), tokens with a known prefix (GitHub,
+GitLab, Slack, OpenAI/Anthropic, Stripe, Google API, npm, PyPI, Hugging Face, SendGrid) and
+high-entropy literals assigned to secret-ish names (``API_KEY = "…"``, ``password: …``).
+Placeholders (``EXAMPLE``, ``xxxx``, ``changeme``, ``your-…``) do not count.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+import re
+from collections import Counter
+
+__all__ = ["RULES_VERSION", "SECRET_NAME_PATTERNS", "secret_content", "secret_name"]
+
+RULES_VERSION = "1"
+"""Changes when the content rules do: an index made under other rules re-reads its files once."""
+
+SECRET_NAME_PATTERNS: tuple[str, ...] = (
+    ".env",
+    ".env.*",
+    "*.env",
+    ".envrc",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "*.ppk",
+    "*.keystore",
+    "*.jks",
+    "*.kdbx",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    "credentials",
+    "*credentials*.json",
+    "*credentials.yaml",
+    "*credentials.yml",
+    "*credentials.toml",
+    "*credentials.ini",
+    "*credentials.xml",
+    "*credentials.cfg",
+    "*credentials.conf",
+    "*credentials.properties",
+    "*credentials.txt",
+    "*credentials.csv",
+    "service-account*.json",
+    "service_account*.json",
+    "*-sa-key*.json",
+    "secrets",
+    "secrets.json",
+    "secrets.yaml",
+    "secrets.yml",
+    "secrets.toml",
+    "secrets.ini",
+    "secrets.env",
+    "secrets.txt",
+    "*.secret",
+    "*.secrets",
+    ".netrc",
+    "_netrc",
+    ".pgpass",
+    ".npmrc",
+    ".pypirc",
+    ".git-credentials",
+    ".htpasswd",
+    "*.tfstate",
+    "*.tfstate.backup",
+    "*.tfvars",
+)
+_ALLOWED_SUFFIXES = (".example", ".sample", ".template", ".dist", ".tmpl")
+_NAME_RE = re.compile("|".join(fnmatch.translate(pattern) for pattern in SECRET_NAME_PATTERNS))
+
+
+def secret_name(name: str) -> bool:
+    """True for a file name that usually holds credentials (the last path component, any case)."""
+    lower = name.lower()
+    if lower.endswith(_ALLOWED_SUFFIXES):
+        return False
+    return _NAME_RE.match(lower) is not None
+
+
+# -- content ------------------------------------------------------------------------------------
+
+_TOKEN_RULES: tuple[tuple[str, str], ...] = (
+    # a key header followed by key material (a bare header string in code is not a key)
+    ("private_key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:\r?\n|\\n)"
+     r"(?:[\w-]+: [^\n]*(?:\r?\n|\\n))*(?:\r?\n|\\n)?[A-Za-z0-9+/=]{40}"),
+    ("aws_access_key_id", r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
+    ("aws_secret_access_key", r"(?i:aws_?secret_?access_?key|aws_?secret)[\"']?\s*[:=]\s*[\"']?"
+     r"[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])"),
+    ("gcp_service_account", r"\"type\"\s*:\s*\"service_account\""),
+    ("github_token", r"\bgh[pousr]_[A-Za-z0-9]{36,}\b"),
+    ("github_token", r"\bgithub_pat_[A-Za-z0-9_]{40,}\b"),
+    ("gitlab_token", r"\bgl(?:pat|dt|rt|cbt|ptt|ft|imt|agent)-[A-Za-z0-9_-]{20,}\b"),
+    ("slack_token", r"\bxox[abposre]-[A-Za-z0-9-]{10,}\b"),
+    ("slack_webhook", r"hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]{20,}"),
+    ("openai_or_anthropic_key", r"\bsk-(?:proj-|svcacct-|admin-|ant-(?:api|admin)\d\d-)?[A-Za-z0-9_-]{32,}"),
+    ("stripe_key", r"\b[rs]k_live_[A-Za-z0-9]{20,}\b"),
+    ("google_api_key", r"\bAIza[0-9A-Za-z_-]{35}\b"),
+    ("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b"),
+    ("pypi_token", r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}"),
+    ("huggingface_token", r"\bhf_[A-Za-z0-9]{34,}\b"),
+    ("sendgrid_key", r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b"),
+)  # fmt: skip
+_TOKENS_RE = re.compile("|".join(f"(?P<r{i}>{pattern})" for i, (_, pattern) in enumerate(_TOKEN_RULES)).encode())
+_TOKEN_NAMES = {f"r{i}": name for i, (name, _) in enumerate(_TOKEN_RULES)}
+
+_SECRETISH = (
+    r"(?:secret|passwd|password|passphrase|pwd|token|api_?key|apikey|access_?key|auth_?key|private_?key"
+    r"|client_?secret|credentials?|signing_?key|encryption_?key)"
+)
+_ASSIGNMENT_RE = re.compile(
+    # NAME = "literal" | NAME: 'literal' | "name": "literal" | NAME=literal (dotenv, whole line)
+    rb"(?im)(?:^|[\s,{;(])[\"']?[A-Za-z0-9_.-]*" + _SECRETISH.encode() + rb"[A-Za-z0-9_.-]*[\"']?"
+    rb"\s*(?::=|=|:)\s*(?:[\"']([^\"'\s]{16,200})[\"']|([A-Za-z0-9+/=_~-]{16,200})\s*$)"
+)
+_PLACEHOLDER_RE = re.compile(
+    r"(?i)example|sample|dummy|placeholder|changeme|change_me|your[_-]|xxxx|\*\*\*|<|>|\$\{|\{\{|%\(|fake|redacted"
+    r"|test|todo|insert|replace|\.\.\.|^[a-z][a-z0-9+.-]*:"  # ... an elided value; urn:, https: a URI
+)
+_IDENTIFIER_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(\)?)?$")
+_MIN_ENTROPY = 3.5
+"""Shannon bits per character a literal needs to look random (English words and paths stay below)."""
+
+
+def _entropy(text: str) -> float:
+    counts = Counter(text)
+    n = len(text)
+    return -sum(c / n * math.log2(c / n) for c in counts.values())
+
+
+def _looks_random(value: str) -> bool:
+    if _PLACEHOLDER_RE.search(value) or (_IDENTIFIER_RE.match(value) and not any(ch.isdigit() for ch in value)):
+        return False
+    if "/" in value and value.count("/") > 2 and not value.endswith("="):  # a path or a URL
+        return False
+    classes = sum((any(c.islower() for c in value), any(c.isupper() for c in value), any(c.isdigit() for c in value)))
+    return classes >= 2 and any(c.isdigit() for c in value) and _entropy(value) >= _MIN_ENTROPY
+
+
+def secret_content(data: bytes) -> str | None:
+    """The name of the first rule the content matches (``"github_token"``...), or None when it holds no secret."""
+    for match in _TOKENS_RE.finditer(data):
+        assert match.lastgroup is not None
+        name = _TOKEN_NAMES[match.lastgroup]
+        if name == "aws_access_key_id" and match.group().endswith(b"EXAMPLE"):
+            continue
+        if name == "gcp_service_account" and b'"private_key"' not in data:
+            continue
+        return name
+    for match in _ASSIGNMENT_RE.finditer(data):
+        literal = (match.group(1) or match.group(2)).decode("utf-8", errors="replace")
+        if _looks_random(literal):
+            return "secret_assignment"
+    return None
