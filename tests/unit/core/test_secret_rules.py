@@ -36,8 +36,9 @@ def test_source_files_and_example_copies_are_not_secret_by_name(name: str) -> No
     [
         (_PEM, "private_key"),
         (
-            '{"type": "service_' + 'account", "private_key": "-----BEGIN '
-            + 'PRIVATE KEY-----\\n'
+            '{"type": "service_'
+            + 'account", "private_key": "-----BEGIN '
+            + "PRIVATE KEY-----\\n"
             + _KEY_BODY
             + '\\n"}',
             "gcp_service_account",
