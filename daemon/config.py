@@ -35,6 +35,7 @@ __all__ = [
     "RerankConfig",
     "ResilienceConfig",
     "RetrievalConfig",
+    "RootsConfig",
     "SearchConfig",
     "VcsConfig",
     "config_json_schema",
@@ -314,6 +315,17 @@ class AcpConfig(_Section):
     )
 
 
+class RootsConfig(_Section):
+    """Which folders ACP and MCP may open as a workspace (docs/configuration.md#roots). User layers only."""
+
+    allowed: tuple[str, ...] = Field(
+        default=(),
+        description="Folders under which a workspace may be opened (~ expands); empty: the home folder and the "
+        "folder ided was started in. System folders (/, /etc, /proc, /sys, /dev, ...) are refused regardless. "
+        "Only the user's config, the environment and --set may set it, never a workspace's .ided.toml.",
+    )
+
+
 class LoggingConfig(_Section):
     level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
     file: str | None = Field(default=None, description="Log file; default stderr. Never stdout.")
@@ -336,6 +348,7 @@ class Config(_Section):
     vcs: VcsConfig = VcsConfig()
     retrieval: RetrievalConfig = RetrievalConfig()
     acp: AcpConfig = AcpConfig()
+    roots: RootsConfig = RootsConfig()
     logging: LoggingConfig = LoggingConfig()
 
     @property
@@ -446,6 +459,11 @@ def load_config(
     for path in (user, workspace / ".ided.toml"):
         if path.is_file():
             layer = _read_toml(path)
+            if path != user and "roots" in layer:
+                raise ConfigError(
+                    f"{path}: 'roots' may only be set in your own config ({user}), the environment or --set: "
+                    "a repository cannot widen where ided may open workspaces"
+                )
             _validate(_merge(data, layer), [*sources, str(path)])  # name the file that brought a bad key
             data = _merge(data, layer)
             sources.append(str(path))
