@@ -17,7 +17,7 @@ from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from daemon.errors import ConfigError
+from daemon.errors import ConfigError, WorkspaceRefused
 
 __all__ = [
     "AcpConfig",
@@ -450,8 +450,13 @@ def load_config(
 ) -> Config:
     """Load the configuration for ``workspace`` from every layer and validate it once per layer."""
     env = dict(os.environ) if env is None else dict(env)
-    workspace = workspace.resolve()
-    if not workspace.is_dir():
+    try:
+        workspace = workspace.resolve()
+        is_dir = workspace.is_dir()
+    except OSError as exc:  # ENAMETOOLONG, EACCES...: a path error, named as one
+        shown = str(workspace) if len(str(workspace)) <= 200 else str(workspace)[:200] + "…"
+        raise WorkspaceRefused(f"workspace {shown} cannot be used: {exc.strerror or exc}") from None
+    if not is_dir:
         raise ConfigError(f"workspace {workspace} is not a directory")
     data: dict[str, Any] = {}
     sources = ["defaults"]
