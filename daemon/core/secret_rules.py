@@ -99,33 +99,37 @@ def secret_name(name: str) -> bool:
 # -- content ------------------------------------------------------------------------------------
 
 _TOKEN_RULES: tuple[tuple[str, str], ...] = (
+    ("gcp_service_account", r"\"type\"\s*:\s*\"service_account\""),
     # a key header followed by key material (a bare header string in code is not a key)
     ("private_key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:\r?\n|\\n)"
      r"(?:[\w-]+: [^\n]*(?:\r?\n|\\n))*(?:\r?\n|\\n)?[A-Za-z0-9+/=]{40}"),
-    ("aws_access_key_id", r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
+    ("aws_access_key_id", r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
     ("aws_secret_access_key", r"(?i:aws_?secret_?access_?key|aws_?secret)[\"']?\s*[:=]\s*[\"']?"
      r"[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])"),
-    ("gcp_service_account", r"\"type\"\s*:\s*\"service_account\""),
-    ("github_token", r"\bgh[pousr]_[A-Za-z0-9]{36,}\b"),
-    ("github_token", r"\bgithub_pat_[A-Za-z0-9_]{40,}\b"),
-    ("gitlab_token", r"\bgl(?:pat|dt|rt|cbt|ptt|ft|imt|agent)-[A-Za-z0-9_-]{20,}\b"),
-    ("slack_token", r"\bxox[abposre]-[A-Za-z0-9-]{10,}\b"),
+    ("github_token", r"gh[pousr]_[A-Za-z0-9]{36,}\b"),
+    ("github_token", r"github_pat_[A-Za-z0-9_]{40,}\b"),
+    ("gitlab_token", r"gl(?:pat|dt|rt|cbt|ptt|ft|imt|agent)-[A-Za-z0-9_-]{20,}\b"),
+    ("slack_token", r"xox[abposre]-[A-Za-z0-9-]{10,}\b"),
     ("slack_webhook", r"hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]{20,}"),
-    ("openai_or_anthropic_key", r"\bsk-(?:proj-|svcacct-|admin-|ant-(?:api|admin)\d\d-)?[A-Za-z0-9_-]{32,}"),
-    ("stripe_key", r"\b[rs]k_live_[A-Za-z0-9]{20,}\b"),
-    ("google_api_key", r"\bAIza[0-9A-Za-z_-]{35}\b"),
-    ("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b"),
-    ("pypi_token", r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}"),
-    ("huggingface_token", r"\bhf_[A-Za-z0-9]{34,}\b"),
-    ("sendgrid_key", r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b"),
+    ("openai_or_anthropic_key", r"sk-(?:proj-|svcacct-|admin-|ant-(?:api|admin)\d\d-)?[A-Za-z0-9_-]{32,}"),
+    ("stripe_key", r"[rs]k_live_[A-Za-z0-9]{20,}\b"),
+    ("google_api_key", r"AIza[0-9A-Za-z_-]{35}\b"),
+    ("npm_token", r"npm_[A-Za-z0-9]{36}\b"),
+    ("pypi_token", r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}"),
+    ("huggingface_token", r"hf_[A-Za-z0-9]{34,}\b"),
+    ("sendgrid_key", r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b"),
 )  # fmt: skip
-_TOKENS_RE = re.compile("|".join(f"(?P<r{i}>{pattern})" for i, (_, pattern) in enumerate(_TOKEN_RULES)).encode())
-_TOKEN_NAMES = {f"r{i}": name for i, (name, _) in enumerate(_TOKEN_RULES)}
+"""(rule, pattern), checked in this order. Each pattern starts with its literal prefix, so the regex
+engine finds candidates by a fast literal scan (one alternation of all of them is ~7x slower); a
+candidate glued to a preceding word character (``xghp_…``) does not count."""
+_TOKENS = tuple((name, re.compile(pattern.encode())) for name, pattern in _TOKEN_RULES)
 
 _SECRETISH = (
     r"(?:secret|passwd|password|passphrase|pwd|token|api_?key|apikey|access_?key|auth_?key|private_?key"
     r"|client_?secret|credentials?|signing_?key|encryption_?key)"
 )
+_KEYWORD_RE = re.compile(_SECRETISH.encode())
+"""The secret-ish names, matched on the lower-cased text: only their lines are parsed as assignments."""
 _ASSIGNMENT_RE = re.compile(
     # NAME = "literal" | NAME: 'literal' | "name": "literal" | NAME=literal (dotenv, whole line)
     rb"(?im)(?:^|[\s,{;(])[\"']?[A-Za-z0-9_.-]*" + _SECRETISH.encode() + rb"[A-Za-z0-9_.-]*[\"']?"
@@ -155,18 +159,40 @@ def _looks_random(value: str) -> bool:
     return classes >= 2 and any(c.isdigit() for c in value) and _entropy(value) >= _MIN_ENTROPY
 
 
+def _token_rule(data: bytes) -> str | None:
+    for name, pattern in _TOKENS:
+        for match in pattern.finditer(data):
+            start = match.start()
+            if start > 0 and (data[start - 1 : start].isalnum() or data[start - 1] == ord("_")):
+                continue
+            if name == "aws_access_key_id" and match.group().endswith(b"EXAMPLE"):
+                continue
+            if name == "gcp_service_account" and b'"private_key"' not in data:
+                break
+            return name
+    return None
+
+
+def _assignment(data: bytes) -> bool:
+    lower = data.lower()
+    line_end = -1
+    for keyword in _KEYWORD_RE.finditer(lower):
+        if keyword.start() <= line_end:
+            continue  # this line was parsed already
+        line_start = data.rfind(b"\n", 0, keyword.start()) + 1
+        line_end = data.find(b"\n", keyword.end())
+        if line_end < 0:
+            line_end = len(data)
+        for match in _ASSIGNMENT_RE.finditer(data, line_start, line_end):
+            literal = (match.group(1) or match.group(2)).decode("utf-8", errors="replace")
+            if _looks_random(literal):
+                return True
+    return False
+
+
 def secret_content(data: bytes) -> str | None:
     """The name of the first rule the content matches (``"github_token"``...), or None when it holds no secret."""
-    for match in _TOKENS_RE.finditer(data):
-        assert match.lastgroup is not None
-        name = _TOKEN_NAMES[match.lastgroup]
-        if name == "aws_access_key_id" and match.group().endswith(b"EXAMPLE"):
-            continue
-        if name == "gcp_service_account" and b'"private_key"' not in data:
-            continue
-        return name
-    for match in _ASSIGNMENT_RE.finditer(data):
-        literal = (match.group(1) or match.group(2)).decode("utf-8", errors="replace")
-        if _looks_random(literal):
-            return "secret_assignment"
-    return None
+    rule = _token_rule(data)
+    if rule is not None:
+        return rule
+    return "secret_assignment" if _assignment(data) else None

@@ -127,7 +127,7 @@ def build_hostile_workspace(base: Path) -> HostileWorkspace:
     _write(root, ".env", f"SECRET_API_KEY={_API_VALUE}\n# zqsecretenv\n")
     _link(root, "py/envlink.py", "../.env")
     _write(root, "config/prod.env", "DB_PASSWORD=Pr0dDbPa55w0rdQ9x7\n# zqsecretprodenv\n")
-    account = {"type": "service_account", "project_id": "zqsecretsa", "private_key": _PEM}
+    account = {"type": "service_" + "account", "project_id": "zqsecretsa", "private_key": _PEM}
     _write(root, "service-account.json", json.dumps(account))
     _write(root, "keys/gcp.json", json.dumps({**account, "project_id": "zqsecretgcp"}))
     _write(root, "deploy/settings.py", f'AWS_ACCESS_KEY_ID = "{_AKIA}"  # zqsecretaws\n')
@@ -156,6 +156,6 @@ def plant_late_attacks(ws: HostileWorkspace) -> tuple[dict[str, str], dict[str, 
     _link(ws.root, "late/envlink.py", "../.env")
     _write(ws.root, "late/prod.env", "API_TOKEN=L4t3T0k3nV4lu3Qz81\n# zqsecretlateenv\n")
     _write(ws.root, "late/settings.py", f'GITHUB = "{_GHP}"  # zqsecretlateghp\n')
-    account = {"type": "service_account", "project_id": "zqsecretlatesa", "private_key": _PEM}
+    account = {"type": "service_" + "account", "project_id": "zqsecretlatesa", "private_key": _PEM}
     _write(ws.root, "late/service-account.json", json.dumps(account))
     return escapes, secrets, "late/ok.py"
