@@ -13,13 +13,16 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["HostileWorkspace", "Tally", "build_hostile_workspace", "plant_late_attacks"]
+__all__ = ["AWS_KEY_ID", "USES_SETTINGS", "HostileWorkspace", "Tally", "build_hostile_workspace", "plant_late_attacks"]
 
 # Credential-shaped values, built from parts (see the module docstring).
 _GHP = "ghp_" + "R4nd0mT0k3nVa1ue" * 3
 _SK = "sk-" + "proj-" + "Q7wE9rT2yU4iO6pA8sD0fG1hJ3kL5zX"
 _XOXB = "xox" + "b-2231234567-8842345678901-Zk3Lm8Pq2Rs7Tv"
 _AKIA = "AKIA" + "Z7Q3W5E8R1T4Y6U2"
+AWS_KEY_ID = _AKIA
+USES_SETTINGS = "from deploy.settings import AWS_ACCESS_KEY_ID\n\n\ndef client():\n    return AWS_ACCESS_KEY_ID\n"
+"""``py/uses_settings.py``: line 5, column 12 is a use of the secret file's constant."""
 _PEM_BODY = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj"
 _PEM = "-----BEGIN " + "PRIVATE KEY-----\n" + _PEM_BODY + "\n-----END " + "PRIVATE KEY-----\n"
 _API_VALUE = "Zx9Kq2Lm7Np4Rt8Vw3Yb6Cd1"
@@ -91,6 +94,8 @@ def build_hostile_workspace(base: Path) -> HostileWorkspace:
     _write(outside, "shadow.md", "# zqoutshadow\n\nroot:$6$salt$hash:19000:0:99999:7:::\n")
     _write(outside, "lib/stolen.py", "def zqoutdir():\n    return 'outside'\n")
     _write(root, "py/app.py", "def ordinary_function():\n    return 1\n")
+    # ordinary code that uses a value from a secret file: language-server answers must not quote it
+    _write(root, "py/uses_settings.py", USES_SETTINGS)
     _write(
         root,
         "vaults/credentials.py",

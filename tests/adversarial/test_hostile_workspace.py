@@ -24,7 +24,14 @@ from daemon.errors import PathOutsideWorkspace, SecretRefused
 from daemon.orchestration.agents.workspace_files import RunFiles
 from daemon.service.api import DaemonStatus, Methods, SearchParams
 from daemon.service.daemon_client import DaemonClient
-from tests.adversarial.hostile_workspace import HostileWorkspace, Tally, build_hostile_workspace, plant_late_attacks
+from tests.adversarial.hostile_workspace import (
+    AWS_KEY_ID,
+    HostileWorkspace,
+    Tally,
+    build_hostile_workspace,
+    plant_late_attacks,
+)
+from tests.intel_tools import SEARCH_PATH, require_server
 
 pytestmark = pytest.mark.e2e
 
@@ -137,6 +144,30 @@ async def test_mcp_tools_refuse_every_escape_and_secret_and_serve_the_decoy(
                     assert "secret_refused" in text, text
             error, text, node = await _call(client, "get_ast_node", file=hostile.decoy, line=2)
             assert not error and node is not None, text
+    print(tally.line())
+    assert tally.leaks == []
+
+
+async def test_language_server_answers_quote_no_line_of_a_secret_file(
+    hostile: HostileWorkspace, tmp_path: Path
+) -> None:
+    require_server("python")
+    tally = Tally("mcp language-server answers")
+    env = {**_env(tmp_path), "IDED_INTEL__SEARCH_PATH": json.dumps(list(SEARCH_PATH))}
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-P", "-m", "daemon", "mcp", "--standalone", "-w", str(hostile.root)],
+        env=env,
+        cwd=str(hostile.root),
+    )
+    with (tmp_path / "mcp-stderr.log").open("w") as errlog:
+        async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=CALL_TIMEOUT) as client:
+            for tool in ("find_definition", "get_references"):
+                error, text, found = await _call(client, tool, file="py/uses_settings.py", line=5, column=12)
+                assert not error and found is not None, text
+                answer = json.dumps(found)
+                assert "deploy/settings.py" in answer, answer  # the server did point into the secret file
+                tally.secret(AWS_KEY_ID in answer or "zqsecretaws" in answer, f"{tool} quoted {answer[:300]}")
     print(tally.line())
     assert tally.leaks == []
 

@@ -19,7 +19,7 @@ from lsprotocol import types as lsp
 from daemon.core.intel_models import DiagnosticInfo, Location, SourceRange, SymbolInfo
 from daemon.errors import InvalidToolInput
 from daemon.intel.lsp.documents import from_lsp_character, read_text
-from daemon.intel.workspace_paths import WorkspacePaths
+from daemon.intel.workspace_paths import WorkspacePaths, secret_reason
 
 __all__ = [
     "FileLines",
@@ -83,11 +83,15 @@ class FileLines:
             self._cache[path] = text.split("\n")
 
     def lines(self, path: Path) -> list[str] | None:
+        """The file's lines; None when it cannot be read or holds credentials (its location alone is shown)."""
         if path not in self._cache:
             try:
-                self._cache[path] = read_text(path).split("\n")
+                text = read_text(path)
             except InvalidToolInput:
                 self._cache[path] = None
+            else:
+                secret = secret_reason(path, data=text.encode("utf-8", "replace")) is not None
+                self._cache[path] = None if secret else text.split("\n")
         return self._cache[path]
 
     def line(self, path: Path, line: int) -> str:
