@@ -142,6 +142,8 @@ class Scanner:
             found = locate(self.root, path)
             if isinstance(found, SkipReason):
                 return found
+            if len(parts) > 1 and locate(self.root, path.parent) != path.parent:
+                return SkipReason.IGNORED  # under a linked folder, which the walk never follows
             real = found
         if not self._include_secrets and (secret_name(parts[-1]) or (real is not None and secret_name(real.name))):
             return SkipReason.SECRET
@@ -164,6 +166,11 @@ class Scanner:
         parts = rel_dir.split("/")
         if any(p in BUILTIN_EXCLUDED_DIRS for p in parts):
             result.skip(SkipReason.IGNORED, rel_dir + "/")
+            return result
+        found = locate(self.root, self.root / rel_dir)
+        if isinstance(found, SkipReason) or found != self.root / rel_dir:
+            # through a link out of the workspace (or gone), or through a linked folder the walk never follows
+            result.skip(found if isinstance(found, SkipReason) else SkipReason.IGNORED, rel_dir + "/")
             return result
         layers = self._root_layers()
         for i in range(1, len(parts) + 1):
