@@ -17,6 +17,10 @@ access-key ids and secret keys, GCP service-account JSON), tokens with a known p
 GitLab, Slack, OpenAI/Anthropic, Stripe, Google API, npm, PyPI, Hugging Face, SendGrid) and
 high-entropy literals assigned to secret-ish names (``API_KEY = "…"``, ``password: …``).
 Placeholders (``EXAMPLE``, ``xxxx``, ``changeme``, ``your-…``) do not count.
+
+``redact_secrets(text)`` blanks what the content rules would flag in a short text that is shown
+rather than stored: a language server's hover of a constant defined in a secret file
+(``AWS_KEY: Literal['AKIA…']``).
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import math
 import re
 from collections import Counter
 
-__all__ = ["RULES_VERSION", "SECRET_NAME_PATTERNS", "secret_content", "secret_name"]
+__all__ = ["RULES_VERSION", "SECRET_NAME_PATTERNS", "redact_secrets", "secret_content", "secret_name"]
 
 RULES_VERSION = "1"
 """Changes when the content rules do: an index made under other rules re-reads its files once."""
@@ -196,3 +200,35 @@ def secret_content(data: bytes) -> str | None:
     if rule is not None:
         return rule
     return "secret_assignment" if _assignment(data) else None
+
+
+_QUOTED_RE = re.compile(rb"([\"'])([^\"'\s]{16,200})\1")
+
+
+def redact_secrets(text: str) -> str:
+    """``text`` with every credential the content rules recognise replaced by ``<redacted: rule>``.
+
+    Token-shaped values are replaced wherever they stand; a random-looking quoted literal is replaced
+    when the text names something secret-ish (``API_KEY: Literal['…']``).
+    """
+    data = text.encode("utf-8", "replace")
+    spans: list[tuple[int, int, str]] = []
+    for name, pattern in _TOKENS:
+        if name == "gcp_service_account":
+            continue
+        spans += [(m.start(), m.end(), name) for m in pattern.finditer(data)]
+    if _KEYWORD_RE.search(data.lower()):
+        for m in _QUOTED_RE.finditer(data):
+            if _looks_random(m.group(2).decode("utf-8", "replace")):
+                spans.append((m.start(2), m.end(2), "secret_assignment"))
+    if not spans:
+        return text
+    out = bytearray()
+    last = 0
+    for start, end, name in sorted(spans):
+        if start < last:
+            continue
+        out += data[last:start] + f"<redacted: {name}>".encode()
+        last = end
+    out += data[last:]
+    return out.decode("utf-8", "replace")

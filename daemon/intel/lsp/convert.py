@@ -17,6 +17,7 @@ from urllib.parse import unquote, urlparse
 from lsprotocol import types as lsp
 
 from daemon.core.intel_models import DiagnosticInfo, Location, SourceRange, SymbolInfo
+from daemon.core.secret_rules import redact_secrets
 from daemon.errors import InvalidToolInput
 from daemon.intel.lsp.documents import from_lsp_character, read_text
 from daemon.intel.workspace_paths import WorkspacePaths, secret_reason
@@ -151,7 +152,8 @@ def parse_hover(hover: lsp.Hover | None, name: str | None = None) -> tuple[str, 
     doc_lines = [ln.rstrip() for ln in prose.splitlines() if ln.strip() not in {"---", "***", "___"}]
     doc_lines = [ln for ln in doc_lines if not ln.startswith("### ")]
     documentation = "\n".join(doc_lines).strip() or None
-    return signature, documentation
+    # a constant's hover can show its value: one defined in a secret file must not come out here
+    return redact_secrets(signature), redact_secrets(documentation) if documentation else None
 
 
 def symbol_kind_name(kind: int | lsp.SymbolKind) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from daemon.core.secret_rules import secret_content, secret_name
+from daemon.core.secret_rules import redact_secrets, secret_content, secret_name
 
 # Built from parts so that this file itself does not look like it holds the credentials it tests.
 _GH = "ghp_" + "a1B2c3D4" * 5
@@ -77,3 +77,13 @@ def test_content_with_a_credential_names_its_rule(text: str, rule: str) -> None:
 )
 def test_ordinary_code_and_placeholders_hold_no_secret(text: str) -> None:
     assert secret_content(text.encode()) is None
+
+
+def test_redaction_blanks_credentials_in_a_shown_text_and_keeps_the_rest() -> None:
+    akia = "AKIA" + "Z7Q3W5E8R1T4Y6U2"
+    assert redact_secrets(f"(constant) AWS_KEY: Literal['{akia}']") == (
+        "(constant) AWS_KEY: Literal['<redacted: aws_access_key_id>']"
+    )
+    value = "q8Fz3LmN0pR7sT2vW9xY4bC6"
+    assert redact_secrets(f'API_KEY: Literal["{value}"]') == 'API_KEY: Literal["<redacted: secret_assignment>"]'
+    assert redact_secrets("def rotate(token: str) -> str") == "def rotate(token: str) -> str"
