@@ -17,7 +17,7 @@ from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from daemon.errors import ConfigError
+from daemon.errors import ConfigError, WorkspaceRefused
 
 __all__ = [
     "AcpConfig",
@@ -36,6 +36,7 @@ __all__ = [
     "ResilienceConfig",
     "RetrievalConfig",
     "RunsConfig",
+    "RootsConfig",
     "SearchConfig",
     "VcsConfig",
     "config_json_schema",
@@ -343,6 +344,17 @@ class AcpConfig(_Section):
     )
 
 
+class RootsConfig(_Section):
+    """Which folders ACP and MCP may open as a workspace (docs/configuration.md#roots). User layers only."""
+
+    allowed: tuple[str, ...] = Field(
+        default=(),
+        description="Folders under which a workspace may be opened (~ expands); empty: the home folder and the "
+        "folder ided was started in. System folders (/, /etc, /proc, /sys, /dev, ...) are refused regardless. "
+        "Only the user's config, the environment and --set may set it, never a workspace's .ided.toml.",
+    )
+
+
 class LoggingConfig(_Section):
     level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
     file: str | None = Field(default=None, description="Log file; default stderr. Never stdout.")
@@ -366,6 +378,7 @@ class Config(_Section):
     vcs: VcsConfig = VcsConfig()
     retrieval: RetrievalConfig = RetrievalConfig()
     acp: AcpConfig = AcpConfig()
+    roots: RootsConfig = RootsConfig()
     logging: LoggingConfig = LoggingConfig()
 
     @property
@@ -467,8 +480,13 @@ def load_config(
 ) -> Config:
     """Load the configuration for ``workspace`` from every layer and validate it once per layer."""
     env = dict(os.environ) if env is None else dict(env)
-    workspace = workspace.resolve()
-    if not workspace.is_dir():
+    try:
+        workspace = workspace.resolve()
+        is_dir = workspace.is_dir()
+    except OSError as exc:  # ENAMETOOLONG, EACCES...: a path error, named as one
+        shown = str(workspace) if len(str(workspace)) <= 200 else str(workspace)[:200] + "…"
+        raise WorkspaceRefused(f"workspace {shown} cannot be used: {exc.strerror or exc}") from None
+    if not is_dir:
         raise ConfigError(f"workspace {workspace} is not a directory")
     data: dict[str, Any] = {}
     sources = ["defaults"]
@@ -476,6 +494,11 @@ def load_config(
     for path in (user, workspace / ".ided.toml"):
         if path.is_file():
             layer = _read_toml(path)
+            if path != user and "roots" in layer:
+                raise ConfigError(
+                    f"{path}: 'roots' may only be set in your own config ({user}), the environment or --set: "
+                    "a repository cannot widen where ided may open workspaces"
+                )
             _validate(_merge(data, layer), [*sources, str(path)])  # name the file that brought a bad key
             data = _merge(data, layer)
             sources.append(str(path))

@@ -19,10 +19,12 @@ __all__ = [
     "McpServerError",
     "PathOutsideWorkspace",
     "PipelineError",
+    "SecretRefused",
     "SourceUnavailable",
     "StoreError",
     "VcsError",
     "WorkflowError",
+    "WorkspaceRefused",
 ]
 
 DOCS = "docs/errors.md"
@@ -51,6 +53,8 @@ class ErrorCode(StrEnum):
     CHANGE_CONFLICT = "change_conflict"
     EDIT_LOCK_HELD = "edit_lock_held"
     MCP_SERVER_FAILED = "mcp_server_failed"
+    SECRET_REFUSED = "secret_refused"
+    WORKSPACE_REFUSED = "workspace_refused"
 
 
 class DaemonError(Exception):
@@ -77,6 +81,18 @@ class ConfigError(DaemonError):
 
 class PathOutsideWorkspace(DaemonError):
     default_code = ErrorCode.PATH_OUTSIDE_WORKSPACE
+
+
+class SecretRefused(DaemonError):
+    """A file that holds credentials (by name or content, judged on its resolved target): never served."""
+
+    default_code = ErrorCode.SECRET_REFUSED
+
+
+class WorkspaceRefused(DaemonError):
+    """A workspace folder that does not exist, is not a folder, or lies outside ``roots.allowed``."""
+
+    default_code = ErrorCode.WORKSPACE_REFUSED
 
 
 class IndexingError(DaemonError):

@@ -29,6 +29,7 @@ from daemon.acp.transport_guard import MAX_LINE_BYTES, GuardedNdjsonTransport
 from daemon.config import Config, load_config, parse_set_pairs
 from daemon.errors import DaemonError
 from daemon.logging_setup import configure_logging
+from daemon.workspace_roots import admit_workspace, check_folder
 
 __all__ = ["main"]
 
@@ -103,8 +104,11 @@ def _preload() -> None:
         importlib.import_module(name)
 
 
-def _load(overrides: dict[str, Any], folder: Path) -> Config:
-    return load_config(folder, overrides=overrides)
+def _load(overrides: dict[str, Any], launch_dir: Path, folder: Path) -> Config:
+    """A session folder's configuration, once the folder is admitted (``daemon.workspace_roots``)."""
+    config = load_config(check_folder(folder), overrides=overrides)
+    admit_workspace(config, launch_dir=launch_dir)
+    return config
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -124,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ided acp: {exc}", file=sys.stderr)
         return 2
     configure_logging(config.logging)
-    agent = IdedAgent(functools.partial(_load, overrides), workspace=workspace)
+    agent = IdedAgent(functools.partial(_load, overrides, Path.cwd()), workspace=workspace)
     asyncio.run(serve(agent))
     return 0
 

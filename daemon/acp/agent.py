@@ -69,6 +69,7 @@ from daemon.acp.sessions import SessionMode as Mode
 from daemon.acp.sessions import SessionState
 from daemon.errors import DaemonError
 from daemon.orchestration.run_store import RunRecord, RunStatus
+from daemon.workspace_roots import check_folder
 
 if TYPE_CHECKING:
     from daemon.acp.run_driver import RunDriver
@@ -390,6 +391,8 @@ class IdedAgent:
 
     async def _open(self, cwd: str) -> Workspace:
         try:
+            # a folder that cannot be a workspace is refused at once, before the pipeline modules load
+            await asyncio.to_thread(check_folder, self._pinned or cwd)
             if self._workspaces is None:
                 from daemon.acp.workspaces import Workspaces  # first use; see _LAZY
 

@@ -1,4 +1,8 @@
-"""Read one candidate file and decide whether its content can be indexed."""
+"""Read one candidate file and decide whether its content can be indexed.
+
+Content that holds a credential (:func:`daemon.core.secret_rules.secret_content`) is skipped as
+``secret`` unless ``include_secrets`` is on, so it is never chunked, stored or returned.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from daemon.core.models import SkipReason, content_hash
+from daemon.core.secret_rules import secret_content
 
 __all__ = ["FileContent", "read_file"]
 
@@ -18,8 +23,8 @@ class FileContent:
     hash: str
 
 
-def read_file(path: Path, max_bytes: int) -> FileContent | SkipReason:
-    """The file's bytes and hash, or why it is skipped (vanished, unreadable, too large, binary, not UTF-8)."""
+def read_file(path: Path, max_bytes: int, *, include_secrets: bool = False) -> FileContent | SkipReason:
+    """The file's bytes and hash, or why it is skipped (vanished, unreadable, too large, binary, not UTF-8, secret)."""
     try:
         with path.open("rb") as fh:
             data = fh.read(max_bytes + 1)
@@ -37,4 +42,6 @@ def read_file(path: Path, max_bytes: int) -> FileContent | SkipReason:
         data.decode("utf-8")
     except UnicodeDecodeError:
         return SkipReason.NOT_UTF8
+    if not include_secrets and secret_content(data) is not None:
+        return SkipReason.SECRET
     return FileContent(data=data, hash=content_hash(data))

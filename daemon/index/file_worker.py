@@ -30,6 +30,8 @@ class WorkerSettings:
     max_file_bytes: int
     max_chunk_lines: int
     text_window_lines: int
+    include_secrets: bool = False
+    """Index files whose content holds credentials (``index.include_secrets``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +64,7 @@ def _encoder() -> CodeBm25Encoder:
 
 
 def _process(job: FileJob, settings: WorkerSettings) -> FileOutcome:
-    content = read_file(Path(job.abs_path), settings.max_file_bytes)
+    content = read_file(Path(job.abs_path), settings.max_file_bytes, include_secrets=settings.include_secrets)
     if isinstance(content, SkipReason):
         return FileOutcome(job=job, skipped=content)
     if content.hash == job.known_hash:

@@ -169,13 +169,14 @@ class Indexer:
                     gone.add(rel)
                 continue
             language = self._language_of(rel)
+            real = self._scanner.resolved(rel)  # a link's target, checked to lie inside by check_path
             try:
-                st = abs_path.stat()
+                st = real.stat()
             except OSError:
                 if rec is not None:
                     gone.add(rel)
                 continue
-            jobs[rel] = FileJob(rel, str(abs_path), st.st_size, st.st_mtime_ns, language, rec.hash if rec else None)
+            jobs[rel] = FileJob(rel, str(real), st.st_size, st.st_mtime_ns, language, rec.hash if rec else None)
         gone.difference_update(jobs)
         if gone:
             removed = sorted(gone)

@@ -80,6 +80,11 @@ class Manifest:
         with self._transaction():
             self._db.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in paths])
 
+    def forget_stats(self) -> None:
+        """Make every file look modified, so the next pass re-reads it (and keeps what hashes the same)."""
+        with self._transaction():
+            self._db.execute("UPDATE files SET mtime_ns = -1")
+
     def clear(self) -> None:
         with self._transaction():
             self._db.execute("DELETE FROM files")

@@ -2,17 +2,18 @@
 
 Rules, in order: built-in excluded directories (VCS metadata, dependency folders, virtualenvs,
 build output, caches) -> .gitignore / .ignore / .git/info/exclude (nested files honoured) and
-``index.exclude`` -> secret-bearing names -> symlinks (never followed out of the workspace,
-symlinked directories never followed) -> size cap -> unsupported file type. Content checks
-(binary, UTF-8) happen when the file is read, in :mod:`daemon.index.file_reader`.
+``index.exclude`` -> symlinks (never followed out of the workspace, symlinked directories never
+followed) -> secret-bearing names (of the link and of its resolved target) -> size cap ->
+unsupported file type. Content checks (binary, UTF-8, credentials in the text) happen when the file
+is read, in :mod:`daemon.index.file_reader`. The boundary and secret rules are the shared ones of
+:mod:`daemon.intel.workspace_paths`; :meth:`Scanner.check_path` (the watcher's path) applies the
+same rules as the full walk.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import logging
 import os
-import re
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,8 +22,10 @@ from pathlib import Path
 import pathspec
 
 from daemon.core.models import SkipReason
+from daemon.core.secret_rules import secret_name
+from daemon.intel.workspace_paths import locate
 
-__all__ = ["BUILTIN_EXCLUDED_DIRS", "SECRET_PATTERNS", "ScanResult", "ScannedFile", "Scanner", "is_secret_name"]
+__all__ = ["BUILTIN_EXCLUDED_DIRS", "ScanResult", "ScannedFile", "Scanner"]
 
 logger = logging.getLogger(__name__)
 
@@ -36,41 +39,6 @@ BUILTIN_EXCLUDED_DIRS: frozenset[str] = frozenset(
         ".idea", ".vscode-test", "coverage", "htmlcov", ".eggs",
     }
 )  # fmt: skip
-
-SECRET_PATTERNS: tuple[str, ...] = (
-    ".env",
-    ".env.*",
-    "*.pem",
-    "*.key",
-    "*.p12",
-    "*.pfx",
-    "*.keystore",
-    "*.jks",
-    "id_rsa*",
-    "id_dsa*",
-    "id_ecdsa*",
-    "id_ed25519*",
-    "credentials",
-    "credentials.*",
-    "*credentials*.json",
-    ".netrc",
-    ".pgpass",
-    ".npmrc",
-    ".pypirc",
-    "*.secret",
-    "secrets.*",
-)
-_SECRET_ALLOWED = (".env.example", ".env.sample", ".env.template", ".env.dist")
-_SECRET_RE = re.compile("|".join(fnmatch.translate(pattern) for pattern in SECRET_PATTERNS))
-"""All of SECRET_PATTERNS as one regex: one match per file instead of one fnmatch per pattern."""
-
-
-def is_secret_name(name: str) -> bool:
-    """True for file names that usually hold credentials (matched case-insensitively)."""
-    lower = name.lower()
-    if lower in _SECRET_ALLOWED:
-        return False
-    return _SECRET_RE.match(lower) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +122,8 @@ class Scanner:
     def check_path(self, rel_path: str) -> SkipReason | None:
         """Why a single (existing or not) path would be skipped, or None if it is indexable.
 
-        Used by the watcher for one changed file without re-walking the tree.
+        Used by the watcher for one changed file without re-walking the tree: the same rules as
+        the walk, symlinks included (one that leads out of the workspace, or to a secret, is skipped).
         """
         parts = rel_path.split("/")
         if any(p in BUILTIN_EXCLUDED_DIRS for p in parts[:-1]):
@@ -167,11 +136,25 @@ class Scanner:
             layers = layers + self._layers_for_dir(self.root / sub, sub)
         if self._ignored(rel_path, False, layers):
             return SkipReason.IGNORED
-        if not self._include_secrets and is_secret_name(parts[-1]):
+        path = self.root / rel_path
+        real: Path | None = None
+        if os.path.lexists(path):
+            found = locate(self.root, path)
+            if isinstance(found, SkipReason):
+                return found
+            if len(parts) > 1 and locate(self.root, path.parent) != path.parent:
+                return SkipReason.IGNORED  # under a linked folder, which the walk never follows
+            real = found
+        if not self._include_secrets and (secret_name(parts[-1]) or (real is not None and secret_name(real.name))):
             return SkipReason.SECRET
         if self._classify(rel_path) is None:
             return SkipReason.UNSUPPORTED
         return None
+
+    def resolved(self, rel_path: str) -> Path:
+        """The file ``rel_path`` stands for (a symlink's target); call after :meth:`check_path` passed."""
+        found = locate(self.root, self.root / rel_path)
+        return found if isinstance(found, Path) else self.root / rel_path
 
     def scan_dir(self, rel_dir: str) -> ScanResult:
         """Scan one directory's subtree under the same rules as :meth:`scan`.
@@ -183,6 +166,11 @@ class Scanner:
         parts = rel_dir.split("/")
         if any(p in BUILTIN_EXCLUDED_DIRS for p in parts):
             result.skip(SkipReason.IGNORED, rel_dir + "/")
+            return result
+        found = locate(self.root, self.root / rel_dir)
+        if isinstance(found, SkipReason) or found != self.root / rel_dir:
+            # through a link out of the workspace (or gone), or through a linked folder the walk never follows
+            result.skip(found if isinstance(found, SkipReason) else SkipReason.IGNORED, rel_dir + "/")
             return result
         layers = self._root_layers()
         for i in range(1, len(parts) + 1):
@@ -265,7 +253,7 @@ class Scanner:
     ) -> None:
         if self._ignored(rel, False, layers):
             out.skip(SkipReason.IGNORED, rel)
-        elif not self._include_secrets and is_secret_name(name):
+        elif not self._include_secrets and (secret_name(name) or secret_name(path.name)):
             out.skip(SkipReason.SECRET, rel)
         elif size > self._max_bytes:
             out.skip(SkipReason.TOO_LARGE, rel)
@@ -278,16 +266,9 @@ class Scanner:
         if self._ignored(rel, False, layers):
             out.skip(SkipReason.IGNORED, rel)
             return
-        try:
-            target = Path(link).resolve(strict=True)
-        except RuntimeError:  # symlink loop (Python < 3.13)
-            out.skip(SkipReason.SYMLINK_LOOP, rel)
-            return
-        except OSError as exc:
-            out.skip(SkipReason.SYMLINK_LOOP if exc.errno == 40 else SkipReason.VANISHED, rel)
-            return
-        if not target.is_relative_to(self.root):
-            out.skip(SkipReason.SYMLINK_OUTSIDE, rel)
+        target = locate(self.root, Path(link))
+        if isinstance(target, SkipReason):
+            out.skip(target, rel)
             return
         if target.is_dir():
             # Its files are indexed under their real path; following it would index them twice.

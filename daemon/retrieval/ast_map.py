@@ -13,6 +13,7 @@ from pathlib import Path
 from daemon.core.models import ChunkKind, SymbolKind
 from daemon.intel.chunking import chunk_source
 from daemon.intel.languages import language_for_path
+from daemon.intel.workspace_paths import contained, secret_reason
 
 __all__ = ["ast_context_map"]
 
@@ -23,8 +24,8 @@ _MAX_FILE_BYTES = 1_000_000
 
 
 def _outline(root: Path, rel: str, max_symbols: int) -> list[str] | None:
-    path = (root / rel).resolve()
-    if not path.is_relative_to(root.resolve()) or not path.is_file():
+    path = contained(root.resolve(), root / rel)
+    if path is None or not path.is_file() or secret_reason(root / rel, path) is not None:
         return None
     language = language_for_path(rel)
     if language is None:

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from daemon.intel.chunking import chunk_source
 from daemon.intel.languages import language_for_path
+from daemon.intel.workspace_paths import contained, secret_reason
 from daemon.retrieval.fusion import FusedPiece
 from daemon.retrieval.lexical import terms
 from daemon.retrieval.models import Rejection, SourceName, WorkflowKind
@@ -141,9 +142,11 @@ class Validator:
             return piece, None
         if self._root is None:
             return piece, None
-        path = (self._root / a.path).resolve()
-        if not path.is_relative_to(self._root):
+        path = contained(self._root, self._root / a.path)
+        if path is None:
             return None, f"{a.path} is outside the workspace"
+        if path.is_file() and secret_reason(self._root / a.path, path) is not None:
+            return None, f"{a.path} holds credentials"
         try:
             lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError as exc:

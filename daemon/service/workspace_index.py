@@ -21,6 +21,7 @@ from daemon.core.models import (
     SearchResult,
 )
 from daemon.core.ports import DenseEmbedder, Reranker, VectorStore
+from daemon.core.secret_rules import RULES_VERSION
 from daemon.errors import EmbeddingUnavailable
 from daemon.index.dense_fill import fill_dense
 from daemon.index.file_worker import WorkerSettings
@@ -80,6 +81,7 @@ class WorkspaceIndex:
                 max_file_bytes=config.index.max_file_bytes,
                 max_chunk_lines=config.index.max_chunk_lines,
                 text_window_lines=config.index.text_window_lines,
+                include_secrets=config.index.include_secrets,
             ),
         )
 
@@ -235,8 +237,12 @@ class WorkspaceIndex:
         want = self._format_meta()
         have = {key: self._manifest.get_meta(key) for key in want}
         if all(v is None for v in have.values()):
-            self._manifest.set_meta(want)
+            self._manifest.set_meta({**want, "secret_rules": RULES_VERSION})
             return
         if have != want:
             logger.warning("index format changed (%s -> %s): rebuilding the index", have, want)
             self.rebuild()
+        if self._manifest.get_meta("secret_rules") != RULES_VERSION:
+            # files indexed under other secret rules are read again; a secret among them is removed
+            self._manifest.forget_stats()
+            self._manifest.set_meta({"secret_rules": RULES_VERSION})

@@ -23,6 +23,7 @@ from typing import Any
 from daemon.config import Config, load_config, parse_set_pairs
 from daemon.errors import DaemonError
 from daemon.logging_setup import configure_logging
+from daemon.workspace_roots import admit_workspace, check_folder
 from mcp_servers.code_intel.server import bind_loopback, serve_http, serve_stdio
 
 __all__ = ["main", "resolve_token"]
@@ -64,7 +65,9 @@ def _stop_on_sigterm(_signum: int, _frame: FrameType | None) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="ided mcp", description="ided's code-intel MCP server")
-    parser.add_argument("--workspace", "-w", type=Path, default=Path.cwd(), help="workspace root")
+    parser.add_argument(
+        "--workspace", "-w", type=Path, default=Path.cwd(), help="workspace root (under roots.allowed; docs/mcp.md)"
+    )
     parser.add_argument("--http", action="store_true", help="streamable HTTP on 127.0.0.1 instead of stdio")
     parser.add_argument("--port", type=int, default=8765, help="HTTP port (0 = any free port)")
     parser.add_argument(
@@ -76,7 +79,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # IDED_* variables are configuration keys to the loader; the token is not one.
         config_env = {key: value for key, value in env.items() if key != TOKEN_ENV}
-        config = load_config(args.workspace, env=config_env, overrides=_overrides(args.settings))
+        launch_dir = Path.cwd()
+        config = load_config(
+            check_folder(args.workspace.absolute()), env=config_env, overrides=_overrides(args.settings)
+        )
+        admit_workspace(config, launch_dir=launch_dir)
     except DaemonError as exc:
         sys.stderr.write(f"ided mcp: {exc}\n")
         return 2

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import sys
 from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -51,6 +52,7 @@ def env_for(tmp_path: Path, script: Path | None, **settings: str) -> dict[str, s
         "IDED_PIPELINE__RESILIENCE__CACHE": "false",
         "IDED_PIPELINE__RESILIENCE__MAX_RETRIES": "0",
         "XDG_CONFIG_HOME": str(tmp_path / "home" / ".config"),
+        "IDED_ROOTS__ALLOWED": json.dumps([str(tmp_path)]),
         "HF_HUB_OFFLINE": "1",
         "GIT_CONFIG_NOSYSTEM": "1",
     }

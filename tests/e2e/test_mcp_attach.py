@@ -24,7 +24,7 @@ async def test_an_attached_mcp_server_answers_from_the_shared_daemon(tmp_path: P
     workspace = copy_workspace("intel_python", tmp_path)
     env = _env(tmp_path / "state", tmp_path / "home")
     params = StdioServerParameters(
-        command=sys.executable, args=["-P", "-m", "daemon", "mcp", "-w", str(workspace)], env=env
+        command=sys.executable, args=["-P", "-m", "daemon", "mcp", "-w", str(workspace)], env=env, cwd=str(workspace)
     )
     config = load_config(workspace, env=env)
     with (tmp_path / "mcp-stderr.log").open("w") as errlog:

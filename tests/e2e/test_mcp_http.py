@@ -45,6 +45,7 @@ async def http_server(workspace: Path, tmp_path: Path) -> AsyncGenerator[tuple[s
         sys.executable,
         *["-P", "-m", "daemon", "mcp", "--standalone", "-w", str(workspace), "--http", "--port", "0"],
         env=env,
+        cwd=str(workspace),  # started in the workspace, as an agent host does: inside the default roots
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,

@@ -17,9 +17,10 @@ from urllib.parse import unquote, urlparse
 from lsprotocol import types as lsp
 
 from daemon.core.intel_models import DiagnosticInfo, Location, SourceRange, SymbolInfo
+from daemon.core.secret_rules import redact_secrets
 from daemon.errors import InvalidToolInput
 from daemon.intel.lsp.documents import from_lsp_character, read_text
-from daemon.intel.workspace_paths import WorkspacePaths
+from daemon.intel.workspace_paths import WorkspacePaths, secret_reason
 
 __all__ = [
     "FileLines",
@@ -83,11 +84,15 @@ class FileLines:
             self._cache[path] = text.split("\n")
 
     def lines(self, path: Path) -> list[str] | None:
+        """The file's lines; None when it cannot be read or holds credentials (its location alone is shown)."""
         if path not in self._cache:
             try:
-                self._cache[path] = read_text(path).split("\n")
+                text = read_text(path)
             except InvalidToolInput:
                 self._cache[path] = None
+            else:
+                secret = secret_reason(path, data=text.encode("utf-8", "replace")) is not None
+                self._cache[path] = None if secret else text.split("\n")
         return self._cache[path]
 
     def line(self, path: Path, line: int) -> str:
@@ -147,7 +152,8 @@ def parse_hover(hover: lsp.Hover | None, name: str | None = None) -> tuple[str, 
     doc_lines = [ln.rstrip() for ln in prose.splitlines() if ln.strip() not in {"---", "***", "___"}]
     doc_lines = [ln for ln in doc_lines if not ln.startswith("### ")]
     documentation = "\n".join(doc_lines).strip() or None
-    return signature, documentation
+    # a constant's hover can show its value: one defined in a secret file must not come out here
+    return redact_secrets(signature), redact_secrets(documentation) if documentation else None
 
 
 def symbol_kind_name(kind: int | lsp.SymbolKind) -> str:

@@ -1,9 +1,12 @@
 """The files an agent may read and write: one root (the run's worktree, or the workspace in ask mode).
 
 Every path an agent names is workspace-relative and must stay inside the root after resolving
-symlinks; ``.git`` is never readable or writable. Writes are refused in read-only runs. Reads of a
-file the run has not written go first to the host's ``FileReader`` (ACP's ``fs/read_text_file``,
-so agents see unsaved editor text), then to disk. Blocking file I/O runs in worker threads.
+symlinks (the shared boundary check, :func:`daemon.intel.workspace_paths.contained`); ``.git`` is
+never readable or writable, and a file that holds credentials (by name or content, judged on the
+resolved target: :func:`daemon.intel.workspace_paths.secret_reason`) is never read. Writes are
+refused in read-only runs. Reads of a file the run has not written go first to the host's
+``FileReader`` (ACP's ``fs/read_text_file``, so agents see unsaved editor text), then to disk.
+Blocking file I/O runs in worker threads.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ import os
 from pathlib import Path
 from typing import Protocol
 
-from daemon.errors import InvalidToolInput, PathOutsideWorkspace
+from daemon.errors import InvalidToolInput, PathOutsideWorkspace, SecretRefused
+from daemon.intel.workspace_paths import contained, secret_reason
 
 __all__ = ["MAX_LIST_ENTRIES", "MAX_READ_CHARS", "FileReader", "RunFiles", "WriteRefused"]
 
@@ -71,8 +75,8 @@ class RunFiles:
                     break
             else:
                 raise PathOutsideWorkspace(f"{raw} is outside the workspace; give a workspace-relative path")
-        resolved = (self.root / candidate).resolve()
-        if not resolved.is_relative_to(self.root):
+        resolved = contained(self.root, self.root / candidate)
+        if resolved is None:
             raise PathOutsideWorkspace(f"{raw} leaves the workspace (through '..' or a symlink)")
         rel = resolved.relative_to(self.root).as_posix()
         if rel == ".git" or rel.startswith(".git/"):
@@ -86,6 +90,8 @@ class RunFiles:
 
     async def read(self, path: str, *, start_line: int | None = None, end_line: int | None = None) -> str:
         rel = self.relative(path)
+        if rel not in self.written:
+            await asyncio.to_thread(self._refuse_secret, rel)
         text: str | None = None
         if self._reader is not None and rel not in self.written:
             text = await self._reader.read_text(self.workspace / rel)
@@ -99,6 +105,12 @@ class RunFiles:
         if len(text) > MAX_READ_CHARS:
             text = text[:MAX_READ_CHARS] + f"\n[... cut at {MAX_READ_CHARS} characters; read a line range]"
         return text
+
+    def _refuse_secret(self, rel: str) -> None:
+        target = self.absolute(rel)
+        reason = secret_reason(target) if target.is_file() else None
+        if reason is not None:
+            raise SecretRefused(f"{rel} is not open to agents: {reason}")
 
     def _read_disk(self, rel: str) -> str:
         target = self.absolute(rel)

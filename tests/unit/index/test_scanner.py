@@ -4,7 +4,8 @@ import os
 from pathlib import Path
 
 from daemon.core.models import SkipReason
-from daemon.index.scanner import Scanner, is_secret_name
+from daemon.core.secret_rules import secret_name as is_secret_name
+from daemon.index.scanner import Scanner
 
 
 def _classify(path: str) -> str | None:
@@ -161,3 +162,36 @@ def test_a_milestone_runs_once_when_the_scan_finds_that_many_indexable_files(tmp
     scan_with_milestone_at(5)
     scan_with_milestone_at(6)  # more than the workspace has: never runs
     assert found == [3, 5]
+
+
+def test_check_path_refuses_links_out_and_to_secrets_as_the_walk_does(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    ws = tmp_path / "ws"
+    _write(outside, "passwd.py", "root = 0\n")
+    _write(outside, "lib/sub/stolen.py")
+    _write(ws, ".env", "KEY=1\n")
+    _write(ws, "real.py")
+    (ws / "py").mkdir()
+    (ws / "py" / "leak.py").symlink_to(outside / "passwd.py")
+    (ws / "py" / "envlink.py").symlink_to("../.env")
+    (ws / "py" / "outdir").symlink_to(outside / "lib", target_is_directory=True)
+    (ws / "py" / "alias.py").symlink_to(ws / "real.py")
+    scanner = _scanner(ws)
+    assert scanner.check_path("py/leak.py") is SkipReason.SYMLINK_OUTSIDE
+    assert scanner.check_path("py/outdir/sub/stolen.py") is SkipReason.SYMLINK_OUTSIDE  # through a linked parent
+    assert scanner.check_path("py/envlink.py") is SkipReason.SECRET  # judged on the target's name
+    assert scanner.check_path("py/alias.py") is None
+    assert scanner.resolved("py/alias.py") == (ws / "real.py").resolve()
+    walked = scanner.scan()
+    assert walked.skipped[SkipReason.SYMLINK_OUTSIDE] == 2
+    assert walked.skipped[SkipReason.SECRET] == 2  # .env and the link to it
+    assert scanner.scan_dir("py/outdir/sub").files == []  # a folder reached through a link out
+    (ws / "inner").symlink_to(ws / "py", target_is_directory=True)
+    assert scanner.check_path("inner/alias.py") is SkipReason.IGNORED  # the walk never follows linked folders
+    assert scanner.scan_dir("inner").files == []
+
+
+def test_a_source_file_named_like_credentials_is_indexed(tmp_path: Path) -> None:
+    _write(tmp_path, "vaults/credentials.py", "def rotate(token):\n    return token\n")
+    _write(tmp_path, "vaults/secrets.py", "def load():\n    return {}\n")
+    assert sorted(f.rel_path for f in _scanner(tmp_path).scan().files) == ["vaults/credentials.py", "vaults/secrets.py"]
