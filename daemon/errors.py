@@ -23,6 +23,7 @@ __all__ = [
     "StoreError",
     "VcsError",
     "WorkflowError",
+    "WorkspaceUntrusted",
 ]
 
 DOCS = "docs/errors.md"
@@ -48,6 +49,7 @@ class ErrorCode(StrEnum):
     CHANGE_CONFLICT = "change_conflict"
     EDIT_LOCK_HELD = "edit_lock_held"
     MCP_SERVER_FAILED = "mcp_server_failed"
+    WORKSPACE_UNTRUSTED = "workspace_untrusted"
 
 
 class DaemonError(Exception):
@@ -161,3 +163,14 @@ class McpServerError(DaemonError):
     """An MCP server a client lent a session (ACP ``mcpServers``) did not start, or a call to it failed."""
 
     default_code = ErrorCode.MCP_SERVER_FAILED
+
+
+class WorkspaceUntrusted(DaemonError):
+    """The repository defines commands (its ``.ided.toml``, a workflow file in it) and the user has not
+    trusted the workspace; ``how_to_trust`` is the command that does (``ided trust PATH``)."""
+
+    default_code = ErrorCode.WORKSPACE_UNTRUSTED
+
+    def __init__(self, message: str, *, how_to_trust: str, cause: BaseException | None = None) -> None:
+        super().__init__(message, cause=cause)
+        self.how_to_trust = how_to_trust
