@@ -72,13 +72,14 @@ class CommandSources:
         """Commands a host passed itself (no repository layer): all of them are the caller's own."""
         return cls(own=dict(commands))
 
-    def repository_defined(self, workflows: Mapping[str, Workflow]) -> dict[str, str]:
-        """Every repository command (name -> source file) among ``.ided.toml`` and ``workflows``."""
-        found = dict.fromkeys(self.repository, self.repository_file)
+    def repository_defined(self, workflows: Mapping[str, Workflow]) -> dict[str, tuple[str, str]]:
+        """Every repository command (name -> (command line, source file)) of ``.ided.toml`` and ``workflows``."""
+        found: dict[str, tuple[str, str]] = {}
         for name, source in self.repository_workflows.items():
             workflow = workflows.get(name)
             if workflow is not None:
-                found.update(dict.fromkeys(workflow.commands, source))
+                found.update({n: (line, source) for n, line in workflow.commands.items()})
+        found.update({n: (line, self.repository_file) for n, line in self.repository.items()})
         return found
 
     def needs_trust(self, workflows: Mapping[str, Workflow]) -> bool:
@@ -90,7 +91,7 @@ class CommandSources:
         if not self.needs_trust(workflows):
             return None
         defined = self.repository_defined(workflows)
-        listed = ", ".join(f"'{name}' ({source})" for name, source in sorted(defined.items()))
+        listed = ", ".join(f"'{name}' ({source})" for name, (_, source) in sorted(defined.items()))
         return WorkspaceUntrusted(
             f"this workspace is not trusted and its repository defines commands for agents: {listed}. "
             f"Commands from a repository run only in a workspace you trust: run `{self.how_to_trust}` "
