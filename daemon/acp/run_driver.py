@@ -21,7 +21,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from acp import RequestError, update_agent_message_text
 from acp.helpers import update_available_commands
@@ -150,9 +150,10 @@ class RunDriver:
         mode = self.state.record.mode
         trusted: bool | None = None
         if mode is SessionMode.CODE and not dry_run:
-            trusted = await self._ask_trust()
-            if trusted is None:
+            asked = await self._ask_trust()
+            if asked == "cancelled":
                 return "cancelled"
+            trusted = asked
         tools = () if dry_run else await self._client_tools(read_only=mode is SessionMode.ASK)
         subscription = runtime.subscribe()
         try:
@@ -212,9 +213,10 @@ class RunDriver:
 
     # -- trust ----------------------------------------------------------------------------------
 
-    async def _ask_trust(self) -> bool | None:
+    async def _ask_trust(self) -> bool | Literal["cancelled"] | None:
         """Whether the repository's commands may run in this prompt's run: None when nothing needs asking
-        (no such commands, or the workspace is trusted) and for a prompt cancelled while asked."""
+        (no such commands, or the workspace is trusted: the trust store decides), ``cancelled`` for a prompt
+        cancelled while asked."""
         runtime = self.state.workspace.runtime
         sources = runtime.commands
         if not sources.needs_trust(runtime.catalog.workflows):
@@ -250,7 +252,7 @@ class RunDriver:
                 logger.warning("the trust request failed: %s", failure)
         if self.state.cancelled.is_set():
             await self.send(self._sid, [trust_finished(call.tool_call_id, "refused", "Cancelled: nothing ran.")])
-            return None
+            return "cancelled"
         note = await self._settle_trust(answer, root)
         await self.send(self._sid, [trust_finished(call.tool_call_id, answer, note)])
         await self._say(note)

@@ -1,0 +1,118 @@
+"""Workspace trust over the protocol fronts, real stdio: ACP asks through ``session/request_permission``
+and honours the answer; LSP, which cannot ask, refuses a code run with ``workspace_untrusted``."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp.schema import ToolCallProgress, ToolCallStart
+from pygls.exceptions import JsonRpcException
+
+from daemon.trust import TrustStore
+from tests.adversarial.test_trust import CALC, hostile_repo, touch
+from tests.e2e.acp_support import WAIT_S, RecordingClient, env_for, initialize, prompt_text, spawn_ided_acp
+from tests.e2e.test_lsp_runs import REQUEST_FAILED, runs_client
+from tests.pipeline_support import choose, everyone_succeeds, write_script
+
+pytestmark = pytest.mark.e2e
+
+
+def bug_fix_script(tmp_path: Path) -> Path:
+    return write_script(
+        tmp_path / "script.yaml",
+        [
+            {"role": "orchestrator", "answer": choose("bug_fix", code_review="SKIP"), "repeat": True},
+            everyone_succeeds(),
+        ],
+    )
+
+
+async def test_acp_asks_before_the_repositorys_commands_run_and_honours_each_answer(tmp_path: Path) -> None:
+    marker = tmp_path / "PWNED"
+    repo = hostile_repo(tmp_path / "repo", marker)
+    env = env_for(tmp_path, bug_fix_script(tmp_path))
+    client = RecordingClient(permission_answers=[("untrusted", None), ("trust_always", None)])
+    async with spawn_ided_acp(tmp_path, env, client=client) as agent:
+        await initialize(agent.conn)
+
+        refused = (await agent.conn.new_session(cwd=str(repo), mcp_servers=[])).session_id
+        reply = await asyncio.wait_for(agent.conn.prompt(session_id=refused, prompt=prompt_text("fix add")), WAIT_S)
+        assert reply.stop_reason == "end_turn"
+        ((call, options),) = client.permission_requests
+        assert call.kind == "execute"
+        assert [(o.option_id, o.kind) for o in options] == [
+            ("trust_once", "allow_once"),
+            ("trust_always", "allow_always"),
+            ("untrusted", "reject_once"),
+        ]
+        (shown,) = [u for u in client.tool_calls(refused) if isinstance(u, ToolCallStart) and u.kind == "execute"]
+        raw: Any = shown.raw_input
+        assert raw["commands"] == [{"name": "test", "command": touch(marker), "source": str(repo / ".ided.toml")}]
+        ended = [
+            u
+            for u in client.tool_calls(refused)
+            if isinstance(u, ToolCallProgress) and u.tool_call_id == call.tool_call_id
+        ]
+        assert ended[-1].status == "failed"
+        assert not marker.exists()
+        assert "will not run" in client.messages(refused)
+        assert "not trusted" in client.thoughts(refused) and f"ided trust {repo}" in client.thoughts(refused)
+
+        again = await asyncio.wait_for(agent.conn.prompt(session_id=refused, prompt=prompt_text("fix add")), WAIT_S)
+        assert again.stop_reason == "end_turn" and len(client.permission_requests) == 1  # the session's answer holds
+        assert not marker.exists()
+
+        trusting = (await agent.conn.new_session(cwd=str(repo), mcp_servers=[])).session_id
+        reply = await asyncio.wait_for(agent.conn.prompt(session_id=trusting, prompt=prompt_text("fix add")), WAIT_S)
+        assert reply.stop_reason == "end_turn" and len(client.permission_requests) == 2
+        assert marker.exists()
+        assert TrustStore.default({"XDG_CONFIG_HOME": env["XDG_CONFIG_HOME"]}).trusted(repo)
+
+        marker.unlink()
+        later = (await agent.conn.new_session(cwd=str(repo), mcp_servers=[])).session_id
+        reply = await asyncio.wait_for(agent.conn.prompt(session_id=later, prompt=prompt_text("fix add")), WAIT_S)
+        assert reply.stop_reason == "end_turn" and len(client.permission_requests) == 2  # trusted: not asked
+        assert marker.exists()
+
+
+async def test_acp_asks_nothing_in_ask_mode_or_where_the_repository_defines_no_command(tmp_path: Path) -> None:
+    repo = hostile_repo(tmp_path / "repo", tmp_path / "PWNED", toml_commands=False)
+    env = env_for(tmp_path, bug_fix_script(tmp_path))
+    client = RecordingClient()
+    async with spawn_ided_acp(tmp_path, env, client=client) as agent:
+        await initialize(agent.conn)
+        sid = (await agent.conn.new_session(cwd=str(repo), mcp_servers=[])).session_id
+        reply = await asyncio.wait_for(agent.conn.prompt(session_id=sid, prompt=prompt_text("fix add")), WAIT_S)
+        assert reply.stop_reason == "end_turn" and client.permission_requests == []
+    assert (repo / "calc.py").read_text() == CALC
+
+
+async def test_lsp_refuses_a_code_run_in_an_untrusted_workspace_naming_how_to_trust(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    marker = tmp_path / "PWNED"
+    repo = hostile_repo(tmp_path / "repo", marker)
+    script = bug_fix_script(tmp_path)
+    extra = ("--set", f"pipeline.replay_script={script}", "--set", "pipeline.resilience.cache=false")
+    async with runs_client(repo, tmp_path / "state", *extra) as client:
+        with pytest.raises(JsonRpcException) as caught:
+            await client.ided("ided/run/start", {"request": "fix add", "mode": "code"})
+        assert caught.value.code == REQUEST_FAILED
+        data: Any = caught.value.data
+        assert data["code"] == "workspace_untrusted" and data["how_to_trust"] == f"ided trust {repo}"
+        assert f"ided trust {repo}" in str(caught.value) and ".ided.toml" in str(caught.value)
+        assert not marker.exists()
+
+        dry = await client.ided("ided/run/start", {"request": "fix add", "mode": "code", "dryRun": True})
+        assert dry["status"] == "planned"
+
+        TrustStore.default().add(repo)
+        started = await client.ided("ided/run/start", {"request": "fix add", "mode": "code"})
+        notes: list[dict[str, Any]] = []
+        while not notes or notes[-1]["kind"] != "run_finished":
+            notes.append(await asyncio.wait_for(client.run_progress.get(), WAIT_S))
+        assert {n["runId"] for n in notes} == {started["runId"]}
+        assert marker.exists()
