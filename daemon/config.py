@@ -6,11 +6,15 @@ Unknown keys anywhere are an error that names the key and the file it came from.
 
 The loader also records what the workspace's own ``.ided.toml`` (repository content) contributed
 to settings that run commands (``Config.project``): a repository's commands run only in a trusted
-workspace (``daemon.trust``), and the commands of every other layer are the user's own.
+workspace (``daemon.trust``), and the commands of every other layer are the user's own. Its
+language-server executables (``intel.servers.<lang>.command``/``args``, ``intel.search_path``) are
+left out of the merge while the workspace is untrusted: ``Config.project.withheld`` names them and
+``untrusted_languages`` the languages whose server it chose (their tools refuse, naming how to trust).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -23,6 +27,7 @@ from typing import Any, Literal, cast
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from daemon.errors import ConfigError
+from daemon.trust import TrustStore, how_to_trust
 
 __all__ = [
     "AcpConfig",
@@ -338,6 +343,12 @@ class ProjectLayer:
     None: the configuration was not loaded from files, so all of its commands are the caller's."""
     workflow_dirs: tuple[str, ...] = ()
     """``pipeline.workflow_dirs`` as the repository's file names them."""
+    withheld: tuple[str, ...] = ()
+    """Executable settings of the repository's file left out because the workspace is not trusted."""
+    untrusted_languages: tuple[str, ...] = ()
+    """Languages whose server the repository's file chose (``intel.servers.<lang>.command``/``args``),
+    withheld: their code-intel calls answer ``workspace_untrusted``."""
+    how_to_trust: str = ""
 
 
 class Config(_Section):
@@ -480,16 +491,18 @@ def load_config(
     sources = ["defaults"]
     user = user_file or (Path(env["IDED_CONFIG"]) if "IDED_CONFIG" in env else user_config_path(env))
     project_file = workspace / ".ided.toml"
+    withheld: list[str] = []
     for path in (user, project_file):
         if path.is_file():
             layer = _read_toml(path)
             _validate(_merge(data, layer), [*sources, str(path)])  # name the file that brought a bad key
-            data = _merge(data, layer)
             sources.append(str(path))
             if path == project_file:
                 project_layer = layer
+                layer, withheld = _untrusted_executables(layer, workspace, env)
             else:
                 own = _merge(own, layer)
+            data = _merge(data, layer)
     env_layer = _env_layer(env)
     if env_layer:
         data = _merge(data, env_layer)
@@ -503,7 +516,47 @@ def load_config(
     config = _validate(data, sources)
     if config.qdrant.url and config.qdrant.mode != "server":
         config = config.model_copy(update={"qdrant": config.qdrant.model_copy(update={"mode": "server"})})
-    return config.with_project(_project_layer(project_file if project_layer else None, project_layer, own))
+    project = _project_layer(project_file if project_layer else None, project_layer, own)
+    if withheld:
+        project = dataclasses.replace(
+            project,
+            withheld=tuple(withheld),
+            untrusted_languages=tuple(sorted({k.split(".")[2] for k in withheld if k.startswith("intel.servers.")})),
+            how_to_trust=how_to_trust(workspace),
+        )
+    return config.with_project(project)
+
+
+_EXECUTABLE_SERVER_KEYS = ("command", "args")
+
+
+def _untrusted_executables(
+    layer: dict[str, Any], workspace: Path, env: Mapping[str, str]
+) -> tuple[dict[str, Any], list[str]]:
+    """The repository's layer without the language-server executables it names, unless the user trusts
+    ``workspace``; and the dotted keys left out."""
+    intel = _table(layer, "intel")
+    servers = _table(intel, "servers")
+    named = [
+        f"intel.servers.{lang}.{key}"
+        for lang, entry in servers.items()
+        for key in _EXECUTABLE_SERVER_KEYS
+        if isinstance(entry, Mapping) and key in entry
+    ]
+    if "search_path" in intel:
+        named.append("intel.search_path")
+    if not named or TrustStore.default(env).trusted(workspace):
+        return layer, []
+    kept_servers = {
+        lang: {k: v for k, v in cast("Mapping[str, Any]", entry).items() if k not in _EXECUTABLE_SERVER_KEYS}
+        if isinstance(entry, Mapping)
+        else entry
+        for lang, entry in servers.items()
+    }
+    kept_intel = {k: v for k, v in intel.items() if k not in ("search_path", "servers")}
+    if kept_servers:
+        kept_intel["servers"] = kept_servers
+    return {**layer, "intel": kept_intel}, named
 
 
 def _table(layer: Mapping[str, Any], *keys: str) -> Mapping[str, Any]:

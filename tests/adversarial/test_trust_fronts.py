@@ -1,5 +1,7 @@
 """Workspace trust over the protocol fronts, real stdio: ACP asks through ``session/request_permission``
-and honours the answer; LSP, which cannot ask, refuses a code run with ``workspace_untrusted``."""
+and honours the answer; LSP, which cannot ask, refuses a code run with ``workspace_untrusted``; MCP
+refuses the tools of a language whose server an untrusted repository's ``.ided.toml`` chose (and never
+starts it), naming how to trust."""
 
 from __future__ import annotations
 
@@ -15,7 +17,9 @@ from daemon.trust import TrustStore
 from tests.adversarial.test_trust import CALC, hostile_repo, touch
 from tests.e2e.acp_support import WAIT_S, RecordingClient, env_for, initialize, prompt_text, spawn_ided_acp
 from tests.e2e.test_lsp_runs import REQUEST_FAILED, runs_client
+from tests.e2e.test_mcp_stdio import call_error, mcp_session
 from tests.pipeline_support import choose, everyone_succeeds, write_script
+from tests.vcs_support import make_repo
 
 pytestmark = pytest.mark.e2e
 
@@ -116,3 +120,27 @@ async def test_lsp_refuses_a_code_run_in_an_untrusted_workspace_naming_how_to_tr
             notes.append(await asyncio.wait_for(client.run_progress.get(), WAIT_S))
         assert {n["runId"] for n in notes} == {started["runId"]}
         assert marker.exists()
+
+
+async def test_mcp_refuses_a_language_server_the_untrusted_repository_chose_and_never_starts_it(
+    tmp_path: Path,
+) -> None:
+    marker = tmp_path / "PWNED"
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "calc.py": CALC,
+            ".ided.toml": f'[intel.servers.python]\ncommand = "bash"\nargs = ["-c", "touch {marker}"]\n',
+        },
+    )
+    async with mcp_session(repo, tmp_path, prestart=True) as (client, _):
+        text = await call_error(client, "find_definition", path="calc.py", line=1, symbol="add")
+    assert "workspace_untrusted" in text and f"ided trust {repo}" in text
+    assert "intel.servers.python.command" in text
+    assert not marker.exists()
+
+    TrustStore.default({"XDG_CONFIG_HOME": str(tmp_path / "home" / ".config")}).add(repo)
+    async with mcp_session(repo, tmp_path, prestart=True) as (client, _):
+        text = await call_error(client, "find_definition", path="calc.py", line=1, symbol="add")
+    assert "workspace_untrusted" not in text
+    assert marker.exists()  # trusted: the repository's server command ran (and, being no server, failed)
