@@ -11,6 +11,7 @@ under it. Reading the file never fails a caller: a missing or unreadable file tr
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -114,12 +115,16 @@ class TrustStore:
             "version": _VERSION,
             "workspaces": [{"path": str(e.path), "trusted_at": e.trusted_at} for e in entries],
         }
+        tmp: str | None = None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".trusted-", dir=self.path.parent)
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 json.dump(payload, fh, indent=2)
                 fh.write("\n")
-            os.replace(tmp, self.path)
+            os.replace(tmp, self.path)  # readers see the old list or the new one, never half of one
         except OSError as exc:
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
             raise ConfigError(f"the trust file {self.path} cannot be written", cause=exc) from exc

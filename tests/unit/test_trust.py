@@ -118,3 +118,16 @@ def test_a_run_gets_the_users_commands_always_and_the_repositorys_only_when_trus
     assert refusal is not None and refusal.code is ErrorCode.WORKSPACE_UNTRUSTED
     assert refusal.how_to_trust == "ided trust /r"
     assert CommandSources.given({"test": "t"}).for_run(None, None, trusted=False).named == {"test": "t"}
+
+
+def test_a_trust_file_that_cannot_be_written_is_a_config_error_and_leaves_no_temporary_file(tmp_path: Path) -> None:
+    store = TrustStore(tmp_path / "cfg" / "trusted.json")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    store.add(repo)
+    store.path.unlink()
+    store.path.mkdir()  # the file's place is taken by a folder: the final rename fails
+    with pytest.raises(ConfigError) as caught:
+        store.add(tmp_path)
+    assert "cannot be written" in caught.value.message and caught.value.code is ErrorCode.CONFIG_INVALID
+    assert sorted(p.name for p in store.path.parent.iterdir()) == ["trusted.json"]
