@@ -16,6 +16,7 @@ from pygls.exceptions import JsonRpcException
 from daemon.trust import TrustStore
 from tests.adversarial.test_trust import CALC, hostile_repo, touch
 from tests.e2e.acp_support import WAIT_S, RecordingClient, env_for, initialize, prompt_text, spawn_ided_acp
+from tests.e2e.lsp_support import lsp_client
 from tests.e2e.test_lsp_runs import REQUEST_FAILED, runs_client
 from tests.e2e.test_mcp_stdio import call_error, mcp_session
 from tests.pipeline_support import choose, everyone_succeeds, write_script
@@ -144,3 +145,23 @@ async def test_mcp_refuses_a_language_server_the_untrusted_repository_chose_and_
         text = await call_error(client, "find_definition", path="calc.py", line=1, symbol="add")
     assert "workspace_untrusted" not in text
     assert marker.exists()  # trusted: the repository's server command ran (and, being no server, failed)
+
+
+async def test_lsp_intel_refuses_a_language_server_the_untrusted_repository_chose_through_the_daemon(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    marker = tmp_path / "PWNED"
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "calc.py": CALC,
+            ".ided.toml": f'[intel.servers.python]\ncommand = "bash"\nargs = ["-c", "touch {marker}"]\n',
+        },
+    )
+    async with lsp_client(repo, tmp_path / "state") as client:
+        with pytest.raises(JsonRpcException) as caught:
+            await client.ided("ided/intel/definition", {"symbol": "add"})
+        data: Any = caught.value.data
+        assert data["code"] == "workspace_untrusted", caught.value.message
+        assert f"ided trust {repo}" in caught.value.message
+    assert not marker.exists()
