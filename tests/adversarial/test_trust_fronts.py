@@ -10,12 +10,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acp.schema import ToolCallProgress, ToolCallStart
+from acp.schema import PermissionOption, RequestPermissionResponse, ToolCallProgress, ToolCallStart, ToolCallUpdate
 from pygls.exceptions import JsonRpcException
 
 from daemon.trust import TrustStore
 from tests.adversarial.test_trust import CALC, hostile_repo, touch
-from tests.e2e.acp_support import WAIT_S, RecordingClient, env_for, initialize, prompt_text, spawn_ided_acp
+from tests.e2e.acp_support import (
+    WAIT_S,
+    RecordingClient,
+    env_for,
+    initialize,
+    prompt_text,
+    recorded_runs,
+    spawn_ided_acp,
+)
 from tests.e2e.lsp_support import lsp_client
 from tests.e2e.test_lsp_runs import REQUEST_FAILED, runs_client
 from tests.e2e.test_mcp_stdio import call_error, mcp_session
@@ -164,4 +172,31 @@ async def test_lsp_intel_refuses_a_language_server_the_untrusted_repository_chos
         data: Any = caught.value.data
         assert data["code"] == "workspace_untrusted", caught.value.message
         assert f"ided trust {repo}" in caught.value.message
+    assert not marker.exists()
+
+
+class WaitingClient(RecordingClient):
+    """Records the permission request, then never answers it (a person who walked away)."""
+
+    async def request_permission(
+        self, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption], **kwargs: Any
+    ) -> RequestPermissionResponse:
+        await super().request_permission(session_id, tool_call, options, **kwargs)
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+
+async def test_acp_cancel_while_asked_ends_the_prompt_before_any_run_starts(tmp_path: Path) -> None:
+    marker = tmp_path / "PWNED"
+    repo = hostile_repo(tmp_path / "repo", marker)
+    client = WaitingClient()
+    async with spawn_ided_acp(tmp_path, env_for(tmp_path, bug_fix_script(tmp_path)), client=client) as agent:
+        await initialize(agent.conn)
+        sid = (await agent.conn.new_session(cwd=str(repo), mcp_servers=[])).session_id
+        prompt = asyncio.create_task(agent.conn.prompt(session_id=sid, prompt=prompt_text("fix add")))
+        await client.wait_for(lambda: bool(client.permission_requests), "the trust request")
+        await agent.conn.cancel(session_id=sid)
+        reply = await asyncio.wait_for(prompt, WAIT_S)
+        assert reply.stop_reason == "cancelled"
+        assert await recorded_runs(tmp_path) == []
     assert not marker.exists()
