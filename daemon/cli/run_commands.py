@@ -231,17 +231,24 @@ def run(
 def resume(
     ctx: typer.Context,
     run_id: Annotated[str, typer.Argument(help="The run to continue (`ided runs` lists them).")],
+    trust: Annotated[
+        bool, typer.Option("--trust", help="Let the commands the repository defines run, this once.")
+    ] = False,
     workspace: WorkspaceOpt = None,
     events: EventsOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Continue an interrupted run from its last checkpoint, or execute a planned one."""
+    """Continue an interrupted run from its last checkpoint, or execute a planned one.
+
+    The repository's own commands run only in a trusted workspace (`ided trust`) or with `--trust`.
+    """
     state = _state(ctx)
     config = state.config(workspace)
 
     async def go() -> RunRecord:
         async with _runtime(state, config, models_needed=True) as runtime:
-            return await _follow(state, runtime, lambda: runtime.resume(run_id), events)
+            trusted = True if trust else None
+            return await _follow(state, runtime, lambda: runtime.resume(run_id, trusted=trusted), events)
 
     record = _guarded(state, go)
     if events and not as_json:

@@ -256,3 +256,18 @@ def test_without_flag_or_setting_the_branch_starts_from_head(tmp_path: Path, iso
     assert result.exit_code == 0, result.stderr
     assert not record.include_uncommitted and record.changes is not None
     assert (Path(record.changes.worktree) / "calc.py").read_text() == CALC
+
+
+def test_resume_withholds_the_repositorys_command_unless_given_trust(
+    tmp_path: Path, isolated_home: Path, script: Path
+) -> None:
+    marker = tmp_path / "PWNED"
+    repo = hostile_repo(tmp_path / "repo", marker)
+    state = tmp_path / "state"
+    planned = [run_json(repo, state, script, "--dry-run")[1].run_id for _ in range(2)]
+    plain = ided(repo, state, script, "resume", planned[0], "--json")
+    assert plain.exit_code == 0, plain.stderr
+    assert not marker.exists()
+    trusted = ided(repo, state, script, "resume", planned[1], "--trust", "--json")
+    assert trusted.exit_code == 0, trusted.stderr
+    assert marker.exists()
