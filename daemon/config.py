@@ -7,8 +7,8 @@ Unknown keys anywhere are an error that names the key and the file it came from.
 The loader also records what the workspace's own ``.ided.toml`` (repository content) contributed
 to settings that run commands (``Config.project``): a repository's commands run only in a trusted
 workspace (``daemon.trust``), and the commands of every other layer are the user's own. Its
-language-server executables (``intel.servers.<lang>.command``/``args``, ``intel.search_path``) are
-left out of the merge while the workspace is untrusted: ``Config.project.withheld`` names them and
+language-server executables (``intel.servers.<lang>.command``/``args``, ``intel.search_path``) and its
+``logging.file`` are left out of the merge while the workspace is untrusted: ``Config.project.withheld`` names them and
 ``untrusted_languages`` the languages whose server it chose (their tools refuse, naming how to trust).
 """
 
@@ -499,7 +499,7 @@ def load_config(
             sources.append(str(path))
             if path == project_file:
                 project_layer = layer
-                layer, withheld = _untrusted_executables(layer, workspace, env)
+                layer, withheld = _untrusted_settings(layer, workspace, env)
             else:
                 own = _merge(own, layer)
             data = _merge(data, layer)
@@ -530,11 +530,13 @@ def load_config(
 _EXECUTABLE_SERVER_KEYS = ("command", "args")
 
 
-def _untrusted_executables(
+def _untrusted_settings(
     layer: dict[str, Any], workspace: Path, env: Mapping[str, str]
 ) -> tuple[dict[str, Any], list[str]]:
-    """The repository's layer without the language-server executables it names, unless the user trusts
-    ``workspace``; and the dotted keys left out."""
+    """The repository's layer without the settings that would let it run code, unless the user trusts
+    ``workspace``; and the dotted keys left out. Those are the language-server executables it names and
+    ``logging.file`` (a log appended to a file of its choosing, e.g. a shell's start-up file, with lines
+    that can carry text the repository controls, such as file names)."""
     intel = _table(layer, "intel")
     servers = _table(intel, "servers")
     named = [
@@ -545,6 +547,9 @@ def _untrusted_executables(
     ]
     if "search_path" in intel:
         named.append("intel.search_path")
+    log = _table(layer, "logging")
+    if "file" in log:
+        named.append("logging.file")
     if not named or TrustStore.default(env).trusted(workspace):
         return layer, []
     kept_servers = {
@@ -556,7 +561,10 @@ def _untrusted_executables(
     kept_intel = {k: v for k, v in intel.items() if k not in ("search_path", "servers")}
     if kept_servers:
         kept_intel["servers"] = kept_servers
-    return {**layer, "intel": kept_intel}, named
+    kept = {**layer, "intel": kept_intel}
+    if "file" in log:
+        kept["logging"] = {k: v for k, v in log.items() if k != "file"}
+    return kept, named
 
 
 def _table(layer: Mapping[str, Any], *keys: str) -> Mapping[str, Any]:

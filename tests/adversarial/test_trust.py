@@ -271,3 +271,17 @@ def test_resume_withholds_the_repositorys_command_unless_given_trust(
     trusted = ided(repo, state, script, "resume", planned[1], "--trust", "--json")
     assert trusted.exit_code == 0, trusted.stderr
     assert marker.exists()
+
+
+def test_an_untrusted_repository_cannot_choose_the_file_ided_appends_its_log_to(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    target = tmp_path / "home-shell-rc"  # a shell start-up file, say: log lines can carry repository text
+    repo = make_repo(tmp_path / "repo", {"calc.py": CALC, ".ided.toml": f'[logging]\nfile = "{target}"\n'})
+    listed = runner.invoke(app, ["workflows", "list", "-w", str(repo)], catch_exceptions=False)
+    assert listed.exit_code == 0, listed.stderr
+    assert not target.exists()
+    TrustStore.default().add(repo)
+    listed = runner.invoke(app, ["workflows", "list", "-w", str(repo)], catch_exceptions=False)
+    assert listed.exit_code == 0, listed.stderr
+    assert target.exists()

@@ -67,7 +67,7 @@ def test_the_loader_records_the_repositorys_commands_apart_from_the_users_own(tm
 def test_an_untrusted_repositorys_language_server_executables_are_left_out_and_named(tmp_path: Path) -> None:
     toml = (
         '[intel]\nsearch_path = ["bin"]\n[intel.servers.python]\ncommand = "./evil"\nargs = ["-x"]\n'
-        "settings = {a = 1}\n"
+        'settings = {a = 1}\n[logging]\nfile = "../../.bashrc"\nlevel = "INFO"\n'
     )
     ws = _workspace(tmp_path, toml)
     env = {"XDG_CONFIG_HOME": str(tmp_path / "cfg")}
@@ -76,10 +76,12 @@ def test_an_untrusted_repositorys_language_server_executables_are_left_out_and_n
     assert untrusted.intel.servers["python"].command is None and untrusted.intel.servers["python"].args is None
     assert untrusted.intel.servers["python"].settings == {"a": 1}
     assert untrusted.intel.servers["go"].command == "/usr/bin/gopls"  # the user's own
+    assert untrusted.logging.file is None and untrusted.logging.level == "INFO"
     assert set(untrusted.project.withheld) == {
         "intel.servers.python.command",
         "intel.servers.python.args",
         "intel.search_path",
+        "logging.file",
     }
     assert untrusted.project.untrusted_languages == ("python",)
     assert untrusted.project.how_to_trust == f"ided trust {ws.resolve()}"
@@ -87,6 +89,7 @@ def test_an_untrusted_repositorys_language_server_executables_are_left_out_and_n
     TrustStore.default(env).add(ws)
     trusted = load_config(ws, env=env)
     assert trusted.intel.servers["python"].command == "./evil" and trusted.intel.search_path == ("bin",)
+    assert trusted.logging.file == "../../.bashrc"
     assert trusted.project.withheld == () and trusted.project.untrusted_languages == ()
 
 
