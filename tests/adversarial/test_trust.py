@@ -22,6 +22,8 @@ import yaml
 from typer.testing import CliRunner, Result
 
 from daemon.cli.app import app
+from daemon.config import LoggingConfig
+from daemon.logging_setup import configure_logging
 from daemon.orchestration.run_store import RunRecord, RunStatus
 from daemon.orchestration.workflow_loader import builtin_workflow_dir
 from daemon.trust import TrustStore, trust_file_path
@@ -282,6 +284,9 @@ def test_an_untrusted_repository_cannot_choose_the_file_ided_appends_its_log_to(
     assert listed.exit_code == 0, listed.stderr
     assert not target.exists()
     TrustStore.default().add(repo)
-    listed = runner.invoke(app, ["workflows", "list", "-w", str(repo)], catch_exceptions=False)
-    assert listed.exit_code == 0, listed.stderr
-    assert target.exists()
+    try:
+        listed = runner.invoke(app, ["workflows", "list", "-w", str(repo)], catch_exceptions=False)
+        assert listed.exit_code == 0, listed.stderr
+        assert target.exists()
+    finally:
+        configure_logging(LoggingConfig())  # the in-process CLI left its log file open on the root logger
