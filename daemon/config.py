@@ -3,21 +3,31 @@
 Layers, later wins: built-in defaults -> user file (``$XDG_CONFIG_HOME/ided/config.toml``) ->
 ``.ided.toml`` in the workspace -> environment (``IDED_SECTION__KEY=value``) -> CLI overrides.
 Unknown keys anywhere are an error that names the key and the file it came from.
+
+The loader also records what the workspace's own ``.ided.toml`` (repository content) contributed
+to settings that run commands (``Config.project``): a repository's commands run only in a trusted
+workspace (``daemon.trust``), and the commands of every other layer are the user's own. Its
+language-server executables (``intel.servers.<lang>.command``/``args``, ``intel.search_path``) and its
+``logging.file`` are left out of the merge while the workspace is untrusted: ``Config.project.withheld`` names them and
+``untrusted_languages`` the languages whose server it chose (their tools refuse, naming how to trust).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
 import tomllib
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from daemon.errors import ConfigError, WorkspaceRefused
+from daemon.trust import TrustStore, how_to_trust
 
 __all__ = [
     "AcpConfig",
@@ -31,12 +41,13 @@ __all__ = [
     "LoggingConfig",
     "ModelConfig",
     "PipelineConfig",
+    "ProjectLayer",
     "QdrantConfig",
     "RerankConfig",
     "ResilienceConfig",
     "RetrievalConfig",
-    "RunsConfig",
     "RootsConfig",
+    "RunsConfig",
     "SearchConfig",
     "VcsConfig",
     "config_json_schema",
@@ -360,8 +371,31 @@ class LoggingConfig(_Section):
     file: str | None = Field(default=None, description="Log file; default stderr. Never stdout.")
 
 
+@dataclass(frozen=True, kw_only=True)
+class ProjectLayer:
+    """What the workspace's ``.ided.toml`` set among the keys that make ided run commands."""
+
+    file: str | None = None
+    """The ``.ided.toml`` that was read (None: none, or a configuration not loaded from files)."""
+    commands: dict[str, str] = field(default_factory=dict[str, str])
+    """``[agents.commands]`` as the repository's file defines them."""
+    own_commands: dict[str, str] | None = None
+    """``agents.commands`` from every other layer (defaults, user file, environment, command line);
+    None: the configuration was not loaded from files, so all of its commands are the caller's."""
+    workflow_dirs: tuple[str, ...] = ()
+    """``pipeline.workflow_dirs`` as the repository's file names them."""
+    withheld: tuple[str, ...] = ()
+    """Executable settings of the repository's file left out because the workspace is not trusted."""
+    untrusted_languages: tuple[str, ...] = ()
+    """Languages whose server the repository's file chose (``intel.servers.<lang>.command``/``args``),
+    withheld: their code-intel calls answer ``workspace_untrusted``."""
+    how_to_trust: str = ""
+
+
 class Config(_Section):
     """The whole configuration of one workspace."""
+
+    _project: ProjectLayer = PrivateAttr(default_factory=ProjectLayer)
 
     workspace: str = Field(default=".", description="Workspace root (resolved to an absolute path).")
     state_dir: str | None = Field(default=None, description="Index and run state; default under the user cache.")
@@ -384,6 +418,17 @@ class Config(_Section):
     @property
     def workspace_path(self) -> Path:
         return Path(self.workspace)
+
+    @property
+    def project(self) -> ProjectLayer:
+        """What the workspace's ``.ided.toml`` contributed to command-running keys (see ``load_config``)."""
+        return self._project
+
+    def with_project(self, project: ProjectLayer) -> Config:
+        """A copy of this configuration whose ``project`` is ``project`` (the loader records it)."""
+        copy = self.model_copy()
+        copy._project = project
+        return copy
 
     @property
     def state_path(self) -> Path:
@@ -489,9 +534,13 @@ def load_config(
     if not is_dir:
         raise ConfigError(f"workspace {workspace} is not a directory")
     data: dict[str, Any] = {}
+    own: dict[str, Any] = {}  # every layer but the repository's
+    project_layer: dict[str, Any] = {}
     sources = ["defaults"]
     user = user_file or (Path(env["IDED_CONFIG"]) if "IDED_CONFIG" in env else user_config_path(env))
-    for path in (user, workspace / ".ided.toml"):
+    project_file = workspace / ".ided.toml"
+    withheld: list[str] = []
+    for path in (user, project_file):
         if path.is_file():
             layer = _read_toml(path)
             if path != user and "roots" in layer:
@@ -500,20 +549,97 @@ def load_config(
                     "a repository cannot widen where ided may open workspaces"
                 )
             _validate(_merge(data, layer), [*sources, str(path)])  # name the file that brought a bad key
-            data = _merge(data, layer)
             sources.append(str(path))
+            if path == project_file:
+                project_layer = layer
+                layer, withheld = _untrusted_settings(layer, workspace, env)
+            else:
+                own = _merge(own, layer)
+            data = _merge(data, layer)
     env_layer = _env_layer(env)
     if env_layer:
         data = _merge(data, env_layer)
+        own = _merge(own, env_layer)
         sources.append("environment (IDED_*)")
     if overrides:
         data = _merge(data, overrides)
+        own = _merge(own, overrides)
         sources.append("command line")
     data["workspace"] = str(workspace)
     config = _validate(data, sources)
     if config.qdrant.url and config.qdrant.mode != "server":
         config = config.model_copy(update={"qdrant": config.qdrant.model_copy(update={"mode": "server"})})
-    return config
+    project = _project_layer(project_file if project_layer else None, project_layer, own)
+    if withheld:
+        project = dataclasses.replace(
+            project,
+            withheld=tuple(withheld),
+            untrusted_languages=tuple(sorted({k.split(".")[2] for k in withheld if k.startswith("intel.servers.")})),
+            how_to_trust=how_to_trust(workspace),
+        )
+    return config.with_project(project)
+
+
+_EXECUTABLE_SERVER_KEYS = ("command", "args")
+
+
+def _untrusted_settings(
+    layer: dict[str, Any], workspace: Path, env: Mapping[str, str]
+) -> tuple[dict[str, Any], list[str]]:
+    """The repository's layer without the settings that would let it run code, unless the user trusts
+    ``workspace``; and the dotted keys left out. Those are the language-server executables it names and
+    ``logging.file`` (a log appended to a file of its choosing, e.g. a shell's start-up file, with lines
+    that can carry text the repository controls, such as file names)."""
+    intel = _table(layer, "intel")
+    servers = _table(intel, "servers")
+    named = [
+        f"intel.servers.{lang}.{key}"
+        for lang, entry in servers.items()
+        for key in _EXECUTABLE_SERVER_KEYS
+        if isinstance(entry, Mapping) and key in entry
+    ]
+    if "search_path" in intel:
+        named.append("intel.search_path")
+    log = _table(layer, "logging")
+    if "file" in log:
+        named.append("logging.file")
+    if not named or TrustStore.default(env).trusted(workspace):
+        return layer, []
+    kept_servers = {
+        lang: {k: v for k, v in cast("Mapping[str, Any]", entry).items() if k not in _EXECUTABLE_SERVER_KEYS}
+        if isinstance(entry, Mapping)
+        else entry
+        for lang, entry in servers.items()
+    }
+    kept_intel = {k: v for k, v in intel.items() if k not in ("search_path", "servers")}
+    if kept_servers:
+        kept_intel["servers"] = kept_servers
+    kept = {**layer, "intel": kept_intel}
+    if "file" in log:
+        kept["logging"] = {k: v for k, v in log.items() if k != "file"}
+    return kept, named
+
+
+def _table(layer: Mapping[str, Any], *keys: str) -> Mapping[str, Any]:
+    """``layer[k1][k2]...`` when each is a table, else an empty one."""
+    node: Mapping[str, Any] = layer
+    for key in keys:
+        child: object = node.get(key)
+        if not isinstance(child, Mapping):
+            return {}
+        node = cast("Mapping[str, Any]", child)
+    return node
+
+
+def _project_layer(file: Path | None, layer: Mapping[str, Any], own: Mapping[str, Any]) -> ProjectLayer:
+    """The command-running keys the repository's file set, and the user's own commands beside them."""
+    dirs: object = _table(layer, "pipeline").get("workflow_dirs", ())
+    return ProjectLayer(
+        file=str(file) if file is not None else None,
+        commands={str(k): str(v) for k, v in _table(layer, "agents", "commands").items()},
+        own_commands={str(k): str(v) for k, v in _table(own, "agents", "commands").items()},
+        workflow_dirs=tuple(str(d) for d in cast("list[object]", dirs)) if isinstance(dirs, list | tuple) else (),
+    )
 
 
 def parse_set_pairs(pairs: list[str]) -> dict[str, Any]:

@@ -25,6 +25,7 @@ __all__ = [
     "VcsError",
     "WorkflowError",
     "WorkspaceRefused",
+    "WorkspaceUntrusted",
 ]
 
 DOCS = "docs/errors.md"
@@ -55,6 +56,7 @@ class ErrorCode(StrEnum):
     MCP_SERVER_FAILED = "mcp_server_failed"
     SECRET_REFUSED = "secret_refused"
     WORKSPACE_REFUSED = "workspace_refused"
+    WORKSPACE_UNTRUSTED = "workspace_untrusted"
 
 
 class DaemonError(Exception):
@@ -182,3 +184,14 @@ class McpServerError(DaemonError):
     """An MCP server a client lent a session (ACP ``mcpServers``) did not start, or a call to it failed."""
 
     default_code = ErrorCode.MCP_SERVER_FAILED
+
+
+class WorkspaceUntrusted(DaemonError):
+    """The repository defines commands (its ``.ided.toml``, a workflow file in it) and the user has not
+    trusted the workspace; ``how_to_trust`` is the command that does (``ided trust PATH``)."""
+
+    default_code = ErrorCode.WORKSPACE_UNTRUSTED
+
+    def __init__(self, message: str, *, how_to_trust: str, cause: BaseException | None = None) -> None:
+        super().__init__(message, cause=cause)
+        self.how_to_trust = how_to_trust

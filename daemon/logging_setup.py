@@ -16,6 +16,8 @@ def configure_logging(config: LoggingConfig) -> None:
     root = logging.getLogger()
     for handler in list(root.handlers):
         root.removeHandler(handler)
+        if isinstance(handler, logging.FileHandler):
+            handler.close()  # a log file of an earlier configuration: closed, not left to the collector
     handler: logging.Handler = (
         logging.FileHandler(config.file, encoding="utf-8") if config.file else logging.StreamHandler(sys.stderr)
     )

@@ -6,7 +6,10 @@ event through ``RunPresenter``, honours ``session/cancel`` (the run stops before
 the prompt answers ``cancelled`` once it stopped or after ``acp.cancel_grace_seconds``) and, when
 the run ended with changes, presents them for review (``daemon.acp.review``). Feedback chosen
 there is answered by a follow-up attempt: at once when the client sent the text with its answer,
-else with the session's next prompt. ``reoffer`` asks again for a review a loaded session found
+else with the session's next prompt. Before a code-mode run in an untrusted workspace whose
+repository defines commands, the client is asked whether they may run (``daemon.acp.trust_request``);
+the answer holds for the run and its follow-ups in this session, and "trust this workspace" adds it
+to the user's trusted list. ``reoffer`` asks again for a review a loaded session found
 open (outside a prompt turn); ``run_finished`` is called once each run has ended (the agent sends
 ``_ided/status`` then).
 """
@@ -18,7 +21,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from acp import RequestError, update_agent_message_text
 from acp.helpers import update_available_commands
@@ -40,12 +43,21 @@ from daemon.acp.review import (
 )
 from daemon.acp.run_updates import RunPresenter, SessionUpdate
 from daemon.acp.sessions import SessionMode, SessionState
+from daemon.acp.trust_request import (
+    TrustAnswer,
+    trust_answer,
+    trust_call,
+    trust_finished,
+    trust_options,
+    trust_permission_call,
+)
 from daemon.acp.workspaces import Workspace
 from daemon.errors import ConflictError, DaemonError, ErrorCode
 from daemon.orchestration.graph_builder import graph_mermaid
 from daemon.orchestration.llm_providers import HOW_TO_CONFIGURE
 from daemon.orchestration.progress import ProgressKind, Subscription
 from daemon.orchestration.run_store import RunRecord, RunStatus
+from daemon.trust import TrustStore
 from daemon.vcs import ConflictReport, RunWorktrees
 
 __all__ = ["ClientFileReader", "RunDriver", "commands_update"]
@@ -136,6 +148,12 @@ class RunDriver:
         runtime = self.state.workspace.runtime
         dry_run = parsed.kind is CommandKind.DRY_RUN
         mode = self.state.record.mode
+        trusted: bool | None = None
+        if mode is SessionMode.CODE and not dry_run:
+            asked = await self._ask_trust()
+            if asked == "cancelled":
+                return "cancelled"
+            trusted = asked
         tools = () if dry_run else await self._client_tools(read_only=mode is SessionMode.ASK)
         subscription = runtime.subscribe()
         try:
@@ -148,6 +166,7 @@ class RunDriver:
                     attachments=content.attachments,
                     file_reader=self._reader(),
                     extra_tools=tools,
+                    trusted=trusted,
                 )
             except DaemonError as exc:
                 if exc.code is not ErrorCode.MODEL_UNAVAILABLE:
@@ -185,12 +204,76 @@ class RunDriver:
         tools = await self._client_tools(read_only=False)  # a follow-up edits, as the run it answers
         subscription = runtime.subscribe()
         try:
-            record = await runtime.follow_up(run_id, feedback, file_reader=self._reader(), extra_tools=tools)
+            record = await runtime.follow_up(
+                run_id, feedback, file_reader=self._reader(), extra_tools=tools, trusted=self.state.trusted
+            )
             self.state.run_id = run_id
             presenter = RunPresenter.for_record(record, self.state.workspace.root)
             return await self._follow_to_end(subscription, record, presenter)
         finally:
             subscription.close()
+
+    # -- trust ----------------------------------------------------------------------------------
+
+    async def _ask_trust(self) -> bool | Literal["cancelled"] | None:
+        """Whether the repository's commands may run in this prompt's run: None when nothing needs asking
+        (no such commands, or the workspace is trusted: the trust store decides), ``cancelled`` for a prompt
+        cancelled while asked."""
+        runtime = self.state.workspace.runtime
+        sources = runtime.commands
+        if not sources.needs_trust(runtime.catalog.workflows):
+            return None
+        if self.state.trusted is not None:
+            return self.state.trusted
+        root = self.state.workspace.root
+        self.state.trust_rounds += 1
+        call = trust_call(
+            sources.repository_defined(runtime.catalog.workflows), root, f"trust-{self.state.trust_rounds}"
+        )
+        await self.send(self._sid, [call])
+        permission = asyncio.create_task(
+            self.client.request_permission(
+                session_id=self._sid, tool_call=trust_permission_call(call), options=trust_options()
+            )
+        )
+        cancelled = asyncio.create_task(self.state.cancelled.wait())
+        try:
+            await asyncio.wait(
+                {permission, cancelled}, timeout=PERMISSION_TIMEOUT_S, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            cancelled.cancel()
+            answered = permission.done()
+            if not answered:
+                permission.cancel()
+        answer: TrustAnswer = "refused"
+        if answered and not permission.cancelled():
+            if (failure := permission.exception()) is None:
+                answer = trust_answer(permission.result())
+            else:
+                logger.warning("the trust request failed: %s", failure)
+        if self.state.cancelled.is_set():
+            await self.send(self._sid, [trust_finished(call.tool_call_id, "refused", "Cancelled: nothing ran.")])
+            return "cancelled"
+        note = await self._settle_trust(answer, root)
+        await self.send(self._sid, [trust_finished(call.tool_call_id, answer, note)])
+        await self._say(note)
+        self.state.trusted = answer != "refused"
+        return self.state.trusted
+
+    async def _settle_trust(self, answer: TrustAnswer, root: Path) -> str:
+        if answer == "refused":
+            return (
+                "The repository's commands will not run; the run goes on with your own commands. "
+                f"`{self.state.workspace.runtime.commands.how_to_trust}` trusts the workspace."
+            )
+        if answer == "once":
+            return "The repository's commands may run in this session's runs."
+        try:
+            await asyncio.to_thread(TrustStore.default().add, root)
+        except DaemonError as exc:
+            return f"The repository's commands may run in this session's runs; not remembered: {exc.message}"
+        return f"Trusted {root}: its repository's commands run from now on (`ided trust --remove {root}` undoes it)."
 
     # -- following a run ------------------------------------------------------------------------
 

@@ -146,6 +146,9 @@ class SessionState:
     """A run whose review asked for feedback: the next prompt is that feedback."""
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
     review_rounds: int = 0
+    trust_rounds: int = 0
+    trusted: bool | None = None
+    """The client's answer to "may the repository's commands run?" in this session (None: not asked)."""
     mcp: ClientMcpServers | None = None
     """The MCP servers the client passed for this session (closed with the session or the process)."""
     reoffer: asyncio.Task[None] | None = None

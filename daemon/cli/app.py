@@ -26,6 +26,7 @@ from daemon.cli.render import print_daemon, print_report, print_search, print_st
 from daemon.cli.review_commands import register_review_commands
 from daemon.cli.root import app
 from daemon.cli.run_commands import register_run_commands, runs_app
+from daemon.cli.trust_commands import register_trust_command
 from daemon.config import Config, config_json_schema
 from daemon.core.models import ChunkKind, SearchMode
 from daemon.errors import DaemonError
@@ -42,6 +43,7 @@ config_app = typer.Typer(help="Inspect the configuration and its JSON Schema.", 
 app.add_typer(config_app, name="config")
 register_run_commands(app)
 register_review_commands(runs_app)
+register_trust_command(app)
 app.command("eval")(eval_command)
 
 WorkspaceOpt = Annotated[

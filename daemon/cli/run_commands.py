@@ -32,6 +32,7 @@ from daemon.cli.run_render import (
     print_selection,
     print_workflow,
 )
+from daemon.cli.trust_commands import ask_trust
 from daemon.errors import DaemonError
 from daemon.orchestration.progress import ProgressKind
 from daemon.orchestration.run_store import RunRecord, RunStatus
@@ -154,7 +155,18 @@ def run(
     ] = False,
     include_uncommitted: Annotated[
         bool,
-        typer.Option("--include-uncommitted", help="Start the run's branch from HEAD plus your uncommitted changes."),
+        typer.Option(
+            "--include-uncommitted",
+            help="Start the run's branch from HEAD plus your uncommitted changes (default: vcs.include_uncommitted).",
+        ),
+    ] = False,
+    trust: Annotated[
+        bool,
+        typer.Option(
+            "--trust",
+            help="Let the commands the repository defines (.ided.toml, its workflow files) run this once, "
+            "without asking (`ided trust` remembers it).",
+        ),
     ] = False,
     workspace: WorkspaceOpt = None,
     events: EventsOpt = False,
@@ -168,6 +180,11 @@ def run(
 
     With no model configured it shows the deterministic selection and the plan, and says how to
     configure a model (exit code 3). The run is recorded either way (`ided runs`).
+
+    Commands the repository defines run only in a workspace you trust: `ided run` asks when stdin is
+    a terminal (else they are withheld and the run says so), `--trust` allows them for this run.
+    A code-mode run whose plan edits, in a folder that is not a git repository, fails with
+    `not_a_repository`.
     """
     from daemon.orchestration.graph_builder import graph_mermaid
     from daemon.orchestration.llm_providers import HOW_TO_CONFIGURE
@@ -178,7 +195,10 @@ def run(
     async def go() -> RunRecord:
         async with _runtime(state, config, models_needed=True) as runtime:
             record = await runtime.prepare(
-                request, workflow=workflow, mode="ask" if ask else "code", include_uncommitted=include_uncommitted
+                request,
+                workflow=workflow,
+                mode="ask" if ask else "code",
+                include_uncommitted=True if include_uncommitted else None,  # None: vcs.include_uncommitted
             )
             assert record.selection is not None and record.plan is not None
             if not events:
@@ -192,7 +212,10 @@ def run(
                     state.err.print(f"no model configured for {', '.join(missing)}: nothing executed.", style="yellow")
                     state.err.print(HOW_TO_CONFIGURE, markup=False, highlight=False)
                 return record
-            return await _follow(state, runtime, lambda: runtime.execute(record.run_id), events)
+            trusted: bool | None = None
+            if (untrusted := runtime.untrusted_commands(record)) is not None:
+                trusted = True if trust else ask_trust(state, config.workspace_path, untrusted)
+            return await _follow(state, runtime, lambda: runtime.execute(record.run_id, trusted=trusted), events)
 
     record = _guarded(state, go)
     missing_model = record.status is RunStatus.PLANNED and not dry_run
@@ -209,17 +232,24 @@ def run(
 def resume(
     ctx: typer.Context,
     run_id: Annotated[str, typer.Argument(help="The run to continue (`ided runs` lists them).")],
+    trust: Annotated[
+        bool, typer.Option("--trust", help="Let the commands the repository defines run, this once.")
+    ] = False,
     workspace: WorkspaceOpt = None,
     events: EventsOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Continue an interrupted run from its last checkpoint, or execute a planned one."""
+    """Continue an interrupted run from its last checkpoint, or execute a planned one.
+
+    The repository's own commands run only in a trusted workspace (`ided trust`) or with `--trust`.
+    """
     state = _state(ctx)
     config = state.config(workspace)
 
     async def go() -> RunRecord:
         async with _runtime(state, config, models_needed=True) as runtime:
-            return await _follow(state, runtime, lambda: runtime.resume(run_id), events)
+            trusted = True if trust else None
+            return await _follow(state, runtime, lambda: runtime.resume(run_id, trusted=trusted), events)
 
     record = _guarded(state, go)
     if events and not as_json:

@@ -46,13 +46,14 @@ class RunStartParams:
     """Start a run of ``request`` (the orchestrator picks the workflow unless ``workflow`` names one).
 
     ``mode``: ``code`` (edits on a run branch, reviewed at the end) or ``ask`` (read-only).
-    ``include_uncommitted``: the run branch starts from HEAD plus the user's uncommitted changes."""
+    ``include_uncommitted``: the run branch starts from HEAD plus the user's uncommitted changes (unset:
+    ``vcs.include_uncommitted``)."""
 
     request: str
     workflow: str | None = None
     mode: str = "code"
     dry_run: bool = False
-    include_uncommitted: bool = False
+    include_uncommitted: bool | None = None
 
 
 @wire

@@ -114,6 +114,7 @@ class DecisionKind(StrEnum):
     ACCEPT = "accept"
     REJECT = "reject"
     ROLLBACK = "rollback"
+    TRUST = "trust"
 
 
 class DecisionEntry(BaseModel):

@@ -15,6 +15,12 @@ whose plan edits on a folder that is not a git repository fails at start with ``
 ``follow_up`` answers review feedback with a new attempt of the run's last editing stage on the same
 branch. Agents and their tools: ``daemon.orchestration.agents`` (docs/agents.md).
 
+Commands: a run's agents get the user's own commands; the repository's (``.ided.toml``, a workflow
+file in the workspace) only when the run is trusted (``CommandSources``: the host says where each
+came from and whether the user trusts the workspace; ``start(trusted=...)`` decides for one run,
+e.g. after a front asked). What an untrusted run withheld is logged (``trust``) and said as a
+``thought`` event before its first stage.
+
 Open with ``async with PipelineRuntime.open(...) as runtime:``; closing interrupts runs still in
 flight (they stay resumable).
 """
@@ -35,9 +41,15 @@ from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.errors import GraphRecursionError
 
-from daemon.config import AgentsConfig, PipelineConfig, RunsConfig
+from daemon.config import AgentsConfig, PipelineConfig, RunsConfig, VcsConfig
 from daemon.errors import DaemonError, ErrorCode, PipelineError
-from daemon.orchestration.agents import EDITING_STAGE_TYPES, FileReader, ToolAgentProvider
+from daemon.orchestration.agents import (
+    EDITING_STAGE_TYPES,
+    CommandSources,
+    FileReader,
+    RunCommands,
+    ToolAgentProvider,
+)
 from daemon.orchestration.agents.run_workspace import RunWorkspace, plan_edits
 from daemon.orchestration.agents.toolchain import detect_toolchain
 from daemon.orchestration.checkpoints import open_checkpointer
@@ -94,14 +106,19 @@ class RuntimeSettings:
     stage_timeout_seconds: float = 900.0
     selection_retries: int = 1
     agents: AgentsConfig = field(default_factory=AgentsConfig)
+    include_uncommitted: bool = False
+    """What a run that does not say gets (``vcs.include_uncommitted``)."""
 
     @classmethod
-    def from_config(cls, config: PipelineConfig, agents: AgentsConfig | None = None) -> RuntimeSettings:
+    def from_config(
+        cls, config: PipelineConfig, agents: AgentsConfig | None = None, vcs: VcsConfig | None = None
+    ) -> RuntimeSettings:
         return cls(
             max_iterations=config.max_iterations,
             stage_timeout_seconds=config.stage_timeout_seconds,
             selection_retries=config.selection_retries,
             agents=agents or AgentsConfig(),
+            include_uncommitted=vcs.include_uncommitted if vcs is not None else False,
         )
 
 
@@ -111,6 +128,8 @@ class _RunHost:
 
     file_reader: FileReader | None = None
     extra_tools: tuple[BaseTool, ...] = ()
+    trusted: bool | None = None
+    """Whether the repository's commands may run (None: as the user's trust store says)."""
 
 
 class PipelineRuntime:
@@ -128,6 +147,7 @@ class PipelineRuntime:
         worktrees: RunWorktrees | None = None,
         workspace: Path | None = None,
         default_tools: Sequence[BaseTool] = (),
+        commands: CommandSources | None = None,
     ) -> None:
         self.catalog = catalog
         self.models = models
@@ -144,6 +164,7 @@ class PipelineRuntime:
         self.workspace = RunWorkspace(worktrees=worktrees, workspace=workspace, settings=settings.agents)
         self._hosts: dict[str, _RunHost] = {}
         self._default_tools = tuple(default_tools)
+        self.commands = commands if commands is not None else CommandSources.given(settings.agents.commands)
 
     @classmethod
     @asynccontextmanager
@@ -162,12 +183,16 @@ class PipelineRuntime:
         agents_config: AgentsConfig | None = None,
         default_tools: Sequence[BaseTool] = (),
         runs: RunsConfig | None = None,
+        commands: CommandSources | None = None,
+        vcs: VcsConfig | None = None,
     ) -> AsyncGenerator[PipelineRuntime]:
         """``worktrees``: the workspace's run branches (code-mode runs edit in worktrees; None: no editing
         runs); ``workspace``: the folder read-only runs read (default: the worktrees' workspace);
         ``agents_config``: commands and limits of the agents (``[agents]``); ``default_tools``: tools every
         run's agents get beside their file and command tools (ided's code-intel tools); ``runs``: where
-        records and checkpoints live (``[runs]``; default: SQLite files in ``state_dir``)."""
+        records and checkpoints live (``[runs]``; default: SQLite files in ``state_dir``); ``commands``: where
+        the commands come from and whether the repository's may run (default: ``agents_config.commands``,
+        all the caller's own); ``vcs``: run branches (``include_uncommitted``: what a run that does not say gets)."""
         runs = runs or RunsConfig()
         home = workspace or (worktrees.workspace if worktrees is not None else state_dir)
         async with (
@@ -179,13 +204,14 @@ class PipelineRuntime:
                 models=models,
                 store=store,
                 checkpointer=saver,
-                settings=RuntimeSettings.from_config(config, agents_config),
+                settings=RuntimeSettings.from_config(config, agents_config, vcs),
                 retriever=retriever,
                 profile=profile,
                 agents=agents,
                 worktrees=worktrees,
                 workspace=workspace,
                 default_tools=default_tools,
+                commands=commands,
             )
             try:
                 yield runtime
@@ -200,11 +226,14 @@ class PipelineRuntime:
         *,
         workflow: str | None = None,
         mode: RunMode = "code",
-        include_uncommitted: bool = False,
+        include_uncommitted: bool | None = None,
         attachments: Sequence[Attachment] = (),
         run_id: str | None = None,
     ) -> RunRecord:
-        """Select a workflow, assemble the plan and record the run as ``planned`` (nothing executes)."""
+        """Select a workflow, assemble the plan and record the run as ``planned`` (nothing executes).
+
+        ``include_uncommitted``: the run's branch starts from HEAD plus the user's uncommitted changes
+        (None: ``vcs.include_uncommitted`` of the configuration, ``RuntimeSettings.include_uncommitted``)."""
         orchestrator = Orchestrator(self.models.caller(ORCHESTRATOR_ROLE), retries=self.settings.selection_retries)
         selection = await orchestrator.select(request, self.catalog, self._profile, workflow=workflow)
         plan = assemble_plan(self.catalog.get(selection.workflow), selection.stage_decisions, request)
@@ -220,7 +249,9 @@ class PipelineRuntime:
                 selection=selection,
                 plan=plan,
                 mode=mode,
-                include_uncommitted=include_uncommitted,
+                include_uncommitted=(
+                    self.settings.include_uncommitted if include_uncommitted is None else include_uncommitted
+                ),
                 attachments=tuple(attachments),
             )
         )
@@ -263,10 +294,11 @@ class PipelineRuntime:
         workflow: str | None = None,
         mode: RunMode = "code",
         dry_run: bool = False,
-        include_uncommitted: bool = False,
+        include_uncommitted: bool | None = None,
         attachments: Sequence[Attachment] = (),
         file_reader: FileReader | None = None,
         extra_tools: Sequence[BaseTool] = (),
+        trusted: bool | None = None,
     ) -> RunRecord:
         """Prepare and launch a run in the background; ``wait`` or ``subscribe`` to follow it.
 
@@ -274,7 +306,8 @@ class PipelineRuntime:
         reasoning are emitted as ``plan`` and ``thought`` events). ``mode``: ``code`` edits in a worktree
         when the plan edits and the runtime has worktrees; ``ask`` is read-only. ``file_reader``: how agents
         read the user's files (an editor's unsaved text); ``extra_tools``: more tools for every agent
-        (ided's code-intel tools, a client's MCP tools). An editing run takes the workspace's edit lock
+        (ided's code-intel tools, a client's MCP tools); ``trusted``: whether the repository's commands may
+        run (None: as the user's trust store says). An editing run takes the workspace's edit lock
         first: ``EditLockHeld`` when another run holds it (nothing is recorded then).
         """
         run_id = new_run_id()
@@ -300,7 +333,7 @@ class PipelineRuntime:
                 record = await self._open_worktree(record)
             else:
                 await self.workspace.release(run_id)
-            self._hosts[run_id] = _RunHost(file_reader=file_reader, extra_tools=tuple(extra_tools))
+            self._hosts[run_id] = _RunHost(file_reader=file_reader, extra_tools=tuple(extra_tools), trusted=trusted)
             return await self._launch(record, resumed=False)
         except BaseException:
             await self.workspace.release(run_id)
@@ -350,8 +383,9 @@ class PipelineRuntime:
             await asyncio.wait_for(asyncio.shield(task), wait_seconds)
         return await self.get(run_id)
 
-    async def resume(self, run_id: str) -> RunRecord:
-        """Continue an interrupted run from its last checkpoint (or execute a planned one)."""
+    async def resume(self, run_id: str, *, trusted: bool | None = None) -> RunRecord:
+        """Continue an interrupted run from its last checkpoint (or execute a planned one); ``trusted`` as
+        for ``start``."""
         record = await self.get(run_id)
         if record.status.finished:
             raise PipelineError(f"run {run_id} already ended ({record.status.value}); nothing to resume")
@@ -369,17 +403,20 @@ class PipelineRuntime:
         try:
             if record.changes is None and editing:
                 record = await self._open_worktree(record)
+            if trusted is not None:
+                self._hosts[run_id] = _RunHost(trusted=trusted)
             return await self._launch(record, resumed=record.status is not RunStatus.PLANNED)
         except BaseException:
             await self.workspace.release(run_id)
+            self._hosts.pop(run_id, None)
             raise
 
-    async def execute(self, run_id: str) -> RunRecord:
-        """Launch a ``planned`` run (from ``prepare``) in the background."""
+    async def execute(self, run_id: str, *, trusted: bool | None = None) -> RunRecord:
+        """Launch a ``planned`` run (from ``prepare``) in the background; ``trusted`` as for ``start``."""
         record = await self.get(run_id)
         if record.status is not RunStatus.PLANNED:
             raise PipelineError(f"run {run_id} is {record.status.value}, not planned; use resume")
-        return await self.resume(run_id)
+        return await self.resume(run_id, trusted=trusted)
 
     async def _launch(self, record: RunRecord, *, resumed: bool) -> RunRecord:
         plan = record.plan
@@ -453,6 +490,7 @@ class PipelineRuntime:
             await reporter.emit_plan()
         else:
             await self._announce(record, reporter)
+        await self._say_withheld(record, reporter)
         stop: StopDecision
         try:
             if graph_input is not None:
@@ -511,6 +549,41 @@ class PipelineRuntime:
 
     # -- agents and commits -----------------------------------------------------------------------
 
+    def run_commands(self, record: RunRecord) -> RunCommands:
+        """The commands ``record``'s agents may run, and those withheld (an untrusted repository's)."""
+        host = self._hosts.get(record.run_id, _RunHost())
+        trusted = host.trusted if host.trusted is not None else self.commands.trusted()
+        name = record.workflow
+        workflow = self.catalog.workflows.get(name) if name is not None else None
+        return self.commands.for_run(name, workflow, trusted=trusted)
+
+    def untrusted_commands(self, record: RunRecord) -> RunCommands | None:
+        """For a planned code-mode run whose plan edits: its commands, when the user's trust store withholds
+        some of them now (a front may ask, then pass ``trusted``); None when there is nothing to ask."""
+        plan = record.plan
+        if record.mode != "code" or plan is None or not plan_edits(plan) or self._agents_injected:
+            return None
+        commands = self.run_commands(record)
+        return commands if commands.withheld else None
+
+    async def _say_withheld(self, record: RunRecord, reporter: RunReporter) -> None:
+        """Log and say which repository commands an editing run does not get (nothing when none)."""
+        if record.changes is None or self._agents_injected:
+            return
+        commands = self.run_commands(record)
+        if not commands.withheld:
+            return
+        text = commands.explain()
+        await reporter.log(
+            DecisionKind.TRUST,
+            text,
+            {
+                "withheld": [{"name": w.name, "command": w.line, "source": w.source} for w in commands.withheld],
+                "how_to_trust": commands.how_to_trust,
+            },
+        )
+        await reporter.thought(text)
+
     async def _provider(self, record: RunRecord, reporter: RunReporter) -> AgentProvider:
         """The injected provider, else tool-calling agents over the run's worktree or workspace."""
         if self._agents_injected:
@@ -523,15 +596,15 @@ class PipelineRuntime:
             file_reader=host.file_reader,
             extra_tools=(*self._default_tools, *host.extra_tools),
             cancelled=lambda: self._is_cancelled(record.run_id),
-            workflow_commands=await self._workflow_commands(record, reporter),
+            commands=await self._workflow_commands(record, reporter),
         )
         return ToolAgentProvider(self.models, env)
 
     async def _workflow_commands(self, record: RunRecord, reporter: RunReporter) -> dict[str, str]:
-        """The commands the run's workflow names (none when it is no longer in the catalog), after the
-        formatters and linters found for the worktree when the plan has a lint_and_format stage."""
-        workflow = self.catalog.workflows.get(record.workflow) if record.workflow is not None else None
-        named = dict(workflow.commands) if workflow is not None else {}
+        """The commands the run may run (``run_commands``: the workflow's and the project's, the repository's
+        only when trusted), after the formatters and linters found for the worktree when the plan has a
+        lint_and_format stage (the named ones win a clash)."""
+        named = dict(self.run_commands(record).named)
         plan = record.plan
         if record.changes is None or plan is None:
             return named
@@ -628,6 +701,7 @@ class PipelineRuntime:
         *,
         file_reader: FileReader | None = None,
         extra_tools: Sequence[BaseTool] = (),
+        trusted: bool | None = None,
     ) -> RunRecord:
         """Answer review feedback: a new attempt of the run's last editing stage, with the feedback in its
         context, on the same branch; its changes become a new commit and the run ends with a review again.
@@ -665,7 +739,7 @@ class PipelineRuntime:
         except BaseException:
             await self.workspace.release(run_id)
             raise
-        self._hosts[run_id] = _RunHost(file_reader=file_reader, extra_tools=tuple(extra_tools))
+        self._hosts[run_id] = _RunHost(file_reader=file_reader, extra_tools=tuple(extra_tools), trusted=trusted)
         previous = tuple(state.stage_results.get(stage_id, ())) if state is not None else ()
         self._tasks[run_id] = asyncio.create_task(
             self._follow_up(updated, plan, stage_id, previous, feedback), name=f"follow-up {run_id}"
@@ -689,6 +763,7 @@ class PipelineRuntime:
         await reporter.thought(
             f"Feedback goes to {stage.name} (attempt {attempt}) on {record.changes and record.changes.branch}"
         )
+        await self._say_withheld(record, reporter)
         stop: StopDecision
         try:
             state = await self.state(run_id) or ExecutionState(run_id=run_id, request=plan.request)

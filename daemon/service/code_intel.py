@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections.abc import AsyncGenerator
@@ -109,6 +110,21 @@ def _text_document(doc: OpenDocument | None) -> lsp.TextDocumentIdentifier:
     return lsp.TextDocumentIdentifier(uri=doc.uri)
 
 
+def untrusted_servers(config: Config) -> dict[str, tuple[str, str]]:
+    """Language -> (why, how to trust) for the servers an untrusted repository's ``.ided.toml`` chose."""
+    project = config.project
+    return {
+        lang: (
+            f"the {lang} language server is chosen by this repository's {project.file} "
+            f"({', '.join(k for k in project.withheld if k.startswith(f'intel.servers.{lang}.'))}), and the "
+            f"workspace is not trusted, so it is not started; trust it with `{project.how_to_trust}` "
+            "(docs/configuration.md, Workspace trust) and restart the daemon (`ided stop`)",
+            project.how_to_trust,
+        )
+        for lang in project.untrusted_languages
+    }
+
+
 class CodeIntelService:
     """See the module docstring."""
 
@@ -149,7 +165,11 @@ class CodeIntelService:
         ``index``: an index the caller owns and keeps fresh (the daemon's); it is used, not opened.
         """
         # Resolving the servers touches the disk (and probes a rustup proxy): off the event loop.
-        pool = await asyncio.to_thread(LanguageServerPool, config.workspace_path, config.intel)
+        pool = await asyncio.to_thread(
+            functools.partial(
+                LanguageServerPool, config.workspace_path, config.intel, refused=untrusted_servers(config)
+            )
+        )
         service = cls(config, pool=pool)
         if index is not None:
             service._index.adopt(index)

@@ -8,6 +8,10 @@ daemon's when one runs, else the index opened in this process), the daemon's lan
 the run history; the daemon's code intelligence also becomes the agents' code-intel tools.
 ``models_needed=False`` opens a light runtime for
 inspecting, listing and cancelling runs: no models, no profile, no retriever, no worktrees.
+
+``command_sources`` tells the runtime which commands are the user's own and which the repository
+brought (its ``.ided.toml``, workflow files in the workspace): those run only while the user trusts
+the workspace (``daemon.trust``; docs/configuration.md, "Workspace trust").
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from pathlib import Path
 from daemon.config import Config
 from daemon.core.models import ChunkKind, SearchFilters, SearchResult
 from daemon.errors import DaemonError, ErrorCode, WorkflowError
+from daemon.orchestration.agents import CommandSources
 from daemon.orchestration.llm_providers import RETRIEVAL_ROLE, ModelRegistry
 from daemon.orchestration.project_profile import profile_project
 from daemon.orchestration.resilience import ResilienceLayer
@@ -38,9 +43,10 @@ from daemon.service.daemon_files import remove_stale
 from daemon.service.remote_code_intel import RemoteCodeIntel
 from daemon.service.retrieval_sources import agent_retriever, build_retrieval_agent
 from daemon.service.workspace_index import WorkspaceIndex
+from daemon.trust import TrustStore, how_to_trust
 from daemon.vcs import RunWorktrees
 
-__all__ = ["IndexRetriever", "llm_cache_path", "load_catalog", "open_pipeline"]
+__all__ = ["IndexRetriever", "command_sources", "llm_cache_path", "load_catalog", "open_pipeline"]
 
 logger = logging.getLogger(__name__)
 
@@ -152,6 +158,36 @@ def load_catalog(config: Config) -> WorkflowCatalog:
     return catalog
 
 
+def command_sources(
+    config: Config, catalog: WorkflowCatalog, *, env: Mapping[str, str] | None = None
+) -> CommandSources:
+    """Which of ``config``'s and ``catalog``'s commands the repository brought, and the user's trust in it.
+
+    Repository content: the workspace's ``.ided.toml`` and every workflow file under the workspace or
+    under a ``pipeline.workflow_dirs`` entry that the ``.ided.toml`` names. Trust is read from the
+    user's trust file (``env``: where its location is read; default this process's) at each run.
+    """
+    root = config.workspace_path.resolve()
+    project = config.project
+    repo_dirs = [(Path(d) if Path(d).is_absolute() else root / d).resolve() for d in project.workflow_dirs if d.strip()]
+
+    def from_repository(source: str) -> bool:
+        path = Path(source).resolve()
+        return path.is_relative_to(root) or any(path.is_relative_to(d) for d in repo_dirs)
+
+    store = TrustStore.default(env)
+    return CommandSources(
+        own=project.own_commands if project.own_commands is not None else dict(config.agents.commands),
+        repository=project.commands,
+        repository_file=project.file or str(root / ".ided.toml"),
+        repository_workflows={
+            name: source for name, source in catalog.sources.items() if source != "<memory>" and from_repository(source)
+        },
+        trusted=lambda: store.trusted(root),
+        how_to_trust=how_to_trust(root),
+    )
+
+
 async def _daemon_intel(config: Config, client: ClientKind) -> RemoteCodeIntel | None:
     """The running daemon's code intelligence, or None when no daemon serves the workspace."""
     if await asyncio.to_thread(remove_stale, config.state_path) is None:
@@ -181,10 +217,10 @@ async def open_pipeline(
     ``catalog``: an already loaded catalog (else ``load_catalog``). ``env``: where API keys are read
     (default: this process's environment; the fronts are the composition roots that may narrow it).
     ``client``: the front, as the daemon's client list shows it when retrieval searches through it.
-    ``worktrees``: the workspace's run branches. Default with models: ``RunWorktrees.for_config`` in a
-    git repository, else none (every run is read-only). A front that passes its own instance for a
-    folder that is not a repository gets code-mode runs refused with ``not_a_repository`` (ask-mode
-    runs work), and shares the instance with its ``RunReview``.
+    ``worktrees``: the workspace's run branches (default with models: ``RunWorktrees.for_config``). In a
+    folder that is not a git repository a code-mode run whose plan edits fails at start with
+    ``not_a_repository`` (ask-mode runs work). A front may pass its own instance to share it with its
+    ``RunReview``.
     ``intel``: the code intelligence agents get as tools (search, definitions, references, signatures);
     default with models: the workspace daemon's when one runs, else none (agents then read and grep
     files only; the ACP and LSP fronts attach to the daemon first, so their runs have it).
@@ -229,7 +265,7 @@ async def open_pipeline(
                     env=os.environ if env is None else env,
                 )
             )
-        if worktrees is None and models_needed and await asyncio.to_thread(RunWorktrees.is_repository, root):
+        if worktrees is None and models_needed:
             worktrees = RunWorktrees.for_config(config)
         async with PipelineRuntime.open(
             catalog=workflows,
@@ -243,6 +279,8 @@ async def open_pipeline(
             agents_config=config.agents,
             runs=config.runs,
             default_tools=code_intel_tools(intel) if intel is not None else (),
+            commands=command_sources(config, workflows, env=env),
+            vcs=config.vcs,
         ) as runtime:
             yield runtime
     finally:

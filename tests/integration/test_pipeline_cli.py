@@ -12,17 +12,18 @@ from daemon.cli.app import app
 from daemon.orchestration.progress import ExecutionProgress, ProgressKind
 from daemon.orchestration.run_store import RunRecord, RunStatus
 from tests.pipeline_support import answer, choose, everyone_succeeds, write_script
+from tests.vcs_support import make_repo
 
 runner = CliRunner()
 
 
 @pytest.fixture
 def workspace(tmp_path: Path, isolated_home: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / ".ided.toml").write_text(f'state_dir = "{tmp_path / "state"}"\n')
-    (ws / "calc.py").write_text("def add(a, b):\n    return a + b\n")
-    return ws
+    """A git repository: code-mode runs whose plan edits need one (elsewhere they fail, not_a_repository)."""
+    return make_repo(
+        tmp_path / "ws",
+        {".ided.toml": f'state_dir = "{tmp_path / "state"}"\n', "calc.py": "def add(a, b):\n    return a + b\n"},
+    )
 
 
 def ided(workspace: Path, *args: str, script: Path | None = None) -> Result:

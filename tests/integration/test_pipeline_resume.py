@@ -15,6 +15,7 @@ from daemon.orchestration.progress import ExecutionProgress, ProgressKind
 from daemon.orchestration.resilience import ResilienceLayer
 from daemon.orchestration.run_store import DecisionKind, RunRecord, RunStatus
 from tests.pipeline_support import FAST_RESILIENCE, choose, everyone_succeeds, open_runtime, trail, write_script
+from tests.vcs_support import make_repo
 
 FEATURE = "feature_with_iterative_testing"
 STEP = 60.0
@@ -41,9 +42,7 @@ async def _ided(*args: str, env: dict[str, str]) -> asyncio.subprocess.Process:
 async def test_a_run_killed_mid_stage_resumes_from_its_last_checkpoint(
     tmp_path: Path, runs_database_url: str | None
 ) -> None:
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    (workspace / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    workspace = make_repo(tmp_path / "ws", {"calc.py": "def add(a, b):\n    return a + b\n"})  # code runs need git
     state_dir = tmp_path / "state"
     slow = write_script(
         tmp_path / "slow.yaml",

@@ -31,7 +31,7 @@ from typing import TypeVar
 
 from daemon.config import IntelConfig
 from daemon.core.intel_models import LanguageServerState, LanguageServerStatus
-from daemon.errors import LanguageServerError, LanguageServerNotReady, LanguageServerTerminated
+from daemon.errors import LanguageServerError, LanguageServerNotReady, LanguageServerTerminated, WorkspaceUntrusted
 from daemon.intel.lsp.client import LspClient
 from daemon.intel.lsp.documents import DocumentSync, OpenDocument
 from daemon.intel.lsp.registry import ServerSpec
@@ -172,6 +172,8 @@ class ManagedServer:
 
     async def _ready_client(self, deadline: float) -> tuple[LspClient, DocumentSync, int]:
         if not self.spec.available:
+            if self.spec.how_to_trust is not None:
+                raise WorkspaceUntrusted(self._reason or self.spec.name, how_to_trust=self.spec.how_to_trust)
             raise LanguageServerError(self._reason or f"{self.spec.name} is not available")
         client = self._client
         died_idle = client is not None and not client.alive and self._start_task is not None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Self, TypeVar
@@ -37,12 +37,15 @@ T = TypeVar("T")
 class LanguageServerPool:
     """See the module docstring."""
 
-    def __init__(self, workspace: Path, config: IntelConfig) -> None:
+    def __init__(
+        self, workspace: Path, config: IntelConfig, *, refused: Mapping[str, tuple[str, str]] | None = None
+    ) -> None:
+        """``refused``: language -> (why, how to trust) for servers an untrusted repository chose."""
         self.workspace = workspace.resolve()
         self.config = config
         self._servers: list[ManagedServer] = [
             ManagedServer(spec, workspace=self.workspace, config=config)
-            for spec in resolve_servers(config, self.workspace)
+            for spec in resolve_servers(config, self.workspace, refused)
         ]
         self._by_language: dict[str, ManagedServer] = {}
         for server in self._servers:

@@ -14,6 +14,9 @@ Built-in choices, in order of preference (the first one found wins):
 * go: ``gopls``; rust: ``rust-analyzer``; java: ``jdtls``
 
 One process serves every language of its group (one TypeScript server for .js/.ts/.tsx files).
+
+A language in ``refused`` (its server chosen by an untrusted repository's ``.ided.toml``) gets no
+server: its spec carries the refusal and ``how_to_trust``, and its calls answer ``workspace_untrusted``.
 """
 
 from __future__ import annotations
@@ -55,6 +58,8 @@ class ServerSpec:
     reason: str | None = None
     settings: Mapping[str, Any] = field(default_factory=dict[str, Any])
     init_options: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    how_to_trust: str | None = None
+    """Set when the server is refused because an untrusted repository chose it: the command that trusts."""
 
     @property
     def available(self) -> bool:
@@ -189,13 +194,29 @@ def _is_empty_rustup_proxy(path: str) -> bool:
     return probe.returncode != 0
 
 
-def resolve_servers(config: IntelConfig, workspace: Path) -> list[ServerSpec]:
-    """One ``ServerSpec`` per language group (or per configured language), found or not, with the reason."""
+def resolve_servers(
+    config: IntelConfig, workspace: Path, refused: Mapping[str, tuple[str, str]] | None = None
+) -> list[ServerSpec]:
+    """One ``ServerSpec`` per language group (or per configured language), found or not, with the reason.
+
+    ``refused``: language -> (why, how to trust) for servers an untrusted repository chose."""
+    refused = refused or {}
     specs: list[ServerSpec] = []
     for languages, candidates in _GROUPS:
-        configured = [lang for lang in languages if lang in config.servers]
+        configured = [lang for lang in languages if lang in config.servers or lang in refused]
         rest = tuple(lang for lang in languages if lang not in configured)
-        specs.extend(_configured(lang, config, workspace, candidates) for lang in configured)
+        specs.extend(
+            ServerSpec(
+                name=f"{lang}-untrusted",
+                languages=(lang,),
+                command=None,
+                reason=refused[lang][0],
+                how_to_trust=refused[lang][1],
+            )
+            if lang in refused
+            else _configured(lang, config, workspace, candidates)
+            for lang in configured
+        )
         if rest:
             specs.append(_builtin(rest, config, workspace, candidates))
     return specs

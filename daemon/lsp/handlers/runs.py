@@ -5,6 +5,10 @@ branches are files every process shares): ``start`` opens the pipeline (``open_p
 run and forwards its events as ``ided/run/progress`` notifications until it ends; the review
 methods go through ``RunReview``. A conflict on accept/rollback is error -32803 whose ``data``
 carries ``{"code": "change_conflict", "report": {...}}``; other refusals carry the ided error code.
+
+LSP cannot ask the user, so a code-mode run in a workspace whose repository defines commands
+(``.ided.toml`` ``[agents.commands]``, a workflow file in it) that the user has not trusted is refused
+with ``workspace_untrusted`` (``data.how_to_trust``: ``ided trust PATH``); ask-mode and dry runs work.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from daemon.config import Config
-from daemon.errors import ConflictError, DaemonError
+from daemon.errors import ConflictError, DaemonError, WorkspaceUntrusted
 from daemon.lsp.protocol import LspMethods
 from daemon.lsp.run_protocol import (
     RunAcceptResult,
@@ -58,6 +62,8 @@ def _failure(exc: DaemonError) -> JsonRpcException:
     data: dict[str, Any] = {"code": exc.code.value}
     if isinstance(exc, ConflictError) and isinstance(exc.report, ConflictReport):
         data["report"] = exc.report.model_dump(mode="json")
+    if isinstance(exc, WorkspaceUntrusted):
+        data["how_to_trust"] = exc.how_to_trust
     return JsonRpcException(code=REQUEST_FAILED, message=str(exc), data=data)
 
 
@@ -138,6 +144,10 @@ class LspRunHost:
     async def _drive(self, config: Config, params: RunStartParams, ready: asyncio.Future[RunStartResult]) -> None:
         try:
             async with open_pipeline(config, models_needed=True, client="lsp") as runtime:
+                if params.mode == "code" and not params.dry_run:
+                    refusal = runtime.commands.refusal(runtime.catalog.workflows)
+                    if refusal is not None:
+                        raise refusal
                 subscription = runtime.subscribe()  # before start: the run's first events are not missed
                 try:
                     record = await runtime.start(

@@ -131,23 +131,22 @@ class RunWorkspace:
         file_reader: FileReader | None = None,
         extra_tools: Sequence[BaseTool] = (),
         cancelled: Callable[[], Awaitable[bool]] | None = None,
-        workflow_commands: Mapping[str, str] | None = None,
+        commands: Mapping[str, str] | None = None,
     ) -> AgentEnvironment:
-        """What the run's agents get: the worktree (editable, with commands) or the workspace (read-only).
+        """What the run's agents get: the worktree (editable, with ``commands``) or the workspace (read-only).
 
-        The commands are the workflow's (``workflow_commands``) and the project's ``[agents.commands]``;
-        the project's win on a name clash.
+        ``commands``: the named commands the run may run (``CommandSources.for_run`` decided which).
         """
         settings = self.settings
-        named = {**(workflow_commands or {}), **settings.commands}
+        named = dict(commands or {})
         files: RunFiles | None = None
-        commands: CommandRunner | None = None
+        runner: CommandRunner | None = None
         if changes is not None:
             root = Path(changes.worktree)
             written = self._written.setdefault(run_id, set())
             files = RunFiles(root, editable=True, workspace=self.workspace, reader=file_reader, written=written)
             if named:
-                commands = CommandRunner(
+                runner = CommandRunner(
                     named,
                     cwd=root,
                     timeout_seconds=settings.command_timeout_seconds,
@@ -157,7 +156,7 @@ class RunWorkspace:
             files = RunFiles(self.workspace, editable=False, reader=file_reader)
         return AgentEnvironment(
             files=files,
-            commands=commands,
+            commands=runner,
             extra_tools=tuple(extra_tools),
             events=events,
             max_tool_steps=settings.max_tool_steps,
