@@ -64,6 +64,14 @@ bench-pipeline *ARGS:
 bench-runs *ARGS:
     uv run --frozen python bench/run_store.py {{ARGS}}
 
+# file/function localization on the SWE-bench-Lite dev set (../shared/swebench-dev) against BM25
+bench-localization *ARGS:
+    uv run --frozen python bench/localization.py {{ARGS}}
+
+# the localization golden set (20 real issues over a committed scikit-learn snapshot) against its baseline
+eval-localization:
+    uv run --frozen ided eval --localization tests/golden/localization.yaml
+
 bench-retrieval *ARGS:
     uv run --frozen python bench/retrieval_quality.py {{ARGS}}
 
