@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from pathlib import Path
@@ -75,7 +76,38 @@ def _open(state: CliState, config: Config) -> Generator[WorkspaceIndex]:
         state.fail(str(exc))
 
 
+class _PlainProgress:
+    """Progress as a plain line every few seconds, for a stderr that is not a terminal (a log, a pipe,
+    ``--json`` read by a program): a bar would print nothing until the end."""
+
+    def __init__(self, state: CliState, every_s: float = 5.0) -> None:
+        self._state = state
+        self._every = every_s
+        self._last: dict[str, float] = {}
+        self._start: dict[str, float] = {}
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        self._start.setdefault(phase, now)
+        if done < total and now - self._last.get(phase, 0.0) < self._every:
+            return
+        self._last[phase] = now
+        elapsed = now - self._start[phase]
+        rate = f", {done / elapsed:,.1f}/s" if elapsed > 0.5 else ""
+        share = f" ({100 * done / total:.0f}%)" if total else ""
+        self._state.err.print(f"{phase}: {done:,}/{total:,}{share}{rate}", highlight=False)
+
+
 def _run_index(state: CliState, ws: WorkspaceIndex, *, embed: bool, quiet: bool) -> None:
+    if not state.err.is_terminal:
+        plain = _PlainProgress(state)
+        report = ws.index(plain)
+        pending = ws.pending_embeddings() if embed else 0
+        if pending and ws.dense_embedder() is not None:
+            ws.embed(lambda done: plain("embed", done, pending))
+        if not quiet:
+            print_report(state.err, report)
+        return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
     columns = (
@@ -85,7 +117,7 @@ def _run_index(state: CliState, ws: WorkspaceIndex, *, embed: bool, quiet: bool)
         TextColumn("{task.fields[rate]}"),
         TimeElapsedColumn(),
     )
-    with Progress(*columns, console=state.err, disable=quiet, transient=False) as bar:
+    with Progress(*columns, console=state.err, transient=False) as bar:
         tasks: dict[str, TaskID] = {}
 
         def on_progress(phase: str, done: int, total: int) -> None:
