@@ -45,6 +45,8 @@ class ServerCandidate:
     executable: str
     args: tuple[str, ...] = ()
     install_hint: str
+    settings: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    """Settings the server gets unless the user's ``intel.servers.<lang>.settings`` say otherwise."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,6 +99,9 @@ _GROUPS: tuple[tuple[tuple[str, ...], tuple[ServerCandidate, ...]], ...] = (
                 executable="typescript-language-server",
                 args=("--stdio",),
                 install_hint=_TS_HINT,
+                # Its default starts a syntax-only tsserver that answers while the project loads: a
+                # definition asked then lands on the import, not the definition. Answers wait instead.
+                settings={"initializationOptions": {"tsserver": {"useSyntaxServer": "never"}}},
             ),
         ),
     ),
@@ -242,7 +247,7 @@ def _configured(
             command=spec.command,
             args=args,
             reason=spec.reason,
-            settings=entry.settings,
+            settings={**spec.settings, **entry.settings},
         )
     found = _which(entry.command, config.search_path, workspace)
     known = next((c for c in candidates if Path(c.executable).name == Path(entry.command).name), None)
@@ -262,7 +267,13 @@ def _builtin(
     for candidate in candidates:
         found = _which(candidate.executable, config.search_path, workspace)
         if found:
-            return ServerSpec(name=candidate.name, languages=languages, command=found, args=candidate.args)
+            return ServerSpec(
+                name=candidate.name,
+                languages=languages,
+                command=found,
+                args=candidate.args,
+                settings=candidate.settings,
+            )
     names = ", ".join(c.executable for c in candidates)
     return ServerSpec(
         name=candidates[0].name,
