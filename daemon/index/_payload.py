@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import fnmatch
 import logging
+import re
 from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -40,7 +41,7 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from daemon.core.models import Chunk
-from daemon.errors import StoreError
+from daemon.errors import StoreError, state_error
 
 __all__ = [
     "CHUNK",
@@ -242,4 +243,19 @@ def engine_errors(store: str, action: str) -> Generator[None]:
         raise
     except Exception as exc:
         logger.debug("%s: %s failed: %s", store, action, exc)
+        os_errno = _os_errno(exc)
+        if os_errno is not None:  # the engine's I/O error (Rust: "... (os error 28)"): disk full, read-only
+            coded = state_error(f"{action} in {store}", "the index", OSError(os_errno, str(exc)))
+            if not isinstance(coded, StoreError):
+                raise coded from exc
         raise StoreError(f"{store}: {action} failed", cause=exc) from exc
+
+
+_OS_ERROR = re.compile(r"os error (\d+)")
+
+
+def _os_errno(exc: BaseException) -> int | None:
+    if isinstance(exc, OSError) and exc.errno is not None:
+        return exc.errno
+    found = _OS_ERROR.search(str(exc))
+    return int(found.group(1)) if found else None
