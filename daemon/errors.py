@@ -190,8 +190,9 @@ def state_error(action: str, path: Path | str, exc: OSError) -> DaemonError:
     a file where a directory belongs is ``state_unwritable``; anything else ``store_failed``.
     """
     if exc.errno in _DISK_FULL_ERRNOS:
+        why = "a file would pass the file-size limit (`ulimit -f`)" if exc.errno == errno.EFBIG else "no space left"
         return StateError(
-            f"cannot {action}: no space left for {path}; free some space (or set `state_dir` to another disk)",
+            f"cannot {action}: {why} for {path}; free some space (or set `state_dir` to another disk)",
             code=ErrorCode.DISK_FULL,
             cause=exc,
         )

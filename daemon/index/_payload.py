@@ -41,7 +41,7 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from daemon.core.models import Chunk
-from daemon.errors import StoreError, state_error
+from daemon.errors import DaemonError, StoreError, state_error
 
 __all__ = [
     "CHUNK",
@@ -64,6 +64,7 @@ __all__ = [
     "chunk_json",
     "chunk_to_payload",
     "engine_errors",
+    "engine_state_error",
     "rrf_fuse",
 ]
 
@@ -243,19 +244,24 @@ def engine_errors(store: str, action: str) -> Generator[None]:
         raise
     except Exception as exc:
         logger.debug("%s: %s failed: %s", store, action, exc)
-        os_errno = _os_errno(exc)
-        if os_errno is not None:  # the engine's I/O error (Rust: "... (os error 28)"): disk full, read-only
-            coded = state_error(f"{action} in {store}", "the index", OSError(os_errno, str(exc)))
-            if not isinstance(coded, StoreError):
-                raise coded from exc
+        coded = engine_state_error(f"{action} in {store}", exc)
+        if coded is not None:
+            raise coded from exc
         raise StoreError(f"{store}: {action} failed", cause=exc) from exc
 
 
-_OS_ERROR = re.compile(r"os error (\d+)")
+_OS_ERROR = re.compile(r"os error (\d+)|Os \{ code: (\d+)")
 
 
-def _os_errno(exc: BaseException) -> int | None:
+def engine_state_error(action: str, exc: BaseException) -> DaemonError | None:
+    """``disk_full`` / ``state_unwritable`` when an engine error is the disk's (Rust: "(os error 28)",
+    "Os { code: 27, ... }"), else None."""
     if isinstance(exc, OSError) and exc.errno is not None:
-        return exc.errno
-    found = _OS_ERROR.search(str(exc))
-    return int(found.group(1)) if found else None
+        os_errno = exc.errno
+    else:
+        found = _OS_ERROR.search(str(exc))
+        if found is None:
+            return None
+        os_errno = int(found.group(1) or found.group(2))
+    coded = state_error(action, "the index", OSError(os_errno, str(exc)))
+    return None if isinstance(coded, StoreError) else coded

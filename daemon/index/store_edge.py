@@ -40,7 +40,7 @@ import qdrant_edge as qe
 
 from daemon.core.models import Chunk, SearchFilters
 from daemon.core.ports import ScoredChunk, SparseVector, StoredPoint
-from daemon.errors import StoreError
+from daemon.errors import DaemonError, StoreError
 from daemon.index._payload import (
     CHUNK_HASH,
     DENSE,
@@ -59,6 +59,7 @@ from daemon.index._payload import (
     chunk_from_payload,
     chunk_to_payload,
     engine_errors,
+    engine_state_error,
     rrf_fuse,
 )
 from daemon.index.encoded_chunks import EncodedChunks
@@ -437,7 +438,10 @@ def _dense_of(vector: qe.Vector | None) -> list[float] | None:
     return [float(x) for x in cast("list[float]", named)]
 
 
-def _open_error(directory: Path, exc: Exception) -> StoreError:
+def _open_error(directory: Path, exc: Exception) -> DaemonError:
+    coded = engine_state_error(f"open the index at {directory}", exc)
+    if coded is not None:
+        return coded
     text = str(exc)
     if "WouldBlock" in text:
         return StoreError(

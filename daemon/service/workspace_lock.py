@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import logging
 import os
 import time
 from pathlib import Path
@@ -19,6 +20,8 @@ from daemon.errors import WorkspaceBusy
 from daemon.index.state_files import state_writes
 
 __all__ = ["DAEMON_HOLDER", "WorkspaceLock"]
+
+logger = logging.getLogger(__name__)
 
 DAEMON_HOLDER = "daemon"
 _RETRY_S = 0.05
@@ -38,12 +41,17 @@ class WorkspaceLock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         deadline = time.monotonic() + wait_s
+        told = False
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError as exc:
                 if time.monotonic() < deadline:
+                    if not told:
+                        told = True
+                        owner = os.pread(fd, 256, 0).decode(errors="replace").strip()
+                        logger.warning("waiting up to %.0fs for %s to release the index", wait_s, owner or "its owner")
                     time.sleep(_RETRY_S)
                     continue
                 owner = os.pread(fd, 256, 0).decode(errors="replace").split()
