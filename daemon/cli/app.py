@@ -68,7 +68,8 @@ def _open(state: CliState, config: Config, command: str) -> Generator[WorkspaceI
     from daemon.service.workspace_index import WorkspaceIndex  # the index's imports only where it is opened
 
     try:
-        with WorkspaceIndex.open(config, holder=f"ided {command}") as ws:
+        # a moment's wait: another command's look at the lock (`daemon_running`) holds it for an instant
+        with WorkspaceIndex.open(config, holder=f"ided {command}", lock_wait_s=1.0) as ws:
             yield ws
     except DaemonError as exc:
         state.fail(str(exc))

@@ -9,6 +9,7 @@ import logging
 import os
 import signal
 import sys
+import time
 from typing import Any
 
 from daemon.config import Config
@@ -19,6 +20,7 @@ from daemon.logging_setup import configure_logging
 from daemon.service.api import DaemonStatus, Methods, ReindexParams, SearchParams
 from daemon.service.daemon_client import DaemonClient, DaemonUnavailable
 from daemon.service.daemon_files import remove_stale
+from daemon.service.workspace_lock import DAEMON_HOLDER, lock_owner
 
 __all__ = [
     "daemon_running",
@@ -32,7 +34,33 @@ __all__ = [
 
 
 def daemon_running(config: Config) -> bool:
+    """Whether a daemon serves the workspace; one that is starting (it holds the index, its socket is not
+    up yet) is waited for, up to ``daemon.start_timeout_seconds``, so a command goes through it."""
+    if remove_stale(config.state_path) is not None:
+        return True
+    owner = lock_owner(config.state_path)
+    if owner is None or owner[1] != DAEMON_HOLDER or owner[0] is None or owner[0] == os.getpid():
+        return False
+    pid = owner[0]
+    deadline = time.monotonic() + config.daemon.start_timeout_seconds
+    while _alive(pid) and time.monotonic() < deadline:
+        if remove_stale(config.state_path) is not None:
+            return True
+        time.sleep(_STARTING_POLL_S)
     return remove_stale(config.state_path) is not None
+
+
+_STARTING_POLL_S = 0.05
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def run_daemon(config: Config) -> None:
@@ -142,6 +170,8 @@ def stop_daemon(config: Config) -> int | None:
             await client.call(Methods.SHUTDOWN, None, wait_s=10)
             return client.daemon_pid
 
+    if not daemon_running(config):  # one that is starting is waited for
+        return None
     try:
         return asyncio.run(go())
     except DaemonUnavailable:

@@ -19,7 +19,7 @@ from pathlib import Path
 from daemon.errors import WorkspaceBusy
 from daemon.index.state_files import state_writes
 
-__all__ = ["DAEMON_HOLDER", "WorkspaceLock"]
+__all__ = ["DAEMON_HOLDER", "WorkspaceLock", "lock_owner"]
 
 logger = logging.getLogger(__name__)
 
@@ -74,9 +74,31 @@ class WorkspaceLock:
             self._fd = None
 
 
+def lock_owner(state_dir: Path) -> tuple[int | None, str] | None:
+    """(pid, holder) of the process holding the lock now, or None when nobody does (checked by trying a
+    shared lock for an instant: a waiting daemon retries, so the probe never makes it fail)."""
+    try:
+        fd = os.open(state_dir / "index.lock", os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return _parse_owner(os.pread(fd, 256, 0).decode(errors="replace").split())
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+def _parse_owner(words: list[str]) -> tuple[int | None, str]:
+    pid = int(words[0]) if words and words[0].isdigit() else None
+    return pid, " ".join(words[1:]) or "ided"
+
+
 def _busy(state_dir: Path, owner: list[str], cause: BaseException) -> WorkspaceBusy:
-    pid = int(owner[0]) if owner and owner[0].isdigit() else None
-    holder = " ".join(owner[1:]) or "ided"
+    pid, holder = _parse_owner(owner)
     who = f"pid {pid}" if pid is not None else "pid unknown"
     if holder == DAEMON_HOLDER:
         message = (

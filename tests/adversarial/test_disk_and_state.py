@@ -303,6 +303,27 @@ def _wait_for_line(path: Path, needle: str, proc: subprocess.Popen[str]) -> None
     raise AssertionError(f"{needle!r} never appeared in {path}")
 
 
+def test_a_daemon_and_a_status_started_at_once_both_succeed(workspace: Path, tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    argv = [sys.executable, "-m", "daemon", "--set", f"state_dir={state}", "--set", "embedding.enabled=false"]
+    argv += ["--set", "daemon.idle_shutdown_seconds=0", "--set", "logging.level=INFO", "daemon"]
+    log_path = tmp_path / "daemon.log"
+    with log_path.open("w") as log:
+        daemon = subprocess.Popen(argv, cwd=workspace, stdout=subprocess.DEVNULL, stderr=log, text=True)
+    try:
+        status = _ided(workspace, state, "status", "--json")  # in-process, or through the daemon once it is up
+        assert status.returncode == 0, status.stderr[-2000:]
+        assert '"workspace"' in status.stdout
+        _wait_for_line(log_path, "listening on", daemon)  # it did not die of the lock: it serves
+        stopped = _ided(workspace, state, "stop")
+        assert "stopped daemon pid" in stopped.stderr, stopped.stderr
+        assert daemon.wait(timeout=TIMEOUT_S) == 0  # it served and stopped cleanly: it did not die of the lock
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait()
+
+
 def test_a_second_daemon_is_told_one_already_runs(workspace: Path, tmp_path: Path) -> None:
     state = tmp_path / "state"
     first = _ided(workspace, state, "daemon", "--detach")
