@@ -279,7 +279,12 @@ def build_server(config: Config, *, background: bool = True, attach: bool = Fals
     @asynccontextmanager
     async def lifespan(_server: MCPServer[Served]) -> AsyncGenerator[Served]:
         if attach:
-            remote = await RemoteCodeIntel.attach(config)
+            try:
+                remote = await RemoteCodeIntel.attach(config)
+            except DaemonError as exc:  # no daemon could start (state directory, disk): every tool says why
+                logger.error("cannot attach to the workspace daemon [%s]: %s", exc.code.value, exc)
+                yield exc
+                return
             try:
                 yield remote
             finally:

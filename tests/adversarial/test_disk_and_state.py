@@ -202,21 +202,22 @@ def test_a_config_that_is_not_utf8_is_config_invalid_for_the_cli(workspace: Path
     assert "not UTF-8" in result.stderr
 
 
-async def test_mcp_with_a_config_that_is_not_utf8_initializes_and_answers_config_invalid(
-    workspace: Path, tmp_path: Path
-) -> None:
-    (workspace / ".ided.toml").write_bytes(b'[index]\nexclude = ["\xff\xfe"]\n')
+async def _mcp_tool_errors(workspace: Path, state: Path, tmp_path: Path, mode: str) -> list[str]:
+    """``ided mcp`` behind the SDK's stdio client: it lists every tool; returns what ``index_status`` (an error,
+    or a status whose ``index_note`` says why there is no index) and ``search_code`` (an error) answer."""
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-P", "-m", "daemon", "mcp", "--standalone", "-w", str(workspace)],
+        args=["-P", "-m", "daemon", "mcp", mode, "-w", str(workspace)],
         env={
-            "IDED_STATE_DIR": str(tmp_path / "state"),
+            "IDED_STATE_DIR": str(state),
+            "IDED_EMBEDDING__ENABLED": "false",
             "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
             "HF_HUB_OFFLINE": "1",
         },
         cwd=str(workspace),
     )
     errlog_path = tmp_path / "mcp-stderr.log"
+    answers: list[str] = []
     with errlog_path.open("w") as errlog:
         async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=60) as client:
             tools = await asyncio.wait_for(client.list_tools(), 60)
@@ -224,9 +225,28 @@ async def test_mcp_with_a_config_that_is_not_utf8_initializes_and_answers_config
             for name, arguments in (("index_status", {}), ("search_code", {"query": "handler"})):
                 result = await asyncio.wait_for(client.call_tool(name, arguments), 60)
                 text = "".join(getattr(block, "text", "") for block in result.content)
-                assert result.is_error
-                assert "not UTF-8" in text and f"#{ErrorCode.CONFIG_INVALID.value}" in text
+                assert result.is_error or name == "index_status", text
+                answers.append(text)
     assert "Traceback" not in errlog_path.read_text()
+    return answers
+
+
+async def test_mcp_with_a_config_that_is_not_utf8_initializes_and_answers_config_invalid(
+    workspace: Path, tmp_path: Path
+) -> None:
+    (workspace / ".ided.toml").write_bytes(b'[index]\nexclude = ["\xff\xfe"]\n')
+    for text in await _mcp_tool_errors(workspace, tmp_path / "state", tmp_path, "--standalone"):
+        assert "not UTF-8" in text and f"#{ErrorCode.CONFIG_INVALID.value}" in text
+
+
+@pytest.mark.parametrize("mode", ["--attach", "--standalone"])
+async def test_mcp_with_an_unwritable_state_dir_answers_state_unwritable(
+    workspace: Path, tmp_path: Path, mode: str
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    for text in await _mcp_tool_errors(workspace, blocker / "state", tmp_path, mode):
+        assert f"#{ErrorCode.STATE_UNWRITABLE.value}" in text
 
 
 # -- a workspace held by another process --------------------------------------------------------------
