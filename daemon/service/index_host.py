@@ -156,6 +156,8 @@ class IndexHost:
                     await self.reindex(None)
                 else:
                     await self.reindex(paths)
+            except DaemonError as exc:  # disk full, state unwritable: said with its code, and the watch goes on
+                logger.error("re-indexing %d changed path(s) stopped [%s]: %s", len(paths), exc.code.value, exc)
             except Exception:  # the watcher must outlive one failed pass
                 logger.exception("re-indexing %d changed path(s) failed", len(paths))
 
