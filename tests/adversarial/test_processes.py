@@ -193,6 +193,10 @@ class _Daemon:
         return survivors
 
 
+def _start_quietly(argv: list[str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def _by_score(scores: dict[str, list[tuple[str, float]]]) -> dict[str, list[float]]:
     """Each query's scores, highest first (paths with equal scores may come in any order)."""
     return {q: sorted((s for _, s in hits), reverse=True) for q, hits in scores.items()}
@@ -239,3 +243,27 @@ async def test_a_daemon_stopped_cleanly_leaves_no_process(tmp_path: Path, isolat
     before = _descendants(daemon.proc.pid)
     await daemon.stop()
     assert [pid for pid in before if not await _exits(pid, 20)] == []
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="a first pass starts parsing workers only with 2+ cores")
+async def test_an_index_command_killed_mid_pass_leaves_no_process(tmp_path: Path, isolated_home: Path) -> None:
+    workspace = _make_workspace(tmp_path / "ws")
+    settings = [f"state_dir={tmp_path / 'state'}", "embedding.enabled=false"]
+    argv = [sys.executable, "-m", "daemon", *(x for s in settings for x in ("--set", s)), "index", str(workspace)]
+    proc = _start_quietly(argv)
+
+    async def workers_up() -> dict[int, str]:
+        while True:
+            found = _descendants(proc.pid)
+            if sum("forkserver" in cmd for cmd in found.values()) >= 3:  # the forkserver and two workers
+                return found
+            assert proc.poll() is None, "the pass ended before its workers were seen"
+            await asyncio.sleep(0.02)
+
+    before = await asyncio.wait_for(workers_up(), 120)
+    proc.send_signal(signal.SIGKILL)
+    assert await asyncio.to_thread(proc.wait, 60) == -signal.SIGKILL
+    survivors = [pid for pid in before if not await _exits(pid, 20)]
+    for pid in survivors:
+        os.kill(pid, signal.SIGKILL)
+    assert survivors == []
