@@ -203,8 +203,8 @@ def test_a_config_that_is_not_utf8_is_config_invalid_for_the_cli(workspace: Path
 
 
 async def _mcp_tool_errors(workspace: Path, state: Path, tmp_path: Path, mode: str) -> list[str]:
-    """``ided mcp`` behind the SDK's stdio client: it lists every tool; returns what ``index_status`` (an error,
-    or a status whose ``index_note`` says why there is no index) and ``search_code`` (an error) answer."""
+    """``ided mcp`` behind the SDK's stdio client: it lists every tool; returns what ``search_code`` (an error)
+    and ``index_status`` (an error, or a status whose ``index_note`` says why there is no index) answer."""
     params = StdioServerParameters(
         command=sys.executable,
         args=["-P", "-m", "daemon", "mcp", mode, "-w", str(workspace)],
@@ -222,7 +222,8 @@ async def _mcp_tool_errors(workspace: Path, state: Path, tmp_path: Path, mode: s
         async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=60) as client:
             tools = await asyncio.wait_for(client.list_tools(), 60)
             assert {tool.name for tool in tools.tools} == set(TOOL_NAMES)
-            for name, arguments in (("index_status", {}), ("search_code", {"query": "handler"})):
+            # search first: it waits for the index to open (or fail), so the status after it knows why
+            for name, arguments in (("search_code", {"query": "handler"}), ("index_status", {})):
                 result = await asyncio.wait_for(client.call_tool(name, arguments), 60)
                 text = "".join(getattr(block, "text", "") for block in result.content)
                 assert result.is_error or name == "index_status", text
