@@ -6,6 +6,7 @@ editors that spawn ided get their server about as fast as Python starts.
 
 from __future__ import annotations
 
+import faulthandler
 import sys
 from collections.abc import Sequence
 
@@ -26,6 +27,9 @@ def _command(args: Sequence[str]) -> str | None:
 
 
 def main() -> None:
+    # a fatal signal (SIGBUS from a memory-mapped store file on a full disk, SIGSEGV) leaves a message
+    # and a traceback on stderr instead of a bare exit status
+    faulthandler.enable()
     from daemon.cli.root import FRONT_COMMANDS
 
     if _command(sys.argv[1:]) in FRONT_COMMANDS:

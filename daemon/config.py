@@ -75,6 +75,11 @@ class IndexConfig(_Section):
     respect_gitignore: bool = Field(default=True, description="Honour .gitignore and .ignore files.")
     text_window_lines: int = Field(default=60, ge=5, description="Line window for text files without structure.")
     max_chunk_lines: int = Field(default=150, ge=20, description="Longer code bodies are split, signature repeated.")
+    min_free_disk_mb: int = Field(
+        default=64,
+        ge=0,
+        description="A pass stops with disk_full before the state directory's disk has less free than this.",
+    )
 
 
 class EmbeddingConfig(_Section):
@@ -476,6 +481,10 @@ def _read_toml(path: Path) -> dict[str, Any]:
             return tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path}: not valid TOML: byte {exc.start} is not UTF-8 (TOML files are UTF-8 text)", cause=exc
+        ) from exc
     except OSError as exc:
         raise ConfigError(f"{path}: cannot be read", cause=exc) from exc
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 from enum import StrEnum
+from pathlib import Path
 
 __all__ = [
     "ConfigError",
@@ -21,11 +23,14 @@ __all__ = [
     "PipelineError",
     "SecretRefused",
     "SourceUnavailable",
+    "StateError",
     "StoreError",
     "VcsError",
     "WorkflowError",
+    "WorkspaceBusy",
     "WorkspaceRefused",
     "WorkspaceUntrusted",
+    "state_error",
 ]
 
 DOCS = "docs/errors.md"
@@ -57,6 +62,10 @@ class ErrorCode(StrEnum):
     SECRET_REFUSED = "secret_refused"
     WORKSPACE_REFUSED = "workspace_refused"
     WORKSPACE_UNTRUSTED = "workspace_untrusted"
+    DISK_FULL = "disk_full"
+    STATE_UNWRITABLE = "state_unwritable"
+    DAEMON_RUNNING = "daemon_running"
+    WORKSPACE_BUSY = "workspace_busy"
 
 
 class DaemonError(Exception):
@@ -195,3 +204,47 @@ class WorkspaceUntrusted(DaemonError):
     def __init__(self, message: str, *, how_to_trust: str, cause: BaseException | None = None) -> None:
         super().__init__(message, cause=cause)
         self.how_to_trust = how_to_trust
+
+
+class StateError(DaemonError):
+    """ided's own files (state directory, index, logs) cannot be written: the disk is full (``disk_full``)
+    or the place is read-only or not ours (``state_unwritable``). Built by :func:`state_error`."""
+
+    default_code = ErrorCode.STATE_UNWRITABLE
+
+
+_DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+_UNWRITABLE_ERRNOS = frozenset({errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOTDIR, errno.EEXIST})
+
+
+def state_error(action: str, path: Path | str, exc: OSError) -> DaemonError:
+    """The coded error for an ``OSError`` met while ``action`` (e.g. "write the daemon record") on ``path``.
+
+    No space, a quota or a file-size limit is ``disk_full``; a read-only file system, missing permission or
+    a file where a directory belongs is ``state_unwritable``; anything else ``store_failed``.
+    """
+    if exc.errno in _DISK_FULL_ERRNOS:
+        why = "a file would pass the file-size limit (`ulimit -f`)" if exc.errno == errno.EFBIG else "no space left"
+        return StateError(
+            f"cannot {action}: {why} for {path}; free some space (or set `state_dir` to another disk)",
+            code=ErrorCode.DISK_FULL,
+            cause=exc,
+        )
+    if exc.errno in _UNWRITABLE_ERRNOS:
+        return StateError(
+            f"cannot {action}: {path} is not writable (read-only file system or no permission); "
+            "fix its permissions or set `state_dir` to a writable directory",
+            cause=exc,
+        )
+    return StoreError(f"cannot {action} ({path})", cause=exc)
+
+
+class WorkspaceBusy(DaemonError):
+    """Another ided process holds the workspace's index (``workspace_busy``); ``holder`` names it."""
+
+    default_code = ErrorCode.WORKSPACE_BUSY
+
+    def __init__(self, message: str, *, holder: str, pid: int | None, cause: BaseException | None = None) -> None:
+        super().__init__(message, cause=cause)
+        self.holder = holder
+        self.pid = pid

@@ -66,11 +66,13 @@ def _state(ctx: typer.Context) -> CliState:
 
 
 @contextmanager
-def _open(state: CliState, config: Config) -> Generator[WorkspaceIndex]:
+def _open(state: CliState, config: Config, command: str) -> Generator[WorkspaceIndex]:
+    """The index opened in this process; ``command`` names this process in the lock (``ided index``)."""
     from daemon.service.workspace_index import WorkspaceIndex  # the index's imports only where it is opened
 
     try:
-        with WorkspaceIndex.open(config) as ws:
+        # a moment's wait: another command's look at the lock (`daemon_running`) holds it for an instant
+        with WorkspaceIndex.open(config, holder=f"ided {command}", lock_wait_s=1.0) as ws:
             yield ws
     except DaemonError as exc:
         state.fail(str(exc))
@@ -170,7 +172,7 @@ def index(
         else:
             print_report(state.err, report)
         return
-    with _open(state, config) as ws:
+    with _open(state, config, "index") as ws:
         if rebuild:
             ws.rebuild()
         _run_index(state, ws, embed=embed, quiet=as_json)
@@ -207,7 +209,7 @@ def search(
     if daemon_running(config):
         result = _guard(state, lambda: remote_search(config, params))
     else:
-        with _open(state, config) as ws:
+        with _open(state, config, "search") as ws:
             if ws.status().last_update is None:
                 # lexical first: the answer comes in seconds; dense vectors are `ided index`'s (or a daemon's) work
                 state.err.print(
@@ -236,7 +238,7 @@ def status(ctx: typer.Context, workspace: WorkspaceOpt = None, as_json: JsonOpt 
             print_daemon(state.out, daemon)
             print_status(state.out, daemon.index)
         return
-    with _open(state, config) as ws:
+    with _open(state, config, "status") as ws:
         result = ws.status()
     if as_json:
         print(result.model_dump_json(indent=2))
@@ -262,7 +264,7 @@ def daemon(
     state = _state(ctx)
     config = state.config(workspace)
     if detach:
-        code, message = run_daemon_detached(config)
+        code, message = _guard(state, lambda: run_daemon_detached(config))
         if code:
             state.fail(message)
         state.err.print(message, markup=False)

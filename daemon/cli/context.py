@@ -41,12 +41,22 @@ class CliState:
     err: Console = field(default_factory=lambda: Console(stderr=True, soft_wrap=True))
     out: Console = field(default_factory=lambda: Console(soft_wrap=True))
 
+    def root(self, workspace: Path | None = None) -> Path:
+        """The workspace a command works on: ``workspace``, ``--workspace`` or the one around the cwd."""
+        return workspace or self.workspace or find_workspace_root(Path.cwd())
+
     def config(self, workspace: Path | None = None) -> Config:
-        root = workspace or self.workspace or find_workspace_root(Path.cwd())
+        config = self.config_or_error(workspace)
+        if isinstance(config, DaemonError):
+            self.fail(str(config))
+        return config
+
+    def config_or_error(self, workspace: Path | None = None) -> Config | DaemonError:
+        """The loaded configuration (logging configured from it), or the coded error saying why it did not load."""
         try:
-            config = load_config(root, overrides=self.overrides)
+            config = load_config(self.root(workspace), overrides=self.overrides)
         except DaemonError as exc:
-            self.fail(str(exc))
+            return exc
         configure_logging(config.logging)
         return config
 

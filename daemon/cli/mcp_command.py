@@ -1,9 +1,11 @@
 """``ided mcp``: run the code-intel MCP server for a workspace, over stdio or streamable HTTP.
 
 The CLI only resolves the workspace and validates the configuration (so a bad key fails here,
-with the usual message), then replaces itself with ``python -m mcp_servers.code_intel``: fronts
-never import each other, and the MCP process then owns stdin/stdout alone. The token for HTTP
-goes through the environment (``IDED_MCP_TOKEN``), never the command line (visible in ``ps``).
+with the usual message, for HTTP; over stdio the server starts anyway and answers every tool with
+the ``config_invalid`` error, so an agent sees why), then replaces itself with
+``python -m mcp_servers.code_intel``: fronts never import each other, and the MCP process then
+owns stdin/stdout alone. The token for HTTP goes through the environment (``IDED_MCP_TOKEN``),
+never the command line (visible in ``ps``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import typer
 
 from daemon.cli.context import CliState
 from daemon.config import to_set_pairs
+from daemon.errors import DaemonError
 
 __all__ = ["mcp", "server_argv"]
 
@@ -87,13 +90,20 @@ def mcp(
     assert isinstance(state, CliState)
     # IDED_* variables are configuration keys to the loader; the token is not one.
     os.environ.pop(TOKEN_ENV, None)
-    config = state.config(workspace)
+    config = state.config_or_error(workspace)
+    if isinstance(config, DaemonError):
+        if http:
+            state.fail(str(config))
+        # stdio: the server starts anyway and answers every tool with this error (its loader finds it again)
+        root = state.root(workspace).resolve()
+    else:
+        root = config.workspace_path
     if token is not None and len(token) < 16:
         state.fail("--token must be at least 16 characters")
     env = dict(os.environ)
     if token:
         env[TOKEN_ENV] = token
-    argv = server_argv(config.workspace_path, state.overrides, http=http, port=port, attach=attach)
+    argv = server_argv(root, state.overrides, http=http, port=port, attach=attach)
     sys.stdout.flush()
     sys.stderr.flush()
     os.execve(sys.executable, argv, env)

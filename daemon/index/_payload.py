@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import fnmatch
 import logging
+import re
 from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -40,7 +41,7 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from daemon.core.models import Chunk
-from daemon.errors import StoreError
+from daemon.errors import DaemonError, StoreError, state_error
 
 __all__ = [
     "CHUNK",
@@ -63,6 +64,7 @@ __all__ = [
     "chunk_json",
     "chunk_to_payload",
     "engine_errors",
+    "engine_state_error",
     "rrf_fuse",
 ]
 
@@ -242,4 +244,24 @@ def engine_errors(store: str, action: str) -> Generator[None]:
         raise
     except Exception as exc:
         logger.debug("%s: %s failed: %s", store, action, exc)
+        coded = engine_state_error(f"{action} in {store}", exc)
+        if coded is not None:
+            raise coded from exc
         raise StoreError(f"{store}: {action} failed", cause=exc) from exc
+
+
+_OS_ERROR = re.compile(r"os error (\d+)|Os \{ code: (\d+)")
+
+
+def engine_state_error(action: str, exc: BaseException) -> DaemonError | None:
+    """``disk_full`` / ``state_unwritable`` when an engine error is the disk's (Rust: "(os error 28)",
+    "Os { code: 27, ... }"), else None."""
+    if isinstance(exc, OSError) and exc.errno is not None:
+        os_errno = exc.errno
+    else:
+        found = _OS_ERROR.search(str(exc))
+        if found is None:
+            return None
+        os_errno = int(found.group(1) or found.group(2))
+    coded = state_error(action, "the index", OSError(os_errno, str(exc)))
+    return None if isinstance(coded, StoreError) else coded

@@ -52,6 +52,10 @@ def _no_progress(phase: str, done: int, total: int) -> None:
     return None
 
 
+def _nothing() -> None:
+    return None
+
+
 @dataclass(slots=True)
 class _Pending:
     """Outcomes written to the store but not yet flushed/recorded in the manifest."""
@@ -75,11 +79,14 @@ class Indexer:
         manifest: Manifest,
         settings: WorkerSettings,
         workers: int | None = None,
+        before_write: Callable[[], None] | None = None,
     ) -> None:
+        """``before_write`` runs before each batch is written (the free-space check: it raises to stop the pass)."""
         self._scanner = scanner
         self._store = store
         self._manifest = manifest
         self._settings = settings
+        self._before_write = before_write or _nothing
         self._workers = workers if workers is not None else max(1, min(os.cpu_count() or 1, 4))
 
     # -- repair -------------------------------------------------------------------------------
@@ -231,6 +238,11 @@ class Indexer:
         since_flush = 0
         progress("parse", 0, total)
         for outcomes in self._outcomes(jobs, pool):
+            try:
+                self._before_write()
+            except BaseException:
+                self._commit(pending, flush=True)  # keep what is written: the next pass goes on from there
+                raise
             self._write(outcomes, known, report, pending)
             done += len(outcomes)
             since_commit += len(outcomes)

@@ -7,11 +7,15 @@ holds; :meth:`Manifest.reconcile` finds the rest.
 
 from __future__ import annotations
 
+import errno
 import json
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Generator, Iterable, Mapping
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
+
+from daemon.errors import DaemonError, StoreError, state_error
 
 __all__ = ["FileRecord", "Manifest"]
 
@@ -39,14 +43,20 @@ class FileRecord:
 
 
 class Manifest:
-    """Per-file records plus a small key/value table for index-wide facts."""
+    """Per-file records plus a small key/value table for index-wide facts.
+
+    A write the disk refuses (full, read-only) raises the coded error (``disk_full``,
+    ``state_unwritable``) and rolls back: the manifest never records half a commit.
+    """
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(_SCHEMA)
+        self._path = path
+        with self._errors("open the manifest"):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
 
     def close(self) -> None:
         self._db.close()
@@ -118,15 +128,45 @@ class Manifest:
         return sorted(set(bad))
 
     def _transaction(self) -> _Tx:
-        return _Tx(self._db)
+        return _Tx(self._db, self._path)
+
+    @contextmanager
+    def _errors(self, action: str) -> Generator[None]:
+        try:
+            yield
+        except (OSError, sqlite3.Error) as exc:
+            raise _coded(action, self._path, exc) from exc
 
 
 class _Tx:
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: sqlite3.Connection, path: Path) -> None:
         self._db = db
+        self._path = path
 
     def __enter__(self) -> None:
-        self._db.execute("BEGIN")
+        try:
+            self._db.execute("BEGIN")
+        except sqlite3.Error as exc:
+            raise _coded("write the manifest", self._path, exc) from exc
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        self._db.execute("ROLLBACK" if exc_type else "COMMIT")
+        try:
+            self._db.execute("ROLLBACK" if exc_type else "COMMIT")
+        except sqlite3.Error as error:
+            with suppress(sqlite3.Error):
+                self._db.execute("ROLLBACK")
+            raise _coded("write the manifest", self._path, error) from error
+        if isinstance(exc, sqlite3.Error):
+            raise _coded("write the manifest", self._path, exc) from exc
+
+
+def _coded(action: str, path: Path, exc: OSError | sqlite3.Error) -> DaemonError:
+    """SQLite's "database or disk is full" / "readonly database" as the coded errors; others ``store_failed``."""
+    if isinstance(exc, OSError):
+        return state_error(action, path, exc)
+    text = str(exc).lower()
+    if "disk is full" in text:
+        return state_error(action, path, OSError(errno.ENOSPC, str(exc)))
+    if "readonly" in text or "read-only" in text or "unable to open" in text:
+        return state_error(action, path, OSError(errno.EROFS, str(exc)))
+    return StoreError(f"cannot {action} ({path})", cause=exc)

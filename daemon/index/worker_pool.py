@@ -6,6 +6,11 @@ then forks the workers: about 0.4 s in which the writer waits for the first resu
 of a workspace parses every file its scan finds, so once the scan has found enough files for a
 pool it starts the pool in a thread and scans on: the thread only waits on the forkserver's
 socket, which releases the GIL. ``bench/index.py`` times the pass with it.
+
+The workers and the forkserver die with the process that started them, whatever kills it
+(``daemon.index.parent_watch``): a SIGKILLed daemon leaves no worker, forkserver or resource tracker
+behind. (A pool of ``spawn`` workers would be the daemon's own children, but each would import the
+parser stack again, about 0.4 s of CPU per worker and pass; the forkserver imports it once.)
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 
 from daemon.index.file_worker import FileJob, FileOutcome, WorkerSettings, process_batch
+from daemon.index.parent_watch import exit_with
 
 __all__ = ["WORKER_NICENESS", "WorkerPool"]
 
@@ -88,7 +94,9 @@ class WorkerPool:
     def _spawn(self) -> ProcessPoolExecutor:
         ctx = multiprocessing.get_context("forkserver")
         ctx.set_forkserver_preload(["daemon.index.file_worker"])
-        pool = ProcessPoolExecutor(max_workers=self._workers, mp_context=ctx, initializer=_lower_priority)
+        pool = ProcessPoolExecutor(
+            max_workers=self._workers, mp_context=ctx, initializer=_init_worker, initargs=(os.getpid(),)
+        )
         # a forkserver pool spawns a worker per submit until it has them all: ask for every one now
         warm = [pool.submit(os.getpid) for _ in range(self._workers)]
         for future in warm:
@@ -97,7 +105,9 @@ class WorkerPool:
         return pool
 
 
-def _lower_priority() -> None:
-    """Parsing workers yield the CPU to the store writer (and to the user's editor)."""
+def _init_worker(owner_pid: int) -> None:
+    """Each worker dies with ``owner_pid`` (the pool's owner) and yields the CPU to the store writer
+    (and to the user's editor)."""
+    exit_with(owner_pid)
     with contextlib.suppress(OSError):
         os.nice(WORKER_NICENESS)

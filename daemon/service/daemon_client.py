@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 import sys
 from collections.abc import Mapping
 from typing import Any, Literal, TypeVar
@@ -57,9 +58,23 @@ async def spawn_daemon(config: Config, overrides: Mapping[str, Any] | None = Non
             f"(log: {config.state_path / 'daemon.log'})"
         ) from None
     if proc.returncode != 0 and remove_stale(config.state_path) is None:
-        raise DaemonUnavailable(
-            f"the daemon for {config.workspace} could not start: {err.decode(errors='replace').strip()}"
-        )
+        code, why = _coded(err.decode(errors="replace").strip().removeprefix("error: "))
+        raise DaemonUnavailable(f"the daemon for {config.workspace} could not start: {why}", code=code)
+
+
+_DOCS_LINK = re.compile(r"\s*\[see docs/errors\.md#(\w+)\]\s*$")
+
+
+def _coded(message: str) -> tuple[ErrorCode | None, str]:
+    """The code a failed ``ided daemon --detach`` printed (its message ends with the docs link), and the
+    message without that link; (None, message) when it printed none."""
+    found = _DOCS_LINK.search(message)
+    if found is None:
+        return None, message
+    try:
+        return ErrorCode(found.group(1)), message[: found.start()]
+    except ValueError:
+        return None, message
 
 
 class DaemonClient:

@@ -94,13 +94,15 @@ def remove_stale(state_dir: Path) -> DaemonRecord | None:
     record = read_record(state_dir)
     if record is not None and _pid_alive(record.pid) and _socket_answers(record.socket):
         return record
+    # best effort: in a state directory that cannot be written the leftovers stay, and whoever
+    # takes the directory next says so with a coded error
     if record is not None:
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(OSError):
             os.unlink(record.socket)
-    with contextlib.suppress(FileNotFoundError):
+    with contextlib.suppress(OSError):
         _record_path(state_dir).unlink()
-    sock = socket_path(state_dir)
-    if sock.exists() and not _socket_answers(str(sock)):
-        with contextlib.suppress(FileNotFoundError):
+    with contextlib.suppress(OSError):
+        sock = socket_path(state_dir)
+        if sock.exists() and not _socket_answers(str(sock)):
             sock.unlink()
     return None

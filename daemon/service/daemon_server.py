@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from daemon import __version__
 from daemon.config import Config
 from daemon.errors import DaemonError, ErrorCode
+from daemon.index.state_files import ensure_state_dir, state_writes
 from daemon.service.api import ClientInfo, DaemonStatus, HelloParams, Methods, ReindexParams, SearchParams
 from daemon.service.daemon_files import remove_stale, socket_path, write_record
 from daemon.service.index_host import IndexHost
@@ -33,7 +34,9 @@ logger = logging.getLogger(__name__)
 
 
 class DaemonAlreadyRunning(DaemonError):
-    default_code = ErrorCode.STORE_FAILED
+    """A daemon already serves this workspace (``daemon_running``): attach to it, or stop it first."""
+
+    default_code = ErrorCode.DAEMON_RUNNING
 
 
 class DaemonComponent(Protocol):
@@ -71,8 +74,9 @@ class DaemonServer:
     # -- lifecycle ----------------------------------------------------------------------------
 
     async def serve(self) -> None:
-        self.state_dir.mkdir(parents=True, exist_ok=True)
-        os.chmod(self.state_dir, 0o700)
+        ensure_state_dir(self.state_dir)
+        with state_writes("restrict the state directory to its owner", self.state_dir):
+            os.chmod(self.state_dir, 0o700)
         live = remove_stale(self.state_dir)
         if live is not None:
             raise DaemonAlreadyRunning(
@@ -87,14 +91,16 @@ class DaemonServer:
             for component in self._components:
                 await component.start()
                 started.append(component)
-            with contextlib.suppress(FileNotFoundError):
-                sock.unlink()
-            old_umask = os.umask(0o177)
-            try:
-                server = await asyncio.start_unix_server(self._on_client, path=str(sock), limit=STREAM_LIMIT)
-            finally:
-                os.umask(old_umask)
-            write_record(self.state_dir, sock=sock, workspace=self.config.workspace_path, version=__version__)
+            with state_writes("create the daemon's socket", sock):
+                with contextlib.suppress(FileNotFoundError):
+                    sock.unlink()
+                old_umask = os.umask(0o177)
+                try:
+                    server = await asyncio.start_unix_server(self._on_client, path=str(sock), limit=STREAM_LIMIT)
+                finally:
+                    os.umask(old_umask)
+            with state_writes("write the daemon record", self.state_dir / "daemon.json"):
+                write_record(self.state_dir, sock=sock, workspace=self.config.workspace_path, version=__version__)
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(sig, self._shutdown.set)
@@ -115,9 +121,9 @@ class DaemonServer:
                 with contextlib.suppress(Exception):
                     await component.close()
             await self.index.close()
-            with contextlib.suppress(FileNotFoundError):
+            with contextlib.suppress(OSError):
                 sock.unlink()
-            with contextlib.suppress(FileNotFoundError):
+            with contextlib.suppress(OSError):
                 (self.state_dir / "daemon.json").unlink()
 
     def request_shutdown(self) -> None:

@@ -18,9 +18,11 @@ from typing import Any, TypeVar
 
 from daemon.config import Config
 from daemon.core.models import IndexReport, IndexStatus, SearchResult
+from daemon.errors import DaemonError
 from daemon.service.api import IndexChanged, IndexProgressEvent, Methods, SearchParams
 from daemon.service.watcher import watch_batches
 from daemon.service.workspace_index import WorkspaceIndex
+from daemon.service.workspace_lock import DAEMON_HOLDER
 
 __all__ = ["IndexHost", "Publish"]
 
@@ -44,13 +46,17 @@ class IndexHost:
         self._stop = asyncio.Event()
         self._embed_wanted = asyncio.Event()
         self.busy: str | None = None
+        self.failure: DaemonError | None = None
+        """Why the last pass stopped short, if it did."""
         self.ready = asyncio.Event()
         self._listeners: list[Callable[[list[str]], Coroutine[Any, Any, None]]] = []
 
     # -- lifecycle ----------------------------------------------------------------------------
 
     async def start(self) -> None:
-        self._ws = await self._call(WorkspaceIndex.open, self.config)
+        # a command that holds the index in-process (`ided status`, `ided search`) is waited for
+        wait_s = self.config.daemon.start_timeout_seconds / 2
+        self._ws = await self._call(lambda: WorkspaceIndex.open(self.config, holder=DAEMON_HOLDER, lock_wait_s=wait_s))
         # The watcher starts before the first pass, so no change made after the pass's scan is lost;
         # batches it sees meanwhile wait for the pass to finish.
         if self.config.daemon.watch:
@@ -127,6 +133,9 @@ class IndexHost:
         try:
             report = await self._call(ws.index, progress)
             await self._changed([], report)
+        except DaemonError as exc:  # disk full, store failure: the index stays as written, searchable
+            self.failure = exc
+            logger.error("the first index pass stopped [%s]: %s", exc.code.value, exc)
         finally:
             self.busy = None
             self.ready.set()
@@ -150,6 +159,8 @@ class IndexHost:
                     await self.reindex(None)
                 else:
                     await self.reindex(paths)
+            except DaemonError as exc:  # disk full, state unwritable: said with its code, and the watch goes on
+                logger.error("re-indexing %d changed path(s) stopped [%s]: %s", len(paths), exc.code.value, exc)
             except Exception:  # the watcher must outlive one failed pass
                 logger.exception("re-indexing %d changed path(s) failed", len(paths))
 

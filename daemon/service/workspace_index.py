@@ -31,6 +31,7 @@ from daemon.index.reranker import load_reranker
 from daemon.index.scanner import Scanner
 from daemon.index.searcher import HybridSearcher
 from daemon.index.sparse import CodeBm25Encoder
+from daemon.index.state_files import check_free_space, ensure_state_dir
 from daemon.index.store_factory import open_store
 from daemon.intel.languages import language_for_path
 from daemon.service.workspace_lock import WorkspaceLock
@@ -45,12 +46,15 @@ INDEX_FORMAT = "1"
 class WorkspaceIndex:
     """Open with ``with WorkspaceIndex.open(config) as ws:``; closing flushes and releases the lock."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, *, holder: str = "ided", lock_wait_s: float = 0.0) -> None:
+        """Take the workspace (``holder`` names this process to others; wait up to ``lock_wait_s`` for it)."""
         self.config = config
         self.state_dir = config.state_path
+        ensure_state_dir(self.state_dir)
         self._lock = WorkspaceLock(self.state_dir)
-        self._lock.acquire()
+        self._lock.acquire(holder=holder, wait_s=lock_wait_s)
         try:
+            self._check_space()
             self._sparse = CodeBm25Encoder()
             self._manifest = Manifest(self.state_dir / "manifest.sqlite3")
             self._store: VectorStore = open_store(
@@ -83,11 +87,15 @@ class WorkspaceIndex:
                 text_window_lines=config.index.text_window_lines,
                 include_secrets=config.index.include_secrets,
             ),
+            before_write=self._check_space,
         )
 
     @classmethod
-    def open(cls, config: Config) -> Self:
-        return cls(config)
+    def open(cls, config: Config, *, holder: str = "ided", lock_wait_s: float = 0.0) -> Self:
+        return cls(config, holder=holder, lock_wait_s=lock_wait_s)
+
+    def _check_space(self) -> None:
+        check_free_space(self.state_dir, self.config.index.min_free_disk_mb * 2**20)
 
     def __enter__(self) -> Self:
         return self

@@ -6,12 +6,17 @@
 HTTP needs a bearer token: ``IDED_MCP_TOKEN`` from the environment, else the one stored in
 ``<state_dir>/mcp-token`` (created, mode 0600, on first use). Logs go to stderr (or
 ``logging.file``), never stdout; a last stderr line ``ided mcp: stopped`` marks a clean exit.
+
+A configuration that does not load (invalid TOML, bad UTF-8, unknown keys) does not kill the stdio
+server before ``initialize``: it starts, and every tool answers the ``config_invalid`` error (exit
+status 2 once the client leaves). Over HTTP it exits at once with the message.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import secrets
 import signal
@@ -24,7 +29,7 @@ from daemon.config import Config, load_config, parse_set_pairs
 from daemon.errors import DaemonError
 from daemon.logging_setup import configure_logging
 from daemon.workspace_roots import admit_workspace, check_folder
-from mcp_servers.code_intel.server import bind_loopback, serve_http, serve_stdio
+from mcp_servers.code_intel.server import bind_loopback, serve_failed_stdio, serve_http, serve_stdio
 
 __all__ = ["main", "resolve_token"]
 
@@ -86,6 +91,10 @@ def main(argv: list[str] | None = None) -> int:
         admit_workspace(config, launch_dir=launch_dir)
     except DaemonError as exc:
         sys.stderr.write(f"ided mcp: {exc}\n")
+        if not args.http:
+            with contextlib.suppress(KeyboardInterrupt):
+                asyncio.run(serve_failed_stdio(exc))
+            sys.stderr.write("ided mcp: stopped\n")
         return 2
     configure_logging(config.logging)
     signal.signal(signal.SIGTERM, _stop_on_sigterm)

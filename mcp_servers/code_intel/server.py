@@ -44,13 +44,23 @@ from daemon.errors import DaemonError
 from daemon.service.code_intel import CodeIntelService
 from daemon.service.remote_code_intel import RemoteCodeIntel
 
-__all__ = ["TOOL_NAMES", "BearerTokenMiddleware", "build_server", "serve_http", "serve_stdio"]
+__all__ = [
+    "TOOL_NAMES",
+    "BearerTokenMiddleware",
+    "build_failed_server",
+    "build_server",
+    "serve_failed_stdio",
+    "serve_http",
+    "serve_stdio",
+]
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 CodeIntel = CodeIntelService | RemoteCodeIntel
-Ctx = Context[CodeIntel, Any]
+Served = CodeIntel | DaemonError
+"""What the tools work on: the service, or the error that kept it from opening (``build_failed_server``)."""
+Ctx = Context[Served, Any]
 
 INSTRUCTIONS = (
     "Precise code facts for this workspace from real language servers (kept warm) and Tree-sitter, "
@@ -76,6 +86,8 @@ MaxChars = Annotated[int, Field(ge=20, le=50_000, description="Cut each text fie
 
 async def _call(ctx: Ctx, method: Callable[[CodeIntel], Awaitable[T]]) -> T:
     service = ctx.request_context.lifespan_context
+    if isinstance(service, DaemonError):
+        raise ToolError(str(service))
     try:
         return await method(service)
     except DaemonError as exc:
@@ -257,7 +269,7 @@ _TOOLS: tuple[Callable[..., Awaitable[Any]], ...] = (
 TOOL_NAMES: tuple[str, ...] = tuple(tool.__name__ for tool in _TOOLS)
 
 
-def build_server(config: Config, *, background: bool = True, attach: bool = False) -> MCPServer[CodeIntel]:
+def build_server(config: Config, *, background: bool = True, attach: bool = False) -> MCPServer[Served]:
     """An MCPServer with every code-intel tool; its lifespan opens and closes the service.
 
     ``attach``: the tools use the workspace daemon (one index and one set of language servers
@@ -265,9 +277,14 @@ def build_server(config: Config, *, background: bool = True, attach: bool = Fals
     """
 
     @asynccontextmanager
-    async def lifespan(_server: MCPServer[CodeIntel]) -> AsyncGenerator[CodeIntel]:
+    async def lifespan(_server: MCPServer[Served]) -> AsyncGenerator[Served]:
         if attach:
-            remote = await RemoteCodeIntel.attach(config)
+            try:
+                remote = await RemoteCodeIntel.attach(config)
+            except DaemonError as exc:  # no daemon could start (state directory, disk): every tool says why
+                logger.error("cannot attach to the workspace daemon [%s]: %s", exc.code.value, exc)
+                yield exc
+                return
             try:
                 yield remote
             finally:
@@ -276,13 +293,29 @@ def build_server(config: Config, *, background: bool = True, attach: bool = Fals
         async with CodeIntelService.open(config, background=background) as service:
             yield service
 
-    server: MCPServer[CodeIntel] = MCPServer(
-        "ided-code-intel",
-        version=__version__,
-        instructions=INSTRUCTIONS,
-        lifespan=lifespan,
-        log_level=config.logging.level,
+    return _with_tools(
+        MCPServer(
+            "ided-code-intel",
+            version=__version__,
+            instructions=INSTRUCTIONS,
+            lifespan=lifespan,
+            log_level=config.logging.level,
+        )
     )
+
+
+def build_failed_server(error: DaemonError) -> MCPServer[Served]:
+    """The same tools, each answering ``error`` (e.g. ``config_invalid``): the client learns why instead of
+    seeing the process exit before ``initialize``."""
+
+    @asynccontextmanager
+    async def lifespan(_server: MCPServer[Served]) -> AsyncGenerator[Served]:
+        yield error
+
+    return _with_tools(MCPServer("ided-code-intel", version=__version__, instructions=str(error), lifespan=lifespan))
+
+
+def _with_tools(server: MCPServer[Served]) -> MCPServer[Served]:
     for tool in _TOOLS:
         server.add_tool(tool, annotations=_READ_ONLY.model_copy(update={"title": tool.__name__.replace("_", " ")}))
     return server
@@ -290,6 +323,11 @@ def build_server(config: Config, *, background: bool = True, attach: bool = Fals
 
 async def serve_stdio(config: Config, *, attach: bool = False) -> None:
     await build_server(config, attach=attach).run_stdio_async()
+
+
+async def serve_failed_stdio(error: DaemonError) -> None:
+    """Serve MCP over stdio when the server cannot open (a bad configuration): every tool answers ``error``."""
+    await build_failed_server(error).run_stdio_async()
 
 
 class BearerTokenMiddleware:

@@ -142,11 +142,14 @@ def test_a_directory_event_stands_for_its_whole_subtree(polyglot: Path, tmp_path
 
 
 def test_a_second_process_on_the_same_workspace_gets_a_clear_error(polyglot: Path, tmp_path: Path) -> None:
-    from daemon.errors import StoreError
+    from daemon.errors import ErrorCode, WorkspaceBusy
 
     config = make_config(polyglot, tmp_path / "state", embedding={"enabled": False})
-    with WorkspaceIndex.open(config), pytest.raises(StoreError, match="another ided process"):
+    with WorkspaceIndex.open(config, holder="ided index"), pytest.raises(WorkspaceBusy) as caught:
         WorkspaceIndex.open(config)
+    assert caught.value.code is ErrorCode.WORKSPACE_BUSY
+    assert caught.value.holder == "ided index"
+    assert "wait for it to finish" in str(caught.value)  # not "`ided stop`", which stops only a daemon
 
 
 _KILL_MID_INDEX = textwrap.dedent(
