@@ -21,6 +21,7 @@ __all__ = [
     "PipelineError",
     "SourceUnavailable",
     "StoreError",
+    "TooComplex",
     "VcsError",
     "WorkflowError",
 ]
@@ -48,6 +49,7 @@ class ErrorCode(StrEnum):
     CHANGE_CONFLICT = "change_conflict"
     EDIT_LOCK_HELD = "edit_lock_held"
     MCP_SERVER_FAILED = "mcp_server_failed"
+    TOO_COMPLEX = "too_complex"
 
 
 class DaemonError(Exception):
@@ -110,6 +112,12 @@ class InvalidToolInput(DaemonError):
     """Bad input to a code-intel tool: unknown symbol, position past the end, binary file, unsupported language."""
 
     default_code = ErrorCode.INVALID_TOOL_INPUT
+
+
+class TooComplex(DaemonError):
+    """A request spent its time or depth budget (a file nested too deep to walk, a parse that ran too long)."""
+
+    default_code = ErrorCode.TOO_COMPLEX
 
 
 class WorkflowError(DaemonError):
