@@ -73,6 +73,10 @@ bench-vcs *ARGS:
 bench-agents *ARGS:
     uv run --frozen python bench/agents_overhead.py {{ARGS}}
 
+# the long JSON-RPC fuzz of the stdio fronts (MCP, LSP, ACP): per front, frames sent / survived / unanswered / deaths
+fuzz *ARGS:
+    uv run --frozen python scripts/fuzz_fronts.py {{ARGS}}
+
 # the Iced client (editors/iced; cargo's target dir outside the clone, so rebuilds are incremental)
 iced:
     CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/ided/iced-target}" cargo build --manifest-path editors/iced/Cargo.toml --locked -j 2

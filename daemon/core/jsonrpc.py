@@ -5,9 +5,11 @@ hands one body to :func:`read_message`, which either returns a :class:`Message` 
 :class:`JsonRpcReject` carrying the error to answer. It never raises anything else, whatever the
 bytes are: a body that is not UTF-8 or not JSON (or uses ``NaN``/``Infinity``, which JSON does
 not have) is -32700 with id null; JSON nested deeper than ``max_depth`` levels (default
-:data:`MAX_NESTING_DEPTH`) is -32600 with id null, found before anything recurses over it
-(the decoder's own ``RecursionError`` is caught and answered the same way); a value that is not a
-JSON-RPC 2.0 object is -32600 (with its id once the id is usable); params that are not an object
+:data:`MAX_NESTING_DEPTH`) is -32600, found before anything recurses over it, with the request's
+id when the decoder could read it, else null (the decoder's own ``RecursionError`` is caught and
+answered with id null); a value that is not a
+JSON-RPC 2.0 object is -32600 (with its id once the id is usable: an integer, or a string that
+can be written as UTF-8 — a lone surrogate such as ``"\\ud800"`` cannot be echoed); params that are not an object
 where the protocol wants one are -32602. A response whose id is unusable cannot be answered (there
 is nobody to answer to) and comes back as None: the transport drops it.
 
@@ -128,8 +130,28 @@ def decode_json(body: bytes | str, *, max_depth: int = MAX_NESTING_DEPTH) -> Any
     except ValueError as exc:
         raise JsonRpcReject(PARSE_ERROR, f"parse error: {exc}") from None
     if _depth_exceeds(value, max_depth):
+        too_deep.msg_id = _request_id(value)  # decoded after all: answer the request by its id
         raise too_deep
     return value
+
+
+def _request_id(value: object) -> MessageId | None:
+    """The id of a request object, when it is usable as one; else None."""
+    if not isinstance(value, dict) or "method" not in value:
+        return None
+    msg_id = cast(dict[str, object], value).get("id")
+    return msg_id if isinstance(msg_id, int | str) and not isinstance(msg_id, bool) and _utf8(msg_id) else None
+
+
+def _utf8(msg_id: int | str) -> bool:
+    """Whether an id can be echoed on a UTF-8 wire (a string with a lone surrogate, ``"\\ud800"``, cannot)."""
+    if isinstance(msg_id, int):
+        return True
+    try:
+        msg_id.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def read_message(
@@ -152,10 +174,10 @@ def read_message(
     raw: dict[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
     has_id = "id" in raw
     msg_id = raw.get("id")
-    if has_id and (isinstance(msg_id, bool) or not isinstance(msg_id, int | str)):
+    if has_id and (isinstance(msg_id, bool) or not isinstance(msg_id, int | str) or not _utf8(msg_id)):
         if "method" not in raw:
             return None  # a response with an unusable id: nobody waits for it, nobody to answer
-        raise JsonRpcReject(INVALID_REQUEST, "invalid request: id must be an integer or a string")
+        raise JsonRpcReject(INVALID_REQUEST, "invalid request: id must be an integer or a string (valid Unicode)")
     reply_id: MessageId | None = msg_id if has_id else None  # pyright: ignore[reportAssignmentType]
     if raw.get("jsonrpc") != "2.0":
         raise JsonRpcReject(INVALID_REQUEST, 'invalid request: "jsonrpc" must be "2.0"', reply_id)

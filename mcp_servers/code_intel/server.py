@@ -43,6 +43,7 @@ from daemon.core.models import SearchResult
 from daemon.errors import DaemonError
 from daemon.service.code_intel import CodeIntelService
 from daemon.service.remote_code_intel import RemoteCodeIntel
+from mcp_servers.code_intel.stdio_guard import GuardedStdioServer
 
 __all__ = ["TOOL_NAMES", "BearerTokenMiddleware", "build_server", "serve_http", "serve_stdio"]
 
@@ -276,7 +277,7 @@ def build_server(config: Config, *, background: bool = True, attach: bool = Fals
         async with CodeIntelService.open(config, background=background) as service:
             yield service
 
-    server: MCPServer[CodeIntel] = MCPServer(
+    server: MCPServer[CodeIntel] = GuardedStdioServer(
         "ided-code-intel",
         version=__version__,
         instructions=INSTRUCTIONS,

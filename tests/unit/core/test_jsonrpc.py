@@ -21,17 +21,23 @@ def _reject(body: bytes, **kw: bool) -> tuple[int, int | str | None]:
 
 
 @pytest.mark.parametrize(
-    "body",
+    ("body", "reply_id"),
     [
-        b"[" * 1000 + b"]" * 1000,
-        b"[" * 100_000,
-        b'[{"a":' * 3000,
-        b'{"jsonrpc":"2.0","id":1,"method":"m","params":' + b'{"a":' * 400 + b"1" + b"}" * 400 + b"}",
-        b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"x":' + b"[{}," * 300 + b"1" + b"]" * 300 + b"}}",
+        (b"[" * 1000 + b"]" * 1000, None),
+        (b"[" * 100_000, None),
+        (b'[{"a":' * 3000, None),
+        (b'{"jsonrpc":"2.0","id":1,"method":"m","params":' + b'{"a":' * 400 + b"1" + b"}" * 400 + b"}", 1),
+        (b'{"jsonrpc":"2.0","id":2,"method":"m","params":{"x":' + b"[{}," * 300 + b"1" + b"]" * 300 + b"}}", 2),
+        (b'{"jsonrpc":"2.0","id":3,"method":"m","params":' + b'{"a":' * 5000 + b"1" + b"}" * 5000 + b"}", None),
     ],
 )
-def test_json_nested_deeper_than_the_limit_is_an_invalid_request_not_a_crash(body: bytes) -> None:
-    assert _reject(body) == (INVALID_REQUEST, None)
+def test_json_nested_deeper_than_the_limit_is_an_invalid_request_not_a_crash(body: bytes, reply_id: int | None) -> None:
+    assert _reject(body) == (INVALID_REQUEST, reply_id)
+
+
+def test_a_request_too_deep_for_the_limit_but_not_for_the_decoder_is_answered_by_its_id() -> None:
+    body = b'{"jsonrpc":"2.0","id":"r1","method":"m","params":{"x":' + b"[" * 500 + b"]" * 500 + b"}}"
+    assert _reject(body) == (INVALID_REQUEST, "r1")
 
 
 def test_nesting_at_the_limit_is_accepted() -> None:
@@ -53,6 +59,7 @@ def test_bytes_that_are_not_json_are_a_parse_error(body: bytes) -> None:
         (b"null", (INVALID_REQUEST, None)),
         (b'{"jsonrpc":"1.0","id":2,"method":"m"}', (INVALID_REQUEST, 2)),
         (b'{"jsonrpc":"2.0","id":true,"method":"m"}', (INVALID_REQUEST, None)),
+        (b'{"jsonrpc":"2.0","id":"\\ud800","method":"m"}', (INVALID_REQUEST, None)),
         (b'{"jsonrpc":"2.0","id":3,"method":""}', (INVALID_REQUEST, 3)),
         (b'{"jsonrpc":"2.0","id":4,"method":"m","params":"x"}', (INVALID_REQUEST, 4)),
         (b'{"jsonrpc":"2.0","id":5}', (INVALID_REQUEST, 5)),
