@@ -1,25 +1,30 @@
-"""JSON-RPC 2.0 messages, decoded and checked once for every transport (LSP, ACP, the daemon socket).
+"""JSON-RPC 2.0 messages, decoded and checked once for every transport (LSP, ACP, MCP on stdio and
+the daemon socket).
 
 Each transport frames bytes its own way (``Content-Length`` headers, newline-delimited lines) and
 hands one body to :func:`read_message`, which either returns a :class:`Message` or raises
 :class:`JsonRpcReject` carrying the error to answer. It never raises anything else, whatever the
-bytes are: a body that is not UTF-8 or not JSON (or uses ``NaN``/``Infinity``, which JSON does
-not have) is -32700 with id null; JSON nested deeper than ``max_depth`` levels (default
-:data:`MAX_NESTING_DEPTH`) is -32600, found before anything recurses over it, with the request's
-id when the decoder could read it, else null (the decoder's own ``RecursionError`` is caught and
-answered with id null); a value that is not a
-JSON-RPC 2.0 object is -32600 (with its id once the id is usable: an integer, or a string that
-can be written as UTF-8 — a lone surrogate such as ``"\\ud800"`` cannot be echoed); params that are not an object
-where the protocol wants one are -32602. A response whose id is unusable cannot be answered (there
-is nobody to answer to) and comes back as None: the transport drops it.
+bytes are:
 
-What happens next (unknown methods -32601, params that do not fit a method -32602, handlers that
-raise -32603) is each transport's dispatch; this module has no I/O.
+- not UTF-8, not JSON (``NaN``/``Infinity`` included, which JSON does not have): -32700, id null;
+- nested deeper than ``max_depth`` levels (default :data:`MAX_NESTING_DEPTH`): -32600, found
+  before anything recurses over it, with the request's id when the decoder could read it (the
+  decoder's own ``RecursionError`` is caught and answered with id null);
+- a string holding a lone surrogate escape (``"\\ud800"``: not Unicode text, which no UTF-8
+  writer or pydantic model takes): -32600;
+- not a JSON-RPC 2.0 object: -32600, with its id once the id is usable (an integer, or a string
+  UTF-8 can carry);
+- params that are not an object where the protocol wants one: -32602.
+
+A response whose id is unusable cannot be answered (there is nobody to answer to) and comes back as
+None: the transport drops it. What happens next (unknown methods -32601, params that do not fit a
+method -32602, handlers that raise -32603) is each transport's dispatch; this module has no I/O.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, cast
@@ -45,10 +50,10 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 
-MAX_NESTING_DEPTH = 256
-"""Deepest nesting of arrays and objects a message may have. No message of LSP, ACP or the daemon
-socket comes near it; the limit keeps every later step (validation, conversion, logging) from
-recursing out of the stack."""
+MAX_NESTING_DEPTH = 128
+"""Deepest nesting of arrays and objects a message may have. No message of LSP, ACP, MCP or the
+daemon socket comes near it; the limit keeps every later step from recursing out of the stack
+(pydantic's JSON parser, which the MCP and ACP SDKs validate with, stops near 200 levels)."""
 
 MessageId = int | str
 
@@ -132,7 +137,35 @@ def decode_json(body: bytes | str, *, max_depth: int = MAX_NESTING_DEPTH) -> Any
     if _depth_exceeds(value, max_depth):
         too_deep.msg_id = _request_id(value)  # decoded after all: answer the request by its id
         raise too_deep
+    if _SURROGATE_ESCAPE.search(text) and not _all_unicode(value):
+        raise JsonRpcReject(
+            INVALID_REQUEST,
+            "invalid request: a string holds a lone surrogate escape (\\ud800-\\udfff), which is not Unicode text",
+            _request_id(value),
+        )
     return value
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+"""A ``\\uD800``-``\\uDFFF`` escape: the only way a lone surrogate gets into decoded JSON (UTF-8 bytes cannot
+carry one). A valid pair (an escaped emoji) decodes to one code point and passes."""
+
+
+def _all_unicode(value: object) -> bool:
+    """Whether every string (keys included) in ``value`` can be written as UTF-8."""
+    stack: list[object] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if not _utf8(item):
+                return False
+        elif isinstance(item, dict):
+            mapping = cast(dict[str, object], item)
+            stack.extend(mapping.keys())
+            stack.extend(mapping.values())
+        elif isinstance(item, list):
+            stack.extend(cast(list[object], item))
+    return True
 
 
 def _request_id(value: object) -> MessageId | None:

@@ -280,7 +280,7 @@ def _junk(rng: random.Random) -> Any:
         return {rng.choice(["a", "uri", "textDocument", "query", "cwd"]): _junk_leaf(rng)}
     if choice == 10:
         nested: Any = 1
-        for _ in range(rng.choice([10, 100, 257, 300])):
+        for _ in range(rng.choice([10, 100, 129, 200, 300])):
             nested = [nested]
         return nested
     return "x" * rng.choice([1000, 70_000])

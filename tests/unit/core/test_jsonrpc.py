@@ -40,6 +40,13 @@ def test_a_request_too_deep_for_the_limit_but_not_for_the_decoder_is_answered_by
     assert _reject(body) == (INVALID_REQUEST, "r1")
 
 
+def test_a_lone_surrogate_anywhere_is_an_invalid_request_and_an_escaped_pair_is_text() -> None:
+    lone = b'{"jsonrpc":"2.0","id":9,"method":"m","params":{"text":"a\\udc00b"}}'
+    assert _reject(lone) == (INVALID_REQUEST, 9)
+    pair = read_message(b'{"jsonrpc":"2.0","id":9,"method":"m","params":{"text":"\\ud83d\\ude00"}}', protocol="T")
+    assert pair is not None and pair.params == {"text": "\U0001f600"}
+
+
 def test_nesting_at_the_limit_is_accepted() -> None:
     depth_inside = MAX_NESTING_DEPTH - 2  # the message object and its params object are two levels
     body = b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"x":' + b"[" * depth_inside + b"]" * depth_inside + b"}}"
