@@ -58,6 +58,9 @@ bench-intel *ARGS:
 bench-daemon *ARGS:
     uv run --frozen python bench/daemon_latency.py {{ARGS}}
 
+bench-budget *ARGS:
+    uv run --frozen python -P bench/request_budget.py {{ARGS}}
+
 bench-pipeline *ARGS:
     uv run --frozen python bench/pipeline.py {{ARGS}}
 
