@@ -36,7 +36,7 @@ async def main() -> None:
     parser.add_argument("--hostile", type=int, default=4)
     parser.add_argument("--probes", type=int, default=20)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="ided-budget-") as tmp_name:
+    with tempfile.TemporaryDirectory(prefix="ided-budget-", ignore_cleanup_errors=True) as tmp_name:
         tmp = Path(tmp_name)
         workspace = copy_workspace("intel_python", tmp)
         (workspace / "deep.py").write_text("x = " + "[" * args.depth + "1" + "]" * args.depth + "\n")
