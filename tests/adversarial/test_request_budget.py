@@ -46,7 +46,7 @@ async def test_a_deeply_nested_file_answers_too_complex_while_status_is_served(
     overrides: dict[str, Any] = {
         "state_dir": str(tmp_path / "state"),
         "embedding": {"enabled": False},
-        "daemon": {"idle_shutdown_seconds": 0},
+        "daemon": {"idle_shutdown_seconds": 30},  # a daemon a failing run leaves behind stops by itself
         "intel": intel_settings(),
     }
     config = load_config(workspace, overrides=overrides)
