@@ -42,7 +42,7 @@ __all__ = ["FRONTS", "Case", "FrontSpec", "FuzzReport", "fuzz_front", "hand_case
 
 Framing = Literal["lines", "content-length"]
 
-ANSWER_WAIT_S = 10.0
+ANSWER_WAIT_S = 30.0
 """How long a case's own answer may lag behind the liveness answer before it counts as unanswered."""
 LIVENESS_WAITS_S = (3.0, 20.0, 20.0)
 """How long each liveness request may take. It is re-sent (up to three times in all) for cases that
