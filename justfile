@@ -58,6 +58,9 @@ bench-intel *ARGS:
 bench-daemon *ARGS:
     uv run --frozen python bench/daemon_latency.py {{ARGS}}
 
+bench-budget *ARGS:
+    uv run --frozen python -P bench/request_budget.py {{ARGS}}
+
 bench-pipeline *ARGS:
     uv run --frozen python bench/pipeline.py {{ARGS}}
 
@@ -83,6 +86,10 @@ bench-vcs *ARGS:
 
 bench-agents *ARGS:
     uv run --frozen python bench/agents_overhead.py {{ARGS}}
+
+# the long JSON-RPC fuzz of the stdio fronts (MCP, LSP, ACP): per front, frames sent / survived / unanswered / deaths
+fuzz *ARGS:
+    uv run --frozen python scripts/fuzz_fronts.py {{ARGS}}
 
 # the Iced client (editors/iced; cargo's target dir outside the clone, so rebuilds are incremental)
 iced:

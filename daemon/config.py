@@ -177,6 +177,17 @@ class IntelConfig(_Section):
     prestart: bool = Field(default=True, description="Start the servers of the workspace's languages at startup.")
     index_on_start: bool = Field(default=True, description="The MCP server runs a lexical index pass at startup.")
     diagnostics_wait_seconds: float = Field(default=5.0, ge=0, description="How long to wait for pushed diagnostics.")
+    syntax_timeout_seconds: float = Field(
+        default=5.0,
+        gt=0,
+        description="Time budget of one request's Tree-sitter work on one file (parse and walk); "
+        "past it the request answers too_complex.",
+    )
+    syntax_max_depth: int = Field(
+        default=2000,
+        ge=16,
+        description="Deepest syntax-tree node a request walks to; a point nested deeper answers too_complex.",
+    )
 
 
 class ModelConfig(_Section):

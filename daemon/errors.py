@@ -25,6 +25,7 @@ __all__ = [
     "SourceUnavailable",
     "StateError",
     "StoreError",
+    "TooComplex",
     "VcsError",
     "WorkflowError",
     "WorkspaceBusy",
@@ -66,6 +67,7 @@ class ErrorCode(StrEnum):
     STATE_UNWRITABLE = "state_unwritable"
     DAEMON_RUNNING = "daemon_running"
     WORKSPACE_BUSY = "workspace_busy"
+    TOO_COMPLEX = "too_complex"
 
 
 class DaemonError(Exception):
@@ -140,6 +142,12 @@ class InvalidToolInput(DaemonError):
     """Bad input to a code-intel tool: unknown symbol, position past the end, binary file, unsupported language."""
 
     default_code = ErrorCode.INVALID_TOOL_INPUT
+
+
+class TooComplex(DaemonError):
+    """A request spent its time or depth budget (a file nested too deep to walk, a parse that ran too long)."""
+
+    default_code = ErrorCode.TOO_COMPLEX
 
 
 class WorkflowError(DaemonError):

@@ -3,12 +3,15 @@
 The ACP SDK 0.12.1 reads newline-delimited JSON and hands whatever ``json.loads`` returns to its
 connection, whose receive loop dies on anything that is not an object (``[]``, ``1``, ``null``, a
 batch: measured), and skips unparseable lines without an answer. ``GuardedNdjsonTransport`` is the
-SDK's message-level ``Transport`` (``send``/``receive``/``close``) over stdin/stdout that answers
-what is wrong itself and passes on only well-formed JSON-RPC 2.0 objects:
+SDK's message-level ``Transport`` (``send``/``receive``/``close``) over stdin/stdout that has
+``daemon.core.jsonrpc`` (the decoder every transport shares) check each line, answers what is
+wrong itself and passes on only well-formed JSON-RPC 2.0 objects:
 
 - a line that is not JSON or not UTF-8: -32700 with id null;
+- JSON nested too deep (``[[[[…``): -32600 with id null;
 - not an object (a batch, a number, null): -32600 with id null;
-- a bad ``jsonrpc``/``id``/``method``/``params``: -32600 (with the id when it is usable);
+- a bad ``jsonrpc``/``id``/``method``/``params``: -32600 (with the id when it is usable), params
+  that are an array rather than an object: -32602;
 - a line longer than ``max_line_bytes``: skipped, -32600;
 - a response with no pending request shape (no ``result``/``error``, or a bad id): dropped.
 
@@ -23,6 +26,8 @@ import json
 import logging
 from typing import Any
 
+from daemon.core.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, JsonRpcReject, read_message
+
 __all__ = [
     "INVALID_PARAMS",
     "INVALID_REQUEST",
@@ -34,58 +39,19 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-INVALID_PARAMS = -32602
-
 MAX_LINE_BYTES = 50 * 1024 * 1024
 """Longest accepted line (the SDK's own default buffer limit)."""
 
 _DRAIN_TIMEOUT_S = 30.0
 
 
-class _Reject(Exception):
-    def __init__(self, code: int, message: str, msg_id: int | str | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.msg_id = msg_id
-
-
 def check_message(line: bytes) -> dict[str, Any] | None:
-    """The JSON-RPC message on ``line``; None for one to drop silently; ``_Reject`` for one to answer."""
-    try:
-        obj = json.loads(line.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise _Reject(PARSE_ERROR, "parse error: the message is not UTF-8") from None
-    except ValueError as exc:
-        raise _Reject(PARSE_ERROR, f"parse error: {exc}") from None
-    if isinstance(obj, list):
-        raise _Reject(INVALID_REQUEST, "invalid request: batches are not supported by ACP")
-    if not isinstance(obj, dict):
-        raise _Reject(INVALID_REQUEST, "invalid request: a message must be a JSON object")
-    message: dict[str, Any] = obj  # pyright: ignore[reportUnknownVariableType]
-    has_id = "id" in message
-    msg_id = message.get("id")
-    if has_id and (isinstance(msg_id, bool) or not isinstance(msg_id, int | str)):
-        if "method" not in message:
-            logger.warning("dropped a response with an unusable id %r", msg_id)
-            return None
-        raise _Reject(INVALID_REQUEST, "invalid request: id must be an integer or a string")
-    reply_id: int | str | None = msg_id if has_id else None  # pyright: ignore[reportAssignmentType]
-    if message.get("jsonrpc") != "2.0":
-        raise _Reject(INVALID_REQUEST, 'invalid request: "jsonrpc" must be "2.0"', reply_id)
-    if "method" not in message:
-        if reply_id is None or ("result" in message) == ("error" in message):
-            raise _Reject(INVALID_REQUEST, "invalid request: no method, and not a response either", reply_id)
-        return message
-    method = message["method"]
-    if not isinstance(method, str) or not method:
-        raise _Reject(INVALID_REQUEST, "invalid request: method must be a non-empty string", reply_id)
-    params = message.get("params")
-    if params is not None and not isinstance(params, dict):
-        raise _Reject(INVALID_PARAMS, f"invalid params: params of {method} must be an object", reply_id)
-    return message
+    """The JSON-RPC message on ``line``; None for one to drop silently; ``JsonRpcReject`` for one to answer."""
+    checked = read_message(line, protocol="ACP", params_array=False)
+    if checked is None:
+        logger.warning("dropped a response with an unusable id")
+        return None
+    return checked.raw
 
 
 class GuardedNdjsonTransport:
@@ -122,7 +88,7 @@ class GuardedNdjsonTransport:
                 continue
             try:
                 message = check_message(line)
-            except _Reject as reject:
+            except JsonRpcReject as reject:
                 await self._answer(reject)
                 continue
             if message is not None:
@@ -151,17 +117,18 @@ class GuardedNdjsonTransport:
                 continue
             if skipped or len(line) > self._max_line_bytes:
                 await self._answer(
-                    _Reject(INVALID_REQUEST, f"invalid request: a line of {skipped + len(line)} bytes is too long")
+                    JsonRpcReject(
+                        INVALID_REQUEST, f"invalid request: a line of {skipped + len(line)} bytes is too long"
+                    )
                 )
                 skipped = 0
                 continue
             return line
 
-    async def _answer(self, reject: _Reject) -> None:
+    async def _answer(self, reject: JsonRpcReject) -> None:
         self.rejected += 1
         logger.warning("rejected an ACP message (%d): %s", reject.code, reject.message)
-        error = {"code": reject.code, "message": reject.message}
         try:
-            await self.send({"jsonrpc": "2.0", "id": reject.msg_id, "error": error})
+            await self.send(reject.reply())
         except (ConnectionError, OSError, TimeoutError):
             logger.warning("could not answer a malformed message: the client is gone")

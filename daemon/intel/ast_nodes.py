@@ -1,10 +1,13 @@
 """Tree-sitter facts about one point of a file: the node there, its ancestors, the enclosing
 function and class, and the source of the definition around a position.
 
-``SyntaxFile.parse(language, source)`` parses once; the queries on it are cheap (a walk from the
-node up to the root). Lines and columns in and out are 1-based; columns count code points, as
-everywhere in the code-intel results. Parsing is CPU work: async callers run ``SyntaxFile.parse``
-through ``asyncio.to_thread``.
+``SyntaxFile.parse(language, source, budget=...)`` parses once under a time and depth budget
+(``daemon.intel.syntax_budget``); the queries on it descend once from the root to the point (Tree-
+sitter's ``Node.parent`` costs a walk from the root per call, so walking up through ``parent`` is
+quadratic in the depth) and stop with ``TooComplex`` when the point is nested deeper than the budget's
+``max_depth`` or the time is spent. Lines and columns in and out are 1-based; columns count code
+points, as everywhere in the code-intel results. Parsing and queries are CPU work: async callers run
+them off the event loop.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from tree_sitter import Node, Tree
 from daemon.core.intel_models import AstNode, AstNodeResult, EnclosingScope, SourceRange
 from daemon.errors import InvalidToolInput
 from daemon.intel.parsers import has_grammar, parse
+from daemon.intel.syntax_budget import DEFAULT_BUDGET, BudgetClock, SyntaxBudget
 
 __all__ = ["CLASS_NODE_TYPES", "FUNCTION_NODE_TYPES", "SyntaxFile", "excerpt"]
 
@@ -106,23 +110,27 @@ def _identifier_in(node: Node | None) -> Node | None:
     return None
 
 
-def _scope_name_node(node: Node) -> Node | None:
+def _scope_name_node(node: Node, parent: Node | None) -> Node | None:
     """The node holding a function/class node's name (a field, a declarator or the variable it is bound to)."""
     name_node = node.child_by_field_name("name")
     if name_node is None and node.type == "impl_item":
         name_node = node.child_by_field_name("type")
     if name_node is None and node.type == "function_definition":
         name_node = _identifier_in(node.child_by_field_name("declarator"))
-    if name_node is None and node.type in {"arrow_function", "function_expression", "function", "lambda_expression"}:
-        parent = node.parent
-        if parent is not None and parent.type in {"variable_declarator", "pair", "assignment_expression"}:
-            name_node = parent.child_by_field_name("name") or parent.child_by_field_name("left")
-            name_node = name_node or parent.child_by_field_name("key")
+    anonymous = node.type in {"arrow_function", "function_expression", "function", "lambda_expression"}
+    if (
+        name_node is None
+        and anonymous
+        and parent is not None
+        and parent.type in {"variable_declarator", "pair", "assignment_expression"}
+    ):
+        name_node = parent.child_by_field_name("name") or parent.child_by_field_name("left")
+        name_node = name_node or parent.child_by_field_name("key")
     return name_node
 
 
-def _scope_name(node: Node) -> str | None:
-    name_node = _scope_name_node(node)
+def _scope_name(node: Node, parent: Node | None) -> str | None:
+    name_node = _scope_name_node(node, parent)
     if name_node is None or name_node.text is None:
         return None
     return name_node.text.decode("utf-8", "replace")
@@ -131,6 +139,7 @@ def _scope_name(node: Node) -> str | None:
 @dataclass(frozen=True, slots=True)
 class _ScopeNode:
     node: Node
+    parent: Node | None
     kind: str
     name: str
 
@@ -138,18 +147,31 @@ class _ScopeNode:
 class SyntaxFile:
     """One parsed file: source bytes, its lines and its Tree-sitter tree."""
 
-    def __init__(self, language: str, source: bytes, tree: Tree) -> None:
+    def __init__(self, language: str, source: bytes, tree: Tree, *, clock: BudgetClock | None = None) -> None:
         self.language = language
         self.source = source
         self.tree = tree
+        self.clock = clock or DEFAULT_BUDGET.start("a syntax query")
         self._lines = source.split(b"\n")
 
     @classmethod
-    def parse(cls, language: str, source: bytes) -> SyntaxFile:
-        """Parse ``source`` (blocking); ``InvalidToolInput`` when no grammar exists for ``language``."""
+    def parse(
+        cls,
+        language: str,
+        source: bytes,
+        *,
+        budget: SyntaxBudget = DEFAULT_BUDGET,
+        clock: BudgetClock | None = None,
+    ) -> SyntaxFile:
+        """Parse ``source`` (blocking) under ``budget`` (or a ``clock`` already running), which also
+        bounds the queries on the result.
+
+        ``InvalidToolInput`` when no grammar exists for ``language``; ``TooComplex`` when the budget is spent.
+        """
         if not has_grammar(language):
             raise InvalidToolInput(f"no syntax tree support for language {language!r}")
-        return cls(language, source, parse(language, source))
+        clock = clock or budget.start(f"the syntax tree of a {language} file")
+        return cls(language, source, parse(language, source, clock=clock), clock=clock)
 
     # -- positions ------------------------------------------------------------------------------
 
@@ -207,9 +229,40 @@ class SyntaxFile:
         node = self.tree.root_node.named_descendant_for_point_range((row, col), (row, col))
         return node or self.tree.root_node
 
+    def path_to(self, node: Node) -> list[Node]:
+        """The nodes from the root down to ``node`` (both included), found by one descent from the root.
+
+        ``TooComplex`` when ``node`` is nested deeper than the budget's ``max_depth`` or time runs out.
+        """
+        path = [self.tree.root_node]
+        current = path[0]
+        while current != node:
+            child = current.child_with_descendant(node)
+            if child is None:
+                break
+            path.append(child)
+            current = child
+            if len(path) % 64 == 0:
+                self.clock.check_depth(len(path), node.start_point[0] + 1)
+                self.clock.check()
+        if current != node:  # a zero-width node on a boundary the descent missed: climb instead
+            return self._path_up(node)
+        self.clock.check_depth(len(path), node.start_point[0] + 1)
+        return path
+
+    def _path_up(self, node: Node) -> list[Node]:
+        up: list[Node] = []
+        current: Node | None = node
+        while current is not None:
+            up.append(current)
+            self.clock.check_depth(len(up), node.start_point[0] + 1)
+            current = current.parent
+        self.clock.check()
+        return up[::-1]
+
     def scopes_at(self, line: int, column: int) -> list[EnclosingScope]:
         """Enclosing functions and classes at the point, innermost first."""
-        return [self._scope_model(s, chain) for s, chain in self._scope_chain(self.node_at(line, column))]
+        return [self._scope_model(s, chain) for s, chain in self._scope_chain(self.path_to(self.node_at(line, column)))]
 
     def innermost_scope(self, line: int, column: int) -> EnclosingScope | None:
         scopes = self.scopes_at(line, column)
@@ -218,18 +271,18 @@ class SyntaxFile:
     def container_of(self, line: int, column: int) -> EnclosingScope | None:
         """The function/class a *use* at the point sits in; a definition's own name belongs to the scope around it."""
         node = self.node_at(line, column)
-        chain = self._scope_chain(node)
+        chain = self._scope_chain(self.path_to(node))
         if not chain:
             return None
         scope, outer = chain[0]
-        name_node = _scope_name_node(scope.node)
+        name_node = _scope_name_node(scope.node, scope.parent)
         if name_node is not None and name_node.start_byte <= node.start_byte and node.end_byte <= name_node.end_byte:
             return self._scope_model(outer[0], outer[1:]) if outer else None
         return self._scope_model(scope, outer)
 
     def definition_at(self, line: int, column: int) -> Node | None:
         """The innermost function/class node around the point."""
-        chain = self._scope_chain(self.node_at(line, column))
+        chain = self._scope_chain(self.path_to(self.node_at(line, column)))
         return chain[0][0].node if chain else None
 
     def describe(self, line: int, column: int | None, *, max_text: int = _MAX_EXCERPT) -> AstNodeResult:
@@ -237,14 +290,14 @@ class SyntaxFile:
         self.check_position(line, column)
         col = column if column is not None else self.first_code_column(line)
         node = self.node_at(line, col)
-        ancestors: list[AstNode] = []
-        parent = node.parent
-        while parent is not None and len(ancestors) < _MAX_ANCESTORS:
-            ancestors.append(self._node_model(parent, max_text))
-            parent = parent.parent
+        path = self.path_to(node)
+        ancestors = [
+            self._node_model(path[i], path[i - 1] if i > 0 else None, max_text)
+            for i in range(len(path) - 2, max(-1, len(path) - 2 - _MAX_ANCESTORS), -1)
+        ]
         function: EnclosingScope | None = None
         klass: EnclosingScope | None = None
-        for scope, chain in self._scope_chain(node):
+        for scope, chain in self._scope_chain(path):
             model = self._scope_model(scope, chain)
             if function is None and scope.node.type in FUNCTION_NODE_TYPES:
                 function = model
@@ -253,7 +306,7 @@ class SyntaxFile:
         return AstNodeResult(
             path="",
             language=self.language,
-            node=self._node_model(node, max_text),
+            node=self._node_model(node, path[-2] if len(path) > 1 else None, max_text),
             ancestors=tuple(ancestors),
             enclosing_function=function,
             enclosing_class=klass,
@@ -289,16 +342,17 @@ class SyntaxFile:
 
     # -- internals ------------------------------------------------------------------------------
 
-    def _scope_chain(self, node: Node) -> list[tuple[_ScopeNode, list[_ScopeNode]]]:
-        """(scope, its outer scopes) for every function/class containing ``node``, innermost first."""
+    def _scope_chain(self, path: list[Node]) -> list[tuple[_ScopeNode, list[_ScopeNode]]]:
+        """(scope, its outer scopes) for every function/class on ``path`` (root first), innermost first."""
         scopes: list[_ScopeNode] = []
-        current: Node | None = node
-        while current is not None:
+        for i in range(len(path) - 1, -1, -1):
+            current = path[i]
             if current.type in FUNCTION_NODE_TYPES or current.type in CLASS_NODE_TYPES:
-                name = _scope_name(current)
+                parent = path[i - 1] if i > 0 else None
+                name = _scope_name(current, parent)
                 if name is not None or current.type in FUNCTION_NODE_TYPES:
-                    scopes.append(_ScopeNode(current, current.type, name or "<anonymous>"))
-            current = current.parent
+                    scopes.append(_ScopeNode(current, parent, current.type, name or "<anonymous>"))
+        self.clock.check()
         return [(scope, scopes[i + 1 :]) for i, scope in enumerate(scopes)]
 
     def _scope_model(self, scope: _ScopeNode, outer: list[_ScopeNode]) -> EnclosingScope:
@@ -320,8 +374,7 @@ class SyntaxFile:
             kind=kind, name=scope.name, qualified_name=".".join(names), range=self.node_range(scope.node)
         )
 
-    def _node_model(self, node: Node, max_text: int) -> AstNode:
-        parent = node.parent
+    def _node_model(self, node: Node, parent: Node | None, max_text: int) -> AstNode:
         field: str | None = None
         if parent is not None:
             for index, child in enumerate(parent.children):

@@ -1,7 +1,9 @@
 """Tree-sitter languages and parsers for the bundled grammar wheels (offline, no downloads).
 
 ``Language`` objects are immutable and shared by every thread. ``Parser`` objects are not
-thread-safe, so ``get_parser`` keeps one per language *per thread*.
+thread-safe, so ``get_parser`` keeps one per language *per thread*. ``parse(..., clock=...)``
+parses under a request's budget: Tree-sitter's progress callback stops it at the deadline
+(``TooComplex``) and the parser is reset for the next file.
 
 Grammar ids: the code ids of ``daemon.intel.languages`` (``python``, ``javascript``, ``typescript``,
 ``tsx``, ``go``, ``rust``, ``java``, ``c``, ``cpp``) plus ``markdown`` (block grammar) and
@@ -13,10 +15,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from functools import cache
+from typing import TYPE_CHECKING
 
 import tree_sitter
 
 from daemon.errors import IndexingError
+
+if TYPE_CHECKING:
+    from daemon.intel.syntax_budget import BudgetClock
 
 __all__ = ["GRAMMAR_LANGUAGES", "get_language", "get_parser", "has_grammar", "parse"]
 
@@ -140,6 +146,27 @@ def get_parser(language: str) -> tree_sitter.Parser:
     return parser
 
 
-def parse(language: str, source: bytes) -> tree_sitter.Tree:
-    """Parse ``source`` with this thread's parser for ``language``. Syntax errors become ERROR nodes."""
-    return get_parser(language).parse(source)
+_READ_CHUNK = 64 * 1024
+
+
+def parse(language: str, source: bytes, *, clock: BudgetClock | None = None) -> tree_sitter.Tree:
+    """Parse ``source`` with this thread's parser for ``language``. Syntax errors become ERROR nodes.
+
+    With ``clock``, the parse stops at its deadline and raises ``TooComplex``.
+    """
+    parser = get_parser(language)
+    if clock is None:
+        return parser.parse(source)
+    clock.check()
+
+    def read(offset: int, _point: tuple[int, int]) -> bytes:
+        return source[offset : offset + _READ_CHUNK]
+
+    def progress(_offset: int, _has_error: bool) -> bool:
+        return clock.expired()  # True cancels the parse
+
+    try:
+        return parser.parse(read, progress_callback=progress)
+    except ValueError:  # "Parsing failed": the progress callback cancelled it
+        parser.reset()
+        raise clock.timed_out() from None

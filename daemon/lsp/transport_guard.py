@@ -2,11 +2,13 @@
 
 pygls 2.1 reads frames itself and, for a request without ``params`` or whose params fail to
 parse, logs and sends nothing (measured; JSON-RPC wants -32602), so a client waits forever. This
-loop replaces pygls' reader: it frames, decodes and validates each message and answers what is
-wrong itself, then hands valid messages to the protocol.
+loop replaces pygls' reader: it frames each message, has ``daemon.core.jsonrpc`` (the decoder
+every transport shares) decode and check it, answers what is wrong itself, then hands valid
+messages to the protocol.
 
 - broken framing (no ``Content-Length``, garbage between frames), a body that is not JSON or not
   UTF-8: -32700 with id null, then it resynchronises on the next ``Content-Length`` header;
+- JSON nested too deep (``[[[[…``): -32600 with id null;
 - not a JSON-RPC 2.0 object (a batch, a number, a bad ``id``/``method``/``params``): -32600;
 - a request before ``initialize``: -32002; after ``shutdown`` (other than ``exit``): -32600;
 - an unknown method: -32601; params that do not match the method's type: -32602 naming the field;
@@ -30,6 +32,18 @@ import cattrs
 from lsprotocol import types
 from pygls.protocol import JsonRPCNotification, JsonRPCProtocol, JsonRPCRequestMessage
 
+from daemon.core.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    JsonRpcReject,
+    MessageId,
+    error_reply,
+    read_message,
+)
+
 __all__ = [
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
@@ -46,13 +60,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
 SERVER_NOT_INITIALIZED = -32002
-
-INTERNAL_ERROR = -32603
 
 MAX_FRAME_BYTES = 64 * 1024 * 1024
 _READ_CHUNK = 1024 * 1024
@@ -75,14 +83,6 @@ class FrameError:
 
     code: int
     message: str
-
-
-class _Reject(Exception):
-    def __init__(self, code: int, message: str, msg_id: int | str | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.msg_id = msg_id
 
 
 async def _read_body(source: AsyncFrameSource, length: int) -> bytes | None:
@@ -164,16 +164,14 @@ class GuardedTransport:
     # -- one message ----------------------------------------------------------------------------
 
     def _dispatch(self, body: bytes) -> None:
+        message: Any = None
         try:
             message = self._check(body)
-        except _Reject as reject:
+            if message is not None:
+                self.protocol.handle_message(message)
+        except JsonRpcReject as reject:
             logger.warning("rejected LSP message (%d): %s", reject.code, reject.message)
             self._send_error(reject.msg_id, reject.code, reject.message)
-            return
-        if message is None:
-            return
-        try:
-            self.protocol.handle_message(message)
         except Exception:  # the transport's one catch-all: a message must never end the loop
             logger.exception("handling an LSP message failed")
             msg_id = getattr(message, "id", None)
@@ -181,50 +179,27 @@ class GuardedTransport:
                 self._send_error(msg_id, INTERNAL_ERROR, "internal error while handling the request")
 
     def _check(self, body: bytes) -> Any:
-        try:
-            obj = json.loads(body.decode("utf-8"))
-        except UnicodeDecodeError:
-            raise _Reject(PARSE_ERROR, "parse error: the message is not UTF-8") from None
-        except ValueError as exc:
-            raise _Reject(PARSE_ERROR, f"parse error: {exc}") from None
-        if isinstance(obj, list):
-            raise _Reject(INVALID_REQUEST, "invalid request: batches are not supported by LSP")
-        if not isinstance(obj, dict):
-            raise _Reject(INVALID_REQUEST, "invalid request: a message must be a JSON object")
-        message: dict[str, Any] = obj  # pyright: ignore[reportUnknownVariableType]
-        has_id = "id" in message
-        msg_id = message.get("id")
-        if has_id and (isinstance(msg_id, bool) or not isinstance(msg_id, int | str)):
-            raise _Reject(INVALID_REQUEST, "invalid request: id must be an integer or a string")
-        reply_id: int | str | None = msg_id if has_id else None  # pyright: ignore[reportAssignmentType]
-        if message.get("jsonrpc") != "2.0":
-            raise _Reject(INVALID_REQUEST, 'invalid request: "jsonrpc" must be "2.0"', reply_id)
-        if "method" not in message:
-            return self._response(message, reply_id)
-        method = message["method"]
-        if not isinstance(method, str) or not method:
-            raise _Reject(INVALID_REQUEST, "invalid request: method must be a non-empty string", reply_id)
-        if message.get("params", 0) is None:  # some clients send null for "no params"
-            del message["params"]
-        if "params" in message and not isinstance(message["params"], dict | list):
-            raise _Reject(
-                INVALID_REQUEST, f"invalid request: params of {method} must be an object or an array", reply_id
-            )
-        if reply_id is not None:
-            return self._request(message, method, reply_id)
-        return self._notification(message, method)
+        checked = read_message(body, protocol="LSP")
+        if checked is None:
+            logger.warning("dropped a response with an unusable id")
+            return None
+        if checked.method is None:
+            return self._response(checked.raw, checked.id)
+        if checked.id is not None:
+            return self._request(checked.raw, checked.method, checked.id)
+        return self._notification(checked.raw, checked.method)
 
     def _request(self, message: dict[str, Any], method: str, msg_id: int | str) -> Any:
         if not self._initialized and method not in _ALWAYS_ALLOWED:
-            raise _Reject(SERVER_NOT_INITIALIZED, f"server not initialized: {method} before initialize", msg_id)
+            raise JsonRpcReject(SERVER_NOT_INITIALIZED, f"server not initialized: {method} before initialize", msg_id)
         if self._shutting_down and method not in _ALWAYS_ALLOWED:
-            raise _Reject(INVALID_REQUEST, f"invalid request: {method} after shutdown", msg_id)
+            raise JsonRpcReject(INVALID_REQUEST, f"invalid request: {method} after shutdown", msg_id)
         if not self._known(method):
-            raise _Reject(METHOD_NOT_FOUND, f"method not found: {method}", msg_id)
+            raise JsonRpcReject(METHOD_NOT_FOUND, f"method not found: {method}", msg_id)
         try:
             structured = self._structure(message, method, JsonRPCRequestMessage)
         except Exception as exc:  # cattrs raises many kinds: all mean the params do not fit
-            raise _Reject(INVALID_PARAMS, f"invalid params for {method}: {_explain(exc)}", msg_id) from None
+            raise JsonRpcReject(INVALID_PARAMS, f"invalid params for {method}: {_explain(exc)}", msg_id) from None
         if method == types.INITIALIZE:
             self._initialized = True
         elif method == types.SHUTDOWN:
@@ -249,9 +224,7 @@ class GuardedTransport:
             logger.warning("dropped notification %s: %s", method, _explain(exc))
             return None
 
-    def _response(self, message: dict[str, Any], reply_id: int | str | None) -> Any:
-        if reply_id is None or ("result" in message) == ("error" in message):
-            raise _Reject(INVALID_REQUEST, "invalid request: no method, and not a response either", reply_id)
+    def _response(self, message: dict[str, Any], reply_id: MessageId | None) -> Any:
         try:
             return self.protocol.structure_message(message)
         except Exception:
@@ -276,7 +249,7 @@ class GuardedTransport:
         writer = self.protocol.writer
         if writer is None:
             return
-        body = json.dumps({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}).encode()
+        body = json.dumps(error_reply(msg_id, code, message)).encode()
         try:
             result = writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
             if inspect.isawaitable(result):

@@ -11,6 +11,11 @@ index (a failure to open it only turns the index tools off, with the reason), cr
 language-server pool, and in the background starts the servers of the workspace's languages
 (``intel.prestart``) and runs a lexical index pass (``intel.index_on_start``). Closing stops
 every server and releases the index.
+
+Tree-sitter work for a request (``get_ast_node``, the scopes around definitions and references)
+runs off the event loop under a time and depth budget (``intel.syntax_timeout_seconds``,
+``intel.syntax_max_depth``) and answers ``too_complex`` when it is spent, so one pathological file
+cannot hold the loop or the threads other requests need.
 """
 
 from __future__ import annotations
@@ -20,11 +25,12 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from lsprotocol import types as lsp
 
@@ -60,6 +66,7 @@ from daemon.intel.lsp.convert import (
 from daemon.intel.lsp.documents import OpenDocument, read_text
 from daemon.intel.lsp.pool import LanguageServerPool
 from daemon.intel.parsers import has_grammar
+from daemon.intel.syntax_budget import BudgetClock, SyntaxBudget
 from daemon.intel.workspace_paths import WorkspacePaths
 from daemon.service.intel_results import IntelResults
 from daemon.service.shared_index import SharedIndex
@@ -72,7 +79,11 @@ __all__ = ["CodeIntelService", "trim_search_result"]
 
 logger = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
 _MAX_TARGETS = 3
+_SYNTAX_THREADS = 2
+"""Threads for Tree-sitter requests: hostile requests queue here instead of taking every thread."""
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
 
 
@@ -148,7 +159,11 @@ class CodeIntelService:
             scanner=self._scanner,
             max_file_bytes=config.index.max_file_bytes,
         )
-        self._results = IntelResults(self.paths)
+        self._budget = SyntaxBudget(
+            seconds=config.intel.syntax_timeout_seconds, max_depth=config.intel.syntax_max_depth
+        )
+        self._results = IntelResults(self.paths, self._budget)
+        self._syntax_threads = ThreadPoolExecutor(max_workers=_SYNTAX_THREADS, thread_name_prefix="ided-syntax")
         self._representative: dict[str, Path] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
 
@@ -189,6 +204,7 @@ class CodeIntelService:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         await self.pool.aclose()
+        self._syntax_threads.shutdown(wait=False, cancel_futures=True)
         await asyncio.to_thread(self._index.close)
 
     def _spawn(self, coro: Any) -> None:
@@ -524,10 +540,28 @@ class CodeIntelService:
         language = language_for_path(resolved.relative)
         if language is None or not has_grammar(language):
             raise InvalidToolInput(f"{resolved.relative!r}: no Tree-sitter grammar for this kind of file")
+        clock = self._budget.start(f"the syntax node at {resolved.relative}:{line}")
         text = await asyncio.to_thread(read_text, resolved.absolute, display=resolved.relative)
-        syntax = await asyncio.to_thread(SyntaxFile.parse, language, text.encode("utf-8"))
-        result = syntax.describe(line, column, max_text=max_chars)
+
+        def describe() -> AstNodeResult:
+            syntax = SyntaxFile.parse(language, text.encode("utf-8"), clock=clock)
+            return syntax.describe(line, column, max_text=max_chars)
+
+        result = await self._syntax_work(describe, clock)
         return result.model_copy(update={"path": resolved.relative})
+
+    async def _syntax_work(self, work: Callable[[], T], clock: BudgetClock) -> T:
+        """Run Tree-sitter work on the syntax threads, off the event loop, within ``clock``'s budget.
+
+        The work checks the clock itself and stops with ``TooComplex``; the wait here is a backstop
+        with a grace period for a work item that cannot check (one long call into Tree-sitter).
+        """
+        future = asyncio.get_running_loop().run_in_executor(self._syntax_threads, work)
+        grace = max(1.0, clock.budget.seconds)
+        try:
+            return await asyncio.wait_for(future, max(0.0, clock.deadline - time.monotonic()) + grace)
+        except TimeoutError:
+            raise clock.timed_out() from None
 
     async def document_symbols(self, file: str, *, max_results: int = 200) -> SymbolsResult:
         resolved = self.paths.resolve(file)

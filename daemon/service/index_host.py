@@ -3,7 +3,9 @@
 Every store operation runs on one dedicated thread (the store and manifest are not shared across
 threads), so searches and writes are serialized without locks. Long work runs in small slices so a
 search waits milliseconds, not minutes; the embedding model runs on a thread of its own (only the
-reading of a slice and the writing of its vectors take the index thread).
+reading of a slice and the writing of its vectors take the index thread). ``status`` never queues
+behind that thread: while it works, the last snapshot (taken after every call that changes the
+index) is the answer, so ``ided status`` is answered at once whatever runs.
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ class IndexHost:
         """Why the last pass stopped short, if it did."""
         self.ready = asyncio.Event()
         self._listeners: list[Callable[[list[str]], Coroutine[Any, Any, None]]] = []
+        self._in_flight = 0
+        self._snapshot: IndexStatus | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -57,6 +61,7 @@ class IndexHost:
         # a command that holds the index in-process (`ided status`, `ided search`) is waited for
         wait_s = self.config.daemon.start_timeout_seconds / 2
         self._ws = await self._call(lambda: WorkspaceIndex.open(self.config, holder=DAEMON_HOLDER, lock_wait_s=wait_s))
+        self._snapshot = await self._call(self._ws.status)
         # The watcher starts before the first pass, so no change made after the pass's scan is lost;
         # batches it sees meanwhile wait for the pass to finish.
         if self.config.daemon.watch:
@@ -85,8 +90,12 @@ class IndexHost:
         return await self._call(lambda: ws.search(params.query, k=params.k, filters=params.filters(), mode=params.mode))
 
     async def status(self) -> IndexStatus:
+        """The index's status; the last snapshot, without waiting, while the index thread is working."""
         ws = self._require()
-        return await self._call(ws.status)
+        if self._in_flight and self._snapshot is not None:
+            return self._snapshot
+        self._snapshot = await self._call(ws.status)
+        return self._snapshot
 
     async def reindex(self, paths: list[str] | None) -> IndexReport:
         ws = self._require()
@@ -187,10 +196,12 @@ class IndexHost:
                     self._embed_thread, embedder.embed_documents, [chunk for _, chunk in batch]
                 )
                 await self._call(ws.set_dense, {pid: vec for (pid, _), vec in zip(batch, vectors, strict=True)})
+                self._snapshot = await self._call(ws.status)
             finally:
                 self.busy = None
 
     async def _changed(self, paths: list[str], report: IndexReport) -> None:
+        self._snapshot = await self._call(self._require().status)
         self._embed_wanted.set()
         await self._publish(Methods.INDEX_CHANGED, IndexChanged(paths=paths, report=report))
 
@@ -202,4 +213,8 @@ class IndexHost:
         return self._ws
 
     async def _call(self, fn: Callable[..., T], *args: Any) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._thread, fn, *args)
+        self._in_flight += 1
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._thread, fn, *args)
+        finally:
+            self._in_flight -= 1

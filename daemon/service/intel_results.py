@@ -1,6 +1,8 @@
 """Building the code-intel result models from language-server answers: definition sources,
 reference containers, call-hierarchy calls, chunk outlines. Blocking (reads and parses files):
-the service calls these through ``asyncio.to_thread``.
+the service calls these through ``asyncio.to_thread``. Each parse runs under the service's syntax
+budget; a file too complex for it still gives its definitions and references, without the scope
+around them.
 """
 
 from __future__ import annotations
@@ -12,12 +14,14 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from daemon.core.intel_models import CallHierarchyCall, Definition, Location, Reference, SymbolInfo
+from daemon.errors import TooComplex
 from daemon.intel.ast_nodes import SyntaxFile, excerpt
 from daemon.intel.chunking import chunk_source
 from daemon.intel.languages import language_for_path
 from daemon.intel.lsp.convert import FileLines, LspTarget, path_of_uri, symbol_kind_name
 from daemon.intel.lsp.documents import read_text, to_lsp_character
 from daemon.intel.parsers import has_grammar
+from daemon.intel.syntax_budget import DEFAULT_BUDGET, SyntaxBudget
 from daemon.intel.workspace_paths import WorkspacePaths
 
 __all__ = ["IntelResults"]
@@ -28,8 +32,9 @@ logger = logging.getLogger(__name__)
 class IntelResults:
     """Result builders for one workspace (paths shown relative to it)."""
 
-    def __init__(self, paths: WorkspacePaths) -> None:
+    def __init__(self, paths: WorkspacePaths, budget: SyntaxBudget = DEFAULT_BUDGET) -> None:
         self.paths = paths
+        self.budget = budget
 
     def definitions(self, targets: list[LspTarget], max_chars: int) -> list[Definition]:
         lines = FileLines(self.paths)
@@ -54,9 +59,13 @@ class IntelResults:
         if file_lines is None:
             return None, None, None
         if language is not None and has_grammar(language):
-            syntax = SyntaxFile.parse(language, "\n".join(file_lines).encode("utf-8"))
             start = lines.source_range(target.path, target.selection)
-            scopes = syntax.scopes_at(start.start_line, start.start_column)
+            try:
+                syntax = SyntaxFile.parse(language, "\n".join(file_lines).encode("utf-8"), budget=self.budget)
+                scopes = syntax.scopes_at(start.start_line, start.start_column)
+            except TooComplex as exc:  # the definition is still answered, without its enclosing scope
+                logger.info("no scope for a definition in %s: %s", target.path, exc.message)
+                scopes = []
             scope = next((s for s in scopes if s.range.start_line <= start.start_line), None)
             if scope is not None and scope.range.start_line >= start.start_line - 40:
                 rng = scope.range
@@ -71,19 +80,14 @@ class IntelResults:
         for target in targets:
             location = lines.location(target.path, target.range)
             if target.path not in trees:
-                language = language_for_path(target.path.name)
-                file_lines = lines.lines(target.path)
-                trees[target.path] = (
-                    SyntaxFile.parse(language, "\n".join(file_lines).encode("utf-8"))
-                    if language and has_grammar(language) and file_lines is not None
-                    else None
-                )
+                trees[target.path] = self._syntax(target.path, lines)
             syntax = trees[target.path]
-            container = (
-                syntax.container_of(location.range.start_line, location.range.start_column)
-                if syntax is not None
-                else None
-            )
+            container = None
+            if syntax is not None:
+                try:
+                    container = syntax.container_of(location.range.start_line, location.range.start_column)
+                except TooComplex as exc:  # the reference is still answered, without its container
+                    logger.info("no container for a reference in %s: %s", target.path, exc.message)
             out.append(
                 Reference(
                     location=location,
@@ -92,6 +96,17 @@ class IntelResults:
                 )
             )
         return out
+
+    def _syntax(self, path: Path, lines: FileLines) -> SyntaxFile | None:
+        language = language_for_path(path.name)
+        file_lines = lines.lines(path)
+        if not language or not has_grammar(language) or file_lines is None:
+            return None
+        try:
+            return SyntaxFile.parse(language, "\n".join(file_lines).encode("utf-8"), budget=self.budget)
+        except TooComplex as exc:
+            logger.info("no syntax tree for %s: %s", path, exc.message)
+            return None
 
     def calls(
         self, item: lsp.CallHierarchyItem | None, calls: list[Any], direction: str

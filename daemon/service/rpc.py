@@ -2,7 +2,9 @@
 
 Both ends use :class:`RpcConnection`: either side may send requests and notifications. Requests
 are dispatched concurrently; a handler's exception becomes a JSON-RPC error, never a dead
-connection. Malformed lines get a -32700/-32600 error reply and the connection stays up.
+connection. Each line is decoded and checked by ``daemon.core.jsonrpc`` (the decoder every
+transport shares): malformed or too deeply nested lines get a -32700/-32600/-32602 error reply and
+the connection stays up.
 """
 
 from __future__ import annotations
@@ -17,6 +19,16 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from daemon.core.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    JsonRpcReject,
+    MessageId,
+    read_message,
+)
 from daemon.errors import DaemonError
 
 __all__ = [
@@ -35,11 +47,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
 DOMAIN_ERROR = -32000  # a DaemonError; data.code carries its ErrorCode
 
 STREAM_LIMIT = 64 * 1024 * 1024
@@ -166,33 +173,32 @@ class RpcConnection:
 
     async def _dispatch(self, line: bytes) -> None:
         try:
-            message = json.loads(line)
-        except ValueError:
-            await self._send_error(None, RpcError(PARSE_ERROR, "parse error: not JSON"))
+            checked = read_message(line, protocol="the daemon socket", params_array=False)
+        except JsonRpcReject as reject:
+            await self._send_error(reject.msg_id, RpcError(reject.code, reject.message))
             return
-        if not isinstance(message, dict):
-            await self._send_error(None, RpcError(INVALID_REQUEST, "invalid request: expected a JSON object"))
+        if checked is None:
             return
-        msg: dict[str, Any] = message  # pyright: ignore[reportUnknownVariableType]
-        if "method" in msg:
-            method = msg["method"]
-            params = msg.get("params", {})
-            if not isinstance(method, str) or not isinstance(params, dict):
-                await self._send_error(msg.get("id"), RpcError(INVALID_REQUEST, "invalid request: method/params"))
-                return
-            if "id" in msg:
-                self._spawn(self._handle_request(msg["id"], method, params))  # pyright: ignore[reportUnknownArgumentType]
+        msg = checked.raw
+        if checked.method is not None:
+            params: dict[str, Any] = msg.get("params", {})
+            if checked.id is not None:
+                self._spawn(self._handle_request(checked.id, checked.method, params))
             elif self._on_notification is not None:
-                self._spawn(self._on_notification(method, params))  # pyright: ignore[reportUnknownArgumentType]
+                self._spawn(self._on_notification(checked.method, params))
             return
-        future = self._pending.get(msg.get("id", -1)) if isinstance(msg.get("id"), int) else None
+        future = self._pending.get(checked.id) if isinstance(checked.id, int) else None
         if future is None or future.done():
             return
         if "error" in msg:
             raw = msg["error"]
             err: dict[str, Any] = raw if isinstance(raw, dict) else {}  # pyright: ignore[reportUnknownVariableType]
-            code = int(err.get("code", INTERNAL_ERROR))
-            future.set_exception(RpcError(code, str(err.get("message", "")), err.get("data")))
+            code = err.get("code")
+            future.set_exception(
+                RpcError(
+                    code if isinstance(code, int) else INTERNAL_ERROR, str(err.get("message", "")), err.get("data")
+                )
+            )
         else:
             future.set_result(msg.get("result"))
 
@@ -201,7 +207,7 @@ class RpcConnection:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _handle_request(self, msg_id: Any, method: str, params: dict[str, Any]) -> None:
+    async def _handle_request(self, msg_id: MessageId, method: str, params: dict[str, Any]) -> None:
         handler = self._handlers.get(method)
         if handler is None:
             await self._send_error(msg_id, RpcError(METHOD_NOT_FOUND, f"method not found: {method}"))
@@ -223,7 +229,7 @@ class RpcConnection:
             with contextlib.suppress(ConnectionError):
                 await self._send({"jsonrpc": "2.0", "id": msg_id, "result": _jsonable(result)})
 
-    async def _send_error(self, msg_id: Any, error: RpcError) -> None:
+    async def _send_error(self, msg_id: MessageId | None, error: RpcError) -> None:
         with contextlib.suppress(ConnectionError):
             await self._send({"jsonrpc": "2.0", "id": msg_id, "error": error.to_json()})
 

@@ -43,6 +43,7 @@ from daemon.core.models import SearchResult
 from daemon.errors import DaemonError
 from daemon.service.code_intel import CodeIntelService
 from daemon.service.remote_code_intel import RemoteCodeIntel
+from mcp_servers.code_intel.stdio_guard import GuardedStdioServer
 
 __all__ = [
     "TOOL_NAMES",
@@ -294,7 +295,7 @@ def build_server(config: Config, *, background: bool = True, attach: bool = Fals
             yield service
 
     return _with_tools(
-        MCPServer(
+        GuardedStdioServer(
             "ided-code-intel",
             version=__version__,
             instructions=INSTRUCTIONS,
@@ -312,7 +313,9 @@ def build_failed_server(error: DaemonError) -> MCPServer[Served]:
     async def lifespan(_server: MCPServer[Served]) -> AsyncGenerator[Served]:
         yield error
 
-    return _with_tools(MCPServer("ided-code-intel", version=__version__, instructions=str(error), lifespan=lifespan))
+    return _with_tools(
+        GuardedStdioServer("ided-code-intel", version=__version__, instructions=str(error), lifespan=lifespan)
+    )
 
 
 def _with_tools(server: MCPServer[Served]) -> MCPServer[Served]:

@@ -52,6 +52,8 @@ async def test_malformed_frames_get_json_rpc_errors_and_the_agent_keeps_serving(
             (b"1", -32600, None),
             (b"null", -32600, None),
             (b"{not json", -32700, None),
+            (b"[" * 1000 + b"]" * 1000, -32600, None),
+            (b"[" * 100_000, -32600, None),
             (b"\xff\xfe{}", -32700, None),
             (b'[{"jsonrpc":"2.0","id":4,"method":"initialize","params":{"protocolVersion":1}}]', -32600, None),
             (b'{"jsonrpc":"1.0","id":2,"method":"initialize","params":{}}', -32600, 2),

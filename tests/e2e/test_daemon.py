@@ -179,14 +179,15 @@ async def test_malformed_frames_get_errors_and_the_connection_survives(workspace
         assert record is not None
         reader, writer = await asyncio.open_unix_connection(record.socket)
         replies: list[dict[str, Any]] = []
-        for frame in (b"not json\n", b"[1,2]\n", b"null\n", b'{"jsonrpc":"2.0","id":7,"method":"nope"}\n',
+        for frame in (b"not json\n", b"[1,2]\n", b"null\n", b"[" * 1000 + b"]" * 1000 + b"\n",
+                      b'{"jsonrpc":"2.0","id":7,"method":"nope"}\n',
                       b'{"jsonrpc":"2.0","id":8,"method":"index/search","params":{"query":""}}\n',
                       b'{"jsonrpc":"2.0","id":9,"method":"daemon/status"}\n'):  # fmt: skip
             writer.write(frame)
             await writer.drain()
             replies.append(json.loads(await asyncio.wait_for(reader.readline(), 30)))
         codes = [r.get("error", {}).get("code") for r in replies]
-        assert codes == [-32700, -32600, -32600, -32601, -32602, None]
+        assert codes == [-32700, -32600, -32600, -32600, -32601, -32602, None]
         assert replies[-1]["result"]["pid"] == client.daemon_pid
         writer.close()
     finally:

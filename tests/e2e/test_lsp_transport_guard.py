@@ -111,6 +111,12 @@ async def test_malformed_frames_get_json_rpc_errors_and_the_server_stays_up(peer
         (frame(b"\xff\xfe{}"), None, PARSE_ERROR),
         (frame("[]"), None, INVALID_REQUEST),
         (frame("[1, 2]"), None, INVALID_REQUEST),
+        (frame(b"[" * 1000 + b"]" * 1000), None, INVALID_REQUEST),
+        (
+            frame(b'{"jsonrpc":"2.0","id":1,"method":"x","params":' + b'{"a":' * 2000 + b"1" + b"}" * 2001),
+            None,
+            INVALID_REQUEST,
+        ),
         (frame("1"), None, INVALID_REQUEST),
         (frame("null"), None, INVALID_REQUEST),
         (frame({"jsonrpc": "1.0", "id": 2, "method": "ided/index/status"}), 2, INVALID_REQUEST),

@@ -174,26 +174,28 @@ def flatten_document_symbols(
     out: list[SymbolInfo] = []
     total = 0
 
-    def visit(symbol: lsp.DocumentSymbol, container: str | None) -> None:
+    def visit(root: lsp.DocumentSymbol) -> None:
         nonlocal total
-        total += 1
-        qualified = f"{container}.{symbol.name}" if container else symbol.name
-        if len(out) < limit:
-            out.append(
-                SymbolInfo(
-                    name=symbol.name,
-                    kind=symbol_kind_name(symbol.kind),
-                    container=container,
-                    detail=(symbol.detail or None) and (symbol.detail or "")[:200],
-                    location=lines.location(path, symbol.selection_range),
+        stack: list[tuple[lsp.DocumentSymbol, str | None]] = [(root, None)]
+        while stack:  # iterative, depth-first in source order: a deeply nested answer cannot overflow the stack
+            symbol, container = stack.pop()
+            total += 1
+            qualified = f"{container}.{symbol.name}" if container else symbol.name
+            if len(out) < limit:
+                out.append(
+                    SymbolInfo(
+                        name=symbol.name,
+                        kind=symbol_kind_name(symbol.kind),
+                        container=container,
+                        detail=(symbol.detail or None) and (symbol.detail or "")[:200],
+                        location=lines.location(path, symbol.selection_range),
+                    )
                 )
-            )
-        for child in symbol.children or []:
-            visit(child, qualified)
+            stack.extend((child, qualified) for child in reversed(symbol.children or []))
 
     for item in result or []:
         if isinstance(item, lsp.DocumentSymbol):
-            visit(item, None)
+            visit(item)
         else:
             total += 1
             if len(out) < limit:
