@@ -110,8 +110,10 @@ class RunReporter:
             stop=stop,
             **extra,
         )
-        self._bus.publish(message)
+        # durable before anyone sees it: a front that shows the event (and a user who kills the process
+        # because of it) never gets ahead of the store a resume reads
         await self._store.save_event(message)
+        self._bus.publish(message)
         return message
 
     async def log(self, kind: DecisionKind, summary: str, data: dict[str, Any] | None = None) -> None:
