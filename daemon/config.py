@@ -145,7 +145,8 @@ class IntelConfig(_Section):
         description="Per language id (python, typescript, javascript, c, cpp, go, rust, java): command, args, enabled.",
     )
     search_path: tuple[str, ...] = Field(
-        default=(), description=(
+        default=(),
+        description=(
             "Directories searched for server executables first (e.g. .tools/lsp-venv/bin); then the"
             " workspace's .venv/bin and venv/bin, then PATH."
         ),
