@@ -162,7 +162,11 @@ class IntelConfig(_Section):
         description="Per language id (python, typescript, javascript, c, cpp, go, rust, java): command, args, enabled.",
     )
     search_path: tuple[str, ...] = Field(
-        default=(), description="Directories searched for server executables before PATH (e.g. .tools/lsp-venv/bin)."
+        default=(),
+        description=(
+            "Directories searched for server executables first (e.g. .tools/lsp-venv/bin); then the"
+            " workspace's .venv/bin and venv/bin, then PATH."
+        ),
     )
     request_timeout_seconds: float = Field(default=15.0, gt=0, description="Per language-server request.")
     start_timeout_seconds: float = Field(default=60.0, gt=0, description="Spawn + initialize of one server.")

@@ -14,12 +14,14 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable, Generator
+from concurrent.futures import Future
 from typing import Any, TypeVar
 
 import attrs
 import cattrs
 import cattrs.gen
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pygls.protocol import LanguageServerProtocol, default_converter, lsp_method
 
 from daemon.core.models import ChunkKind, SearchMode
@@ -71,6 +73,7 @@ class LspMethods:
     RUN_ACCEPT = "ided/run/accept"
     RUN_REJECT = "ided/run/reject"
     RUN_ROLLBACK = "ided/run/rollback"
+    RUN_FEEDBACK = "ided/run/feedback"
     # notifications, server -> client
     INDEX_CHANGED = "ided/index/changed"
     RUN_PROGRESS = "ided/run/progress"
@@ -434,6 +437,18 @@ class IdedProtocol(LanguageServerProtocol):
             }
         }
         return result
+
+    def _send_handler_result(self, future: Future[Any], *, msg_id: str | int) -> None:
+        """A handler's coded refusal (a ``JsonRpcException``: invalid params, a daemon error) is an
+        answer, not a server fault: it goes to the client as that error with one log line, no
+        traceback and no ``window/showMessage``. Anything else keeps pygls' handling (-32603, logged)."""
+        error = None if future.cancelled() else future.exception()
+        if isinstance(error, JsonRpcException):
+            self._request_futures.pop(msg_id, None)
+            logger.info("request %s refused: %s %s", msg_id, error.code, error.message)
+            self._send_response(msg_id, error=error.to_response_error())
+            return
+        super()._send_handler_result(future, msg_id=msg_id)
 
     @functools.lru_cache  # noqa: B019 - one protocol per process; pygls caches the same way
     def get_message_type(self, method: str) -> type[Any] | None:

@@ -17,6 +17,7 @@ __all__ = [
     "RunCancelParams",
     "RunCommitItem",
     "RunDiffResult",
+    "RunFeedbackParams",
     "RunFileItem",
     "RunIdParams",
     "RunProgressParams",
@@ -38,6 +39,15 @@ class RunIdParams:
 @attrs.frozen(kw_only=True)
 class RunCancelParams:
     run_id: str
+
+
+@wire
+@attrs.frozen(kw_only=True)
+class RunFeedbackParams:
+    """Answer a run's review with ``text``: its last editing stage runs again on the same branch."""
+
+    run_id: str
+    text: str
 
 
 @wire
@@ -203,6 +213,7 @@ extend_messages(
         LspMethods.RUN_ACCEPT: _request("RunAccept", LspMethods.RUN_ACCEPT, RunIdParams, RunAcceptResult),
         LspMethods.RUN_REJECT: _request("RunReject", LspMethods.RUN_REJECT, RunIdParams, RunRejectResult),
         LspMethods.RUN_ROLLBACK: _request("RunRollback", LspMethods.RUN_ROLLBACK, RunIdParams, RunRollbackResult),
+        LspMethods.RUN_FEEDBACK: _request("RunFeedback", LspMethods.RUN_FEEDBACK, RunFeedbackParams, RunStartResult),
         LspMethods.RUN_PROGRESS: (RunProgressNotification, None),
     }
 )

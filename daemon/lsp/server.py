@@ -57,6 +57,8 @@ class IdedLanguageServer(LanguageServer):
         self.mapper = convert.PositionMapper(self.root, PositionCodec())
         self._startup: asyncio.Task[None] | None = None
         self._shown: set[str] = set()
+        self.standard_intel = False
+        """Whether the client turned on textDocument/definition|references|hover (handlers/standard_intel.py)."""
 
     # -- lifecycle (called by handlers/lifecycle.py) --------------------------------------------
 

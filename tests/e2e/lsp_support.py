@@ -61,6 +61,7 @@ class IdedTestClient(LanguageClient):
         self.progress_ended = asyncio.Event()
         self.shown: asyncio.Queue[types.ShowMessageParams] = asyncio.Queue()
         self.index_changed: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.initialize_result: types.InitializeResult | None = None
 
     async def ided(self, method: str, params: dict[str, Any] | None = None) -> Any:
         return await asyncio.wait_for(self.protocol.send_request_async(method, params), WAIT_S)
@@ -132,13 +133,23 @@ def initialize_params(workspace: Path, *, progress: bool = True) -> types.Initia
 
 @asynccontextmanager
 async def lsp_client(
-    workspace: Path, state: Path, *, progress: bool = True, cwd: Path | None = None
+    workspace: Path,
+    state: Path,
+    *extra: str,
+    progress: bool = True,
+    cwd: Path | None = None,
+    options: dict[str, Any] | None = None,
 ) -> AsyncGenerator[IdedTestClient]:
-    """``ided lsp`` over real stdio, initialized; on exit: shutdown, exit (code 0), daemon stopped."""
+    """``ided lsp`` over real stdio, initialized; on exit: shutdown, exit (code 0), daemon stopped.
+
+    ``extra``: more ``--set key=value`` arguments; ``options``: the ``initializationOptions``."""
     client = make_client()
-    await client.start_io(sys.executable, *server_args(state), cwd=str(cwd or workspace))  # pyright: ignore[reportUnknownMemberType]
+    args = server_args(state)
+    await client.start_io(sys.executable, *args[:-1], *extra, args[-1], cwd=str(cwd or workspace))  # pyright: ignore[reportUnknownMemberType]
     try:
-        await asyncio.wait_for(client.initialize_session(initialize_params(workspace, progress=progress)), WAIT_S)
+        params = initialize_params(workspace, progress=progress)
+        params.initialization_options = options
+        client.initialize_result = await asyncio.wait_for(client.initialize_session(params), WAIT_S)
         yield client
         await asyncio.wait_for(client.shutdown_session(), WAIT_S)
         assert client._server is not None

@@ -213,3 +213,60 @@ async def test_a_dry_run_of_the_specifications_file_lists_its_mapped_and_informa
         for n in notes
     )
     assert any(n.startswith("stages[0].stage_id = 1: mapped: stage id 'architectural_analysis'") for n in notes)
+
+
+async def test_feedback_runs_the_editing_stage_again_on_the_same_branch_and_streams_its_progress(
+    repo: Path, tmp_path: Path
+) -> None:
+    fixed = "def add(a, b):\n    return a + b  # checked\n"
+    asked = "def add(a, b):\n    return b + a  # as asked\n"
+    entries: list[dict[str, Any]] = [
+        {"role": "orchestrator", "answer": choose("bug_fix", "a crash report", code_review="SKIP")},
+        {
+            "role": "coder",
+            "match": "swap the operands",
+            "tool_calls": [{"name": "write_file", "args": {"path": "calc.py", "content": asked}}],
+        },  # each request opens its own pipeline, so the script starts over: the next answer ends the attempt
+        {"role": "coder", "match": "swap the operands", "answer": {"status": "success", "summary": "swapped"}},
+        {"role": "coder", "tool_calls": [{"name": "write_file", "args": {"path": "calc.py", "content": fixed}}]},
+        everyone_succeeds(),
+    ]
+    script = write_script(tmp_path / "script.yaml", entries)
+    extra = ("--set", f"pipeline.replay_script={script}", "--set", "pipeline.resilience.cache=false")
+    async with runs_client(repo, tmp_path / "state", *extra) as client:
+        assert "ided/run/feedback" in client.experimental["ided"]["requests"]
+        started = await client.ided("ided/run/start", {"request": "fix add"})
+        run_id = started["runId"]
+        while (await asyncio.wait_for(client.run_progress.get(), WAIT_S))["kind"] != "run_finished":
+            pass
+        first = await client.ided("ided/run/diff", {"runId": run_id})
+        assert first["files"][0]["newText"] == fixed
+
+        empty = await _refusal(client.ided("ided/run/feedback", {"runId": run_id, "text": "  "}))
+        assert empty.code == -32602 and "text" in empty.message
+        unknown = await _refusal(client.ided("ided/run/feedback", {"runId": "nope", "text": "swap"}))
+        unknown_data: Any = unknown.data
+        assert unknown.code == REQUEST_FAILED and unknown_data["code"] == "run_not_found"
+
+        again = await client.ided("ided/run/feedback", {"runId": run_id, "text": "please swap the operands"})
+        assert again["runId"] == run_id and again["status"] == "running"
+        notes: list[dict[str, Any]] = []
+        while not notes or notes[-1]["kind"] != "run_finished":
+            notes.append(await asyncio.wait_for(client.run_progress.get(), WAIT_S))
+        assert {n["runId"] for n in notes} == {run_id} and "review" in [n["kind"] for n in notes]
+
+        second = await client.ided("ided/run/diff", {"runId": run_id})
+        assert second["branch"] == first["branch"] and len(second["commits"]) == len(first["commits"]) + 1
+        assert second["files"][0]["oldText"] == "def add(a, b):\n    return a + b\n"
+        assert second["files"][0]["newText"] == asked
+        rejected = await client.ided("ided/run/reject", {"runId": run_id})
+        assert rejected["runId"] == run_id
+        after = await _refusal(client.ided("ided/run/feedback", {"runId": run_id, "text": "swap the operands"}))
+        assert after.code == REQUEST_FAILED
+    assert (repo / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+
+
+async def _refusal(awaitable: Any) -> JsonRpcException:
+    with pytest.raises(JsonRpcException) as caught:
+        await awaitable
+    return caught.value

@@ -16,6 +16,7 @@ from daemon.config import load_config
 from daemon.service.api import DaemonStatus, Methods
 from daemon.service.daemon_client import DaemonClient
 from tests.e2e.lsp_support import WAIT_S, copy_fixture, lsp_client, overrides, wait_gone
+from tests.intel_tools import SEARCH_PATH, require_server
 
 pytestmark = pytest.mark.e2e
 
@@ -80,6 +81,7 @@ async def test_initialize_result_lists_workspace_symbols_and_every_ided_method(w
             "ided/run/accept",
             "ided/run/reject",
             "ided/run/rollback",
+            "ided/run/feedback",
         }
         assert ided["notifications"] == ["ided/index/changed", "ided/run/progress"]
 
@@ -232,3 +234,100 @@ async def test_a_daemon_that_cannot_start_is_shown_to_the_user_and_requests_say_
         failed = await _error(client.ided("ided/index/search", {"query": "retry"}))
         assert failed.code == REQUEST_FAILED
         assert "unknown key 'index.no_such_key'" in failed.message
+
+
+async def test_refused_requests_are_coded_errors_and_the_log_has_no_traceback(workspace: Path, state: Path) -> None:
+    log = state.parent / "lsp.log"
+    extra = ("--set", f"logging.file={log}", "--set", "logging.level=INFO")
+    async with lsp_client(workspace, state, *extra) as client:
+        for k in (0, -3, 1000):
+            bad_k = await _error(client.ided("ided/index/search", {"query": "circle", "k": k}))
+            assert bad_k.code == INVALID_PARAMS
+            assert bad_k.message.startswith("invalid params for ided/index/search: k: ")
+        for k in ("3", 2.5, True):
+            wrong_type = await _error(client.ided("ided/index/search", {"query": "circle", "k": k}))
+            assert wrong_type.code == INVALID_PARAMS and "$.params.k" in wrong_type.message
+        empty = await _error(client.ided("ided/index/search", {"query": ""}))
+        assert empty.code == INVALID_PARAMS and "query" in empty.message
+        no_run = await _error(client.ided("ided/run/diff", {"runId": "no-such-run"}))
+        assert no_run.code == REQUEST_FAILED
+        assert (await client.ided("ided/index/status"))["filesIndexed"] >= 0
+    text = log.read_text()
+    assert "Traceback" not in text, text
+    assert "refused: -32602 invalid params for ided/index/search: k: " in text  # the log was written
+    assert "refused: -32803" in text
+
+
+async def test_standard_definition_references_and_hover_are_off_unless_asked_for(workspace: Path, state: Path) -> None:
+    geometry = workspace / "src" / "geometry.py"
+    async with lsp_client(workspace, state) as client:
+        assert client.initialize_result is not None
+        capabilities = client.initialize_result.capabilities
+        assert capabilities.definition_provider is None and capabilities.hover_provider is None
+        assert capabilities.references_provider is None
+        params = types.DefinitionParams(
+            text_document=types.TextDocumentIdentifier(uri=geometry.as_uri()),
+            position=types.Position(line=20, character=5),
+        )
+        off = await _error(asyncio.wait_for(client.text_document_definition_async(params), WAIT_S))
+        assert off.code == METHOD_NOT_FOUND
+
+
+async def test_standard_methods_answer_from_a_language_server_in_the_projects_venv(
+    workspace: Path, state: Path
+) -> None:
+    server = require_server("python")
+    installed = next(
+        Path(d) / n for d in SEARCH_PATH for n in (f"{server}-langserver", server) if (Path(d) / n).exists()
+    )
+    (workspace / ".venv" / "bin").mkdir(parents=True)
+    (workspace / ".venv" / "bin" / installed.name).symlink_to(installed)
+    geometry = workspace / "src" / "geometry.py"
+    geometry.write_text(geometry.read_text() + "\n\nUNIT = hypotenuse(3.0, 4.0)\n")  # line 26 (0-based 25)
+    uri = geometry.as_uri()
+    use = types.Position(line=25, character=9)
+    extra = ("--set", "intel.ready_wait_seconds=60")
+    async with lsp_client(workspace, state, *extra, options={"standardIntel": True}) as client:
+        assert client.initialize_result is not None
+        capabilities = client.initialize_result.capabilities
+        assert capabilities.definition_provider and capabilities.references_provider and capabilities.hover_provider
+
+        document = types.TextDocumentIdentifier(uri=uri)
+        definition = await asyncio.wait_for(
+            client.text_document_definition_async(types.DefinitionParams(text_document=document, position=use)),
+            WAIT_S,
+        )
+        assert isinstance(definition, list) and len(definition) == 1
+        target = definition[0]
+        assert isinstance(target, types.Location)
+        assert target.uri == uri and target.range.start.line == 20
+
+        references = await asyncio.wait_for(
+            client.text_document_references_async(
+                types.ReferenceParams(
+                    text_document=document,
+                    position=use,
+                    context=types.ReferenceContext(include_declaration=True),
+                )
+            ),
+            WAIT_S,
+        )
+        assert references is not None
+        assert sorted(r.range.start.line for r in references) == [20, 25]
+
+        hover = await asyncio.wait_for(
+            client.text_document_hover_async(types.HoverParams(text_document=document, position=use)), WAIT_S
+        )
+        assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+        assert hover.contents.kind == types.MarkupKind.Markdown
+        assert hover.contents.value.startswith("```python\n")
+        assert "def hypotenuse(" in hover.contents.value and "-> float" in hover.contents.value
+        assert "Length of the long side of a right triangle" in hover.contents.value
+
+        blank = await asyncio.wait_for(
+            client.text_document_hover_async(
+                types.HoverParams(text_document=document, position=types.Position(line=1, character=0))
+            ),
+            WAIT_S,
+        )
+        assert blank is None

@@ -1,7 +1,9 @@
 """Which language server serves which language, and where its executable is.
 
 Nothing is downloaded at run time: a server is used when its executable is found on
-``intel.search_path`` (first) or ``PATH``, or at the absolute path configured in
+``intel.search_path`` (first), in the project's own virtual environment (``.venv/bin``, then
+``venv/bin`` under the workspace: a pyright installed with the project's dev dependencies), or on
+``PATH``, or at the absolute path configured in
 ``intel.servers.<language>.command``. A language whose server is missing answers with the
 install hint below instead.
 
@@ -177,10 +179,14 @@ def lsp_language_id(path: str, language: str) -> str:
     return LANGUAGE_IDS.get(suffix, language)
 
 
+PROJECT_VENV_BINS: tuple[str, ...] = (".venv/bin", "venv/bin")
+"""The workspace's own virtual environments, searched after ``intel.search_path`` and before ``PATH``."""
+
+
 def _which(executable: str, search_path: tuple[str, ...], workspace: Path) -> str | None:
     if os.path.isabs(executable):
         return executable if os.access(executable, os.X_OK) else None
-    dirs = [str(d if Path(d).is_absolute() else workspace / d) for d in search_path]
+    dirs = [str(d if Path(d).is_absolute() else workspace / d) for d in (*search_path, *PROJECT_VENV_BINS)]
     found = shutil.which(executable, path=os.pathsep.join(dirs)) if dirs else None
     found = found or shutil.which(executable)
     if found is not None and _is_empty_rustup_proxy(found):

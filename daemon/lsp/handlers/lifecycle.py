@@ -1,5 +1,8 @@
 """``initialize`` / ``initialized`` / ``shutdown``: pick the workspace, attach to its daemon, detach.
 
+``initialize`` also registers the opt-in standard methods (``initializationOptions``
+``{"standardIntel": true}``, see ``standard_intel``) before pygls builds the capabilities.
+
 ``exit`` keeps pygls' own handler (it closes the transport and sets the exit code); the transport
 loop detaches from the daemon once it returns.
 """
@@ -12,6 +15,8 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
+
+from daemon.lsp.handlers import standard_intel
 
 if TYPE_CHECKING:
     from daemon.lsp.server import IdedLanguageServer
@@ -41,6 +46,9 @@ def register(server: IdedLanguageServer) -> None:
         server.set_root(workspace_root(params), server.workspace.position_encoding)
         server.session.expect_attach()  # requests sent before `initialized` wait for the attach
         server.session.configure(server.root)
+        if standard_intel.enabled(params.initialization_options) and not server.standard_intel:
+            standard_intel.register(server)
+            server.standard_intel = True
 
     @server.feature(types.INITIALIZED)
     def initialized(params: types.InitializedParams) -> None:

@@ -2,7 +2,9 @@
 
 These run in the LSP process itself, on the workspace's state directory (the run store and the run
 branches are files every process shares): ``start`` opens the pipeline (``open_pipeline``) for the
-run and forwards its events as ``ided/run/progress`` notifications until it ends; the review
+run and forwards its events as ``ided/run/progress`` notifications until it ends; ``feedback``
+answers a run's review through the runtime's ``follow_up`` (as ``ided runs feedback`` and ACP do)
+and streams the same way; the review
 methods go through ``RunReview``. A conflict on accept/rollback is error -32803 whose ``data``
 carries ``{"code": "change_conflict", "report": {...}}``; other refusals carry the ided error code.
 
@@ -16,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +33,7 @@ from daemon.lsp.run_protocol import (
     RunCancelParams,
     RunCommitItem,
     RunDiffResult,
+    RunFeedbackParams,
     RunFileItem,
     RunIdParams,
     RunProgressParams,
@@ -43,6 +46,7 @@ from daemon.lsp.run_protocol import (
 from daemon.lsp.session import REQUEST_FAILED
 from daemon.orchestration.progress import ExecutionProgress, ProgressKind
 from daemon.orchestration.run_store import RunRecord
+from daemon.orchestration.runtime import PipelineRuntime
 from daemon.service.pipeline_host import open_pipeline
 from daemon.service.run_review import RunReview
 from daemon.vcs import ChangeSet, ConflictReport
@@ -130,8 +134,30 @@ class LspRunHost:
             raise JsonRpcInvalidParams(
                 f"invalid params for {LspMethods.RUN_START}: mode: 'ask' or 'code', got {params.mode!r}"
             )
+
+        def launch(runtime: PipelineRuntime) -> Awaitable[RunRecord]:
+            return runtime.start(
+                params.request,
+                workflow=params.workflow,
+                mode="ask" if params.mode == "ask" else "code",
+                dry_run=params.dry_run,
+                include_uncommitted=params.include_uncommitted,
+            )
+
+        return await self._launch(config, launch, follow=not params.dry_run)
+
+    async def feedback(self, params: RunFeedbackParams) -> RunStartResult:
+        """The runtime's ``follow_up`` (as ``ided runs feedback`` and ACP): progress streams as for ``start``."""
+        config = self.config()
+        if not params.text.strip():
+            raise JsonRpcInvalidParams(f"invalid params for {LspMethods.RUN_FEEDBACK}: text: say what to change")
+        return await self._launch(config, lambda runtime: runtime.follow_up(params.run_id, params.text), follow=True)
+
+    async def _launch(
+        self, config: Config, launch: Callable[[PipelineRuntime], Awaitable[RunRecord]], *, follow: bool
+    ) -> RunStartResult:
         ready: asyncio.Future[RunStartResult] = asyncio.get_running_loop().create_future()
-        task = asyncio.create_task(self._drive(config, params, ready), name="ided-lsp-run")
+        task = asyncio.create_task(self._drive(config, launch, ready, follow=follow), name="ided-lsp-run")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         try:
@@ -141,7 +167,14 @@ class LspRunHost:
         except TimeoutError:
             raise JsonRpcException(code=REQUEST_FAILED, message="ided: the run did not start in time") from None
 
-    async def _drive(self, config: Config, params: RunStartParams, ready: asyncio.Future[RunStartResult]) -> None:
+    async def _drive(
+        self,
+        config: Config,
+        launch: Callable[[PipelineRuntime], Awaitable[RunRecord]],
+        ready: asyncio.Future[RunStartResult],
+        *,
+        follow: bool,
+    ) -> None:
         try:
             async with open_pipeline(config, models_needed=True, client="lsp") as runtime:
                 if params.mode == "code" and not params.dry_run:
@@ -150,15 +183,9 @@ class LspRunHost:
                         raise refusal
                 subscription = runtime.subscribe()  # before start: the run's first events are not missed
                 try:
-                    record = await runtime.start(
-                        params.request,
-                        workflow=params.workflow,
-                        mode="ask" if params.mode == "ask" else "code",
-                        dry_run=params.dry_run,
-                        include_uncommitted=params.include_uncommitted,
-                    )
+                    record = await launch(runtime)
                     ready.set_result(_start_result(record, []))
-                    if params.dry_run:
+                    if not follow:
                         return
                     async for event in subscription:
                         if event.run_id != record.run_id:
@@ -212,6 +239,10 @@ def register(server: IdedLanguageServer) -> None:
     @server.feature(LspMethods.RUN_START)
     async def start(params: RunStartParams) -> RunStartResult:
         return await host.start(params)
+
+    @server.feature(LspMethods.RUN_FEEDBACK)
+    async def feedback(params: RunFeedbackParams) -> RunStartResult:
+        return await host.feedback(params)
 
     @server.feature(LspMethods.RUN_CANCEL)
     async def cancel(params: RunCancelParams) -> RunStatusResult:

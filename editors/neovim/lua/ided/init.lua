@@ -4,6 +4,9 @@
 --   :IdedSearch {query}             -- search the workspace index; hits go to the quickfix list
 --   :IdedSymbols {query}            -- symbols by name (workspace/symbol) into the quickfix list
 --   :IdedStatus                     -- index and daemon status
+--   :IdedRun {request}              -- start a run; :IdedRun! or :IdedDryRun {request} plans only
+--   :IdedReview [run]               -- the run's changed files; <CR> opens a file in diff mode
+--   :IdedAccept / :IdedReject / :IdedFeedback {text} / :IdedRollback / :IdedCancel  [run]
 --
 -- The server attaches to the workspace's ided daemon (starting it when none runs), so Neovim,
 -- VS Code and agents on the same workspace share one hot index. See editors/neovim/README.md.
@@ -19,6 +22,10 @@ M.config = {
   autostart = true,
   search = { k = 30, mode = "hybrid" },
   symbols = { limit = 50 },
+  -- the progress window's height; open the review by itself when a run ends with one
+  run = { height = 12, open_review = true },
+  -- true: ided answers textDocument/definition, references and hover (off: your own servers do)
+  intel = false,
 }
 
 local NAME = "ided"
@@ -26,6 +33,7 @@ local NAME = "ided"
 local function notify(message, level)
   vim.notify("ided: " .. message, level or vim.log.levels.INFO)
 end
+M.notify = notify
 
 -- Neovim 0.11 made client methods take `self` (client:request); 0.10 has client.request.
 local function request(client, method, params, handler, bufnr)
@@ -34,6 +42,7 @@ local function request(client, method, params, handler, bufnr)
   end
   return client.request(method, params, handler, bufnr)
 end
+M.request = request
 
 local function root_for(bufnr)
   local name = vim.api.nvim_buf_get_name(bufnr)
@@ -41,29 +50,65 @@ local function root_for(bufnr)
   return vim.fs.root(source, M.config.root_markers) or vim.fn.getcwd()
 end
 
---- Start (or reuse) the ided client for a buffer; returns the client id.
+-- requests asked for before the server answered `initialize`, sent once it has
+local pending = {}
+
+local function ready(client)
+  local queued = pending
+  pending = {}
+  for _, fn in ipairs(queued) do
+    fn(client)
+  end
+end
+
+--- Start (or reuse) the ided client for a buffer; returns the client id. A buffer that is no file
+--- (the empty start buffer, a scratch buffer) starts the server without attaching it.
 function M.start(bufnr)
   bufnr = bufnr or vim.api.nvim_get_current_buf()
-  return vim.lsp.start({
+  local is_file = vim.bo[bufnr].buftype == "" and vim.api.nvim_buf_get_name(bufnr) ~= ""
+  local id = vim.lsp.start({
     name = NAME,
     cmd = M.config.cmd,
     root_dir = root_for(bufnr),
+    init_options = { standardIntel = M.config.intel == true },
+    on_init = ready,
     handlers = {
       ["ided/index/changed"] = function(_, params)
         vim.api.nvim_exec_autocmds("User", { pattern = "IdedIndexChanged", data = params, modeline = false })
       end,
+      ["ided/run/progress"] = function(_, params)
+        require("ided.runs").on_progress(params)
+      end,
     },
-  }, { bufnr = bufnr })
+  }, { bufnr = bufnr, attach = is_file })
+  M.client_id = id or M.client_id
+  return id
 end
 
 --- The running ided client (started for the current buffer when there is none).
 function M.client()
+  local known = M.client_id and vim.lsp.get_client_by_id(M.client_id)
+  if known then
+    return known
+  end
   local clients = vim.lsp.get_clients({ name = NAME })
   if #clients > 0 then
     return clients[1]
   end
   local id = M.start(vim.api.nvim_get_current_buf())
   return id and vim.lsp.get_client_by_id(id) or nil
+end
+
+--- Call `fn(client)` once the ided server is initialized (starting it when needed).
+function M.with_client(fn)
+  local client = M.client()
+  if not client then
+    return notify("could not start `" .. table.concat(M.config.cmd, " ") .. "`", vim.log.levels.ERROR)
+  end
+  if client.initialized then
+    return fn(client)
+  end
+  table.insert(pending, fn)
 end
 
 --- Quickfix items for `ided/index/search` hits (pure: used by :IdedSearch and tests).
@@ -100,12 +145,12 @@ function M.symbols_to_items(symbols)
   return items
 end
 
-local function to_quickfix(title, items, event)
+local function to_quickfix(title, what, items, event)
   vim.fn.setqflist({}, " ", { title = title, items = items })
   if #items > 0 then
     vim.cmd("botright copen")
   else
-    notify("nothing found for " .. title, vim.log.levels.WARN)
+    notify("nothing found for " .. what, vim.log.levels.WARN)
   end
   vim.api.nvim_exec_autocmds("User", { pattern = event, data = { title = title, count = #items }, modeline = false })
 end
@@ -113,41 +158,40 @@ end
 --- Search the index; hits go to the quickfix list (then `User IdedSearchDone` fires).
 function M.search(query, opts)
   opts = vim.tbl_extend("force", M.config.search, opts or {})
-  local client = M.client()
-  if not client then
-    return notify("could not start `" .. table.concat(M.config.cmd, " ") .. "`", vim.log.levels.ERROR)
-  end
   local params = { query = query, k = opts.k, mode = opts.mode, kind = opts.kind, pathGlob = opts.path_glob }
-  request(client, "ided/index/search", params, function(err, result)
-    if err then
-      notify(err.message, vim.log.levels.ERROR)
-      return vim.api.nvim_exec_autocmds("User", { pattern = "IdedSearchDone", data = { error = err.message } })
-    end
-    to_quickfix("ided: " .. query, M.hits_to_items(result.hits), "IdedSearchDone")
+  M.with_client(function(client)
+    request(client, "ided/index/search", params, function(err, result)
+      if err then
+        notify(err.message, vim.log.levels.ERROR)
+        return vim.api.nvim_exec_autocmds("User", { pattern = "IdedSearchDone", data = { error = err.message } })
+      end
+      to_quickfix("ided: " .. query, query, M.hits_to_items(result.hits), "IdedSearchDone")
+    end)
   end)
 end
 
 --- Symbols whose name matches (workspace/symbol from the index) into the quickfix list.
 function M.symbols(query)
-  local client = M.client()
-  if not client then
-    return notify("could not start the server", vim.log.levels.ERROR)
-  end
-  request(client, "workspace/symbol", { query = query }, function(err, result)
-    if err then
-      return notify(err.message, vim.log.levels.ERROR)
-    end
-    local items = M.symbols_to_items(result)
-    to_quickfix("ided symbols: " .. query, vim.list_slice(items, 1, M.config.symbols.limit), "IdedSymbolsDone")
+  M.with_client(function(client)
+    request(client, "workspace/symbol", { query = query }, function(err, result)
+      if err then
+        return notify(err.message, vim.log.levels.ERROR)
+      end
+      local items = M.symbols_to_items(result)
+      local limited = vim.list_slice(items, 1, M.config.symbols.limit)
+      to_quickfix("ided symbols: " .. query, "symbols matching " .. query, limited, "IdedSymbolsDone")
+    end)
   end)
 end
 
 --- Index and daemon status, as a notification.
 function M.status()
-  local client = M.client()
-  if not client then
-    return notify("could not start the server", vim.log.levels.ERROR)
-  end
+  M.with_client(function(client)
+    M.status_with(client)
+  end)
+end
+
+function M.status_with(client)
   request(client, "ided/index/status", vim.empty_dict(), function(err, s)
     if err then
       return notify(err.message, vim.log.levels.ERROR)
@@ -173,6 +217,31 @@ function M.setup(opts)
   vim.api.nvim_create_user_command("IdedStatus", function()
     M.status()
   end, { nargs = 0, desc = "ided: index and daemon status" })
+  local runs = require("ided.runs")
+  vim.api.nvim_create_user_command("IdedRun", function(args)
+    runs.start(args.args, { dry_run = args.bang })
+  end, { nargs = "+", bang = true, desc = "ided: start a run (!: a dry run that only plans)" })
+  vim.api.nvim_create_user_command("IdedDryRun", function(args)
+    runs.start(args.args, { dry_run = true })
+  end, { nargs = "+", desc = "ided: plan a run without running it" })
+  vim.api.nvim_create_user_command("IdedReview", function(args)
+    require("ided.review").open(args.args)
+  end, { nargs = "?", desc = "ided: review a run's changes (diff mode)" })
+  vim.api.nvim_create_user_command("IdedAccept", function(args)
+    runs.accept(args.args)
+  end, { nargs = "?", desc = "ided: accept a run's changes onto your branch" })
+  vim.api.nvim_create_user_command("IdedReject", function(args)
+    runs.reject(args.args)
+  end, { nargs = "?", desc = "ided: reject a run's changes" })
+  vim.api.nvim_create_user_command("IdedFeedback", function(args)
+    runs.feedback(args.args)
+  end, { nargs = "+", desc = "ided: answer the current run's review with what to change" })
+  vim.api.nvim_create_user_command("IdedRollback", function(args)
+    runs.rollback(args.args)
+  end, { nargs = "?", desc = "ided: roll an accepted run back" })
+  vim.api.nvim_create_user_command("IdedCancel", function(args)
+    runs.cancel(args.args)
+  end, { nargs = "?", desc = "ided: cancel a run" })
   if M.config.autostart then
     vim.api.nvim_create_autocmd("FileType", {
       group = vim.api.nvim_create_augroup("ided", { clear = true }),

@@ -23,6 +23,24 @@ def test_search_path_finds_the_python_server_installed_outside_the_venv(tmp_path
     assert spec.reason is None
 
 
+@pytest.mark.parametrize("venv", [".venv", "venv"])
+def test_a_server_in_the_projects_own_venv_is_found_with_no_search_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, venv: str
+) -> None:
+    require_server("python")
+    installed = _spec_for(intel_config(), "python", tmp_path).command
+    assert installed is not None
+    bin_dir = tmp_path / "ws" / venv / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / Path(installed).name).symlink_to(installed)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+
+    spec = _spec_for(IntelConfig(), "python", tmp_path / "ws")
+    assert spec.command == str(bin_dir / Path(installed).name)
+    assert spec.reason is None
+    assert _spec_for(IntelConfig(), "python", tmp_path / "elsewhere").command is None
+
+
 def test_a_missing_server_reports_what_was_looked_for_and_how_to_install_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
