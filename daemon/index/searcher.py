@@ -114,7 +114,7 @@ class HybridSearcher:
             if dense is not None
             else []
         )
-        scored = rank(analyzed, lexical, dense_hits)
+        scored = rank(analyzed, _whole_ties(lexical, depth), _whole_ties(dense_hits, depth))
         matches = confidence(
             analyzed,
             scored,
@@ -152,3 +152,15 @@ class HybridSearcher:
             for i in order
         ]
         return reranked + scored[self._rerank_top_n :]
+
+
+def _whole_ties(candidates: list[ScoredChunk], depth: int) -> list[ScoredChunk]:
+    """The candidates without a tie cut by the store's limit: when the list is full, the chunks that
+    score exactly as its last one may be only some of those that do (the store picks them by its own
+    layout, which a restart changes), so they are left out. File evidence then never depends on the
+    store's layout. A list of nothing but ties is kept whole."""
+    if len(candidates) < depth or not candidates:
+        return candidates
+    last = candidates[-1].score
+    kept = [c for c in candidates if c.score != last]
+    return kept or candidates

@@ -255,7 +255,10 @@ class LspClient(LanguageClient):
             raise self._terminated(f"{self.server_name}: cannot write to the server", exc) from exc
         try:
             return await asyncio.wait_for(future, timeout_s)
-        except TimeoutError:
+        except (TimeoutError, asyncio.CancelledError):
+            # forget the request, so a late answer is an unknown id (a warning) rather than a result set on
+            # a cancelled future (pygls logs that as a traceback)
+            self.protocol._request_futures.pop(msg_id, None)  # pyright: ignore[reportPrivateUsage]
             with contextlib.suppress(Exception):
                 self.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=msg_id))
             raise
