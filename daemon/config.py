@@ -281,11 +281,23 @@ class RetrievalConfig(_Section):
         default=True, description="Past runs' decision logs and the workspace's ADR/decision documents."
     )
     web: bool = Field(default=False, description="Web search through web_url (SearxNG or Brave).")
-    advisories: bool = Field(default=False, description="CVE/advisory look-up through advisory_url (OSV API).")
+    advisories: bool = Field(
+        default=True,
+        description="The advisory (CVE) source: the local OSV mirror at osv_mirror (offline), else the OSV API at "
+        "advisory_url when one is set; off with neither.",
+    )
     web_provider: Literal["searxng", "brave"] = "searxng"
     web_url: str | None = Field(default=None, description="e.g. http://localhost:8888 (SearxNG) or the Brave API URL.")
     web_api_key_env: str | None = Field(default=None, description="Environment variable holding the web API key.")
-    advisory_url: str = Field(default="https://api.osv.dev", description="OSV-compatible advisory API base URL.")
+    osv_mirror: str | None = Field(
+        default=None,
+        description="Directory of OSV records (one <ID>.json each, OSV's own format) that the advisory source reads; "
+        "relative to the workspace, ~ expanded. `ided cve sync --from DIR|ZIP` fills it from an OSV export.",
+    )
+    advisory_url: str | None = Field(
+        default=None,
+        description="An OSV-compatible advisory API (e.g. https://api.osv.dev), asked only when no osv_mirror is set.",
+    )
     code_threshold: float = Field(default=0.7, ge=0, le=1, description="Normalized relevance a code piece needs.")
     docs_threshold: float = Field(default=0.6, ge=0, le=1, description="Normalized relevance a document piece needs.")
     outline_threshold: float = Field(

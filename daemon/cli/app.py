@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 import typer
 
 from daemon.cli.context import CliState
+from daemon.cli.cve_commands import register_cve_commands
 from daemon.cli.daemon_commands import (
     daemon_running,
     remote_reindex,
@@ -43,6 +44,7 @@ app.add_typer(config_app, name="config")
 register_run_commands(app)
 register_review_commands(runs_app)
 app.command("eval")(eval_command)
+register_cve_commands(app)
 
 WorkspaceOpt = Annotated[
     Path | None,

@@ -8,7 +8,9 @@ mode (``adaptive``: after a failure, queries built from the failure and the fail
    (rag sources and their kinds/paths, ``lsp_integration``, ``ast_parsing``); document workflows
    never get static analysis (no language-server facts, no AST map). A rag source with
    ``trigger_stages`` serves only those stages: an index scope, or the web and advisory sources
-   when the workflow names them (``web``, ``advisories``; unnamed, they follow ``[retrieval]`` alone);
+   when the workflow names them (``web``, ``advisories``; unnamed, they follow ``[retrieval]`` alone).
+   Named, the advisory source over the local OSV mirror also audits the workspace's locked
+   dependencies (``osv_mirror``); without a mirror or an advisory URL it is off;
 2. write the queries (the ``retrieval`` model when one is given, else the deterministic generator);
 3. run the sources in parallel, each under a timeout and a circuit breaker; a source that fails is
    ``unavailable`` with its reason and the run goes on;
@@ -47,6 +49,7 @@ from daemon.retrieval.models import (
     StageHints,
     WorkflowKind,
 )
+from daemon.retrieval.osv_mirror import OsvMirror
 from daemon.retrieval.ports import ChunkVectors, CodeFacts, DecisionHistory, IndexSearch, QueryModel, StrategyLike
 from daemon.retrieval.providers import AdvisoryProvider, WebSearchProvider
 from daemon.retrieval.queries import QueryPlan, deterministic_queries, model_queries
@@ -234,7 +237,7 @@ class RetrievalAgent:
             (SourceName.WEB, self._triggered(request, strategy, SourceName.WEB) or self._web_source()),
             (
                 SourceName.ADVISORIES,
-                self._triggered(request, strategy, SourceName.ADVISORIES) or self._advisory_source(),
+                self._triggered(request, strategy, SourceName.ADVISORIES) or self._advisory_source(strategy),
             ),
         ):
             if isinstance(made, SourceStatus):
@@ -317,12 +320,21 @@ class RetrievalAgent:
             return _off(SourceName.WEB, "retrieval.web_url is not set", SourceState.UNAVAILABLE)
         return WebSource(self.parts.web, k=self.config.k_per_query)
 
-    def _advisory_source(self) -> Source | SourceStatus:
+    def _advisory_source(self, strategy: StrategyLike) -> Source | SourceStatus:
+        """The advisory source; it audits the workspace's dependencies when the workflow names it (for this
+        stage: ``_triggered`` has ruled out the others) and the provider is the local mirror."""
         if not self.config.advisories:
             return _off(SourceName.ADVISORIES, "retrieval.advisories is false")
         if self.parts.advisories is None:
+            if self.config.osv_mirror is None and self.config.advisory_url is None:
+                return _off(
+                    SourceName.ADVISORIES,
+                    "no OSV mirror configured (retrieval.osv_mirror; `ided cve sync --from DIR|ZIP` imports one)",
+                )
             return _off(SourceName.ADVISORIES, "no advisory provider attached", SourceState.UNAVAILABLE)
-        return AdvisorySource(self.parts.advisories, k=self.config.k_per_query)
+        named = any(s.name == SourceName.ADVISORIES.value for s in strategy.rag_strategy.sources)
+        audit = self.parts.root if named and isinstance(self.parts.advisories, OsvMirror) else None
+        return AdvisorySource(self.parts.advisories, k=self.config.k_per_query, audit_root=audit)
 
     async def _plan(
         self, request: RetrievalRequest, sources: list[SourceName], events: list[RetrievalEvent]
