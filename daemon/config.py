@@ -316,6 +316,15 @@ class RetrievalConfig(_Section):
     )
     near_duplicate_cosine: float = Field(default=0.95, gt=0, le=1, description="Cosine above which pieces are one.")
     source_timeout_seconds: float = Field(default=10.0, gt=0, description="Per source per retrieval.")
+    upfront_budget_seconds: float = Field(
+        default=5.0,
+        gt=0,
+        description="Upfront retrieval (every planned stage at once, run concurrently): the time all stages share; "
+        "a source still searching when it runs out is unavailable for that stage.",
+    )
+    parallel_searches: int = Field(
+        default=4, ge=1, le=64, description="Index searches the retrieval agent runs at once (threads)."
+    )
     http_timeout_seconds: float = Field(default=5.0, gt=0, description="Per web/advisory HTTP request.")
     k_per_query: int = Field(default=8, ge=1, le=100, description="Index hits per query and source.")
     max_queries: int = Field(default=6, ge=1, le=30, description="Queries per source per retrieval.")

@@ -53,6 +53,7 @@ from daemon.retrieval.osv_mirror import OsvMirror
 from daemon.retrieval.ports import ChunkVectors, CodeFacts, DecisionHistory, IndexSearch, QueryModel, StrategyLike
 from daemon.retrieval.providers import AdvisoryProvider, WebSearchProvider
 from daemon.retrieval.queries import QueryPlan, deterministic_queries, model_queries
+from daemon.retrieval.shared_search import SharedSearches
 from daemon.retrieval.sources import (
     AdvisorySource,
     DecisionSource,
@@ -109,14 +110,35 @@ class RetrievalAgent:
     # -- modes ----------------------------------------------------------------------------------
 
     async def upfront(
-        self, task: str, workflow: WorkflowKind, strategy: StrategyLike, stages: Sequence[StageHints]
+        self,
+        task: str,
+        workflow: WorkflowKind,
+        strategy: StrategyLike,
+        stages: Sequence[StageHints],
+        *,
+        sequential: bool = False,
     ) -> dict[str, RetrievalResult]:
-        """Context for every planned stage (planning time)."""
-        results: dict[str, RetrievalResult] = {}
-        for stage in stages:
-            request = RetrievalRequest(task=task, workflow_kind=workflow, stage=stage, mode=RetrievalMode.UPFRONT)
-            results[stage.stage_id] = await self.retrieve(request, strategy)
-        return results
+        """Context for every planned stage (planning time).
+
+        The stages' retrievals run concurrently and share a budget: one search per distinct question
+        (``SharedSearches``: the task, its identifiers and the decision documents are searched once
+        for all stages), the index's concurrent searches (``retrieval.parallel_searches``), and one
+        deadline (``retrieval.upfront_budget_seconds``: a source still searching when it runs out is
+        ``unavailable`` for that stage, with the reason, and the others keep what they found).
+        ``sequential``: the former behaviour, stage after stage with nothing shared (for comparison).
+        """
+        requests = [
+            RetrievalRequest(task=task, workflow_kind=workflow, stage=stage, mode=RetrievalMode.UPFRONT)
+            for stage in stages
+        ]
+        if sequential:
+            return {r.stage.stage_id: await self.retrieve(r, strategy) for r in requests}
+        shared = SharedSearches(self.parts.index) if self.parts.index is not None else None
+        deadline = time.monotonic() + self.config.upfront_budget_seconds
+        results = await asyncio.gather(*(self.retrieve(r, strategy, index=shared, deadline=deadline) for r in requests))
+        if shared is not None:
+            logger.debug("upfront: %d stage(s), %d search(es) asked, %d run", len(requests), shared.asked, shared.ran)
+        return {r.stage.stage_id: result for r, result in zip(requests, results, strict=True)}
 
     async def adaptive(
         self, task: str, workflow: WorkflowKind, strategy: StrategyLike, stage: StageHints, failure: FailureContext
@@ -129,15 +151,24 @@ class RetrievalAgent:
 
     # -- one retrieval --------------------------------------------------------------------------
 
-    async def retrieve(self, request: RetrievalRequest, strategy: StrategyLike) -> RetrievalResult:
+    async def retrieve(
+        self,
+        request: RetrievalRequest,
+        strategy: StrategyLike,
+        *,
+        index: IndexSearch | None = None,
+        deadline: float | None = None,
+    ) -> RetrievalResult:
+        """One retrieval; ``index`` replaces the index port (upfront's shared searches), ``deadline``
+        (``time.monotonic()``) bounds the sources."""
         started = time.perf_counter()
         events: list[RetrievalEvent] = []
-        chosen = self._choose(request, strategy)
+        chosen = self._choose(request, strategy, index or self.parts.index)
         plan = await self._plan(request, list(chosen.active), events)
         statuses = dict(chosen.statuses)
         candidates: list[Candidate] = []
         names = list(chosen.active)
-        outcomes = await asyncio.gather(*(self._run(chosen.active[n], plan) for n in names))
+        outcomes = await asyncio.gather(*(self._run(chosen.active[n], plan, deadline) for n in names))
         for name, (status, found) in zip(names, outcomes, strict=True):
             statuses[name] = status
             candidates.extend(found)
@@ -227,13 +258,13 @@ class RetrievalAgent:
 
     # -- steps ----------------------------------------------------------------------------------
 
-    def _choose(self, request: RetrievalRequest, strategy: StrategyLike) -> _Chosen:
+    def _choose(self, request: RetrievalRequest, strategy: StrategyLike, index: IndexSearch | None) -> _Chosen:
         statuses: dict[SourceName, SourceStatus] = {}
         active: dict[SourceName, Source] = {}
         for name, made in (
-            *self._index_sources(request, strategy).items(),
+            *self._index_sources(request, strategy, index).items(),
             (SourceName.LSP, self._lsp_source(request, strategy)),
-            (SourceName.DECISIONS, self._decision_source(strategy)),
+            (SourceName.DECISIONS, self._decision_source(strategy, index)),
             (SourceName.WEB, self._triggered(request, strategy, SourceName.WEB) or self._web_source()),
             (
                 SourceName.ADVISORIES,
@@ -254,9 +285,9 @@ class RetrievalAgent:
         return _Chosen(active=active, statuses=statuses, ast_map=ast_map)
 
     def _index_sources(
-        self, request: RetrievalRequest, strategy: StrategyLike
+        self, request: RetrievalRequest, strategy: StrategyLike, index: IndexSearch | None
     ) -> dict[SourceName, Source | SourceStatus]:
-        cfg, index = self.config, self.parts.index
+        cfg = self.config
         rag = strategy.rag_strategy
         scopes = _scopes(
             strategy, code_workflow=request.workflow_kind is not WorkflowKind.DOCUMENT, stage=request.stage.stage_id
@@ -293,17 +324,17 @@ class RetrievalAgent:
             return _off(name, "no language servers attached", SourceState.UNAVAILABLE)
         return LspSource(self.parts.facts)
 
-    def _decision_source(self, strategy: StrategyLike) -> Source | SourceStatus:
+    def _decision_source(self, strategy: StrategyLike, index: IndexSearch | None) -> Source | SourceStatus:
         name = SourceName.DECISIONS
         named = any(s.name in ("decision_log", "decisions") for s in strategy.rag_strategy.sources)
         if not self.config.decisions:
             return _off(name, "retrieval.decisions is false")
         if not strategy.rag_strategy.enabled and not named:
             return _off(name, "the workflow's rag_strategy is disabled")
-        if self.parts.index is None and self.parts.history is None:
+        if index is None and self.parts.history is None:
             return _off(name, "no index and no run history attached", SourceState.UNAVAILABLE)
         k = max(2, self.config.k_per_query // 2)
-        return DecisionSource(self.parts.index, self.parts.history, globs=self.config.decision_globs, k=k)
+        return DecisionSource(index, self.parts.history, globs=self.config.decision_globs, k=k)
 
     def _triggered(self, request: RetrievalRequest, strategy: StrategyLike, name: SourceName) -> SourceStatus | None:
         """Off when the workflow names this source only for other stages (``trigger_stages``)."""
@@ -368,7 +399,9 @@ class RetrievalAgent:
         )
         return plan
 
-    async def _run(self, source: Source, plan: QueryPlan) -> tuple[SourceStatus, list[Candidate]]:
+    async def _run(
+        self, source: Source, plan: QueryPlan, deadline: float | None = None
+    ) -> tuple[SourceStatus, list[Candidate]]:
         guard = self._guards.setdefault(
             source.name,
             SourceGuard(
@@ -382,7 +415,8 @@ class RetrievalAgent:
         if refused is not None:
             return SourceStatus(source=source.name, state=SourceState.UNAVAILABLE, reason=refused), []
         try:
-            found = await guard.run(source, plan)
+            budget = deadline - time.monotonic() if deadline is not None else None
+            found = await guard.run(source, plan, budget=budget)
         except DaemonError as exc:
             logger.warning("retrieval source %s unavailable: %s", source.name.value, exc)
             status = SourceStatus(

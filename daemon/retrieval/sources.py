@@ -361,11 +361,21 @@ class SourceGuard:
             return None  # half-open: one trial call
         return f"{self._failures} failures in a row; skipped for {self._reset:g} s"
 
-    async def run(self, source: Source, plan: QueryPlan) -> list[Candidate]:
-        """The source's candidates; ``SourceUnavailable`` on a timeout or an answer it could not give."""
+    async def run(self, source: Source, plan: QueryPlan, *, budget: float | None = None) -> list[Candidate]:
+        """The source's candidates; ``SourceUnavailable`` on a timeout or an answer it could not give.
+
+        ``budget``: seconds left of a shared budget (upfront retrieval); when it runs out before the
+        source's own timeout, the source is unavailable for this call without counting as a failure.
+        """
+        shared = budget is not None and budget < self._timeout
+        timeout = max(0.0, budget) if budget is not None and shared else self._timeout
         try:
-            found = await asyncio.wait_for(source.fetch(plan), timeout=self._timeout)
+            found = await asyncio.wait_for(source.fetch(plan), timeout=timeout)
         except TimeoutError as exc:
+            if shared:
+                raise SourceUnavailable(
+                    f"{source.name.value}: the shared upfront budget ran out ({timeout:.2f} s were left)", cause=exc
+                ) from exc
             self._failed()
             raise SourceUnavailable(
                 f"{source.name.value} gave no answer within {self._timeout:g} s", cause=exc

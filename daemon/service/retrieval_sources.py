@@ -158,7 +158,7 @@ def build_retrieval_agent(
     parts = AgentParts(
         counter=load_token_counter(config.embedding),
         root=config.workspace_path,
-        index=BlockingIndexSearch(index) if index is not None else search,
+        index=BlockingIndexSearch(index, parallel=cfg.parallel_searches) if index is not None else search,
         facts=CodeIntelFacts(code_intel) if code_intel is not None else None,
         history=RunHistory(run_store) if run_store is not None else None,
         web=web_provider(cfg, env or {}),
