@@ -281,6 +281,11 @@ class RetrievalConfig(_Section):
         default=True, description="Past runs' decision logs and the workspace's ADR/decision documents."
     )
     web: bool = Field(default=False, description="Web search through web_url (SearxNG or Brave).")
+    libraries: bool = Field(
+        default=True,
+        description="The API and docs of the workspace's direct dependencies, read from its environment (.venv "
+        "site-packages, node_modules), for queries that name one; their own scope, never the workspace index.",
+    )
     advisories: bool = Field(
         default=True,
         description="The advisory (CVE) source: the local OSV mirror at osv_mirror (offline), else the OSV API at "

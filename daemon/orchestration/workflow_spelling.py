@@ -64,7 +64,8 @@ _INDEX_SOURCES: dict[str, dict[str, object]] = {
 _INDEX_MEANINGS = {
     "codebase_semantic_search": "the workspace index's code (hybrid BM25 + dense search over function-level chunks)",
     "document_semantic_search": "the workspace index's documents (section-level chunks)",
-    "doc_retrieval": "the workspace index's documents; ided has no framework-documentation source yet",
+    "doc_retrieval": "the workspace index's documents; the API and docs of the dependencies a query names come "
+    "from the libraries source (switched on by [retrieval] libraries)",
     "specification_search": "the workspace index's documents under spec/requirement paths",
     "decision_log_search": "the decision log: the workspace's ADR files and earlier runs' decisions",
 }

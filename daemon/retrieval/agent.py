@@ -34,6 +34,7 @@ from daemon.core.ports import Reranker
 from daemon.errors import DaemonError
 from daemon.retrieval.ast_map import ast_context_map
 from daemon.retrieval.fusion import Fusion, fit_budget
+from daemon.retrieval.library_docs import LibraryDocsSource, LibraryShelf
 from daemon.retrieval.models import (
     Candidate,
     CandidateRef,
@@ -72,7 +73,9 @@ __all__ = ["AgentParts", "RetrievalAgent", "rejections_by_step"]
 logger = logging.getLogger(__name__)
 
 _DOC_WORDS = ("documentation", "docs", "documents")
-_NOT_INDEX = frozenset({"decision_log", "decisions", SourceName.WEB.value, SourceName.ADVISORIES.value})
+_NOT_INDEX = frozenset(
+    {"decision_log", "decisions", SourceName.WEB.value, SourceName.ADVISORIES.value, SourceName.LIBRARIES.value}
+)
 """Rag source names that are not index scopes."""
 
 
@@ -87,6 +90,7 @@ class AgentParts:
     history: DecisionHistory | None = None
     web: WebSearchProvider | None = None
     advisories: AdvisoryProvider | None = None
+    libraries: LibraryShelf | None = None
     vectors: ChunkVectors | None = None
     reranker: Reranker | None = None
     model: QueryModel | None = None
@@ -266,6 +270,7 @@ class RetrievalAgent:
             (SourceName.LSP, self._lsp_source(request, strategy)),
             (SourceName.DECISIONS, self._decision_source(strategy, index)),
             (SourceName.WEB, self._triggered(request, strategy, SourceName.WEB) or self._web_source()),
+            (SourceName.LIBRARIES, self._library_source(strategy)),
             (
                 SourceName.ADVISORIES,
                 self._triggered(request, strategy, SourceName.ADVISORIES) or self._advisory_source(strategy),
@@ -343,6 +348,16 @@ class RetrievalAgent:
         if not named or any(not s.trigger_stages for s in named) or request.stage.stage_id in stages:
             return None
         return _off(name, f"the workflow triggers it only for {', '.join(sorted(stages))}")
+
+    def _library_source(self, strategy: StrategyLike) -> Source | SourceStatus:
+        name = SourceName.LIBRARIES
+        if not self.config.libraries:
+            return _off(name, "retrieval.libraries is false")
+        if not strategy.rag_strategy.enabled:
+            return _off(name, "the workflow's rag_strategy is disabled")
+        if self.parts.libraries is None:
+            return _off(name, "no workspace root attached", SourceState.UNAVAILABLE)
+        return LibraryDocsSource(self.parts.libraries, k=self.config.k_per_query)
 
     def _web_source(self) -> Source | SourceStatus:
         if not self.config.web:

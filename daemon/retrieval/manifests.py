@@ -99,14 +99,14 @@ class DependencyScan:
         return out
 
 
-def _walk(root: Path) -> Iterator[Path]:
+def _walk(root: Path, max_depth: int) -> Iterator[Path]:
     for current, dirs, files in os.walk(root, followlinks=False):
         here = Path(current)
         depth = len(here.relative_to(root).parts)
         dirs[:] = sorted(
             d
             for d in dirs
-            if depth < MAX_DEPTH
+            if depth < max_depth
             and not d.startswith(".")
             and d not in _SKIP_DIRS
             and not (here / d / "pyvenv.cfg").exists()
@@ -124,11 +124,12 @@ def _wanted(path: Path) -> bool:
     return name.endswith(".txt") and (name.startswith("requirements") or path.parent.name == "requirements")
 
 
-def read_dependencies(root: Path) -> DependencyScan:
-    """Every dependency the manifests and lock files under ``root`` declare (blocking: run it in a thread)."""
+def read_dependencies(root: Path, *, max_depth: int = MAX_DEPTH) -> DependencyScan:
+    """Every dependency the manifests and lock files under ``root`` declare, at most ``max_depth`` directories
+    down (0: the root's own files); blocking, run it in a thread."""
     scan = DependencyScan()
     root = root.resolve()
-    paths = [p for p in _walk(root) if _wanted(p)]
+    paths = [p for p in _walk(root, max_depth) if _wanted(p)]
     with_go_mod = {p.parent for p in paths if p.name == "go.mod"}
     for path in paths:
         if path.name == "go.sum" and path.parent in with_go_mod:

@@ -18,6 +18,7 @@ from daemon.errors import ConfigError, DaemonError
 from daemon.orchestration.retriever import AgentRetriever
 from daemon.orchestration.run_store import RunStore
 from daemon.retrieval.agent import AgentParts, RetrievalAgent
+from daemon.retrieval.library_docs import LibraryShelf
 from daemon.retrieval.osv_mirror import OsvMirror
 from daemon.retrieval.ports import BlockingIndexSearch, CodeFact, DecisionNote, IndexSearch, QueryModel
 from daemon.retrieval.providers import AdvisoryProvider, OsvAdvisories, web_provider
@@ -163,6 +164,7 @@ def build_retrieval_agent(
         history=RunHistory(run_store) if run_store is not None else None,
         web=web_provider(cfg, env or {}),
         advisories=advisory_provider(config),
+        libraries=LibraryShelf(config.workspace_path),
         vectors=IndexVectors(index.dense_by_hash, EmbedderVectors(embedder))
         if index is not None and embedder is not None
         else None,

@@ -71,7 +71,7 @@ async def test_code_task_gets_the_named_function_grounded_cited_and_within_budge
     assert lsp is not None and lsp.state is SourceState.UNAVAILABLE and lsp.reason == "no language servers attached"
 
 
-@pytest.mark.parametrize("switch", ["code", "docs", "decisions", "lsp", "web", "advisories"])
+@pytest.mark.parametrize("switch", ["code", "docs", "decisions", "lsp", "web", "advisories", "libraries"])
 async def test_every_source_is_off_when_the_config_switches_it_off(shop: Any, switch: str) -> None:
     # the advisory source needs its data: the OSV records of the fixtures, a hand-unzipped export without an index
     data = {"osv_mirror": str(Path(__file__).parents[1] / "fixtures" / "osv")} if switch == "advisories" else {}
