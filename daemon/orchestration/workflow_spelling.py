@@ -74,7 +74,11 @@ _OTHER_SOURCES = {
 }
 _SWITCHED_SOURCES = {
     "web_search": ("web", "the web source (switched on by [retrieval] web and web_url)"),
-    "cve_database": ("advisories", "the advisory (CVE) source (switched on by [retrieval] advisories)"),
+    "cve_database": (
+        "advisories",
+        "the advisory (CVE) source over the local OSV mirror ([retrieval] osv_mirror): the stages it serves get "
+        "the audit of the workspace's locked dependencies",
+    ),
 }
 _SOURCE_FIELDS = {"name", "priority", "kind", "paths", "trigger_stages"}
 _INFO_SOURCE_FIELDS = {
