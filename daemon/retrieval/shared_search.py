@@ -38,5 +38,11 @@ class SharedSearches:
         task = self._answers.get(key)
         if task is None:
             task = asyncio.ensure_future(self._index.search(query, k=k, filters=filters))
+            task.add_done_callback(_seen)  # every caller may have gone (the deadline): no "never retrieved"
             self._answers[key] = task
         return await asyncio.shield(task)
+
+
+def _seen(task: asyncio.Task[SearchResult]) -> None:
+    if not task.cancelled():
+        task.exception()
