@@ -1,7 +1,8 @@
 """The retrieval agent: the workflow's strategy in, fused and validated context per stage out.
 
 It follows the strategy the orchestrator hands over unchanged (TART): it never reclassifies the
-task. For one stage (``retrieve``), in upfront mode (``upfront``: every planned stage) or adaptive
+task. For one stage (``retrieve``), in upfront mode (``upfront``: every planned stage, concurrently
+with a shared budget) or adaptive
 mode (``adaptive``: after a failure, queries built from the failure and the failed output):
 
 1. choose the sources: each must be switched on in ``[retrieval]`` and asked for by the workflow
@@ -10,7 +11,8 @@ mode (``adaptive``: after a failure, queries built from the failure and the fail
    ``trigger_stages`` serves only those stages: an index scope, or the web and advisory sources
    when the workflow names them (``web``, ``advisories``; unnamed, they follow ``[retrieval]`` alone).
    Named, the advisory source over the local OSV mirror also audits the workspace's locked
-   dependencies (``osv_mirror``); without a mirror or an advisory URL it is off;
+   dependencies (``osv_mirror``); without a mirror or an advisory URL it is off. The libraries
+   source answers queries naming a dependency from its installed files (``library_docs``);
 2. write the queries (the ``retrieval`` model when one is given, else the deterministic generator);
 3. run the sources in parallel, each under a timeout and a circuit breaker; a source that fails is
    ``unavailable`` with its reason and the run goes on;
