@@ -2,8 +2,8 @@
 
 It follows the strategy the orchestrator hands over unchanged (TART): it never reclassifies the
 task. For one stage (``retrieve``), in upfront mode (``upfront``: every planned stage, concurrently
-with a shared budget) or adaptive
-mode (``adaptive``: after a failure, queries built from the failure and the failed output):
+with a shared budget) or adaptive mode (``adaptive``: after a failure, queries built from the
+failure and the failed output):
 
 1. choose the sources: each must be switched on in ``[retrieval]`` and asked for by the workflow
    (rag sources and their kinds/paths, ``lsp_integration``, ``ast_parsing``); document workflows
