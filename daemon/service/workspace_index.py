@@ -169,9 +169,7 @@ class WorkspaceIndex:
             prefetch=self.config.search.prefetch,
             rerank_top_n=self.config.rerank.top_n,
         )
-        return searcher.search(
-            query, k=self.config.search.default_k if k is None else k, filters=filters, mode=mode
-        )
+        return searcher.search(query, k=self.config.search.default_k if k is None else k, filters=filters, mode=mode)
 
     def status(self) -> IndexStatus:
         chunks = self._store.count()
