@@ -2,17 +2,25 @@
 
 What a run costs before any model latency: loading and validating the workflow catalog,
 deterministic selection, plan assembly, graph compilation, and per-node cost of a full run through
-LangGraph with synchronous SQLite checkpoints, run records, decision log and progress events. Run::
+LangGraph with synchronous SQLite checkpoints, run records, decision log and progress events; and
+upfront retrieval (context for every planned stage at planning time) for the specification's
+4-stage feature workflow over a real repository (default: this checkout), indexed first (lexical
+and dense; the index state is kept in ``--state`` so a second run only catches up), measured
+stage after stage (the former behaviour) and concurrently with the shared budget, in one process,
+alternating. Run::
 
-    uv run --frozen python bench/pipeline.py [--runs N]
+    uv run --frozen python bench/pipeline.py [--runs N] [--part all|overhead|upfront]
+        [--workspace PATH] [--state DIR]
 
-Figures are medians (milliseconds) over ``--runs`` repetitions in one process.
+Figures are medians (milliseconds) over ``--runs`` repetitions in one process; the upfront figures
+come with the machine's load average, since they measure CPU-bound search work.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import tempfile
 import time
@@ -21,16 +29,23 @@ from pathlib import Path
 
 from langchain_core.messages import HumanMessage
 
-from daemon.config import PipelineConfig, ResilienceConfig
+from daemon.config import PipelineConfig, ResilienceConfig, load_config
 from daemon.orchestration.deterministic_selector import select_deterministically
 from daemon.orchestration.graph_builder import compile_graph
 from daemon.orchestration.llm_providers import ModelRegistry
-from daemon.orchestration.plan import assemble_plan
+from daemon.orchestration.plan import ExecutionPlan, assemble_plan
 from daemon.orchestration.progress import ProgressKind
 from daemon.orchestration.replay_provider import ReplayChatModel, ReplayEntry, ReplayScript
 from daemon.orchestration.resilience import ModelEndpoint, ResilienceLayer
+from daemon.orchestration.retriever import stage_hints
 from daemon.orchestration.runtime import PipelineRuntime
+from daemon.orchestration.selection_models import DecisionSource, StageDecision
 from daemon.orchestration.workflow_loader import WorkflowCatalog, builtin_workflow_dir
+from daemon.retrieval.agent import RetrievalAgent
+from daemon.retrieval.models import RetrievalMode, RetrievalRequest, WorkflowKind
+from daemon.retrieval.shared_search import SharedSearches
+from daemon.service.retrieval_sources import build_retrieval_agent
+from daemon.service.workspace_index import WorkspaceIndex
 
 __all__ = ["main"]
 
@@ -121,11 +136,78 @@ async def _resilience_overhead(runs: int) -> tuple[float, float]:
     return statistics.median(direct), statistics.median(wrapped)
 
 
+UPFRONT_WORKFLOW = "spec_feature_with_iterative_testing"
+UPFRONT_REQUEST = "Add a --json flag to the cve audit command that prints the findings"
+
+
+async def _upfront_medians(agent: RetrievalAgent, plan: ExecutionPlan, runs: int) -> dict[str, float]:
+    """Median wall and CPU (all threads of the process) milliseconds, stage after stage and concurrent."""
+    stages = [stage_hints(plan, s.stage_id) for s in plan.stages]
+    kind = WorkflowKind.from_workflow_type(plan.workflow_type.value)
+    samples: dict[str, list[float]] = {}
+    await agent.upfront(plan.request, kind, plan.retrieval_strategy, stages)  # warm-up: model, caches
+    for _ in range(runs):
+        for name in ("sequential", "concurrent"):
+            start, cpu = time.perf_counter(), time.process_time()
+            await agent.upfront(plan.request, kind, plan.retrieval_strategy, stages, sequential=name == "sequential")
+            samples.setdefault(name, []).append((time.perf_counter() - start) * 1000)
+            samples.setdefault(f"{name} cpu", []).append((time.process_time() - cpu) * 1000)
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def _upfront(runs: int, workspace: Path, state: Path) -> None:
+    config = load_config(workspace, overrides={"state_dir": str(state)})
+    catalog = WorkflowCatalog.load([builtin_workflow_dir()])
+    workflow = catalog.get(UPFRONT_WORKFLOW)
+    decisions = [
+        StageDecision(stage_id=s.stage_id, include=True, reason="bench", source=DecisionSource.RULE)
+        for s in workflow.stages
+    ]
+    plan = assemble_plan(workflow, decisions, UPFRONT_REQUEST)
+    with WorkspaceIndex.open(config) as index:
+        start = time.perf_counter()
+        index.index()
+        index.embed()
+        index_s = time.perf_counter() - start
+        chunks = index.status().chunks
+        agent = build_retrieval_agent(config, index=index)
+        medians = asyncio.run(_upfront_medians(agent, plan, runs))
+        searches = asyncio.run(_shared_searches(agent, plan))
+    load = os.getloadavg()[0]
+    print(f"upfront retrieval, {len(plan.stages)} stages of {UPFRONT_WORKFLOW}, {workspace} ({chunks} chunks)")
+    print(f"  index catch-up (state in {state})   {index_s:8.1f} s")
+    seq, seq_cpu = medians["sequential"], medians["sequential cpu"]
+    par, par_cpu = medians["concurrent"], medians["concurrent cpu"]
+    print(f"  stage after stage (former)        {seq:8.1f} ms  (CPU {seq_cpu:.0f} ms)")
+    print(f"  concurrent, shared budget         {par:8.1f} ms  (CPU {par_cpu:.0f} ms; {searches})")
+    print(f"  load average {load:.1f} on {os.cpu_count()} cores; medians over {runs} runs")
+
+
+async def _shared_searches(agent: RetrievalAgent, plan: ExecutionPlan) -> str:
+    if agent.parts.index is None:
+        return "no index"
+    shared = SharedSearches(agent.parts.index)
+    kind = WorkflowKind.from_workflow_type(plan.workflow_type.value)
+    for stage in plan.stages:
+        request = RetrievalRequest(
+            task=plan.request, workflow_kind=kind, stage=stage_hints(plan, stage.stage_id), mode=RetrievalMode.UPFRONT
+        )
+        await agent.retrieve(request, plan.retrieval_strategy, index=shared)
+    return f"{shared.ran} distinct searches of {shared.asked} asked"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--part", choices=["all", "overhead", "upfront"], default="all")
+    parser.add_argument("--workspace", type=Path, default=Path(__file__).resolve().parents[1])
+    parser.add_argument("--state", type=Path, default=Path(tempfile.gettempdir()) / "ided-bench-upfront")
     args = parser.parse_args()
     runs: int = args.runs
+    if args.part in ("all", "upfront"):
+        _upfront(max(3, runs // 4), args.workspace.resolve(), args.state)
+    if args.part == "upfront":
+        return
 
     directory = builtin_workflow_dir()
     load_ms = _median_ms(lambda: WorkflowCatalog.load([directory]), runs)

@@ -313,11 +313,28 @@ class RetrievalConfig(_Section):
         default=True, description="Past runs' decision logs and the workspace's ADR/decision documents."
     )
     web: bool = Field(default=False, description="Web search through web_url (SearxNG or Brave).")
-    advisories: bool = Field(default=False, description="CVE/advisory look-up through advisory_url (OSV API).")
+    libraries: bool = Field(
+        default=True,
+        description="The API and docs of the workspace's direct dependencies, read from its environment (.venv "
+        "site-packages, node_modules), for queries that name one; their own scope, never the workspace index.",
+    )
+    advisories: bool = Field(
+        default=True,
+        description="The advisory (CVE) source: the local OSV mirror at osv_mirror (offline), else the OSV API at "
+        "advisory_url when one is set; off with neither.",
+    )
     web_provider: Literal["searxng", "brave"] = "searxng"
     web_url: str | None = Field(default=None, description="e.g. http://localhost:8888 (SearxNG) or the Brave API URL.")
     web_api_key_env: str | None = Field(default=None, description="Environment variable holding the web API key.")
-    advisory_url: str = Field(default="https://api.osv.dev", description="OSV-compatible advisory API base URL.")
+    osv_mirror: str | None = Field(
+        default=None,
+        description="Directory of OSV records (one <ID>.json each, OSV's own format) that the advisory source reads; "
+        "relative to the workspace, ~ expanded. `ided cve sync --from DIR|ZIP` fills it from an OSV export.",
+    )
+    advisory_url: str | None = Field(
+        default=None,
+        description="An OSV-compatible advisory API (e.g. https://api.osv.dev), asked only when no osv_mirror is set.",
+    )
     code_threshold: float = Field(default=0.7, ge=0, le=1, description="Normalized relevance a code piece needs.")
     docs_threshold: float = Field(default=0.6, ge=0, le=1, description="Normalized relevance a document piece needs.")
     outline_threshold: float = Field(
@@ -336,6 +353,15 @@ class RetrievalConfig(_Section):
     )
     near_duplicate_cosine: float = Field(default=0.95, gt=0, le=1, description="Cosine above which pieces are one.")
     source_timeout_seconds: float = Field(default=10.0, gt=0, description="Per source per retrieval.")
+    upfront_budget_seconds: float = Field(
+        default=5.0,
+        gt=0,
+        description="Upfront retrieval (every planned stage at once, run concurrently): the time all stages share; "
+        "a source still searching when it runs out is unavailable for that stage.",
+    )
+    parallel_searches: int = Field(
+        default=4, ge=1, le=64, description="Index searches the retrieval agent runs at once (threads)."
+    )
     http_timeout_seconds: float = Field(default=5.0, gt=0, description="Per web/advisory HTTP request.")
     k_per_query: int = Field(default=8, ge=1, le=100, description="Index hits per query and source.")
     max_queries: int = Field(default=6, ge=1, le=30, description="Queries per source per retrieval.")

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 import typer
 
 from daemon.cli.context import CliState
+from daemon.cli.cve_commands import register_cve_commands
 from daemon.cli.daemon_commands import (
     daemon_running,
     remote_reindex,
@@ -46,6 +47,7 @@ register_run_commands(app)
 register_review_commands(runs_app)
 register_trust_command(app)
 app.command("eval")(eval_command)
+register_cve_commands(app)
 
 WorkspaceOpt = Annotated[
     Path | None,

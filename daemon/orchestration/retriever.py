@@ -54,6 +54,7 @@ __all__ = [
     "enrich",
     "failure_report",
     "fit_budget",
+    "stage_hints",
     "upfront_context",
 ]
 
@@ -187,7 +188,8 @@ def _agent_for(retriever: Retriever, query_writer: ChatCaller | None, stage_id: 
     return RetrievalAgent(RetrievalConfig(), parts)
 
 
-def _hints(plan: ExecutionPlan, stage_id: str, budget: int | None = None) -> StageHints:
+def stage_hints(plan: ExecutionPlan, stage_id: str, budget: int | None = None) -> StageHints:
+    """The retrieval agent's hints for one planned stage (focus, avoid, token budget; ``budget`` overrides it)."""
     stage = plan.stage(stage_id)
     hint = stage.retrieval_hint
     return StageHints(
@@ -246,7 +248,7 @@ async def enrich(
         plan.request,
         WorkflowKind.from_workflow_type(plan.workflow_type.value),
         plan.retrieval_strategy,
-        _hints(plan, target, left),
+        stage_hints(plan, target, left),
         failure,
     )
     snippets = [report, *(_snippet(p) for p in result.context)]
@@ -272,7 +274,7 @@ async def upfront_context(plan: ExecutionPlan, retriever: Retriever | None) -> d
     """Planning-time context for every planned stage (upfront mode); empty without an ``AgentRetriever``."""
     if not isinstance(retriever, AgentRetriever):
         return {}
-    stages = [_hints(plan, s.stage_id) for s in plan.stages]
+    stages = [stage_hints(plan, s.stage_id) for s in plan.stages]
     results = await retriever.agent.upfront(
         plan.request, WorkflowKind.from_workflow_type(plan.workflow_type.value), plan.retrieval_strategy, stages
     )

@@ -64,7 +64,8 @@ _INDEX_SOURCES: dict[str, dict[str, object]] = {
 _INDEX_MEANINGS = {
     "codebase_semantic_search": "the workspace index's code (hybrid BM25 + dense search over function-level chunks)",
     "document_semantic_search": "the workspace index's documents (section-level chunks)",
-    "doc_retrieval": "the workspace index's documents; ided has no framework-documentation source yet",
+    "doc_retrieval": "the workspace index's documents; the API and docs of the dependencies a query names come "
+    "from the libraries source (switched on by [retrieval] libraries)",
     "specification_search": "the workspace index's documents under spec/requirement paths",
     "decision_log_search": "the decision log: the workspace's ADR files and earlier runs' decisions",
 }
@@ -73,7 +74,11 @@ _OTHER_SOURCES = {
 }
 _SWITCHED_SOURCES = {
     "web_search": ("web", "the web source (switched on by [retrieval] web and web_url)"),
-    "cve_database": ("advisories", "the advisory (CVE) source (switched on by [retrieval] advisories)"),
+    "cve_database": (
+        "advisories",
+        "the advisory (CVE) source over the local OSV mirror ([retrieval] osv_mirror): the stages it serves get "
+        "the audit of the workspace's locked dependencies",
+    ),
 }
 _SOURCE_FIELDS = {"name", "priority", "kind", "paths", "trigger_stages"}
 _INFO_SOURCE_FIELDS = {

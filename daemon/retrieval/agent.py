@@ -1,14 +1,18 @@
 """The retrieval agent: the workflow's strategy in, fused and validated context per stage out.
 
 It follows the strategy the orchestrator hands over unchanged (TART): it never reclassifies the
-task. For one stage (``retrieve``), in upfront mode (``upfront``: every planned stage) or adaptive
-mode (``adaptive``: after a failure, queries built from the failure and the failed output):
+task. For one stage (``retrieve``), in upfront mode (``upfront``: every planned stage, concurrently
+with a shared budget) or adaptive mode (``adaptive``: after a failure, queries built from the
+failure and the failed output):
 
 1. choose the sources: each must be switched on in ``[retrieval]`` and asked for by the workflow
    (rag sources and their kinds/paths, ``lsp_integration``, ``ast_parsing``); document workflows
    never get static analysis (no language-server facts, no AST map). A rag source with
    ``trigger_stages`` serves only those stages: an index scope, or the web and advisory sources
-   when the workflow names them (``web``, ``advisories``; unnamed, they follow ``[retrieval]`` alone);
+   when the workflow names them (``web``, ``advisories``; unnamed, they follow ``[retrieval]`` alone).
+   Named, the advisory source over the local OSV mirror also audits the workspace's locked
+   dependencies (``osv_mirror``); without a mirror or an advisory URL it is off. The libraries
+   source answers queries naming a dependency from its installed files (``library_docs``);
 2. write the queries (the ``retrieval`` model when one is given, else the deterministic generator);
 3. run the sources in parallel, each under a timeout and a circuit breaker; a source that fails is
    ``unavailable`` with its reason and the run goes on;
@@ -32,6 +36,7 @@ from daemon.core.ports import Reranker
 from daemon.errors import DaemonError
 from daemon.retrieval.ast_map import ast_context_map
 from daemon.retrieval.fusion import Fusion, fit_budget
+from daemon.retrieval.library_docs import LibraryDocsSource, LibraryShelf
 from daemon.retrieval.models import (
     Candidate,
     CandidateRef,
@@ -47,9 +52,11 @@ from daemon.retrieval.models import (
     StageHints,
     WorkflowKind,
 )
+from daemon.retrieval.osv_mirror import OsvMirror
 from daemon.retrieval.ports import ChunkVectors, CodeFacts, DecisionHistory, IndexSearch, QueryModel, StrategyLike
 from daemon.retrieval.providers import AdvisoryProvider, WebSearchProvider
 from daemon.retrieval.queries import QueryPlan, deterministic_queries, model_queries
+from daemon.retrieval.shared_search import SharedSearches
 from daemon.retrieval.sources import (
     AdvisorySource,
     DecisionSource,
@@ -68,7 +75,9 @@ __all__ = ["AgentParts", "RetrievalAgent", "rejections_by_step"]
 logger = logging.getLogger(__name__)
 
 _DOC_WORDS = ("documentation", "docs", "documents")
-_NOT_INDEX = frozenset({"decision_log", "decisions", SourceName.WEB.value, SourceName.ADVISORIES.value})
+_NOT_INDEX = frozenset(
+    {"decision_log", "decisions", SourceName.WEB.value, SourceName.ADVISORIES.value, SourceName.LIBRARIES.value}
+)
 """Rag source names that are not index scopes."""
 
 
@@ -83,6 +92,7 @@ class AgentParts:
     history: DecisionHistory | None = None
     web: WebSearchProvider | None = None
     advisories: AdvisoryProvider | None = None
+    libraries: LibraryShelf | None = None
     vectors: ChunkVectors | None = None
     reranker: Reranker | None = None
     model: QueryModel | None = None
@@ -106,14 +116,35 @@ class RetrievalAgent:
     # -- modes ----------------------------------------------------------------------------------
 
     async def upfront(
-        self, task: str, workflow: WorkflowKind, strategy: StrategyLike, stages: Sequence[StageHints]
+        self,
+        task: str,
+        workflow: WorkflowKind,
+        strategy: StrategyLike,
+        stages: Sequence[StageHints],
+        *,
+        sequential: bool = False,
     ) -> dict[str, RetrievalResult]:
-        """Context for every planned stage (planning time)."""
-        results: dict[str, RetrievalResult] = {}
-        for stage in stages:
-            request = RetrievalRequest(task=task, workflow_kind=workflow, stage=stage, mode=RetrievalMode.UPFRONT)
-            results[stage.stage_id] = await self.retrieve(request, strategy)
-        return results
+        """Context for every planned stage (planning time).
+
+        The stages' retrievals run concurrently and share a budget: one search per distinct question
+        (``SharedSearches``: the task, its identifiers and the decision documents are searched once
+        for all stages), the index's concurrent searches (``retrieval.parallel_searches``), and one
+        deadline (``retrieval.upfront_budget_seconds``: a source still searching when it runs out is
+        ``unavailable`` for that stage, with the reason, and the others keep what they found).
+        ``sequential``: the former behaviour, stage after stage with nothing shared (for comparison).
+        """
+        requests = [
+            RetrievalRequest(task=task, workflow_kind=workflow, stage=stage, mode=RetrievalMode.UPFRONT)
+            for stage in stages
+        ]
+        if sequential:
+            return {r.stage.stage_id: await self.retrieve(r, strategy) for r in requests}
+        shared = SharedSearches(self.parts.index) if self.parts.index is not None else None
+        deadline = time.monotonic() + self.config.upfront_budget_seconds
+        results = await asyncio.gather(*(self.retrieve(r, strategy, index=shared, deadline=deadline) for r in requests))
+        if shared is not None:
+            logger.debug("upfront: %d stage(s), %d search(es) asked, %d run", len(requests), shared.asked, shared.ran)
+        return {r.stage.stage_id: result for r, result in zip(requests, results, strict=True)}
 
     async def adaptive(
         self, task: str, workflow: WorkflowKind, strategy: StrategyLike, stage: StageHints, failure: FailureContext
@@ -126,15 +157,24 @@ class RetrievalAgent:
 
     # -- one retrieval --------------------------------------------------------------------------
 
-    async def retrieve(self, request: RetrievalRequest, strategy: StrategyLike) -> RetrievalResult:
+    async def retrieve(
+        self,
+        request: RetrievalRequest,
+        strategy: StrategyLike,
+        *,
+        index: IndexSearch | None = None,
+        deadline: float | None = None,
+    ) -> RetrievalResult:
+        """One retrieval; ``index`` replaces the index port (upfront's shared searches), ``deadline``
+        (``time.monotonic()``) bounds the sources."""
         started = time.perf_counter()
         events: list[RetrievalEvent] = []
-        chosen = self._choose(request, strategy)
+        chosen = self._choose(request, strategy, index or self.parts.index)
         plan = await self._plan(request, list(chosen.active), events)
         statuses = dict(chosen.statuses)
         candidates: list[Candidate] = []
         names = list(chosen.active)
-        outcomes = await asyncio.gather(*(self._run(chosen.active[n], plan) for n in names))
+        outcomes = await asyncio.gather(*(self._run(chosen.active[n], plan, deadline) for n in names))
         for name, (status, found) in zip(names, outcomes, strict=True):
             statuses[name] = status
             candidates.extend(found)
@@ -224,17 +264,18 @@ class RetrievalAgent:
 
     # -- steps ----------------------------------------------------------------------------------
 
-    def _choose(self, request: RetrievalRequest, strategy: StrategyLike) -> _Chosen:
+    def _choose(self, request: RetrievalRequest, strategy: StrategyLike, index: IndexSearch | None) -> _Chosen:
         statuses: dict[SourceName, SourceStatus] = {}
         active: dict[SourceName, Source] = {}
         for name, made in (
-            *self._index_sources(request, strategy).items(),
+            *self._index_sources(request, strategy, index).items(),
             (SourceName.LSP, self._lsp_source(request, strategy)),
-            (SourceName.DECISIONS, self._decision_source(strategy)),
+            (SourceName.DECISIONS, self._decision_source(strategy, index)),
             (SourceName.WEB, self._triggered(request, strategy, SourceName.WEB) or self._web_source()),
+            (SourceName.LIBRARIES, self._library_source(strategy)),
             (
                 SourceName.ADVISORIES,
-                self._triggered(request, strategy, SourceName.ADVISORIES) or self._advisory_source(),
+                self._triggered(request, strategy, SourceName.ADVISORIES) or self._advisory_source(strategy),
             ),
         ):
             if isinstance(made, SourceStatus):
@@ -251,9 +292,9 @@ class RetrievalAgent:
         return _Chosen(active=active, statuses=statuses, ast_map=ast_map)
 
     def _index_sources(
-        self, request: RetrievalRequest, strategy: StrategyLike
+        self, request: RetrievalRequest, strategy: StrategyLike, index: IndexSearch | None
     ) -> dict[SourceName, Source | SourceStatus]:
-        cfg, index = self.config, self.parts.index
+        cfg = self.config
         rag = strategy.rag_strategy
         scopes = _scopes(
             strategy, code_workflow=request.workflow_kind is not WorkflowKind.DOCUMENT, stage=request.stage.stage_id
@@ -290,17 +331,17 @@ class RetrievalAgent:
             return _off(name, "no language servers attached", SourceState.UNAVAILABLE)
         return LspSource(self.parts.facts)
 
-    def _decision_source(self, strategy: StrategyLike) -> Source | SourceStatus:
+    def _decision_source(self, strategy: StrategyLike, index: IndexSearch | None) -> Source | SourceStatus:
         name = SourceName.DECISIONS
         named = any(s.name in ("decision_log", "decisions") for s in strategy.rag_strategy.sources)
         if not self.config.decisions:
             return _off(name, "retrieval.decisions is false")
         if not strategy.rag_strategy.enabled and not named:
             return _off(name, "the workflow's rag_strategy is disabled")
-        if self.parts.index is None and self.parts.history is None:
+        if index is None and self.parts.history is None:
             return _off(name, "no index and no run history attached", SourceState.UNAVAILABLE)
         k = max(2, self.config.k_per_query // 2)
-        return DecisionSource(self.parts.index, self.parts.history, globs=self.config.decision_globs, k=k)
+        return DecisionSource(index, self.parts.history, globs=self.config.decision_globs, k=k)
 
     def _triggered(self, request: RetrievalRequest, strategy: StrategyLike, name: SourceName) -> SourceStatus | None:
         """Off when the workflow names this source only for other stages (``trigger_stages``)."""
@@ -310,6 +351,16 @@ class RetrievalAgent:
             return None
         return _off(name, f"the workflow triggers it only for {', '.join(sorted(stages))}")
 
+    def _library_source(self, strategy: StrategyLike) -> Source | SourceStatus:
+        name = SourceName.LIBRARIES
+        if not self.config.libraries:
+            return _off(name, "retrieval.libraries is false")
+        if not strategy.rag_strategy.enabled:
+            return _off(name, "the workflow's rag_strategy is disabled")
+        if self.parts.libraries is None:
+            return _off(name, "no workspace root attached", SourceState.UNAVAILABLE)
+        return LibraryDocsSource(self.parts.libraries, k=self.config.k_per_query)
+
     def _web_source(self) -> Source | SourceStatus:
         if not self.config.web:
             return _off(SourceName.WEB, "retrieval.web is false")
@@ -317,12 +368,21 @@ class RetrievalAgent:
             return _off(SourceName.WEB, "retrieval.web_url is not set", SourceState.UNAVAILABLE)
         return WebSource(self.parts.web, k=self.config.k_per_query)
 
-    def _advisory_source(self) -> Source | SourceStatus:
+    def _advisory_source(self, strategy: StrategyLike) -> Source | SourceStatus:
+        """The advisory source; it audits the workspace's dependencies when the workflow names it (for this
+        stage: ``_triggered`` has ruled out the others) and the provider is the local mirror."""
         if not self.config.advisories:
             return _off(SourceName.ADVISORIES, "retrieval.advisories is false")
         if self.parts.advisories is None:
+            if self.config.osv_mirror is None and self.config.advisory_url is None:
+                return _off(
+                    SourceName.ADVISORIES,
+                    "no OSV mirror configured (retrieval.osv_mirror; `ided cve sync --from DIR|ZIP` imports one)",
+                )
             return _off(SourceName.ADVISORIES, "no advisory provider attached", SourceState.UNAVAILABLE)
-        return AdvisorySource(self.parts.advisories, k=self.config.k_per_query)
+        named = any(s.name == SourceName.ADVISORIES.value for s in strategy.rag_strategy.sources)
+        audit = self.parts.root if named and isinstance(self.parts.advisories, OsvMirror) else None
+        return AdvisorySource(self.parts.advisories, k=self.config.k_per_query, audit_root=audit)
 
     async def _plan(
         self, request: RetrievalRequest, sources: list[SourceName], events: list[RetrievalEvent]
@@ -356,7 +416,9 @@ class RetrievalAgent:
         )
         return plan
 
-    async def _run(self, source: Source, plan: QueryPlan) -> tuple[SourceStatus, list[Candidate]]:
+    async def _run(
+        self, source: Source, plan: QueryPlan, deadline: float | None = None
+    ) -> tuple[SourceStatus, list[Candidate]]:
         guard = self._guards.setdefault(
             source.name,
             SourceGuard(
@@ -370,7 +432,8 @@ class RetrievalAgent:
         if refused is not None:
             return SourceStatus(source=source.name, state=SourceState.UNAVAILABLE, reason=refused), []
         try:
-            found = await guard.run(source, plan)
+            budget = deadline - time.monotonic() if deadline is not None else None
+            found = await guard.run(source, plan, budget=budget)
         except DaemonError as exc:
             logger.warning("retrieval source %s unavailable: %s", source.name.value, exc)
             status = SourceStatus(

@@ -49,6 +49,7 @@ class SourceName(StrEnum):
     DECISIONS = "decisions"
     WEB = "web"
     ADVISORIES = "advisories"
+    LIBRARIES = "libraries"
     AST = "ast"
 
 

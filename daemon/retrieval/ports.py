@@ -99,17 +99,21 @@ class SyncSearchable(Protocol):
 
 
 class BlockingIndexSearch:
-    """``IndexSearch`` over a blocking index: one query at a time, off the event loop."""
+    """``IndexSearch`` over a blocking index: at most ``parallel`` queries at a time, each off the event
+    loop in a thread (the index's searches only read; the MCP tools search it concurrently too)."""
 
-    def __init__(self, index: SyncSearchable, *, mode: SearchMode = SearchMode.HYBRID) -> None:
+    def __init__(self, index: SyncSearchable, *, mode: SearchMode = SearchMode.HYBRID, parallel: int = 1) -> None:
         self._index = index
         self._mode = mode
-        self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
+        self._parallel = parallel
+        self._slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
 
     async def search(self, query: str, *, k: int, filters: SearchFilters | None) -> SearchResult:
-        # an asyncio.Lock belongs to one event loop: one per loop, so the agent can serve any of them
-        lock = self._locks.setdefault(asyncio.get_running_loop(), asyncio.Lock())
-        async with lock:
+        # an asyncio.Semaphore belongs to one event loop: one per loop, so the agent can serve any of them
+        slots = self._slots.setdefault(asyncio.get_running_loop(), asyncio.Semaphore(self._parallel))
+        async with slots:
             return await asyncio.to_thread(self._index.search, query, k=k, filters=filters, mode=self._mode)
 
 

@@ -1,4 +1,5 @@
-"""Pluggable HTTP providers: web search (SearxNG, Brave) and advisory look-up (the OSV API).
+"""Pluggable HTTP providers: web search (SearxNG, Brave) and advisory look-up (the OSV API; the local
+mirror, ``osv_mirror.OsvMirror``, is the offline one).
 
 Each provider answers ``ProviderHit``s or raises ``SourceUnavailable`` with the cause (connection
 refused, timeout, HTTP status, a body that is not the expected JSON). Every request carries the
@@ -25,7 +26,6 @@ __all__ = [
     "ProviderHit",
     "SearxngSearch",
     "WebSearchProvider",
-    "advisory_provider",
     "web_provider",
 ]
 
@@ -169,7 +169,3 @@ def web_provider(config: RetrievalConfig, env: Mapping[str, str]) -> WebSearchPr
         key = env.get(config.web_api_key_env) if config.web_api_key_env else None
         return BraveSearch(config.web_url, api_key=key, timeout=config.http_timeout_seconds)
     return SearxngSearch(config.web_url, timeout=config.http_timeout_seconds)
-
-
-def advisory_provider(config: RetrievalConfig) -> AdvisoryProvider:
-    return OsvAdvisories(config.advisory_url, timeout=config.http_timeout_seconds)

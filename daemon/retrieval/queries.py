@@ -162,7 +162,7 @@ def _search_queries(request: RetrievalRequest, signals: Signals, task: str) -> l
 def _source_queries(
     source: SourceName, request: RetrievalRequest, signals: Signals, task: str
 ) -> list[tuple[str, str]]:
-    if source in (SourceName.CODE, SourceName.DOCS):
+    if source in (SourceName.CODE, SourceName.DOCS, SourceName.LIBRARIES):
         return _search_queries(request, signals, task)
     if source is SourceName.DECISIONS:
         return [(task, "decisions about the task")]

@@ -11,12 +11,14 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 from daemon.core.models import ChunkKind, MatchConfidence, SearchFilters, SearchHit
 from daemon.errors import DaemonError, InvalidToolInput, SourceUnavailable
 from daemon.retrieval.lexical import overlap, terms
 from daemon.retrieval.models import Attribution, Candidate, SourceName
+from daemon.retrieval.osv_mirror import AuditReport, Finding, OsvMirror
 from daemon.retrieval.ports import CodeFacts, DecisionHistory, IndexSearch
 from daemon.retrieval.providers import AdvisoryProvider, WebSearchProvider
 from daemon.retrieval.queries import QueryPlan
@@ -30,6 +32,7 @@ __all__ = [
     "Source",
     "SourceGuard",
     "WebSource",
+    "audit_candidates",
     "candidate_from_hit",
 ]
 
@@ -230,14 +233,22 @@ class WebSource:
 
 
 class AdvisorySource:
+    """Advisories for the ids and ``name==version`` pins the queries name; with ``audit_root`` (the workflow
+    names the source for this stage and the provider is the local mirror) also the audit of the
+    workspace's locked dependencies: one summary piece, then one piece per affected package."""
+
     name = SourceName.ADVISORIES
 
-    def __init__(self, provider: AdvisoryProvider, *, k: int) -> None:
+    def __init__(self, provider: AdvisoryProvider, *, k: int, audit_root: Path | None = None) -> None:
         self._provider = provider
         self._k = k
+        self._audit_root = audit_root
 
     async def fetch(self, plan: QueryPlan) -> list[Candidate]:
         out: list[Candidate] = []
+        if self._audit_root is not None and isinstance(self._provider, OsvMirror):
+            report = await self._provider.audit(self._audit_root)
+            out.extend(audit_candidates(report))
         for query in plan.for_source(self.name):
             hits = await self._provider.lookup(query.text, limit=self._k)
             out.extend(
@@ -254,6 +265,82 @@ class AdvisorySource:
                 for rank, hit in enumerate(hits, start=1)
             )
         return out
+
+
+_AUDIT_QUERY = "known advisories affecting the workspace's locked dependencies"
+
+
+def _names(items: Sequence[str], limit: int = 8) -> str:
+    shown = ", ".join(items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def audit_candidates(report: AuditReport) -> list[Candidate]:
+    """The dependency audit as candidates: the summary first, then each affected package's advisories."""
+    scan = report.scan
+    by_package: dict[tuple[str, str, str], list[Finding]] = {}
+    for finding in report.findings:
+        by_package.setdefault((finding.ecosystem, finding.name, finding.version), []).append(finding)
+    lines = [
+        f"Dependency audit against the local OSV mirror ({report.records} advisories): "
+        f"{report.checked} exactly-versioned dependencies read from {_names(scan.files) or 'no manifest or lock file'}."
+    ]
+    if by_package:
+        affected = [f"{name} {version} ({eco})" for eco, name, version in by_package]
+        lines.append(f"{len(by_package)} affected by {len(report.findings)} known advisories: {_names(affected, 20)}.")
+    elif report.checked:
+        lines.append("None is affected by a known advisory.")
+    unversioned = scan.unversioned()
+    if unversioned:
+        lines.append(
+            "Not checked, no exact version and no lock file: "
+            + _names([f"{d.name} ({d.where})" for d in unversioned])
+            + "."
+        )
+    if report.unreadable:
+        unreadable = _names(report.unreadable)
+        lines.append(f"Advisories with version bounds that do not parse (check by hand): {unreadable}.")
+    if scan.problems:
+        lines.append("Files not read: " + "; ".join(scan.problems[:5]) + ".")
+    out = [
+        Candidate(
+            id="advisory:audit",
+            source=SourceName.ADVISORIES,
+            text=" ".join(lines),
+            attribution=Attribution(ref="dependency audit"),
+            score=1.0,
+            rank=1,
+            query=_AUDIT_QUERY,
+            grounded_text=False,
+        )
+    ]
+    for rank, ((eco, name, version), findings) in enumerate(sorted(by_package.items()), start=2):
+        head = findings[0]
+        text = [
+            f"{name} {version} ({eco}; declared at {', '.join(head.where[:3])}) is affected by "
+            f"{len(findings)} known advisor{'y' if len(findings) == 1 else 'ies'}:"
+        ]
+        for f in findings:
+            aliases = f" ({', '.join(f.aliases[:3])})" if f.aliases else ""
+            severity = f" [{f.severity}]" if f.severity else ""
+            fix = f" Fixed in {', '.join(f.fixed)}." if f.fixed else " No fixed version known."
+            summary = f.summary if f.summary.endswith((".", "!", "?")) else f.summary + "."
+            text.append(f"- {f.advisory}{aliases}{severity}: {summary}{fix}")
+        out.append(
+            Candidate(
+                id=f"advisory:{eco}/{name}@{version}",
+                source=SourceName.ADVISORIES,
+                text="\n".join(text),
+                attribution=Attribution(
+                    url=f"https://osv.dev/vulnerability/{head.advisory}", ref=", ".join(f.advisory for f in findings)
+                ),
+                score=1.0 / rank,
+                rank=rank,
+                query=_AUDIT_QUERY,
+                grounded_text=False,
+            )
+        )
+    return out
 
 
 class SourceGuard:
@@ -274,11 +361,21 @@ class SourceGuard:
             return None  # half-open: one trial call
         return f"{self._failures} failures in a row; skipped for {self._reset:g} s"
 
-    async def run(self, source: Source, plan: QueryPlan) -> list[Candidate]:
-        """The source's candidates; ``SourceUnavailable`` on a timeout or an answer it could not give."""
+    async def run(self, source: Source, plan: QueryPlan, *, budget: float | None = None) -> list[Candidate]:
+        """The source's candidates; ``SourceUnavailable`` on a timeout or an answer it could not give.
+
+        ``budget``: seconds left of a shared budget (upfront retrieval); when it runs out before the
+        source's own timeout, the source is unavailable for this call without counting as a failure.
+        """
+        shared = budget is not None and budget < self._timeout
+        timeout = max(0.0, budget) if budget is not None and shared else self._timeout
         try:
-            found = await asyncio.wait_for(source.fetch(plan), timeout=self._timeout)
+            found = await asyncio.wait_for(source.fetch(plan), timeout=timeout)
         except TimeoutError as exc:
+            if shared:
+                raise SourceUnavailable(
+                    f"{source.name.value}: the shared upfront budget ran out ({timeout:.2f} s were left)", cause=exc
+                ) from exc
             self._failed()
             raise SourceUnavailable(
                 f"{source.name.value} gave no answer within {self._timeout:g} s", cause=exc

@@ -12,7 +12,8 @@
   cosine to every query that found it is under ``retrieval.min_similarity`` (0.2) is unrelated,
   however the others score (exact look-ups, language-server facts and advisories, are exempt;
   without an embedding model there is no similarity and no floor). Then the workflow's threshold on
-  the normalized score (the fused score over the best piece's, see ``fusion``):
+  the normalized score (the fused score over the best piece's, see ``fusion``; advisories, facts
+  about the workspace's dependencies or an id the task names, are exempt from it too):
   ``retrieval.code_threshold`` 0.7 for code workflows, ``retrieval.docs_threshold`` 0.6 for
   document workflows, the lower of the two otherwise. Because the fused score is led by the
   similarity, that ratio is an adaptive cut: one piece when the best stands out, several when
@@ -45,6 +46,9 @@ _NEGATION = re.compile(r"\b(not|never|no longer|deprecated|instead of|rejected|s
 _PART_HEADER = re.compile(r"\(part \d+/\d+\)\s*$")
 _LOOKUPS = frozenset({SourceName.LSP, SourceName.ADVISORIES})
 """Exact look-ups (a named symbol, an advisory id): no similarity floor applies to them."""
+_FACTS = frozenset({SourceName.ADVISORIES})
+"""Advisories (of an id the task names, or affecting the workspace's own locked dependencies) are facts
+about the workspace, not search hits: the score threshold does not cut them."""
 
 
 def grounded(text: str, file_lines: Sequence[str]) -> bool:
@@ -126,7 +130,7 @@ class Validator:
                         f"similarity {piece.similarity:.2f} to the queries is under the similarity floor {floor:g}",
                     )
                 )
-            elif piece.score + 1e-9 < self._threshold:
+            elif piece.head.source not in _FACTS and piece.score + 1e-9 < self._threshold:
                 rejected.append(
                     _reject(piece, "relevance", f"score {piece.score:.2f} is under the threshold {self._threshold:g}")
                 )

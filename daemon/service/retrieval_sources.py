@@ -11,21 +11,31 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from pathlib import Path
 
 from daemon.config import Config
-from daemon.errors import DaemonError
+from daemon.errors import ConfigError, DaemonError
 from daemon.orchestration.retriever import AgentRetriever
 from daemon.orchestration.run_store import RunStore
 from daemon.retrieval.agent import AgentParts, RetrievalAgent
+from daemon.retrieval.library_docs import LibraryShelf
+from daemon.retrieval.osv_mirror import OsvMirror
 from daemon.retrieval.ports import BlockingIndexSearch, CodeFact, DecisionNote, IndexSearch, QueryModel
-from daemon.retrieval.providers import advisory_provider, web_provider
+from daemon.retrieval.providers import AdvisoryProvider, OsvAdvisories, web_provider
 from daemon.retrieval.tokens import load_token_counter
 from daemon.retrieval.vectors import EmbedderVectors, IndexVectors
 from daemon.service.code_intel import CodeIntelService
 from daemon.service.remote_code_intel import RemoteCodeIntel
 from daemon.service.workspace_index import WorkspaceIndex
 
-__all__ = ["CodeIntelFacts", "RunHistory", "agent_retriever", "build_retrieval_agent"]
+__all__ = [
+    "CodeIntelFacts",
+    "RunHistory",
+    "advisory_provider",
+    "agent_retriever",
+    "build_retrieval_agent",
+    "mirror_path",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -107,6 +117,28 @@ class RunHistory:
         return notes
 
 
+def advisory_provider(config: Config) -> AdvisoryProvider | None:
+    """The local OSV mirror (``retrieval.osv_mirror``, relative to the workspace), else the OSV API at
+    ``retrieval.advisory_url``, else None (the source is off)."""
+    cfg = config.retrieval
+    if cfg.osv_mirror is not None:
+        return OsvMirror(mirror_path(config))
+    if cfg.advisory_url is not None:
+        return OsvAdvisories(cfg.advisory_url, timeout=cfg.http_timeout_seconds)
+    return None
+
+
+def mirror_path(config: Config) -> Path:
+    """``retrieval.osv_mirror`` as a path: ``~`` expanded, relative to the workspace; ``ConfigError`` when unset."""
+    if config.retrieval.osv_mirror is None:
+        raise ConfigError(
+            "no OSV mirror configured: set retrieval.osv_mirror (e.g. in .ided.toml) to the directory the "
+            "advisory source reads"
+        )
+    path = Path(config.retrieval.osv_mirror).expanduser()
+    return path if path.is_absolute() else config.workspace_path / path
+
+
 def build_retrieval_agent(
     config: Config,
     *,
@@ -127,11 +159,12 @@ def build_retrieval_agent(
     parts = AgentParts(
         counter=load_token_counter(config.embedding),
         root=config.workspace_path,
-        index=BlockingIndexSearch(index) if index is not None else search,
+        index=BlockingIndexSearch(index, parallel=cfg.parallel_searches) if index is not None else search,
         facts=CodeIntelFacts(code_intel) if code_intel is not None else None,
         history=RunHistory(run_store) if run_store is not None else None,
         web=web_provider(cfg, env or {}),
-        advisories=advisory_provider(cfg),
+        advisories=advisory_provider(config),
+        libraries=LibraryShelf(config.workspace_path),
         vectors=IndexVectors(index.dense_by_hash, EmbedderVectors(embedder))
         if index is not None and embedder is not None
         else None,

@@ -34,6 +34,7 @@ from daemon.index.sparse import CodeBm25Encoder
 from daemon.index.state_files import check_free_space, ensure_state_dir
 from daemon.index.store_factory import open_store
 from daemon.intel.languages import language_for_path
+from daemon.service.query_vectors import RememberedQueries
 from daemon.service.workspace_lock import WorkspaceLock
 
 __all__ = ["WorkspaceIndex"]
@@ -67,6 +68,7 @@ class WorkspaceIndex:
         self._embedder: DenseEmbedder | None = None
         self._embedder_reason: str | None = None
         self._embedder_tried = False
+        self._remembered: RememberedQueries | None = None
         self._reranker: Reranker | None
         self._reranker, self._reranker_reason = load_reranker(config.rerank)
         scanner = Scanner(
@@ -172,7 +174,7 @@ class WorkspaceIndex:
         searcher = HybridSearcher(
             store=self._store,
             sparse=self._sparse,
-            embedder=self.dense_embedder() if mode is not SearchMode.LEXICAL else None,
+            embedder=self._query_embedder() if mode is not SearchMode.LEXICAL else None,
             reranker=self._reranker,
             prefetch=self.config.search.prefetch,
             rerank_top_n=self.config.rerank.top_n,
@@ -213,6 +215,15 @@ class WorkspaceIndex:
         )
 
     # -- adapters -----------------------------------------------------------------------------
+
+    def _query_embedder(self) -> DenseEmbedder | None:
+        """The dense model remembering recent query vectors (the same question under several filters)."""
+        model = self.dense_embedder()
+        if model is None:
+            return None
+        if self._remembered is None:
+            self._remembered = RememberedQueries(model)
+        return self._remembered
 
     def dense_embedder(self) -> DenseEmbedder | None:
         """The dense model, loaded on first use; None (with ``status().dense_unavailable_reason``) if it cannot."""

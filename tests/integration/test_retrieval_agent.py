@@ -71,9 +71,11 @@ async def test_code_task_gets_the_named_function_grounded_cited_and_within_budge
     assert lsp is not None and lsp.state is SourceState.UNAVAILABLE and lsp.reason == "no language servers attached"
 
 
-@pytest.mark.parametrize("switch", ["code", "docs", "decisions", "lsp", "web", "advisories"])
+@pytest.mark.parametrize("switch", ["code", "docs", "decisions", "lsp", "web", "advisories", "libraries"])
 async def test_every_source_is_off_when_the_config_switches_it_off(shop: Any, switch: str) -> None:
-    on = await _run(_agent(shop, **{switch: True}))
+    # the advisory source needs its data: the OSV records of the fixtures, a hand-unzipped export without an index
+    data = {"osv_mirror": str(Path(__file__).parents[1] / "fixtures" / "osv")} if switch == "advisories" else {}
+    on = await _run(_agent(shop, **{switch: True}, **data))
     off = await _run(_agent(shop, **{switch: False}))
     name = SourceName(switch)
     status = off.source(name)

@@ -1,0 +1,54 @@
+"""The dense model with a memory of its recent query vectors.
+
+A retrieval asks the index the same question under several filters (code, docs, each decision
+glob) and the stages of a plan share questions (the task itself, its identifiers): without a
+memory every one of those searches runs the model on the same text again. ``RememberedQueries``
+keeps the vectors of the last ``size`` distinct query texts (least recently used out first);
+documents are embedded as before. A query's vector depends only on its text and the model, which
+the wrapper is bound to, so a remembered vector is always the one the model would give.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+
+from daemon.core.models import Chunk
+from daemon.core.ports import DenseEmbedder
+
+__all__ = ["RememberedQueries"]
+
+
+class RememberedQueries:
+    """``DenseEmbedder`` over ``model`` remembering the vectors of the last ``size`` query texts."""
+
+    def __init__(self, model: DenseEmbedder, *, size: int = 512) -> None:
+        self._model = model
+        self._size = size
+        self._vectors: OrderedDict[str, list[float]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return self._model.name
+
+    @property
+    def dim(self) -> int:
+        return self._model.dim
+
+    def embed_documents(self, chunks: Sequence[Chunk]) -> list[list[float]]:
+        return self._model.embed_documents(chunks)
+
+    def embed_query(self, text: str) -> list[float]:
+        with self._lock:
+            known = self._vectors.get(text)
+            if known is not None:
+                self._vectors.move_to_end(text)
+                return list(known)
+        vector = self._model.embed_query(text)
+        with self._lock:
+            self._vectors[text] = list(vector)
+            while len(self._vectors) > self._size:
+                self._vectors.popitem(last=False)
+        return vector
