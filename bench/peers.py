@@ -12,9 +12,9 @@ workloads the script makes itself:
 
 Printed per workload and server:
 
-* cold start: spawn -> the first *correct* definition of a known symbol by name (wrong or "not
-  ready" answers are retried at once). Cold means cold: a fresh state/index directory per run,
-  and ided's daemon stopped after each run;
+* cold start: spawn -> ``initialize`` answered, and spawn -> the first *correct* definition of a
+  known symbol by name (wrong or "not ready" answers are retried at once). Cold means cold: a
+  fresh state/index directory per run, and ided's daemon stopped after each run;
 * warm p50/p95 per operation (definition, references, overview of one file, search) over
   ``--warm`` calls, as the client sees them;
 * correctness of each operation against the workload's known answer, and the answer size in
@@ -539,6 +539,7 @@ def _tail(rel: str) -> str:
 @dataclass
 class Result:
     cold: list[float] = field(default_factory=list[float])
+    initialize: list[float] = field(default_factory=list[float])
     cold_error: str | None = None
     warm: dict[str, list[float]] = field(default_factory=dict[str, list[float]])
     correct: dict[str, float] = field(default_factory=dict[str, float])
@@ -568,6 +569,7 @@ async def one_run(server: Server, wl: Workload, run_dir: Path, res: Result, warm
     started = time.perf_counter()
     try:
         async with spawn(server, wl, run_dir, tag) as (client, env):
+            res.initialize.append(time.perf_counter() - started)
             await server.setup(client, wl)
             definition = server.call("definition", wl)
             last_text = ""
@@ -646,6 +648,10 @@ def report(wl: Workload, servers: list[Server], results: dict[str, Result]) -> N
         return f"{statistics.median(r.cold):.2f} s ({runs})"
 
     row("cold → first correct definition, median (runs)", cold)
+    row(
+        "cold → initialize answered, median",
+        lambda r: f"{statistics.median(r.initialize):.2f} s" if r.initialize else "–",
+    )
     for op in OPS:
         row(
             f"warm {op} p50 / p95 ms",
