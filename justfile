@@ -55,6 +55,10 @@ bench-chunking *ARGS:
 bench-intel *ARGS:
     uv run --frozen python bench/intel.py {{ARGS}}
 
+# ided mcp against Serena, jCodeMunch and code-index-mcp (installed from PyPI under ~/.cache/ided/bench-peers)
+bench-peers *ARGS:
+    uv run --frozen python bench/peers.py {{ARGS}}
+
 bench-daemon *ARGS:
     uv run --frozen python bench/daemon_latency.py {{ARGS}}
 
