@@ -2,7 +2,7 @@
 
 One method per tool. Symbols can be named ("Class.method", "module.func", "ns::func") or given
 as file + line (+ column); a name is resolved through the index (exact ``qualified_name``
-match on a lexical search) or, when the index has nothing, a Tree-sitter scan, and then the
+match on a lexical search), then package re-exports (``requests.get``), then a Tree-sitter scan, and then the
 language server of that file's language is asked at the name's position. Results are bounded
 (``max_results``, ``max_chars``), paths are workspace-relative, lines and columns 1-based.
 
@@ -288,7 +288,13 @@ class CodeIntelService:
                 "scan); check the spelling, qualify it as 'Class.method' or 'module.func', or give file + line"
             )
         best = [m for m in matches if m.rank == matches[0].rank][:_MAX_TARGETS]
-        notes = [] if via == "index" else ["symbol found by a Tree-sitter scan (the index had no match)"]
+        notes: list[str] = []
+        if via == "tree_sitter":
+            notes.append("symbol found by a Tree-sitter scan (the index had no match)")
+        elif via == "reexport":
+            notes.extend(
+                f"{symbol} is re-exported by {m.exported_by}: defined as {m.qualified_name} in {m.path}" for m in best
+            )
         if len(matches) > len(best):
             others = ", ".join(
                 f"{m.qualified_name} ({m.path}:{m.start_line})" for m in matches[len(best) : len(best) + 5]
