@@ -17,6 +17,7 @@ __all__ = [
     "AstNodeParams",
     "CallHierarchyParams",
     "DaemonStatus",
+    "DocumentSymbolsParams",
     "FileParams",
     "HelloParams",
     "IndexChanged",
@@ -108,6 +109,12 @@ class AstNodeParams(_Params):
 class FileParams(_Params):
     file: str
     max_results: int = Field(default=200, ge=1, le=5000)
+
+
+class DocumentSymbolsParams(FileParams):
+    depth: int | None = Field(default=2, ge=1, le=64)
+    include_locals: bool = False
+    max_chars: int | None = Field(default=20_000, ge=200, le=1_000_000)
 
 
 class WorkspaceSymbolsParams(_Params):

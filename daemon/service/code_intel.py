@@ -56,6 +56,7 @@ from daemon.intel.languages import CODE_LANGUAGES, language_for_path
 from daemon.intel.lsp.client import LspClient
 from daemon.intel.lsp.convert import (
     FileLines,
+    FlatSymbols,
     LspTarget,
     diagnostic_info,
     flatten_document_symbols,
@@ -569,7 +570,17 @@ class CodeIntelService:
         except TimeoutError:
             raise clock.timed_out() from None
 
-    async def document_symbols(self, file: str, *, max_results: int = 200) -> SymbolsResult:
+    async def document_symbols(
+        self,
+        file: str,
+        *,
+        max_results: int = 200,
+        depth: int | None = 2,
+        include_locals: bool = False,
+        max_chars: int | None = 20_000,
+    ) -> SymbolsResult:
+        """The file's outline: nested at most ``depth`` deep, without what sits inside functions unless
+        ``include_locals``, and at most ``max_chars`` of symbols (as JSON); ``notes`` say what was left out."""
         resolved = self.paths.resolve(file)
         language = self._language_of(resolved.relative)
         notes: list[str] = []
@@ -587,20 +598,43 @@ class CodeIntelService:
             result = None
             notes.append(f"language server unavailable ({exc.message})")
         if result is not None:
-            symbols, total = await asyncio.to_thread(
-                flatten_document_symbols, result, resolved.absolute, FileLines(self.paths), limit=max_results
+            flat = await asyncio.to_thread(
+                functools.partial(
+                    flatten_document_symbols,
+                    result,
+                    resolved.absolute,
+                    FileLines(self.paths),
+                    limit=max_results,
+                    depth=depth,
+                    include_locals=include_locals,
+                )
             )
         else:
             server_name = None
             notes.append("fallback: symbols from the Tree-sitter chunker")
             symbols, total = await asyncio.to_thread(
-                self._results.chunk_symbols, resolved.absolute, resolved.relative, language, max_results
+                self._results.chunk_symbols, resolved.absolute, resolved.relative, language, 5000
             )
+            kept = [s for s in symbols if depth is None or _nesting(s) <= depth]
+            flat = FlatSymbols(symbols=kept[:max_results], total=total, deeper=len(symbols) - len(kept))
+        symbols = budgeted_symbols(flat.symbols, max_chars)
+        if flat.locals:
+            notes.append(f"{flat.locals} parameters/locals inside functions omitted (include_locals=true lists them)")
+        if flat.deeper:
+            notes.append(f"{flat.deeper} symbols nested deeper than {depth} omitted (raise depth to list them)")
+        listed = len(flat.symbols)
+        if len(symbols) < listed:
+            notes.append(
+                f"{listed - len(symbols)} more symbols omitted to stay within max_chars={max_chars} "
+                f"(continue after line {symbols[-1].location.range.start_line if symbols else 1}, or raise max_chars)"
+            )
+        elif listed < flat.total - flat.locals - flat.deeper:
+            notes.append(f"{flat.total - flat.locals - flat.deeper - listed} more symbols omitted (max_results)")
         return SymbolsResult(
             query=resolved.relative,
             symbols=tuple(symbols),
-            total=total,
-            truncated=total > len(symbols),
+            total=flat.total,
+            truncated=flat.total > len(symbols),
             server=server_name,
             notes=tuple(notes),
         )
@@ -724,6 +758,22 @@ class CodeIntelService:
         return IntelStatus(
             workspace=str(self.paths.root), index=status, index_note=note, servers=tuple(self.pool.statuses())
         )
+
+
+def _nesting(symbol: SymbolInfo) -> int:
+    return 1 + (symbol.container.count(".") + 1 if symbol.container else 0)
+
+
+def budgeted_symbols(symbols: list[SymbolInfo], max_chars: int | None) -> list[SymbolInfo]:
+    """The leading symbols whose JSON fits in ``max_chars`` (all of them when None)."""
+    if max_chars is None:
+        return symbols
+    used = 0
+    for count, symbol in enumerate(symbols):
+        used += len(symbol.model_dump_json(exclude_defaults=True)) + 1
+        if used > max_chars:
+            return symbols[:count]
+    return symbols
 
 
 def _position(doc: OpenDocument | None, target: _Target) -> lsp.Position:
