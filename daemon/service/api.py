@@ -150,3 +150,9 @@ class DaemonStatus(BaseModel):
     busy: str | None = Field(default=None, description="What the index is doing now (initial pass, embedding).")
     index: IndexStatus
     servers: list[LanguageServerStatus] = Field(default_factory=list[LanguageServerStatus])
+    idle_limit_seconds: int = Field(
+        default=0, description="It stops this long after the last client leaves; 0 = never (see editor_attached)."
+    )
+    editor_attached: bool = Field(
+        default=False, description="An editor (lsp/acp) has attached: the longer idle limit applies."
+    )
