@@ -70,6 +70,7 @@ from daemon.intel.parsers import has_grammar
 from daemon.intel.syntax_budget import BudgetClock, SyntaxBudget
 from daemon.intel.workspace_paths import WorkspacePaths
 from daemon.service.intel_results import IntelResults
+from daemon.service.server_exclusions import server_exclusions
 from daemon.service.shared_index import SharedIndex
 from daemon.service.symbol_resolver import SymbolMatch, SymbolResolver, name_position
 
@@ -183,7 +184,16 @@ class CodeIntelService:
         # Resolving the servers touches the disk (and probes a rustup proxy): off the event loop.
         pool = await asyncio.to_thread(
             functools.partial(
-                LanguageServerPool, config.workspace_path, config.intel, refused=untrusted_servers(config)
+                LanguageServerPool,
+                config.workspace_path,
+                config.intel,
+                refused=untrusted_servers(config),
+                exclusions=functools.partial(
+                    server_exclusions,
+                    config.workspace_path,
+                    max_file_bytes=config.index.max_file_bytes,
+                    extra=config.index.exclude,
+                ),
             )
         )
         service = cls(config, pool=pool)
