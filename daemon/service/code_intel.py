@@ -458,6 +458,7 @@ class CodeIntelService:
             notes.append(f"language server unavailable ({exc.message})")
         if parsed is not None:
             signature, documentation = parsed
+            notes.extend(_cut_notes(max_chars, signature=signature, documentation=documentation))
             return SignatureResult(
                 query=query,
                 signature=excerpt(signature, max_chars),
@@ -487,6 +488,7 @@ class CodeIntelService:
         absolute = self.paths.root / match.path
         text = await asyncio.to_thread(read_text, absolute, display=match.path)
         def_line, def_col = name_position(text.split("\n"), match)
+        notes.extend(_cut_notes(max_chars, signature=match.signature or "", documentation=match.docstring))
         return SignatureResult(
             query=query,
             signature=excerpt(match.signature, max_chars),
@@ -792,11 +794,26 @@ def _position(doc: OpenDocument | None, target: _Target) -> lsp.Position:
 
 
 def trim_search_result(result: SearchResult, max_chars: int) -> SearchResult:
-    """Each hit's text cut to ``max_chars`` (tools answer compactly)."""
+    """Each hit's text cut to ``max_chars`` (tools answer compactly); a note says how many were cut."""
     hits: list[SearchHit] = []
+    cut = 0
     for hit in result.hits:
         if len(hit.chunk.text) > max_chars:
+            cut += 1
             chunk = hit.chunk.model_copy(update={"text": excerpt(hit.chunk.text, max_chars)})
             hit = hit.model_copy(update={"chunk": chunk})
         hits.append(hit)
-    return result.model_copy(update={"hits": tuple(hits)})
+    notes = result.notes
+    if cut:
+        cut_note = f"the text of {cut} of {len(hits)} hits was cut to max_chars={max_chars}"
+        notes = (*notes, f"{cut_note} (start_line..end_line span the whole chunk)")
+    return result.model_copy(update={"hits": tuple(hits), "notes": notes})
+
+
+def _cut_notes(max_chars: int, *, signature: str, documentation: str | None) -> list[str]:
+    cut = [
+        name
+        for name, text in (("signature", signature), ("documentation", documentation or ""))
+        if len(text) > max_chars
+    ]
+    return [f"{' and '.join(cut)} cut to max_chars={max_chars}"] if cut else []

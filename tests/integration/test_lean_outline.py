@@ -1,4 +1,4 @@
-"""Token-lean outlines: ``document_symbols`` is compact by default and says what it left out (basedpyright)."""
+"""Token-lean answers: ``document_symbols`` compact by default, every cut stated (basedpyright, a real index)."""
 
 from __future__ import annotations
 
@@ -65,3 +65,10 @@ async def test_the_outline_is_two_levels_without_locals_by_default_and_says_what
         assert 0 < len(budgeted.symbols) < 300 and size <= 2000
         assert budgeted.truncated
         assert any("to stay within max_chars=2000" in n for n in budgeted.notes)
+
+        signature = await asyncio.wait_for(intel.get_signature("Client.send", max_chars=20), 90)
+        assert len(signature.signature) <= 20
+        assert "signature cut to max_chars=20" in signature.notes
+        found = await asyncio.wait_for(intel.search_code("function_number_7 argument", max_chars=30), 90)
+        assert found.hits and all(len(h.chunk.text) <= 30 for h in found.hits)
+        assert any("hits was cut to max_chars=30" in n for n in found.notes)
