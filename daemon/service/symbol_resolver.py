@@ -30,6 +30,7 @@ logger = logging.getLogger(__name__)
 _NOT_SYMBOLS = frozenset({SymbolKind.MODULE, SymbolKind.SECTION, SymbolKind.WINDOW})
 _DEF_KEYWORDS = r"(?:def|class|function|func|fn|struct|interface|enum|type|trait|impl|namespace|union)"
 _SCAN_MAX_FILES = 50_000
+_CHUNK_CACHE_FILES = 256
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -122,6 +123,7 @@ class SymbolResolver:
         self._index_search = index_search
         self._scanner = scanner
         self._max_file_bytes = max_file_bytes
+        self._chunk_cache: dict[tuple[str, int, int], list[Chunk]] = {}
 
     def resolve(self, name: str, *, limit: int = 10) -> tuple[list[SymbolMatch], str]:
         """Matches, best first, and how they were found ("index", "reexport", "tree_sitter" or "none")."""
@@ -174,14 +176,7 @@ class SymbolResolver:
 
         def chunks_of(path: str) -> list[Chunk]:
             if path not in chunks:
-                text = read(path)
-                language = language_for_path(path)
-                chunks[path] = []
-                if text is not None and language is not None:
-                    try:
-                        chunks[path] = chunk_source(path, text.encode("utf-8"), language)
-                    except Exception:  # a chunker failure on one file must not hide the others
-                        logger.warning("chunking %s for symbol lookup failed", path, exc_info=True)
+                chunks[path] = self._file_chunks(path, read)
             return chunks[path]
 
         def defines(path: str, qualified: str) -> bool:
@@ -195,6 +190,29 @@ class SymbolResolver:
                 if match.rank == 0
             )
         return sorted(out, key=lambda m: (m.path, m.start_line))
+
+    def _file_chunks(self, path: str, read: Callable[[str], str | None]) -> list[Chunk]:
+        """A file's chunks, kept while its size and mtime stay the same (a package's modules are asked again)."""
+        try:
+            stat = (self._root / path).stat()
+        except OSError:
+            return []
+        key = (path, stat.st_size, stat.st_mtime_ns)
+        cached = self._chunk_cache.get(key)
+        if cached is not None:
+            return cached
+        text = read(path)
+        language = language_for_path(path)
+        out: list[Chunk] = []
+        if text is not None and language is not None:
+            try:
+                out = chunk_source(path, text.encode("utf-8"), language)
+            except Exception:  # a chunker failure on one file must not hide the others
+                logger.warning("chunking %s for symbol lookup failed", path, exc_info=True)
+        if len(self._chunk_cache) >= _CHUNK_CACHE_FILES:
+            self._chunk_cache.pop(next(iter(self._chunk_cache)), None)
+        self._chunk_cache[key] = out
+        return out
 
     def _scan(self, last: str) -> list[Chunk]:
         """Chunks of every code file that mentions ``last`` (a bounded walk that honours .gitignore)."""

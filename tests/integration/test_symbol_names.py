@@ -125,6 +125,14 @@ def test_a_name_nothing_exports_is_not_invented(workspace: Path) -> None:
     assert _resolver(workspace, _no_index).resolve("shop.makeCart") == ([], "none")  # exported only as createCart
 
 
+def test_a_re_exported_name_follows_edits_on_disk(workspace: Path) -> None:
+    resolver = _resolver(workspace, _no_index)
+    assert resolver.resolve("mypkg.Session.request")[1] == "reexport"
+    (workspace / "mypkg" / "sessions.py").write_text("class Session:\n    def send_request(self) -> None: ...\n")
+    assert resolver.resolve("mypkg.Session.request") == ([], "none")
+    assert resolver.resolve("mypkg.Session.send_request")[0][0].qualified_name == "Session.send_request"
+
+
 def test_with_a_built_index_names_are_answered_from_it_without_a_scan(workspace: Path, tmp_path: Path) -> None:
     shared = SharedIndex(workspace_config(workspace, tmp_path / "state"), wait_seconds=60)
     shared.open(run_pass=True)
