@@ -66,7 +66,8 @@ Ctx = Context[Served, Any]
 
 INSTRUCTIONS = (
     "Precise code facts for this workspace from real language servers (kept warm) and Tree-sitter, "
-    "plus search over ided's index. Name symbols as 'Class.method', 'module.func' or 'ns::func', or "
+    "plus search over ided's index. Name symbols as 'Class.method', 'module.func', a package's public "
+    "name ('requests.Session.get', followed through re-exports) or 'ns::func', or "
     "give file + line (+ column), 1-based. Paths are workspace-relative. A 'not ready' error means a "
     "language server is still starting or indexing: retry in a few seconds rather than concluding "
     "that nothing exists."
@@ -75,7 +76,11 @@ INSTRUCTIONS = (
 _READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 Symbol = Annotated[
-    str | None, Field(description="Symbol name: 'Class.method', 'module.func', 'ns::func' or a bare name.")
+    str | None,
+    Field(
+        description="Symbol name: 'Class.method', 'module.func', a package's public name ('requests.get'), "
+        "'ns::func' or a bare name."
+    ),
 ]
 File = Annotated[str | None, Field(description="Workspace-relative file path (with line) instead of a symbol.")]
 Line = Annotated[int | None, Field(ge=1, description="1-based line in `file`.")]
