@@ -193,6 +193,7 @@ class CodeIntelService:
                     config.workspace_path,
                     max_file_bytes=config.index.max_file_bytes,
                     extra=config.index.exclude,
+                    respect_gitignore=config.index.respect_gitignore,
                 ),
             )
         )

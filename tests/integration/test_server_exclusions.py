@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
 from pathlib import Path
 
 from daemon.intel.lsp.registry import exclusion_settings
@@ -38,6 +39,19 @@ def test_the_globs_name_the_too_large_code_files_and_the_skipped_directories(tmp
     assert "-**/node_modules" in exclusion_settings("gopls", {}, globs)["gopls"]["directoryFilters"]
     mine = {"basedpyright": {"analysis": {"exclude": ["mine/**"]}}}
     assert exclusion_settings("basedpyright", mine, globs)["basedpyright"]["analysis"]["exclude"] == ["mine/**"]
+
+
+def test_what_git_ignores_is_excluded_too(tmp_path: Path) -> None:
+    root = _workspace(tmp_path)
+    (root / ".gitignore").write_text("generated/\n*.log\n")
+    (root / "generated").mkdir()
+    (root / "generated" / "client.py").write_text(SMALL)
+    (root / "run.log").write_text("x\n")
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    globs = server_exclusions(root, max_file_bytes=4000)
+    assert {"generated", "run.log"} <= set(globs)
+    assert "app.py" not in globs and not any(g.startswith("node_modules") for g in globs)
+    assert "generated" not in server_exclusions(root, max_file_bytes=4000, respect_gitignore=False)
 
 
 async def _symbols(root: Path, state: Path, max_file_bytes: int) -> set[str]:
