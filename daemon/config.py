@@ -131,7 +131,17 @@ class DaemonConfig(_Section):
     """The per-workspace daemon (``ided daemon``) that every front attaches to."""
 
     idle_shutdown_seconds: int = Field(
-        default=1800, ge=0, description="Stop after this long with no client attached; 0 = never."
+        default=1800,
+        ge=0,
+        description="Stop after this long with no client attached, once an editor (lsp/acp) has attached; 0 = never.",
+    )
+    idle_shutdown_no_editor_seconds: int = Field(
+        default=300,
+        ge=0,
+        description=(
+            "Stop after this long with no client attached when no editor (lsp/acp) has ever attached, only agents "
+            "(mcp) or commands; at most idle_shutdown_seconds; 0 = use idle_shutdown_seconds."
+        ),
     )
     watch: bool = Field(default=True, description="Re-index files as they change on disk.")
     debounce_ms: int = Field(default=50, ge=0, le=5000, description="Quiet time before a burst of changes is indexed.")

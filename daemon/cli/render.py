@@ -101,6 +101,13 @@ def print_daemon(console: Console, status: DaemonStatus) -> None:
         + (f", busy: {status.busy}" if status.busy else ""),
         highlight=False,
     )
+    who = "an editor has attached" if status.editor_attached else "no editor has attached"
+    stops = (
+        f"stops {status.idle_limit_seconds:,}s after the last client leaves ({who})"
+        if status.idle_limit_seconds
+        else "never stops by itself (daemon.idle_shutdown_seconds = 0)"
+    )
+    console.print(Text(f"  idle: {stops}", style="dim"))
     for server in status.servers:
         line = f"  language server {server.name} ({', '.join(server.languages)}): {server.state.value}"
         if server.pid:

@@ -17,6 +17,7 @@ __all__ = [
     "AstNodeParams",
     "CallHierarchyParams",
     "DaemonStatus",
+    "DocumentSymbolsParams",
     "FileParams",
     "HelloParams",
     "IndexChanged",
@@ -110,6 +111,12 @@ class FileParams(_Params):
     max_results: int = Field(default=200, ge=1, le=5000)
 
 
+class DocumentSymbolsParams(FileParams):
+    depth: int | None = Field(default=2, ge=1, le=64)
+    include_locals: bool = False
+    max_chars: int | None = Field(default=20_000, ge=200, le=1_000_000)
+
+
 class WorkspaceSymbolsParams(_Params):
     query: str
     max_results: int = Field(default=50, ge=1, le=1000)
@@ -143,3 +150,9 @@ class DaemonStatus(BaseModel):
     busy: str | None = Field(default=None, description="What the index is doing now (initial pass, embedding).")
     index: IndexStatus
     servers: list[LanguageServerStatus] = Field(default_factory=list[LanguageServerStatus])
+    idle_limit_seconds: int = Field(
+        default=0, description="It stops this long after the last client leaves; 0 = never (see editor_attached)."
+    )
+    editor_attached: bool = Field(
+        default=False, description="An editor (lsp/acp) has attached: the longer idle limit applies."
+    )

@@ -2,7 +2,7 @@
 
 One method per tool. Symbols can be named ("Class.method", "module.func", "ns::func") or given
 as file + line (+ column); a name is resolved through the index (exact ``qualified_name``
-match on a lexical search) or, when the index has nothing, a Tree-sitter scan, and then the
+match on a lexical search), then package re-exports (``requests.get``), then a Tree-sitter scan, and then the
 language server of that file's language is asked at the name's position. Results are bounded
 (``max_results``, ``max_chars``), paths are workspace-relative, lines and columns 1-based.
 
@@ -56,6 +56,7 @@ from daemon.intel.languages import CODE_LANGUAGES, language_for_path
 from daemon.intel.lsp.client import LspClient
 from daemon.intel.lsp.convert import (
     FileLines,
+    FlatSymbols,
     LspTarget,
     diagnostic_info,
     flatten_document_symbols,
@@ -69,6 +70,7 @@ from daemon.intel.parsers import has_grammar
 from daemon.intel.syntax_budget import BudgetClock, SyntaxBudget
 from daemon.intel.workspace_paths import WorkspacePaths
 from daemon.service.intel_results import IntelResults
+from daemon.service.server_exclusions import server_exclusions
 from daemon.service.shared_index import SharedIndex
 from daemon.service.symbol_resolver import SymbolMatch, SymbolResolver, name_position
 
@@ -182,7 +184,17 @@ class CodeIntelService:
         # Resolving the servers touches the disk (and probes a rustup proxy): off the event loop.
         pool = await asyncio.to_thread(
             functools.partial(
-                LanguageServerPool, config.workspace_path, config.intel, refused=untrusted_servers(config)
+                LanguageServerPool,
+                config.workspace_path,
+                config.intel,
+                refused=untrusted_servers(config),
+                exclusions=functools.partial(
+                    server_exclusions,
+                    config.workspace_path,
+                    max_file_bytes=config.index.max_file_bytes,
+                    extra=config.index.exclude,
+                    respect_gitignore=config.index.respect_gitignore,
+                ),
             )
         )
         service = cls(config, pool=pool)
@@ -288,7 +300,13 @@ class CodeIntelService:
                 "scan); check the spelling, qualify it as 'Class.method' or 'module.func', or give file + line"
             )
         best = [m for m in matches if m.rank == matches[0].rank][:_MAX_TARGETS]
-        notes = [] if via == "index" else ["symbol found by a Tree-sitter scan (the index had no match)"]
+        notes: list[str] = []
+        if via == "tree_sitter":
+            notes.append("symbol found by a Tree-sitter scan (the index had no match)")
+        elif via == "reexport":
+            notes.extend(
+                f"{symbol} is re-exported by {m.exported_by}: defined as {m.qualified_name} in {m.path}" for m in best
+            )
         if len(matches) > len(best):
             others = ", ".join(
                 f"{m.qualified_name} ({m.path}:{m.start_line})" for m in matches[len(best) : len(best) + 5]
@@ -441,6 +459,7 @@ class CodeIntelService:
             notes.append(f"language server unavailable ({exc.message})")
         if parsed is not None:
             signature, documentation = parsed
+            notes.extend(_cut_notes(max_chars, signature=signature, documentation=documentation))
             return SignatureResult(
                 query=query,
                 signature=excerpt(signature, max_chars),
@@ -470,6 +489,7 @@ class CodeIntelService:
         absolute = self.paths.root / match.path
         text = await asyncio.to_thread(read_text, absolute, display=match.path)
         def_line, def_col = name_position(text.split("\n"), match)
+        notes.extend(_cut_notes(max_chars, signature=match.signature or "", documentation=match.docstring))
         return SignatureResult(
             query=query,
             signature=excerpt(match.signature, max_chars),
@@ -563,7 +583,17 @@ class CodeIntelService:
         except TimeoutError:
             raise clock.timed_out() from None
 
-    async def document_symbols(self, file: str, *, max_results: int = 200) -> SymbolsResult:
+    async def document_symbols(
+        self,
+        file: str,
+        *,
+        max_results: int = 200,
+        depth: int | None = 2,
+        include_locals: bool = False,
+        max_chars: int | None = 20_000,
+    ) -> SymbolsResult:
+        """The file's outline: nested at most ``depth`` deep, without what sits inside functions unless
+        ``include_locals``, and at most ``max_chars`` of symbols (as JSON); ``notes`` say what was left out."""
         resolved = self.paths.resolve(file)
         language = self._language_of(resolved.relative)
         notes: list[str] = []
@@ -581,20 +611,43 @@ class CodeIntelService:
             result = None
             notes.append(f"language server unavailable ({exc.message})")
         if result is not None:
-            symbols, total = await asyncio.to_thread(
-                flatten_document_symbols, result, resolved.absolute, FileLines(self.paths), limit=max_results
+            flat = await asyncio.to_thread(
+                functools.partial(
+                    flatten_document_symbols,
+                    result,
+                    resolved.absolute,
+                    FileLines(self.paths),
+                    limit=max_results,
+                    depth=depth,
+                    include_locals=include_locals,
+                )
             )
         else:
             server_name = None
             notes.append("fallback: symbols from the Tree-sitter chunker")
             symbols, total = await asyncio.to_thread(
-                self._results.chunk_symbols, resolved.absolute, resolved.relative, language, max_results
+                self._results.chunk_symbols, resolved.absolute, resolved.relative, language, 5000
             )
+            kept = [s for s in symbols if depth is None or _nesting(s) <= depth]
+            flat = FlatSymbols(symbols=kept[:max_results], total=total, deeper=len(symbols) - len(kept))
+        symbols = budgeted_symbols(flat.symbols, max_chars)
+        if flat.locals:
+            notes.append(f"{flat.locals} parameters/locals inside functions omitted (include_locals=true lists them)")
+        if flat.deeper:
+            notes.append(f"{flat.deeper} symbols nested deeper than {depth} omitted (raise depth to list them)")
+        listed = len(flat.symbols)
+        if len(symbols) < listed:
+            notes.append(
+                f"{listed - len(symbols)} more symbols omitted to stay within max_chars={max_chars} "
+                f"(continue after line {symbols[-1].location.range.start_line if symbols else 1}, or raise max_chars)"
+            )
+        elif listed < flat.total - flat.locals - flat.deeper:
+            notes.append(f"{flat.total - flat.locals - flat.deeper - listed} more symbols omitted (max_results)")
         return SymbolsResult(
             query=resolved.relative,
             symbols=tuple(symbols),
-            total=total,
-            truncated=total > len(symbols),
+            total=flat.total,
+            truncated=flat.total > len(symbols),
             server=server_name,
             notes=tuple(notes),
         )
@@ -720,17 +773,48 @@ class CodeIntelService:
         )
 
 
+def _nesting(symbol: SymbolInfo) -> int:
+    return 1 + (symbol.container.count(".") + 1 if symbol.container else 0)
+
+
+def budgeted_symbols(symbols: list[SymbolInfo], max_chars: int | None) -> list[SymbolInfo]:
+    """The leading symbols whose JSON fits in ``max_chars`` (all of them when None)."""
+    if max_chars is None:
+        return symbols
+    used = 0
+    for count, symbol in enumerate(symbols):
+        used += len(symbol.model_dump_json(exclude_defaults=True)) + 1
+        if used > max_chars:
+            return symbols[:count]
+    return symbols
+
+
 def _position(doc: OpenDocument | None, target: _Target) -> lsp.Position:
     assert doc is not None
     return doc.position(target.line, target.column)
 
 
 def trim_search_result(result: SearchResult, max_chars: int) -> SearchResult:
-    """Each hit's text cut to ``max_chars`` (tools answer compactly)."""
+    """Each hit's text cut to ``max_chars`` (tools answer compactly); a note says how many were cut."""
     hits: list[SearchHit] = []
+    cut = 0
     for hit in result.hits:
         if len(hit.chunk.text) > max_chars:
+            cut += 1
             chunk = hit.chunk.model_copy(update={"text": excerpt(hit.chunk.text, max_chars)})
             hit = hit.model_copy(update={"chunk": chunk})
         hits.append(hit)
-    return result.model_copy(update={"hits": tuple(hits)})
+    notes = result.notes
+    if cut:
+        cut_note = f"the text of {cut} of {len(hits)} hits was cut to max_chars={max_chars}"
+        notes = (*notes, f"{cut_note} (start_line..end_line span the whole chunk)")
+    return result.model_copy(update={"hits": tuple(hits), "notes": notes})
+
+
+def _cut_notes(max_chars: int, *, signature: str, documentation: str | None) -> list[str]:
+    cut = [
+        name
+        for name, text in (("signature", signature), ("documentation", documentation or ""))
+        if len(text) > max_chars
+    ]
+    return [f"{' and '.join(cut)} cut to max_chars={max_chars}"] if cut else []

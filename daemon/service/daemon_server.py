@@ -4,6 +4,10 @@ It owns the workspace index (and later the language servers and pipeline runs), 
 Unix socket readable only by the user, writes ``daemon.json`` (pid, socket) to the state
 directory, refuses to start twice for one workspace, stops when idle, and shuts down cleanly on
 SIGTERM/SIGINT (flushing the index).
+
+Idle means no client attached. The limit is ``daemon.idle_shutdown_seconds`` once an editor (an
+``lsp`` or ``acp`` front) has attached, and the shorter ``daemon.idle_shutdown_no_editor_seconds``
+while only agents (``mcp``) and commands have: a daemon an agent session started leaves soon after it.
 """
 
 from __future__ import annotations
@@ -70,6 +74,7 @@ class DaemonServer:
         self._shutdown = asyncio.Event()
         self._last_client_left = time.monotonic()
         self._started = datetime.now(UTC)
+        self._editor_attached = False
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -129,13 +134,22 @@ class DaemonServer:
     def request_shutdown(self) -> None:
         self._shutdown.set()
 
-    async def _idle_watch(self) -> None:
+    def idle_limit(self) -> int:
+        """Seconds without a client before it stops (0: never); see the module docstring."""
         limit = self.config.daemon.idle_shutdown_seconds
-        if limit <= 0:
-            return
+        shorter = self.config.daemon.idle_shutdown_no_editor_seconds
+        if limit <= 0 or self._editor_attached or shorter <= 0:
+            return limit
+        return min(limit, shorter)
+
+    async def _idle_watch(self) -> None:
         while True:
+            limit = self.idle_limit()
+            if limit <= 0:
+                return
             await asyncio.sleep(min(limit, 5))
-            if not self._connections and time.monotonic() - self._last_client_left >= limit:
+            limit = self.idle_limit()
+            if limit > 0 and not self._connections and time.monotonic() - self._last_client_left >= limit:
                 logger.info("no client for %ds: stopping", limit)
                 self._shutdown.set()
                 return
@@ -158,6 +172,7 @@ class DaemonServer:
         async def hello(params: dict[str, Any]) -> dict[str, Any]:
             p = HelloParams.model_validate(params)
             self._connections[conn] = ClientInfo(client=p.client, pid=p.pid, connected=_now())
+            self._editor_attached = self._editor_attached or p.client in _EDITOR_CLIENTS
             if p.subscribe:
                 self._subscribers.add(conn)
             return {"pid": os.getpid(), "version": __version__, "workspace": self.config.workspace}
@@ -207,7 +222,13 @@ class DaemonServer:
             busy=self.index.busy,
             index=await self.index.status(),
             servers=self.intel.servers() if self.intel is not None else [],
+            idle_limit_seconds=self.idle_limit(),
+            editor_attached=self._editor_attached,
         )
+
+
+_EDITOR_CLIENTS = frozenset({"lsp", "acp"})
+"""Clients that are editors: once one attached, the daemon keeps the longer idle limit."""
 
 
 def _now() -> str:

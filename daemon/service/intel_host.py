@@ -16,6 +16,7 @@ from daemon.core.intel_models import LanguageServerStatus
 from daemon.service.api import (
     AstNodeParams,
     CallHierarchyParams,
+    DocumentSymbolsParams,
     FileParams,
     Methods,
     ReferencesParams,
@@ -92,8 +93,10 @@ class IntelHost:
             return await self._svc().get_ast_node(p.file, p.line, p.column, max_chars=p.max_chars)
 
         async def document_symbols(params: dict[str, Any]) -> Any:
-            p = FileParams.model_validate(params)
-            return await self._svc().document_symbols(p.file, max_results=p.max_results)
+            p = DocumentSymbolsParams.model_validate(params)
+            return await self._svc().document_symbols(
+                p.file, max_results=p.max_results, depth=p.depth, include_locals=p.include_locals, max_chars=p.max_chars
+            )
 
         async def workspace_symbols(params: dict[str, Any]) -> Any:
             p = WorkspaceSymbolsParams.model_validate(params)

@@ -134,10 +134,23 @@ class RemoteCodeIntel:
         params = {"file": file, "line": line, "column": column, "max_chars": max(100, max_chars)}
         return await self._call(Methods.INTEL_AST_NODE, params, AstNodeResult)
 
-    async def document_symbols(self, file: str, *, max_results: int = 200) -> SymbolsResult:
-        return await self._call(
-            Methods.INTEL_DOCUMENT_SYMBOLS, {"file": file, "max_results": max_results}, SymbolsResult
-        )
+    async def document_symbols(
+        self,
+        file: str,
+        *,
+        max_results: int = 200,
+        depth: int | None = 2,
+        include_locals: bool = False,
+        max_chars: int | None = 20_000,
+    ) -> SymbolsResult:
+        params = {
+            "file": file,
+            "max_results": max_results,
+            "depth": depth,
+            "include_locals": include_locals,
+            "max_chars": max_chars,
+        }
+        return await self._call(Methods.INTEL_DOCUMENT_SYMBOLS, params, SymbolsResult)
 
     async def workspace_symbols(
         self, query: str, *, language: str | None = None, max_results: int = 50

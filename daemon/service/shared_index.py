@@ -95,7 +95,9 @@ class SharedIndex:
         if index is None or not self._lock.acquire(blocking=False):
             return None
         try:
-            result = index.search(query, k=50, filters=SearchFilters(kind=ChunkKind.CODE), mode=SearchMode.LEXICAL)
+            result = index.search(
+                query, k=50, filters=SearchFilters(kind=ChunkKind.CODE), mode=SearchMode.LEXICAL, rerank=False
+            )
         except DaemonError as exc:
             logger.warning("index lookup for %r failed: %s", query, exc)
             return None

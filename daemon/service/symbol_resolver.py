@@ -2,8 +2,10 @@
 
 First the index: a lexical search for the name, kept only where a chunk's ``qualified_name``
 matches exactly (or ``module.qualified_name`` where the module is the file's dotted path, or the
-last part of a qualified name when a bare name was given). When the index has nothing (not built
-yet, busy, or the file is newer than the index), a Tree-sitter scan of the workspace: files that
+last part of a qualified name when a bare name was given). A dotted name the index does not define
+as written is then followed through package re-exports (:mod:`daemon.service.symbol_reexports`:
+``requests.get`` -> ``get`` in ``requests/api.py``). When neither finds it (the index not built
+yet, busy, or the file newer than the index), a Tree-sitter scan of the workspace: files that
 contain the name's last part are chunked and matched the same way. Blocking: run it in a thread.
 """
 
@@ -12,13 +14,14 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from daemon.core.models import Chunk, SymbolKind
 from daemon.index.scanner import Scanner
 from daemon.intel.chunking import chunk_source
 from daemon.intel.languages import CODE_LANGUAGES, language_for_path
+from daemon.service.symbol_reexports import follow, read_workspace_file
 
 __all__ = ["SymbolMatch", "SymbolResolver", "normalize_symbol"]
 
@@ -27,6 +30,7 @@ logger = logging.getLogger(__name__)
 _NOT_SYMBOLS = frozenset({SymbolKind.MODULE, SymbolKind.SECTION, SymbolKind.WINDOW})
 _DEF_KEYWORDS = r"(?:def|class|function|func|fn|struct|interface|enum|type|trait|impl|namespace|union)"
 _SCAN_MAX_FILES = 50_000
+_CHUNK_CACHE_FILES = 256
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -43,7 +47,9 @@ class SymbolMatch:
     signature: str | None
     docstring: str | None
     rank: int  # 0 exact, 1 module-qualified, 2 last part of a longer qualified name
-    via: str  # "index" or "tree_sitter"
+    via: str  # "index", "reexport" or "tree_sitter"
+    exported_by: str | None = None
+    """The module whose re-export led here (``via == "reexport"``), e.g. ``src/requests/__init__.py``."""
 
 
 def normalize_symbol(name: str) -> str:
@@ -117,9 +123,10 @@ class SymbolResolver:
         self._index_search = index_search
         self._scanner = scanner
         self._max_file_bytes = max_file_bytes
+        self._chunk_cache: dict[tuple[str, int, int], list[Chunk]] = {}
 
     def resolve(self, name: str, *, limit: int = 10) -> tuple[list[SymbolMatch], str]:
-        """Matches, best first, and how they were found ("index", "tree_sitter" or "none")."""
+        """Matches, best first, and how they were found ("index", "reexport", "tree_sitter" or "none")."""
         wanted = normalize_symbol(name)
         if not wanted:
             return [], "none"
@@ -128,6 +135,10 @@ class SymbolResolver:
         matches = self._matches(chunks or [], wanted, via="index")
         if matches:
             return matches[:limit], "index"
+        if "." in wanted:
+            matches = self._reexported(wanted)
+            if matches:
+                return matches[:limit], "reexport"
         matches = self._matches(self._scan(last), wanted, via="tree_sitter")
         return matches[:limit], "tree_sitter" if matches else "none"
 
@@ -155,6 +166,53 @@ class SymbolResolver:
                 via=via,
             )
         return sorted(found.values(), key=lambda m: (m.rank, m.path, m.start_line))
+
+    def _reexported(self, wanted: str) -> list[SymbolMatch]:
+        """Definitions reached from a module prefix of ``wanted`` through its imports and re-exports."""
+        scanned = self._scanner.scan()
+        paths = [e.rel_path for e in scanned.files[:_SCAN_MAX_FILES] if e.language in CODE_LANGUAGES]
+        read = read_workspace_file(self._root, self._max_file_bytes)
+        chunks: dict[str, list[Chunk]] = {}
+
+        def chunks_of(path: str) -> list[Chunk]:
+            if path not in chunks:
+                chunks[path] = self._file_chunks(path, read)
+            return chunks[path]
+
+        def defines(path: str, qualified: str) -> bool:
+            return any(match_rank(c, qualified) == 0 for c in chunks_of(path))
+
+        out: list[SymbolMatch] = []
+        for path, qualified, exported_by in follow(wanted.split("."), paths, read=read, defines=defines):
+            out.extend(
+                replace(match, rank=1, exported_by=exported_by)
+                for match in self._matches(chunks_of(path), qualified, via="reexport")
+                if match.rank == 0
+            )
+        return sorted(out, key=lambda m: (m.path, m.start_line))
+
+    def _file_chunks(self, path: str, read: Callable[[str], str | None]) -> list[Chunk]:
+        """A file's chunks, kept while its size and mtime stay the same (a package's modules are asked again)."""
+        try:
+            stat = (self._root / path).stat()
+        except OSError:
+            return []
+        key = (path, stat.st_size, stat.st_mtime_ns)
+        cached = self._chunk_cache.get(key)
+        if cached is not None:
+            return cached
+        text = read(path)
+        language = language_for_path(path)
+        out: list[Chunk] = []
+        if text is not None and language is not None:
+            try:
+                out = chunk_source(path, text.encode("utf-8"), language)
+            except Exception:  # a chunker failure on one file must not hide the others
+                logger.warning("chunking %s for symbol lookup failed", path, exc_info=True)
+        if len(self._chunk_cache) >= _CHUNK_CACHE_FILES:
+            self._chunk_cache.pop(next(iter(self._chunk_cache)), None)
+        self._chunk_cache[key] = out
+        return out
 
     def _scan(self, last: str) -> list[Chunk]:
         """Chunks of every code file that mentions ``last`` (a bounded walk that honours .gitignore)."""

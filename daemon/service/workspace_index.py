@@ -170,7 +170,9 @@ class WorkspaceIndex:
         k: int | None = None,
         filters: SearchFilters | None = None,
         mode: SearchMode = SearchMode.HYBRID,
+        rerank: bool = True,
     ) -> SearchResult:
+        """``rerank=False``: no cross-encoder pass even when one is configured (symbol lookups)."""
         searcher = HybridSearcher(
             store=self._store,
             sparse=self._sparse,
@@ -179,7 +181,8 @@ class WorkspaceIndex:
             prefetch=self.config.search.prefetch,
             rerank_top_n=self.config.rerank.top_n,
         )
-        return searcher.search(query, k=self.config.search.default_k if k is None else k, filters=filters, mode=mode)
+        k = self.config.search.default_k if k is None else k
+        return searcher.search(query, k=k, filters=filters, mode=mode, rerank=rerank)
 
     def status(self) -> IndexStatus:
         chunks = self._store.count()

@@ -14,6 +14,7 @@ bound to 127.0.0.1 behind a bearer token (``BearerTokenMiddleware``: 401 without
 from __future__ import annotations
 
 import hmac
+import inspect
 import logging
 import socket
 from collections.abc import AsyncGenerator, Awaitable, Callable
@@ -65,7 +66,8 @@ Ctx = Context[Served, Any]
 
 INSTRUCTIONS = (
     "Precise code facts for this workspace from real language servers (kept warm) and Tree-sitter, "
-    "plus search over ided's index. Name symbols as 'Class.method', 'module.func' or 'ns::func', or "
+    "plus search over ided's index. Name symbols as 'Class.method', 'module.func', a package's public "
+    "name ('requests.Session.get', followed through re-exports) or 'ns::func', or "
     "give file + line (+ column), 1-based. Paths are workspace-relative. A 'not ready' error means a "
     "language server is still starting or indexing: retry in a few seconds rather than concluding "
     "that nothing exists."
@@ -74,7 +76,11 @@ INSTRUCTIONS = (
 _READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 Symbol = Annotated[
-    str | None, Field(description="Symbol name: 'Class.method', 'module.func', 'ns::func' or a bare name.")
+    str | None,
+    Field(
+        description="Symbol name: 'Class.method', 'module.func', a package's public name ('requests.get'), "
+        "'ns::func' or a bare name."
+    ),
 ]
 File = Annotated[str | None, Field(description="Workspace-relative file path (with line) instead of a symbol.")]
 Line = Annotated[int | None, Field(ge=1, description="1-based line in `file`.")]
@@ -83,6 +89,7 @@ Column = Annotated[
 ]
 MaxResults = Annotated[int, Field(ge=1, le=500, description="Return at most this many items (total is reported).")]
 MaxChars = Annotated[int, Field(ge=20, le=50_000, description="Cut each text field to this many characters.")]
+OutlineChars = Annotated[int, Field(ge=200, le=1_000_000, description="Stop listing symbols at this many characters.")]
 
 
 async def _call(ctx: Ctx, method: Callable[[CodeIntel], Awaitable[T]]) -> T:
@@ -171,11 +178,23 @@ async def document_symbols(
     ctx: Ctx,
     file: Annotated[str, Field(description="Workspace-relative file path.")],
     max_results: MaxResults = 200,
+    depth: Annotated[int, Field(ge=1, le=64, description="Nesting kept: 1 top level only, 2 also class members.")] = 2,
+    include_locals: Annotated[
+        bool, Field(description="Also list what sits inside functions (parameters, locals, nested functions).")
+    ] = False,
+    max_chars: Annotated[
+        int, Field(ge=200, le=1_000_000, description="Stop listing at this many characters.")
+    ] = 20_000,
 ) -> SymbolsResult:
     """Outline of one file: its classes, functions, methods, variables with kinds and nesting
     (`container`), from the language server, or from the Tree-sitter chunker when no server is
-    available (then `notes` says so)."""
-    return await _call(ctx, lambda s: s.document_symbols(file, max_results=max_results))
+    available. Compact by default (two levels, no locals); `notes` say what was left out."""
+    return await _call(
+        ctx,
+        lambda s: s.document_symbols(
+            file, max_results=max_results, depth=depth, include_locals=include_locals, max_chars=max_chars
+        ),
+    )
 
 
 async def workspace_symbols(
@@ -320,7 +339,13 @@ def build_failed_server(error: DaemonError) -> MCPServer[Served]:
 
 def _with_tools(server: MCPServer[Served]) -> MCPServer[Served]:
     for tool in _TOOLS:
-        server.add_tool(tool, annotations=_READ_ONLY.model_copy(update={"title": tool.__name__.replace("_", " ")}))
+        title = tool.__name__.replace("_", " ").capitalize()
+        server.add_tool(
+            tool,
+            title=title,
+            description=inspect.cleandoc(tool.__doc__ or ""),
+            annotations=_READ_ONLY.model_copy(update={"title": title}),
+        )
     return server
 
 

@@ -170,6 +170,42 @@ async def test_the_daemon_stops_itself_when_idle(workspace: Path, tmp_path: Path
     assert read_record(config.state_path) is None
 
 
+async def test_a_daemon_no_editor_attached_to_stops_on_the_shorter_limit_and_says_so(
+    workspace: Path, tmp_path: Path
+) -> None:
+    overrides = _overrides(tmp_path / "state", idle_shutdown_seconds=3600, idle_shutdown_no_editor_seconds=2)
+    config = _config(workspace, overrides)
+    agent = await DaemonClient.attach(config, client="mcp", overrides=overrides)
+    pid = agent.daemon_pid
+    status = await agent.call_model(Methods.DAEMON_STATUS, None, DaemonStatus)
+    assert (status.idle_limit_seconds, status.editor_attached) == (2, False)
+    command = await asyncio.create_subprocess_exec(
+        *[sys.executable, "-P", "-m", "daemon", "--set", f"state_dir={tmp_path / 'state'}"],
+        *["status", "-w", str(workspace)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    out, _ = await asyncio.wait_for(command.communicate(), 120)
+    shown = out.decode()
+    assert "stops 2s after the last client leaves (no editor has attached)" in shown, shown
+    await agent.close()
+    await _wait_gone(pid, 60)  # the hour-long limit would keep it far longer
+    assert read_record(config.state_path) is None
+
+
+async def test_once_an_editor_attached_the_daemon_keeps_the_longer_idle_limit(workspace: Path, tmp_path: Path) -> None:
+    overrides = _overrides(tmp_path / "state", idle_shutdown_seconds=3600, idle_shutdown_no_editor_seconds=2)
+    config = _config(workspace, overrides)
+    editor = await DaemonClient.attach(config, client="lsp", overrides=overrides)
+    await editor.close()
+    agent = await DaemonClient.attach(config, client="mcp", overrides=overrides)
+    try:
+        status = await agent.call_model(Methods.DAEMON_STATUS, None, DaemonStatus)
+        assert (status.idle_limit_seconds, status.editor_attached) == (3600, True)
+    finally:
+        await _stop(agent)
+
+
 async def test_malformed_frames_get_errors_and_the_connection_survives(workspace: Path, tmp_path: Path) -> None:
     overrides = _overrides(tmp_path / "state")
     config = _config(workspace, overrides)

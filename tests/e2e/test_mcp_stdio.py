@@ -82,6 +82,8 @@ async def test_stdio_server_answers_definitions_references_signatures_and_ast_no
         tools = await client.list_tools()
         assert {t.name for t in tools.tools} == set(TOOL_NAMES)
         assert all(t.annotations is not None and t.annotations.read_only_hint for t in tools.tools)
+        assert all(t.title and t.title[0].isupper() for t in tools.tools)
+        assert all(t.description and "\n " not in t.description for t in tools.tools)  # dedented
 
         # A use in app.py resolves to the method defined in another file.
         definition = await call(client, "find_definition", file="app.py", line=10, column=17)

@@ -24,6 +24,7 @@ from daemon.intel.workspace_paths import WorkspacePaths, secret_reason
 
 __all__ = [
     "FileLines",
+    "FlatSymbols",
     "LspTarget",
     "diagnostic_info",
     "flatten_document_symbols",
@@ -163,26 +164,47 @@ def symbol_kind_name(kind: int | lsp.SymbolKind) -> str:
         return "symbol"
 
 
+_FUNCTION_KINDS = frozenset({lsp.SymbolKind.Function, lsp.SymbolKind.Method, lsp.SymbolKind.Constructor})
+
+
+@dataclass(slots=True)
+class FlatSymbols:
+    """Document symbols in source order and what was left out (``deeper``, ``locals``, over ``limit``)."""
+
+    symbols: list[SymbolInfo]
+    total: int
+    deeper: int = 0
+    locals: int = 0
+
+
 def flatten_document_symbols(
     result: Sequence[lsp.DocumentSymbol] | Sequence[lsp.SymbolInformation] | None,
     path: Path,
     lines: FileLines,
     *,
     limit: int,
-) -> tuple[list[SymbolInfo], int]:
-    """Document symbols in source order, nested ones with their container's qualified name; (kept, total)."""
-    out: list[SymbolInfo] = []
-    total = 0
+    depth: int | None = None,
+    include_locals: bool = True,
+) -> FlatSymbols:
+    """Document symbols in source order, nested ones with their container's qualified name.
+
+    ``depth``: keep symbols nested at most this deep (1: top level only); ``include_locals=False``
+    leaves out what sits inside a function or method (its parameters, locals, nested functions).
+    ``total`` counts what the server listed; the kept ones stop at ``limit``.
+    """
+    flat = FlatSymbols(symbols=[], total=0)
 
     def visit(root: lsp.DocumentSymbol) -> None:
-        nonlocal total
-        stack: list[tuple[lsp.DocumentSymbol, str | None]] = [(root, None)]
+        stack: list[tuple[lsp.DocumentSymbol, str | None, int, bool]] = [(root, None, 1, False)]
         while stack:  # iterative, depth-first in source order: a deeply nested answer cannot overflow the stack
-            symbol, container = stack.pop()
-            total += 1
-            qualified = f"{container}.{symbol.name}" if container else symbol.name
-            if len(out) < limit:
-                out.append(
+            symbol, container, level, in_function = stack.pop()
+            flat.total += 1
+            if in_function and not include_locals:
+                flat.locals += 1
+            elif depth is not None and level > depth:
+                flat.deeper += 1
+            elif len(flat.symbols) < limit:
+                flat.symbols.append(
                     SymbolInfo(
                         name=symbol.name,
                         kind=symbol_kind_name(symbol.kind),
@@ -191,16 +213,21 @@ def flatten_document_symbols(
                         location=lines.location(path, symbol.selection_range),
                     )
                 )
-            stack.extend((child, qualified) for child in reversed(symbol.children or []))
+            qualified = f"{container}.{symbol.name}" if container else symbol.name
+            inside = in_function or symbol.kind in _FUNCTION_KINDS
+            stack.extend((child, qualified, level + 1, inside) for child in reversed(symbol.children or []))
 
     for item in result or []:
         if isinstance(item, lsp.DocumentSymbol):
             visit(item)
         else:
-            total += 1
-            if len(out) < limit:
-                out.append(symbol_information(item, lines))
-    return out, total
+            flat.total += 1
+            level = 1 + (item.container_name or "").count(".") + (1 if item.container_name else 0)
+            if depth is not None and level > depth:
+                flat.deeper += 1
+            elif len(flat.symbols) < limit:
+                flat.symbols.append(symbol_information(item, lines))
+    return flat
 
 
 def symbol_information(item: lsp.SymbolInformation | lsp.WorkspaceSymbol, lines: FileLines) -> SymbolInfo:

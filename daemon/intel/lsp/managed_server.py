@@ -25,16 +25,16 @@ import contextlib
 import logging
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from daemon.config import IntelConfig
 from daemon.core.intel_models import LanguageServerState, LanguageServerStatus
 from daemon.errors import LanguageServerError, LanguageServerNotReady, LanguageServerTerminated, WorkspaceUntrusted
 from daemon.intel.lsp.client import LspClient
 from daemon.intel.lsp.documents import DocumentSync, OpenDocument
-from daemon.intel.lsp.registry import ServerSpec
+from daemon.intel.lsp.registry import ServerSpec, exclusion_settings
 
 __all__ = ["ManagedServer", "Operation"]
 
@@ -65,8 +65,17 @@ _SETTLE_ON_FIRST_OPEN: dict[str, float] = {
 class ManagedServer:
     """See the module docstring. Not thread-safe: use from the event loop that created it."""
 
-    def __init__(self, spec: ServerSpec, *, workspace: Path, config: IntelConfig) -> None:
+    def __init__(
+        self,
+        spec: ServerSpec,
+        *,
+        workspace: Path,
+        config: IntelConfig,
+        exclusions: Callable[[], Sequence[str]] | None = None,
+    ) -> None:
+        """``exclusions``: globs of what ided skips, asked (in a thread) each time the server starts."""
         self.spec = spec
+        self._exclusions = exclusions
         self._workspace = workspace
         self._config = config
         self._client: LspClient | None = None
@@ -206,9 +215,14 @@ class ManagedServer:
 
     async def _start(self) -> None:
         assert self.spec.command is not None
-        client = LspClient(
-            name=self.spec.name, settings=self.spec.settings, loaded_pattern=_LOADED_LOG.get(self.spec.name)
-        )
+        settings: Mapping[str, Any] = self.spec.settings
+        if self._exclusions is not None:
+            try:
+                globs = await asyncio.to_thread(self._exclusions)
+                settings = exclusion_settings(self.spec.name, settings, globs)
+            except Exception:  # the server still starts, analysing everything as before
+                logger.warning("listing what %s should not analyse failed", self.spec.name, exc_info=True)
+        client = LspClient(name=self.spec.name, settings=settings, loaded_pattern=_LOADED_LOG.get(self.spec.name))
         started = time.monotonic()
         try:
             await client.spawn(self.spec.command, self.spec.args, cwd=self._workspace)

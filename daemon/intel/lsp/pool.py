@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Self, TypeVar
@@ -38,13 +38,19 @@ class LanguageServerPool:
     """See the module docstring."""
 
     def __init__(
-        self, workspace: Path, config: IntelConfig, *, refused: Mapping[str, tuple[str, str]] | None = None
+        self,
+        workspace: Path,
+        config: IntelConfig,
+        *,
+        refused: Mapping[str, tuple[str, str]] | None = None,
+        exclusions: Callable[[], Sequence[str]] | None = None,
     ) -> None:
-        """``refused``: language -> (why, how to trust) for servers an untrusted repository chose."""
+        """``refused``: language -> (why, how to trust) for servers an untrusted repository chose;
+        ``exclusions``: globs of what ided skips, which servers that can are told not to analyse."""
         self.workspace = workspace.resolve()
         self.config = config
         self._servers: list[ManagedServer] = [
-            ManagedServer(spec, workspace=self.workspace, config=config)
+            ManagedServer(spec, workspace=self.workspace, config=config, exclusions=exclusions)
             for spec in resolve_servers(config, self.workspace, refused)
         ]
         self._by_language: dict[str, ManagedServer] = {}

@@ -27,14 +27,14 @@ import logging
 import os
 import shutil
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from daemon.config import IntelConfig
 
-__all__ = ["LANGUAGE_IDS", "ServerCandidate", "ServerSpec", "lsp_language_id", "resolve_servers"]
+__all__ = ["LANGUAGE_IDS", "ServerCandidate", "ServerSpec", "exclusion_settings", "lsp_language_id", "resolve_servers"]
 
 logger = logging.getLogger(__name__)
 
@@ -203,6 +203,31 @@ def _is_empty_rustup_proxy(path: str) -> bool:
     except (OSError, subprocess.TimeoutExpired):
         return True
     return probe.returncode != 0
+
+
+def exclusion_settings(server: str, settings: Mapping[str, Any], globs: Sequence[str]) -> dict[str, Any]:
+    """``settings`` plus the server's own way of leaving ``globs`` out of its analysis; a user's value wins.
+
+    pyright reads ``python.analysis.exclude``, basedpyright ``basedpyright.analysis.exclude`` (both
+    through ``workspace/configuration``), gopls ``gopls.directoryFilters`` (directories only). Other
+    servers have no such setting (clangd follows compile_commands.json, tsserver its tsconfig).
+    """
+    merged: dict[str, Any] = dict(settings)
+    if not globs:
+        return merged
+    if server in ("pyright", "basedpyright"):
+        section = "python" if server == "pyright" else "basedpyright"
+        top = dict(merged.get(section) or {})
+        analysis = dict(top.get("analysis") or {})
+        analysis.setdefault("exclude", list(globs))
+        top["analysis"] = analysis
+        merged[section] = top
+    elif server == "gopls":
+        top = dict(merged.get("gopls") or {})
+        directories = [g for g in globs if g.startswith("**/") and "*" not in g[3:] and "." not in g[3:]]
+        top.setdefault("directoryFilters", [f"-{g}" for g in directories])
+        merged["gopls"] = top
+    return merged
 
 
 def resolve_servers(
