@@ -135,8 +135,10 @@ class LspRunHost:
                 f"invalid params for {LspMethods.RUN_START}: mode: 'ask' or 'code', got {params.mode!r}"
             )
 
-        def launch(runtime: PipelineRuntime) -> Awaitable[RunRecord]:
-            return runtime.start(
+        async def launch(runtime: PipelineRuntime) -> RunRecord:
+            if params.mode == "code" and not params.dry_run:
+                _refuse_untrusted(runtime)
+            return await runtime.start(
                 params.request,
                 workflow=params.workflow,
                 mode="ask" if params.mode == "ask" else "code",
@@ -151,7 +153,11 @@ class LspRunHost:
         config = self.config()
         if not params.text.strip():
             raise JsonRpcInvalidParams(f"invalid params for {LspMethods.RUN_FEEDBACK}: text: say what to change")
-        return await self._launch(config, lambda runtime: runtime.follow_up(params.run_id, params.text), follow=True)
+        async def launch(runtime: PipelineRuntime) -> RunRecord:
+            _refuse_untrusted(runtime)
+            return await runtime.follow_up(params.run_id, params.text)
+
+        return await self._launch(config, launch, follow=True)
 
     async def _launch(
         self, config: Config, launch: Callable[[PipelineRuntime], Awaitable[RunRecord]], *, follow: bool
@@ -177,10 +183,6 @@ class LspRunHost:
     ) -> None:
         try:
             async with open_pipeline(config, models_needed=True, client="lsp") as runtime:
-                if params.mode == "code" and not params.dry_run:
-                    refusal = runtime.commands.refusal(runtime.catalog.workflows)
-                    if refusal is not None:
-                        raise refusal
                 subscription = runtime.subscribe()  # before start: the run's first events are not missed
                 try:
                     record = await launch(runtime)
@@ -286,3 +288,11 @@ def register(server: IdedLanguageServer) -> None:
             files=list(done.files),
             head=done.head,
         )
+
+
+def _refuse_untrusted(runtime: PipelineRuntime) -> None:
+    """LSP cannot ask: an editing run in a workspace whose own commands are not trusted is refused
+    (``workspace_untrusted``, with how to trust), before anything starts."""
+    refusal = runtime.commands.refusal(runtime.catalog.workflows)
+    if refusal is not None:
+        raise refusal
