@@ -21,10 +21,11 @@ top (cosine). Each candidate chunk gets a score in four steps:
 
 Ties are broken by chunk id, so the same query on the same index gives the same order.
 
-**Confidence** (``matches``): ``none`` when no candidate carries any of the query's distinctive terms
-(each a term whose weight is at least the query's median, by IDF-free count) or, for a query that
-names code, when no candidate's text contains any whole name it mentions and the lexical evidence is
-thin; ``weak`` when the best candidate covers under a third of the query's weight; else ``strong``.
+**Confidence** (``matches``, :func:`confidence`), from the first five hits: *cover* is the share of the
+query's term weight a hit's path, qualified name, signature and text carry. ``strong`` when a hit
+covers at least a third (or, with vectors, the best cosine is 0.45 or more and something is covered);
+``none`` when nothing is covered, or when the query names code and no hit holds any of those names
+while covering under half; else ``weak``.
 
 The weights were tuned on the SWE-bench-Lite development set (``bench/localization.py``).
 """
