@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
+from pydantic import Field, PrivateAttr, ValidationError, field_validator
 
+from daemon.core.frozen_model import FrozenModel
 from daemon.errors import ConfigError, WorkspaceRefused
 from daemon.trust import TrustStore, how_to_trust
 
@@ -62,8 +63,8 @@ __all__ = [
 ENV_PREFIX = "IDED_"
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class _Section(FrozenModel):
+    """A configuration section: frozen, and an unknown key is an error."""
 
 
 class IndexConfig(_Section):

@@ -18,7 +18,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
+
+from daemon.core.frozen_model import FrozenModel
 
 if TYPE_CHECKING:
     from daemon.acp.workspaces import Workspace
@@ -38,10 +40,8 @@ class SessionMode(StrEnum):
     CODE = "code"
 
 
-class SessionRecord(BaseModel):
+class SessionRecord(FrozenModel):
     """One ACP session, as persisted."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     session_id: str
     cwd: str

@@ -12,8 +12,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from daemon.core.frozen_model import FrozenModel
 from daemon.core.models import IndexStatus
 
 __all__ = [
@@ -40,11 +41,7 @@ __all__ = [
 ]
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class SourceRange(_Model):
+class SourceRange(FrozenModel):
     """A span of text: 1-based lines and columns (code points), end exclusive in columns."""
 
     start_line: int = Field(ge=1)
@@ -53,7 +50,7 @@ class SourceRange(_Model):
     end_column: int = Field(ge=1)
 
 
-class Location(_Model):
+class Location(FrozenModel):
     """A place in a file, with the line it points at."""
 
     path: str = Field(description="Workspace-relative POSIX path; absolute when in_workspace is false.")
@@ -62,7 +59,7 @@ class Location(_Model):
     line_text: str | None = Field(default=None, description="The (trimmed) text of the first line of the range.")
 
 
-class EnclosingScope(_Model):
+class EnclosingScope(FrozenModel):
     """The function, method or class that contains a position."""
 
     kind: str = Field(description="function, method, class, ... (from the syntax tree).")
@@ -71,7 +68,7 @@ class EnclosingScope(_Model):
     range: SourceRange
 
 
-class Definition(_Model):
+class Definition(FrozenModel):
     """One definition site."""
 
     location: Location
@@ -81,7 +78,7 @@ class Definition(_Model):
     source_truncated: bool = False
 
 
-class DefinitionResult(_Model):
+class DefinitionResult(FrozenModel):
     """Where a symbol is defined, with the definition's source."""
 
     query: str = Field(description="The symbol or position asked about.")
@@ -92,7 +89,7 @@ class DefinitionResult(_Model):
     notes: tuple[str, ...] = ()
 
 
-class Reference(_Model):
+class Reference(FrozenModel):
     """One use of a symbol and the function/class it sits in."""
 
     location: Location
@@ -100,7 +97,7 @@ class Reference(_Model):
     is_declaration: bool = False
 
 
-class ReferencesResult(_Model):
+class ReferencesResult(FrozenModel):
     query: str
     references: tuple[Reference, ...]
     total: int
@@ -116,7 +113,7 @@ class SignatureSource(StrEnum):
     TREE_SITTER = "tree_sitter"
 
 
-class SignatureResult(_Model):
+class SignatureResult(FrozenModel):
     """The exact signature and documentation of a symbol."""
 
     query: str
@@ -128,7 +125,7 @@ class SignatureResult(_Model):
     notes: tuple[str, ...] = ()
 
 
-class AstNode(_Model):
+class AstNode(FrozenModel):
     """One Tree-sitter node."""
 
     type: str
@@ -138,7 +135,7 @@ class AstNode(_Model):
     named: bool = True
 
 
-class AstNodeResult(_Model):
+class AstNodeResult(FrozenModel):
     """The syntax node at a point, its ancestors (innermost first) and the enclosing function/class."""
 
     path: str
@@ -150,7 +147,7 @@ class AstNodeResult(_Model):
     has_errors: bool = Field(default=False, description="The file has syntax errors (ERROR/MISSING nodes).")
 
 
-class SymbolInfo(_Model):
+class SymbolInfo(FrozenModel):
     """A symbol from document/workspace symbols or a call-hierarchy item."""
 
     name: str
@@ -160,7 +157,7 @@ class SymbolInfo(_Model):
     location: Location
 
 
-class SymbolsResult(_Model):
+class SymbolsResult(FrozenModel):
     query: str
     symbols: tuple[SymbolInfo, ...]
     total: int
@@ -169,7 +166,7 @@ class SymbolsResult(_Model):
     notes: tuple[str, ...] = ()
 
 
-class CallHierarchyCall(_Model):
+class CallHierarchyCall(FrozenModel):
     """A caller (incoming) or callee (outgoing) and where the calls happen."""
 
     symbol: SymbolInfo
@@ -177,7 +174,7 @@ class CallHierarchyCall(_Model):
     call_sites: tuple[SourceRange, ...] = Field(description="Ranges of the calls in call_sites_path.")
 
 
-class CallHierarchyResult(_Model):
+class CallHierarchyResult(FrozenModel):
     query: str
     direction: Literal["incoming", "outgoing"]
     item: SymbolInfo | None
@@ -188,7 +185,7 @@ class CallHierarchyResult(_Model):
     notes: tuple[str, ...] = ()
 
 
-class DiagnosticInfo(_Model):
+class DiagnosticInfo(FrozenModel):
     range: SourceRange
     severity: Literal["error", "warning", "information", "hint"]
     message: str
@@ -196,7 +193,7 @@ class DiagnosticInfo(_Model):
     code: str | None = None
 
 
-class DiagnosticsResult(_Model):
+class DiagnosticsResult(FrozenModel):
     path: str
     diagnostics: tuple[DiagnosticInfo, ...]
     total: int
@@ -217,7 +214,7 @@ class LanguageServerState(StrEnum):
     UNAVAILABLE = "unavailable"
 
 
-class LanguageServerStatus(_Model):
+class LanguageServerStatus(FrozenModel):
     """What one language server is doing, honestly."""
 
     name: str = Field(description="Server id, e.g. basedpyright, typescript-language-server, clangd.")
@@ -232,7 +229,7 @@ class LanguageServerStatus(_Model):
     requests: int = 0
 
 
-class IntelStatus(_Model):
+class IntelStatus(FrozenModel):
     """The index and the language servers of one workspace."""
 
     workspace: str

@@ -8,6 +8,8 @@ from functools import cached_property
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from daemon.core.frozen_model import FrozenModel
+
 __all__ = [
     "Chunk",
     "ChunkKind",
@@ -74,10 +76,8 @@ class SymbolKind(StrEnum):
     WINDOW = "window"
 
 
-class Chunk(BaseModel):
+class Chunk(FrozenModel):
     """One retrievable unit: a function/method/class of code, a heading section, or a line window."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     path: str = Field(description="Workspace-relative POSIX path.")
     kind: ChunkKind
@@ -101,20 +101,16 @@ class Chunk(BaseModel):
         return content_hash(head + "\x00" + self.text)
 
 
-class SearchFilters(BaseModel):
+class SearchFilters(FrozenModel):
     """Filters that narrow a search; all optional."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: ChunkKind | None = None
     language: str | None = None
     path_glob: str | None = Field(default=None, description="fnmatch-style glob over the workspace-relative path.")
 
 
-class SearchHit(BaseModel):
+class SearchHit(FrozenModel):
     """A ranked search result."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     id: str
     score: float
@@ -136,10 +132,8 @@ class MatchConfidence(StrEnum):
     NONE = "none"
 
 
-class SearchResult(BaseModel):
+class SearchResult(FrozenModel):
     """Hits plus an honest account of how they were found."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     query: str
     hits: tuple[SearchHit, ...]
@@ -171,7 +165,7 @@ class SkipReason(StrEnum):
     PARSE_ERROR = "parse_error"
 
 
-class IndexReport(BaseModel):
+class IndexReport(FrozenModel):
     """What one (re-)index pass did."""
 
     model_config = ConfigDict(extra="forbid")
@@ -190,8 +184,6 @@ class IndexReport(BaseModel):
 
 class EmbeddingProgress(BaseModel):
     """How far dense embedding has got."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     chunks_total: int
     chunks_embedded: int

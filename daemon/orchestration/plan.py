@@ -16,8 +16,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from daemon.core.frozen_model import FrozenModel
 from daemon.orchestration.selection_models import StageDecision
 from daemon.orchestration.workflow_schema import (
     ABORT,
@@ -38,11 +39,7 @@ __all__ = ["ExecutionPlan", "PlannedStage", "SkippedStage", "StageRoute", "assem
 logger = logging.getLogger(__name__)
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class StageRoute(_Frozen):
+class StageRoute(FrozenModel):
     """Where a planned stage goes; every target is a planned stage id, DONE or ABORT."""
 
     on_success: str
@@ -50,7 +47,7 @@ class StageRoute(_Frozen):
     retry: str = Field(description="The planned stage a retry after adaptive retrieval re-runs.")
 
 
-class PlannedStage(_Frozen):
+class PlannedStage(FrozenModel):
     stage_id: str
     name: str
     type: StageType
@@ -65,13 +62,13 @@ class PlannedStage(_Frozen):
     decision_reason: str
 
 
-class SkippedStage(_Frozen):
+class SkippedStage(FrozenModel):
     stage_id: str
     name: str
     reason: str
 
 
-class ExecutionPlan(_Frozen):
+class ExecutionPlan(FrozenModel):
     workflow: str
     workflow_version: str
     workflow_type: WorkflowType

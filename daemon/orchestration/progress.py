@@ -26,8 +26,9 @@ from enum import StrEnum
 from types import TracebackType
 from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from daemon.core.frozen_model import FrozenModel
 from daemon.orchestration.routing import RouteDecision
 from daemon.orchestration.stop_decision import StopDecision
 
@@ -71,11 +72,7 @@ ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think
 ToolCallStatus = Literal["pending", "in_progress", "completed", "failed"]
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class PlanEntry(_Frozen):
+class PlanEntry(FrozenModel):
     """One stage of the plan as a front shows it."""
 
     stage_id: str
@@ -85,14 +82,14 @@ class PlanEntry(_Frozen):
     reason: str | None = Field(default=None, description="Why a skipped stage was skipped.")
 
 
-class ToolLocation(_Frozen):
+class ToolLocation(FrozenModel):
     """A place a tool call touched: a workspace-relative path and a 1-based line when known."""
 
     path: str
     line: int | None = None
 
 
-class ChangedFile(_Frozen):
+class ChangedFile(FrozenModel):
     """One file of a run's change set, as statistics (the diff comes from the change set itself)."""
 
     path: str
@@ -101,7 +98,7 @@ class ChangedFile(_Frozen):
     removed: int = 0
 
 
-class RunChanges(_Frozen):
+class RunChanges(FrozenModel):
     """What an editing run changed: its branch and worktree, the commits and the files."""
 
     branch: str
@@ -116,10 +113,8 @@ class RunChanges(_Frozen):
         return not self.files
 
 
-class ExecutionProgress(BaseModel):
+class ExecutionProgress(FrozenModel):
     """One progress message."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     type: Literal["langgraph_execution_progress"] = PROGRESS_MESSAGE_TYPE
     run_id: str

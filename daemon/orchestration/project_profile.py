@@ -13,8 +13,9 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from daemon.core.frozen_model import FrozenModel
 from daemon.intel.languages import CODE_LANGUAGES, DOC_LANGUAGES, language_for_path
 
 __all__ = ["ProjectProfile", "profile_project"]
@@ -55,10 +56,8 @@ _SECRET_FILES = re.compile(r"^(\.env(\..*)?|.*\.(pem|key|p12|pfx)|id_rsa.*|crede
 _TEST_PATH = re.compile(r"(^|/)(tests?|spec|__tests__)(/|$)|(^|/)test_[^/]+$|_test\.[a-z]+$|\.(test|spec)\.[a-z]+$")
 
 
-class ProjectProfile(BaseModel):
+class ProjectProfile(FrozenModel):
     """What the orchestrator is told about the workspace."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     languages: dict[str, int] = Field(
         default_factory=dict[str, int], description="Code and doc files per language, most first."

@@ -50,8 +50,9 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolCall
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import ConfigDict, Field, ValidationError, model_validator
 
+from daemon.core.frozen_model import FrozenModel
 from daemon.errors import ConfigError
 
 __all__ = ["ReplayChatModel", "ReplayEntry", "ReplayExhausted", "ReplayScript", "ReplayToolCall", "ScriptedFailure"]
@@ -67,18 +68,14 @@ class ScriptedFailure(RuntimeError):
     """An ``error:`` entry: the provider failure the script asks for."""
 
 
-class ReplayToolCall(BaseModel):
+class ReplayToolCall(FrozenModel):
     """One scripted tool call."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str = Field(min_length=1)
     args: dict[str, Any] = Field(default_factory=dict[str, Any])
 
 
-class ReplayEntry(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class ReplayEntry(FrozenModel):
     role: str = "*"
     match: str | None = Field(default=None, description="Regex searched in the prompt (all messages).")
     answer: str | dict[str, Any] | list[Any] | None = None
@@ -105,9 +102,7 @@ class ReplayEntry(BaseModel):
         return json.dumps(self.answer, ensure_ascii=False)
 
 
-class _ScriptFile(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class _ScriptFile(FrozenModel):
     responses: tuple[ReplayEntry, ...]
 
 

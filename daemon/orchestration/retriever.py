@@ -24,9 +24,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from pydantic import BaseModel, ConfigDict
-
 from daemon.config import EmbeddingConfig, RetrievalConfig
+from daemon.core.frozen_model import FrozenModel
 from daemon.core.models import Chunk, ChunkKind, SearchFilters, SearchHit, SearchMode, SearchResult, SymbolKind
 from daemon.intel.languages import language_for_path
 from daemon.orchestration.plan import ExecutionPlan
@@ -71,9 +70,7 @@ class RetrievalQuery:
     k: int = 6
 
 
-class RetrievedSnippet(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class RetrievedSnippet(FrozenModel):
     path: str
     start_line: int
     end_line: int

@@ -21,8 +21,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict
-
+from daemon.core.frozen_model import FrozenModel
 from daemon.orchestration.plan import ExecutionPlan
 from daemon.orchestration.workflow_schema import ABORT, DONE, FailureAggregation
 
@@ -55,10 +54,8 @@ class RouteOutcome(StrEnum):
     ENTRY = "entry"
 
 
-class RouteDecision(BaseModel):
+class RouteDecision(FrozenModel):
     """One edge taken, with the condition that chose it."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     source: str
     target: str

@@ -19,8 +19,9 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from daemon.core.frozen_model import FrozenModel
 from daemon.orchestration.plan import ExecutionPlan
 from daemon.orchestration.progress import ExecutionProgress, RunChanges
 from daemon.orchestration.selection_models import Selection
@@ -63,10 +64,8 @@ RunMode = Literal["ask", "code"]
 """ask: read-only tools, no worktree; code: agents edit a worktree on the run's branch, reviewed at the end."""
 
 
-class RunRecord(BaseModel):
+class RunRecord(FrozenModel):
     """What a run is, how far it got and why it stopped."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     run_id: str
     status: RunStatus
@@ -117,9 +116,7 @@ class DecisionKind(StrEnum):
     TRUST = "trust"
 
 
-class DecisionEntry(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class DecisionEntry(FrozenModel):
     run_id: str
     seq: int
     at: str

@@ -11,7 +11,9 @@ import logging
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from daemon.core.frozen_model import FrozenModel
 
 __all__ = [
     "DecisionSource",
@@ -25,10 +27,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class SelectionPath(StrEnum):
@@ -46,14 +44,14 @@ class DecisionSource(StrEnum):
     RULE = "rule"
 
 
-class StageDecision(_Frozen):
+class StageDecision(FrozenModel):
     stage_id: str
     include: bool
     reason: str
     source: DecisionSource
 
 
-class WorkflowScore(_Frozen):
+class WorkflowScore(FrozenModel):
     """How well a workflow matches a request, for the deterministic selector."""
 
     workflow: str
@@ -61,7 +59,7 @@ class WorkflowScore(_Frozen):
     similarity: float
 
 
-class SelectionAttempt(_Frozen):
+class SelectionAttempt(FrozenModel):
     """One call of the orchestrator model."""
 
     attempt: int
@@ -70,7 +68,7 @@ class SelectionAttempt(_Frozen):
     answer_excerpt: str | None = Field(default=None, description="The start of what the model answered.")
 
 
-class Selection(_Frozen):
+class Selection(FrozenModel):
     """The chosen workflow and a decision for every stage (required ones included), in workflow order."""
 
     workflow: str
@@ -86,13 +84,13 @@ class Selection(_Frozen):
         return next((d for d in self.stage_decisions if d.stage_id == stage_id), None)
 
 
-class StageChoice(_Frozen):
+class StageChoice(FrozenModel):
     stage_id: str = Field(description="An optional stage of the chosen workflow.")
     decision: Literal["INCLUDE", "SKIP"]
     reason: str = Field(min_length=1, description="One sentence, from the stage's reasoning_guidance.")
 
 
-class OrchestratorAnswer(_Frozen):
+class OrchestratorAnswer(FrozenModel):
     """The orchestrator model's structured output."""
 
     workflow: str = Field(description="The name of one of the available workflows.")

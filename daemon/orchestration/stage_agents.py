@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from langchain_core.messages import HumanMessage, SystemMessage
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from daemon.core.frozen_model import FrozenModel
 from daemon.errors import ErrorCode, PipelineError
 from daemon.orchestration.llm_providers import ModelRegistry
 from daemon.orchestration.plan import PlannedStage
@@ -71,10 +72,8 @@ class AgentProvider(Protocol):
     def agent(self, spec: AgentSpec) -> StageAgent: ...
 
 
-class AgentAnswer(BaseModel):
+class AgentAnswer(FrozenModel):
     """What an agent must answer."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     status: Literal["success", "failure"] = Field(description="failure when any failure criterion holds.")
     summary: str = Field(min_length=1, description="What was done or found, in one or two sentences.")

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import to_jsonable_python
 
+from daemon.core.frozen_model import FrozenModel
 from daemon.orchestration.plan import StageRoute
 from daemon.orchestration.routing import RouteDecision
 from daemon.orchestration.workflow_schema import FailureAggregation, RetrievalStrategyConfig
@@ -29,11 +30,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class AgentOutcome(_Frozen):
+class AgentOutcome(FrozenModel):
     """What one agent of a stage reported."""
 
     agent_id: str
@@ -48,7 +45,7 @@ class AgentOutcome(_Frozen):
     tokens: int = Field(default=0, description="Tokens spent (the provider's count, else an estimate).")
 
 
-class StageResult(_Frozen):
+class StageResult(FrozenModel):
     """One run (attempt) of a stage."""
 
     stage_id: str
@@ -64,7 +61,7 @@ class StageResult(_Frozen):
     feedback: str | None = Field(default=None, description="Review feedback this attempt answered (follow-ups).")
 
 
-class Attachment(_Frozen):
+class Attachment(FrozenModel):
     """Context the user attached to a request: a file, a selection, a link or a piece of text."""
 
     kind: Literal["file", "selection", "link", "text"]
@@ -83,7 +80,7 @@ class Attachment(_Frozen):
         return where
 
 
-class EnrichedSnippet(_Frozen):
+class EnrichedSnippet(FrozenModel):
     """A piece of context added by adaptive retrieval (or the failure report that triggered it)."""
 
     source: str = Field(description="failure, or the rag source name (code, docs, ...).")

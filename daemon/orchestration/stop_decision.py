@@ -16,8 +16,9 @@ import logging
 from datetime import UTC, datetime
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from daemon.core.frozen_model import FrozenModel
 from daemon.orchestration.plan import ExecutionPlan
 from daemon.orchestration.state import ExecutionState
 
@@ -37,9 +38,7 @@ class StopStatus(StrEnum):
     CANCELLED = "cancelled"
 
 
-class StopDecision(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class StopDecision(FrozenModel):
     status: StopStatus
     reason: str
     evidence_refs: tuple[str, ...] = ()

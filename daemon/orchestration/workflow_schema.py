@@ -20,7 +20,9 @@ import logging
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StringConstraints
+from pydantic import Field, PrivateAttr, StringConstraints
+
+from daemon.core.frozen_model import FrozenModel
 
 __all__ = [
     "ABORT",
@@ -58,10 +60,6 @@ RESERVED_STAGE_IDS = frozenset({"adaptive_retrieval", "done", "abort", "__start_
 
 _ID = r"^[a-z][a-z0-9_]*$"
 _TARGET = r"^([a-z][a-z0-9_]*|DONE|ABORT)$"
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class WorkflowType(StrEnum):
@@ -105,7 +103,7 @@ class StageDefault(StrEnum):
     SKIP = "skip"
 
 
-class SelectionCriteria(_Model):
+class SelectionCriteria(FrozenModel):
     applicable_patterns: tuple[str, ...] = Field(
         default=(),
         description="Case-insensitive regular expressions over the request; a match makes this workflow a candidate.",
@@ -113,7 +111,7 @@ class SelectionCriteria(_Model):
     agents: tuple[str, ...] = Field(default=(), description="Agent ids this workflow relies on (informational).")
 
 
-class WorkflowMetadata(_Model):
+class WorkflowMetadata(FrozenModel):
     name: str = Field(pattern=_ID, description="Unique workflow name (snake_case); `ided run --workflow NAME`.")
     description: str = Field(min_length=1, description="What the workflow is for; the orchestrator reads it.")
     version: str = Field(default="1.0")
@@ -121,7 +119,7 @@ class WorkflowMetadata(_Model):
     selection_criteria: SelectionCriteria = SelectionCriteria()
 
 
-class RagSource(_Model):
+class RagSource(FrozenModel):
     name: str = Field(
         description="Source id, e.g. code, docs, tests (index scopes), decision_log, or web / advisories (those "
         "sources, for this workflow's stages)."
@@ -134,25 +132,25 @@ class RagSource(_Model):
     )
 
 
-class RagStrategy(_Model):
+class RagStrategy(FrozenModel):
     enabled: bool = True
     sources: tuple[RagSource, ...] = ()
 
 
-class RetrievalHint(_Model):
+class RetrievalHint(FrozenModel):
     focus_on: tuple[str, ...] = ()
     avoid: tuple[str, ...] = ()
     token_budget: int = Field(default=4000, ge=0, description="Tokens of retrieved context this stage may receive.")
 
 
-class AdaptiveRetrievalConfig(_Model):
+class AdaptiveRetrievalConfig(FrozenModel):
     enabled: bool = Field(default=True, description="Failures may trigger the adaptive_retrieval node before a retry.")
     max_enrichment_attempts: int = Field(
         default=2, ge=0, le=10, description="Enrichments per failing stage before its failure routing applies."
     )
 
 
-class RetrievalStrategyConfig(_Model):
+class RetrievalStrategyConfig(FrozenModel):
     """Passed through the plan unchanged to the retrieval layer (the TART hand-off)."""
 
     ast_parsing: bool = True
@@ -165,7 +163,7 @@ class RetrievalStrategyConfig(_Model):
     default_token_budget: int = Field(default=4000, ge=0, description="For stages without a retrieval hint.")
 
 
-class AgentSpec(_Model):
+class AgentSpec(FrozenModel):
     agent_id: str = Field(pattern=_ID, description="Agent name, e.g. coder, test_writer, reviewer.")
     role: str | None = Field(
         default=None, description="Model role (pipeline.models key) for this agent; default: the agent_id."
@@ -181,11 +179,11 @@ class AgentSpec(_Model):
         return self.role or self.agent_id
 
 
-class ParallelConfig(_Model):
+class ParallelConfig(FrozenModel):
     failure_aggregation: FailureAggregation = FailureAggregation.ANY_FAILS
 
 
-class StageRouting(_Model):
+class StageRouting(FrozenModel):
     next_stage_on_success: str = Field(pattern=_TARGET, description="Stage id, DONE or ABORT.")
     next_stage_on_failure: str = Field(
         default=ABORT, pattern=_TARGET, description="Where a failure goes once retries are used up."
@@ -198,7 +196,7 @@ class StageRouting(_Model):
     )
 
 
-class Stage(_Model):
+class Stage(FrozenModel):
     stage_id: str = Field(pattern=_ID, description="Unique within the workflow; also the graph node name.")
     name: str = Field(min_length=1)
     type: StageType
@@ -219,7 +217,7 @@ class Stage(_Model):
     )
 
 
-class WorkflowNote(_Model):
+class WorkflowNote(FrozenModel):
     """A field written in the specification's spelling: what ided made of it, or why it is only recorded."""
 
     field: str = Field(description="Where in the file, e.g. retrieval_strategy_config.strategy_name.")
@@ -232,7 +230,7 @@ class WorkflowNote(_Model):
         return f"{self.field} = {self.value}: {tag}: {self.meaning}"
 
 
-class Workflow(_Model):
+class Workflow(FrozenModel):
     """One workflow file."""
 
     _notes: tuple[WorkflowNote, ...] = PrivateAttr(default=())

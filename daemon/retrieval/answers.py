@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from daemon.core.frozen_model import FrozenModel
 from daemon.retrieval.fusion import render_piece
 from daemon.retrieval.model_json import ask_json
 from daemon.retrieval.models import ContextPiece
@@ -28,9 +29,7 @@ Answerer = Callable[[str, Path, Sequence[ContextPiece]], Coroutine[Any, Any, tup
 """(task, workspace root, context) -> (the answer's text, its claims)."""
 
 
-class Claim(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class Claim(FrozenModel):
     text: str
     citations: tuple[str, ...] = Field(description="Ids of the context pieces the claim rests on.")
     quote: str | None = Field(default=None, description="The cited text that supports the claim.")

@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
+from daemon.core.frozen_model import FrozenModel
 from daemon.core.models import content_hash
 from daemon.retrieval.agent import RetrievalAgent
 from daemon.retrieval.answers import Answerer, Claim, extractive_answer
@@ -69,11 +70,7 @@ ARTIFACT_VERSION = 1
 M = TypeVar("M", bound=BaseModel)
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class GoldenTask(_Frozen):
+class GoldenTask(FrozenModel):
     id: str
     workspace: str = Field(description="Fixture workspace folder name (under the golden set's workspaces dir).")
     workflow_type: str = Field(default="code", description="code, document or other.")
@@ -83,13 +80,13 @@ class GoldenTask(_Frozen):
     expected: tuple[str, ...] = Field(min_length=1, description="path::qualified name (code) or path::section path.")
 
 
-class GoldenSet(_Frozen):
+class GoldenSet(FrozenModel):
     version: int
     workspaces: str = Field(description="Folder of the fixture workspaces, relative to the golden set file.")
     tasks: tuple[GoldenTask, ...]
 
 
-class HarnessConfig(_Frozen):
+class HarnessConfig(FrozenModel):
     baseline: str = Field(description="Baseline file, relative to the harness config.")
     k: int = Field(default=10, ge=1)
     max_ungrounded_rate: float = Field(default=0.0, ge=0, le=1)
@@ -98,7 +95,7 @@ class HarnessConfig(_Frozen):
     baseline_justification: str = Field(min_length=20, description="Why the baseline is what it is (required).")
 
 
-class TaskArtifact(_Frozen):
+class TaskArtifact(FrozenModel):
     """One task's run: the stable artifact schema (``artifact_schema_hash``)."""
 
     artifact_version: int = ARTIFACT_VERSION
@@ -121,13 +118,13 @@ class TaskArtifact(_Frozen):
     seconds: float
 
 
-class BaselineTask(_Frozen):
+class BaselineTask(FrozenModel):
     recall_at_k: float
     mrr: float
     citation_coverage: float
 
 
-class Baseline(_Frozen):
+class Baseline(FrozenModel):
     version: int
     justification: str
     schema_hash: str
@@ -135,13 +132,13 @@ class Baseline(_Frozen):
     tasks: dict[str, BaselineTask]
 
 
-class TaskCheck(_Frozen):
+class TaskCheck(FrozenModel):
     task_id: str
     ok: bool
     problems: tuple[str, ...] = ()
 
 
-class EvalReport(_Frozen):
+class EvalReport(FrozenModel):
     ok: bool
     checks: tuple[TaskCheck, ...]
     problems: tuple[str, ...] = Field(default=(), description="Problems of the run as a whole (schema, baseline).")

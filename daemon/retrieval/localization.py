@@ -16,7 +16,9 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from daemon.core.frozen_model import FrozenModel
 
 __all__ = [
     "FN_K",
@@ -36,18 +38,14 @@ KS = (1, 5, 10)
 FN_K = 10
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class LocalizationTask(_Frozen):
+class LocalizationTask(FrozenModel):
     id: str
     query: str = Field(description="The issue text, as a user or an agent would paste it.")
     gold_files: tuple[str, ...]
     gold_functions: tuple[str, ...] = Field(default=(), description='"path::Class.method" or "path::function".')
 
 
-class LocalizationSet(_Frozen):
+class LocalizationSet(FrozenModel):
     version: int
     source: str = Field(description="Where the workspace and the tasks come from (repository, commit, licence).")
     archive: str = Field(description="The workspace as a .tar.xz, relative to this file.")
@@ -55,7 +53,7 @@ class LocalizationSet(_Frozen):
     tasks: tuple[LocalizationTask, ...]
 
 
-class TaskScore(_Frozen):
+class TaskScore(FrozenModel):
     id: str
     file_rank: int | None = Field(description="1-based rank of the first gold file among distinct files; None past 50.")
     recall: dict[str, float] = Field(description="R@1, R@5, R@10 (share of gold files among the first k files).")
@@ -64,7 +62,7 @@ class TaskScore(_Frozen):
     top_symbols: tuple[str, ...] = ()
 
 
-class LocalizationBaseline(_Frozen):
+class LocalizationBaseline(FrozenModel):
     version: int
     justification: str
     metrics: dict[str, float]

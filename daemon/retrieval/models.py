@@ -10,8 +10,9 @@ import logging
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from daemon.core.frozen_model import FrozenModel
 from daemon.core.models import Chunk
 
 __all__ = [
@@ -34,10 +35,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class SourceName(StrEnum):
@@ -71,7 +68,7 @@ class RetrievalMode(StrEnum):
     ADAPTIVE = "adaptive"
 
 
-class StageHints(_Frozen):
+class StageHints(FrozenModel):
     """A stage's retrieval hints (the workflow's ``retrieval_hints`` for it)."""
 
     stage_id: str
@@ -80,7 +77,7 @@ class StageHints(_Frozen):
     token_budget: int = Field(default=4000, ge=0)
 
 
-class FailureContext(_Frozen):
+class FailureContext(FrozenModel):
     """What failed, for adaptive retrieval: the stage's report and the failed attempt's output."""
 
     stage_id: str
@@ -88,7 +85,7 @@ class FailureContext(_Frozen):
     output: str = Field(default="", description="The failed attempt's output: test runner text, tracebacks, evidence.")
 
 
-class RetrievalRequest(_Frozen):
+class RetrievalRequest(FrozenModel):
     task: str
     workflow_kind: WorkflowKind
     stage: StageHints
@@ -96,7 +93,7 @@ class RetrievalRequest(_Frozen):
     failure: FailureContext | None = None
 
 
-class PlannedQuery(_Frozen):
+class PlannedQuery(FrozenModel):
     """One query for one source, with why it was asked."""
 
     source: SourceName
@@ -104,7 +101,7 @@ class PlannedQuery(_Frozen):
     purpose: str
 
 
-class Attribution(_Frozen):
+class Attribution(FrozenModel):
     """Where a piece comes from, precisely enough to cite it and call MCP tools on it."""
 
     path: str | None = Field(default=None, description="Workspace-relative POSIX path.")
@@ -142,7 +139,7 @@ class Candidate:
     extra_queries: tuple[str, ...] = field(default=())
 
 
-class CandidateRef(_Frozen):
+class CandidateRef(FrozenModel):
     id: str
     source: SourceName
     score: float
@@ -151,7 +148,7 @@ class CandidateRef(_Frozen):
     cite: str
 
 
-class ContextPiece(_Frozen):
+class ContextPiece(FrozenModel):
     """One piece of fused, validated context."""
 
     id: str
@@ -168,7 +165,7 @@ class ContextPiece(_Frozen):
     )
 
 
-class Rejection(_Frozen):
+class Rejection(FrozenModel):
     id: str
     cite: str
     step: str = Field(description="dedup, near_duplicate, merge, budget, grounding, consistency, relevance.")
@@ -181,7 +178,7 @@ class SourceState(StrEnum):
     UNAVAILABLE = "unavailable"
 
 
-class SourceStatus(_Frozen):
+class SourceStatus(FrozenModel):
     source: SourceName
     state: SourceState
     reason: str | None = None
@@ -189,7 +186,7 @@ class SourceStatus(_Frozen):
     seconds: float = 0.0
 
 
-class RetrievalEvent(_Frozen):
+class RetrievalEvent(FrozenModel):
     """One decision-log event of a retrieval."""
 
     kind: str = Field(description="queries, source, fusion, validation, budget.")
@@ -197,7 +194,7 @@ class RetrievalEvent(_Frozen):
     data: dict[str, object] = Field(default_factory=dict[str, object])
 
 
-class RetrievalResult(_Frozen):
+class RetrievalResult(FrozenModel):
     """What one retrieval produced, with an honest account of how."""
 
     request: RetrievalRequest

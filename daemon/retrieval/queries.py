@@ -14,8 +14,9 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from daemon.core.frozen_model import FrozenModel
 from daemon.retrieval.lexical import ENGLISH_STOP_WORDS
 from daemon.retrieval.model_json import ask_json
 from daemon.retrieval.models import PlannedQuery, RetrievalRequest, SourceName
@@ -193,17 +194,13 @@ def deterministic_queries(request: RetrievalRequest, sources: Sequence[SourceNam
     return QueryPlan(queries=tuple(planned), writer="deterministic", symbols=symbols, files=signals.files)
 
 
-class _ModelQuery(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class _ModelQuery(FrozenModel):
     source: SourceName
     query: str = Field(min_length=1, max_length=400)
     purpose: str = Field(min_length=1, max_length=200)
 
 
-class _ModelQueries(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class _ModelQueries(FrozenModel):
     queries: list[_ModelQuery] = Field(min_length=1, max_length=30)
     symbols: list[str] = Field(default_factory=list[str], max_length=12, description="Code symbols to look up.")
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
+from daemon.core.frozen_model import FrozenModel
 from daemon.core.intel_models import LanguageServerStatus
 from daemon.core.models import ChunkKind, IndexReport, IndexStatus, SearchFilters, SearchMode
 
@@ -54,17 +55,13 @@ class Methods:
     INDEX_CHANGED = "index/changed"
 
 
-class _Params(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class HelloParams(_Params):
+class HelloParams(FrozenModel):
     client: Literal["lsp", "mcp", "acp", "cli", "other"] = "other"
     pid: int | None = None
     subscribe: bool = Field(default=False, description="Receive index/progress and index/changed notifications.")
 
 
-class SearchParams(_Params):
+class SearchParams(FrozenModel):
     query: str = Field(min_length=1)
     k: int | None = Field(default=None, ge=1, le=200)
     kind: ChunkKind | None = None
@@ -76,11 +73,11 @@ class SearchParams(_Params):
         return SearchFilters(kind=self.kind, language=self.language, path_glob=self.path_glob)
 
 
-class ReindexParams(_Params):
+class ReindexParams(FrozenModel):
     paths: list[str] | None = Field(default=None, description="Workspace-relative paths; None = a full pass.")
 
 
-class SymbolTarget(_Params):
+class SymbolTarget(FrozenModel):
     """A symbol by name ("Class.method", "module.func") or by position (1-based line and column)."""
 
     symbol: str | None = None
@@ -99,14 +96,14 @@ class CallHierarchyParams(SymbolTarget):
     direction: Literal["incoming", "outgoing"] = "incoming"
 
 
-class AstNodeParams(_Params):
+class AstNodeParams(FrozenModel):
     file: str
     line: int = Field(ge=1)
     column: int | None = Field(default=None, ge=1)
     max_chars: int = Field(default=2000, ge=100, le=100_000)
 
 
-class FileParams(_Params):
+class FileParams(FrozenModel):
     file: str
     max_results: int = Field(default=200, ge=1, le=5000)
 
@@ -117,7 +114,7 @@ class DocumentSymbolsParams(FileParams):
     max_chars: int | None = Field(default=20_000, ge=200, le=1_000_000)
 
 
-class WorkspaceSymbolsParams(_Params):
+class WorkspaceSymbolsParams(FrozenModel):
     query: str
     max_results: int = Field(default=50, ge=1, le=1000)
 

@@ -6,7 +6,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from daemon.core.frozen_model import FrozenModel
 
 __all__ = [
     "AcceptResult",
@@ -26,11 +28,7 @@ ReviewState = Literal["open", "accepted", "rejected", "rolled_back"]
 FileStatus = Literal["added", "modified", "deleted", "renamed"]
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class RunBranch(_Frozen):
+class RunBranch(FrozenModel):
     """One editing run's branch ``ided/run/<id>`` and its worktree (persisted under ``<state>/vcs/runs``)."""
 
     run_id: str
@@ -58,7 +56,7 @@ class RunBranch(_Frozen):
         return self.snapshot_commit or self.base_commit
 
 
-class CommitInfo(_Frozen):
+class CommitInfo(FrozenModel):
     sha: str
     message: str
     stage_id: str | None = None
@@ -66,7 +64,7 @@ class CommitInfo(_Frozen):
     agents: tuple[str, ...] = ()
 
 
-class FileChange(_Frozen):
+class FileChange(FrozenModel):
     """One file of a change set: both texts (``None`` when absent or binary) and its unified diff."""
 
     path: str
@@ -80,7 +78,7 @@ class FileChange(_Frozen):
     binary: bool = False
 
 
-class ChangeSet(_Frozen):
+class ChangeSet(FrozenModel):
     """Everything a run changed, from its start (base or snapshot) to its branch tip, as one diff."""
 
     run_id: str
@@ -102,7 +100,7 @@ class ChangeSet(_Frozen):
         return "".join(f.diff if f.diff.endswith("\n") else f.diff + "\n" for f in self.files)
 
 
-class ConflictFile(_Frozen):
+class ConflictFile(FrozenModel):
     path: str
     user_side: str = Field(description="What the user did to the file: the commits since the run started, or edits.")
     run_side: str = Field(description="What the run did to it: its commits.")
@@ -111,7 +109,7 @@ class ConflictFile(_Frozen):
     uncommitted: bool = False
 
 
-class ConflictReport(_Frozen):
+class ConflictReport(FrozenModel):
     run_id: str
     operation: Literal["accept", "rollback"]
     why: str
@@ -124,7 +122,7 @@ class ConflictReport(_Frozen):
         return "\n".join(lines)
 
 
-class AcceptResult(_Frozen):
+class AcceptResult(FrozenModel):
     run_id: str
     branch: str = Field(description="The user's branch the run was applied to.")
     commits: tuple[str, ...] = Field(description="New commits on that branch, oldest first.")
@@ -133,7 +131,7 @@ class AcceptResult(_Frozen):
     head: str
 
 
-class RollbackResult(_Frozen):
+class RollbackResult(FrozenModel):
     run_id: str
     branch: str
     commits: tuple[str, ...] = Field(description="The revert commits, newest accepted commit reverted first.")
@@ -142,7 +140,7 @@ class RollbackResult(_Frozen):
     head: str
 
 
-class CleanupReport(_Frozen):
+class CleanupReport(FrozenModel):
     removed_runs: tuple[str, ...] = ()
     removed_worktrees: int = 0
     removed_branches: int = 0

@@ -153,6 +153,7 @@ class LspRunHost:
         config = self.config()
         if not params.text.strip():
             raise JsonRpcInvalidParams(f"invalid params for {LspMethods.RUN_FEEDBACK}: text: say what to change")
+
         async def launch(runtime: PipelineRuntime) -> RunRecord:
             _refuse_untrusted(runtime)
             return await runtime.follow_up(params.run_id, params.text)
