@@ -46,6 +46,7 @@ class ErrorCode(StrEnum):
     LANGUAGE_SERVER_FAILED = "language_server_failed"
     LANGUAGE_SERVER_TERMINATED = "language_server_terminated"
     LANGUAGE_SERVER_NOT_READY = "language_server_not_ready"
+    LANGUAGE_SERVER_SLOW = "language_server_slow"
     INVALID_TOOL_INPUT = "invalid_tool_input"
     WORKFLOW_INVALID = "workflow_invalid"
     PIPELINE_FAILED = "pipeline_failed"
@@ -136,6 +137,12 @@ class LanguageServerNotReady(LanguageServerError):
     """The server is still starting or indexing: an answer now could look like "nothing found"."""
 
     default_code = ErrorCode.LANGUAGE_SERVER_NOT_READY
+
+
+class LanguageServerSlow(LanguageServerError):
+    """A request ran past its timeout on a server that still answers: cancelled, the server kept."""
+
+    default_code = ErrorCode.LANGUAGE_SERVER_SLOW
 
 
 class InvalidToolInput(DaemonError):

@@ -46,6 +46,7 @@ logger = logging.getLogger(__name__)
 _STDERR_LINES = 40
 _SHUTDOWN_TIMEOUT = 3.0
 _REQUEST_TOKEN_PREFIX = "ided-request-"
+_PING_METHOD = "ided/ping"  # no server implements it: the reply is MethodNotFound
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -262,6 +263,22 @@ class LspClient(LanguageClient):
             with contextlib.suppress(Exception):
                 self.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=msg_id))
             raise
+
+    async def answers_ping(self, timeout_s: float) -> bool:
+        """Whether the server still answers a request: one for a method no server knows.
+
+        JSON-RPC obliges a reply (``MethodNotFound``), and a server answers it without work, so a
+        reply within ``timeout_s`` tells a busy-but-alive server from a hung one.
+        """
+        if not self.alive:
+            return False
+        try:
+            await self.request(_PING_METHOD, None, timeout_s=timeout_s)
+        except (TimeoutError, asyncio.CancelledError, LanguageServerTerminated):
+            return False
+        except Exception:
+            return True  # an error reply is a reply
+        return True
 
     def notify(self, method: str, params: Any) -> None:
         if not self.alive:

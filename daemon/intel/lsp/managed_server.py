@@ -12,10 +12,12 @@
 4. runs ``operation`` (requests with ``request_timeout_seconds`` each). Requests are pipelined:
    the server gets them as they come, always after the document text they need.
 
-A server that exits, or does not answer in time (a hang: it is killed), is restarted and the
-operation retried once. More than ``max_restarts`` failures within ``crash_window_seconds`` stop
-the restarts: calls then fail at once with the last failure and the server's last stderr lines,
-until the window has passed.
+A request that runs past its timeout is cancelled and the server pinged (a request for a method no
+server knows, answered at once by a live one): a server that answers is slow, not hung, so it keeps
+running and the call fails with ``language_server_slow``. A server that exits, or answers neither
+(a hang: it is killed), is restarted and the operation retried once. More than ``max_restarts``
+failures within ``crash_window_seconds`` stop the restarts: calls then fail at once with the last
+failure and the server's last stderr lines, until the window has passed.
 """
 
 from __future__ import annotations
@@ -31,12 +33,20 @@ from typing import Any, TypeVar
 
 from daemon.config import IntelConfig
 from daemon.core.intel_models import LanguageServerState, LanguageServerStatus
-from daemon.errors import LanguageServerError, LanguageServerNotReady, LanguageServerTerminated, WorkspaceUntrusted
+from daemon.errors import (
+    LanguageServerError,
+    LanguageServerNotReady,
+    LanguageServerSlow,
+    LanguageServerTerminated,
+    WorkspaceUntrusted,
+)
 from daemon.intel.lsp.client import LspClient
 from daemon.intel.lsp.documents import DocumentSync, OpenDocument
 from daemon.intel.lsp.registry import ServerSpec, exclusion_settings
 
 __all__ = ["ManagedServer", "Operation"]
+
+_PING_TIMEOUT_S = 5.0  # a server busy for longer than this after a timed-out request counts as hung
 
 logger = logging.getLogger(__name__)
 
@@ -151,17 +161,22 @@ class ManagedServer:
                 await self._gate(client, deadline)
                 self._requests += 1
                 return await operation(client, doc)
-            except (LanguageServerTerminated, TimeoutError) as exc:
+            except TimeoutError as exc:
+                if await client.answers_ping(_PING_TIMEOUT_S):
+                    raise self._slow(exc) from exc
                 failure = self._failure_text(exc)
                 logger.warning("%s failed (%s); attempt %d of 2", self.spec.name, failure, attempt)
                 if await self._discard(generation, failure):
                     self._restarts += 1
                 if attempt == 2:
-                    raise LanguageServerError(
-                        f"{self.spec.name} failed twice in a row ({failure}); "
-                        "the call was retried once after a restart",
-                        cause=exc,
-                    ) from exc
+                    raise self._failed_twice(failure, exc) from exc
+            except LanguageServerTerminated as exc:
+                failure = self._failure_text(exc)
+                logger.warning("%s failed (%s); attempt %d of 2", self.spec.name, failure, attempt)
+                if await self._discard(generation, failure):
+                    self._restarts += 1
+                if attempt == 2:
+                    raise self._failed_twice(failure, exc) from exc
         raise AssertionError("unreachable")
 
     async def aclose(self) -> None:
@@ -313,8 +328,25 @@ class ManagedServer:
 
     def _failure_text(self, exc: BaseException) -> str:
         if isinstance(exc, TimeoutError):
-            return f"no answer within {self._config.request_timeout_seconds:g} s (treated as hung and killed)"
+            return (
+                f"no answer within {self._config.request_timeout_seconds:g} s and no answer to a ping "
+                f"within {_PING_TIMEOUT_S:g} s (treated as hung and killed)"
+            )
         return str(exc)
+
+    def _failed_twice(self, failure: str, exc: BaseException) -> LanguageServerError:
+        return LanguageServerError(
+            f"{self.spec.name} failed twice in a row ({failure}); the call was retried once after a restart",
+            cause=exc,
+        )
+
+    def _slow(self, exc: BaseException) -> LanguageServerSlow:
+        return LanguageServerSlow(
+            f"{self.spec.name} did not answer within {self._config.request_timeout_seconds:g} s; the request "
+            "was cancelled. The server still answers, so it keeps running (nothing restarted): retry, ask a "
+            "narrower question, or raise intel.request_timeout_seconds",
+            cause=exc,
+        )
 
     def _not_ready(self) -> LanguageServerNotReady:
         status = self.status()

@@ -17,7 +17,7 @@ from lsprotocol import types as lsp
 
 from daemon.config import IntelConfig, LanguageServerConfig
 from daemon.core.intel_models import LanguageServerState
-from daemon.errors import InvalidToolInput, LanguageServerError, LanguageServerNotReady
+from daemon.errors import InvalidToolInput, LanguageServerError, LanguageServerNotReady, LanguageServerSlow
 from daemon.intel.lsp.client import LspClient
 from daemon.intel.lsp.convert import lsp_targets
 from daemon.intel.lsp.documents import OpenDocument
@@ -95,6 +95,27 @@ async def test_a_hung_server_is_killed_and_the_call_retried_once(workspace: Path
         assert status.restarts == 1
         assert status.crashes_recent == 1
         assert status.pid not in (None, old_pid)
+
+
+async def test_a_slow_request_on_a_live_server_is_cancelled_and_the_server_kept(workspace: Path) -> None:
+    async with LanguageServerPool(workspace, intel_config()) as pool:
+        assert await definition_of_distance_to(pool, workspace) == ["geometry.py"]
+        pid = python_status(pool).pid
+
+        async def impatient(client: LspClient, doc: OpenDocument | None) -> Any:
+            assert doc is not None
+            params = lsp.HoverParams(
+                text_document=lsp.TextDocumentIdentifier(uri=doc.uri), position=doc.position(10, 17)
+            )
+            return await client.request(lsp.TEXT_DOCUMENT_HOVER, params, timeout_s=0)  # runs past it at once
+
+        with pytest.raises(LanguageServerSlow, match=r"still answers, so it keeps running") as caught:
+            await asyncio.wait_for(pool.run("python", impatient, path=workspace / "app.py"), TIMEOUT)
+        assert caught.value.code.value == "language_server_slow"
+        status = python_status(pool)
+        assert (status.pid, status.restarts, status.crashes_recent) == (pid, 0, 0)
+        assert status.state is LanguageServerState.READY
+        assert await definition_of_distance_to(pool, workspace) == ["geometry.py"]
 
 
 async def test_repeated_crashes_are_reported_and_not_restarted_in_a_loop(tmp_path: Path) -> None:
