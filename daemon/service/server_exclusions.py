@@ -4,8 +4,9 @@ A language server analyses its whole workspace by default, including a 400,000-l
 ided's own index skips as too large; then every request on that server waits. The globs are the
 scanner's built-in excluded directories (``node_modules``, ``.venv``, ``build``, ...), hidden
 entries, the user's ``index.exclude`` patterns, what git ignores (``git ls-files --ignored``, in a
-git work tree, when ``index.respect_gitignore``), and every code file over ``index.max_file_bytes``
-(found by a walk that prunes the same directories; bounded). :mod:`daemon.intel.lsp.registry`
+git work tree, when ``index.respect_gitignore``), every code file over ``index.max_file_bytes``, and
+every code file whose name or content holds a credential (the index's own secret rules, unless
+``index.include_secrets``), found by a walk that prunes the same directories (bounded). :mod:`daemon.intel.lsp.registry`
 turns them into each server's own setting. Blocking: run it in a thread.
 """
 
@@ -16,6 +17,7 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
+from daemon.core.secret_rules import secret_content, secret_name
 from daemon.index.scanner import BUILTIN_EXCLUDED_DIRS
 from daemon.intel.languages import CODE_LANGUAGES, language_for_path
 
@@ -27,7 +29,12 @@ _GIT_TIMEOUT_SECONDS = 10.0
 
 
 def server_exclusions(
-    root: Path, *, max_file_bytes: int, extra: Sequence[str] = (), respect_gitignore: bool = True
+    root: Path,
+    *,
+    max_file_bytes: int,
+    extra: Sequence[str] = (),
+    respect_gitignore: bool = True,
+    include_secrets: bool = False,
 ) -> list[str]:
     """Workspace-relative globs (``**/node_modules``, ``gen/huge.py``) of what ided does not index."""
     globs = ["**/.*", *(f"**/{name}" for name in sorted(BUILTIN_EXCLUDED_DIRS) if not name.startswith("."))]
@@ -44,13 +51,18 @@ def server_exclusions(
                 continue
             path = Path(directory, name)
             try:
-                if path.stat().st_size > max_file_bytes:
+                if path.stat().st_size > max_file_bytes or (not include_secrets and _holds_secret(path)):
                     large.append(path.relative_to(root).as_posix())
             except OSError:
                 continue
         if walked > _MAX_WALKED or len(large) >= _MAX_LARGE:
             break
     return [*globs, *sorted(large)]
+
+
+def _holds_secret(path: Path) -> bool:
+    """The index skips this file as secret (by name, or by content: read once, under the size cap)."""
+    return secret_name(path.name) or secret_content(path.read_bytes()) is not None
 
 
 def _git_ignored(root: Path) -> list[str]:

@@ -41,6 +41,14 @@ def test_the_globs_name_the_too_large_code_files_and_the_skipped_directories(tmp
     assert exclusion_settings("basedpyright", mine, globs)["basedpyright"]["analysis"]["exclude"] == ["mine/**"]
 
 
+def test_a_code_file_the_index_skips_as_secret_is_excluded_unless_secrets_are_included(tmp_path: Path) -> None:
+    root = _workspace(tmp_path)
+    (root / "deploy.py").write_text('AWS_SECRET_ACCESS_KEY = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ8f3kR2Lm"\n')
+    assert "deploy.py" in server_exclusions(root, max_file_bytes=4000)
+    assert "app.py" not in server_exclusions(root, max_file_bytes=4000)
+    assert "deploy.py" not in server_exclusions(root, max_file_bytes=4000, include_secrets=True)
+
+
 def test_what_git_ignores_is_excluded_too(tmp_path: Path) -> None:
     root = _workspace(tmp_path)
     (root / ".gitignore").write_text("generated/\n*.log\n")
