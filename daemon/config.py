@@ -95,6 +95,13 @@ class EmbeddingConfig(_Section):
     max_tokens: int = Field(default=256, ge=16, le=512, description="Truncation length per chunk.")
     batch_size: int = Field(default=32, ge=1)
     threads: int | None = Field(default=None, ge=1, description="ONNX threads; default: all cores.")
+    memory_arena: bool = Field(
+        default=False,
+        description=(
+            "Keep onnxruntime's CPU memory arena: about 1.4x faster embedding, but the arena grows to "
+            "every batch shape seen and is never returned (~1.5 GB against ~0.3 GB on a real package)."
+        ),
+    )
 
 
 class RerankConfig(_Section):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -189,3 +190,15 @@ def test_docs_sections_embed_their_heading_path_and_text_in_either_variant() -> 
         == whole_text(section)
         == "docs/guide.md\nGuide > Install\n## Install\n\nRun the installer twice.\n"
     )
+
+
+def _session_arena(embedder: FastembedEmbedder) -> bool:
+    session = cast(Any, embedder)._model.model.model  # fastembed's ONNX session
+    return bool(session.get_session_options().enable_cpu_mem_arena)
+
+
+def test_the_memory_arena_is_off_unless_configured(model_dir: Path, embedder: FastembedEmbedder) -> None:
+    assert _session_arena(embedder) is False  # the default: memory returned after each batch
+    kept = FastembedEmbedder(model_dir, max_tokens=MAX_TOKENS, batch_size=4, threads=1, memory_arena=True)
+    assert _session_arena(kept) is True
+    assert kept.embed_query("read a file") == pytest.approx(embedder.embed_query("read a file"), abs=1e-5)
