@@ -151,8 +151,9 @@ class ManagedServer:
         ready_wait: float | None = None,
     ) -> T:
         """Run ``operation`` on a ready server (see the module docstring for the guarantees)."""
-        deadline = time.monotonic() + (self._config.ready_wait_seconds if ready_wait is None else ready_wait)
+        wait = self._config.ready_wait_seconds if ready_wait is None else ready_wait
         for attempt in (1, 2):
+            deadline = time.monotonic() + wait  # a restarted server gets the whole wait again
             client, docs, generation = await self._ready_client(deadline)
             try:
                 doc = None
