@@ -47,7 +47,7 @@ from daemon.core.intel_models import (
     SymbolInfo,
     SymbolsResult,
 )
-from daemon.core.models import ChunkKind, SearchFilters, SearchHit, SearchResult
+from daemon.core.models import ChunkKind, SearchFilters, SearchMode, SearchResult
 from daemon.errors import InvalidToolInput, LanguageServerError
 from daemon.index.scanner import Scanner
 from daemon.intel.ast_nodes import SyntaxFile, excerpt
@@ -70,6 +70,7 @@ from daemon.intel.parsers import has_grammar
 from daemon.intel.syntax_budget import BudgetClock, SyntaxBudget
 from daemon.intel.workspace_paths import WorkspacePaths
 from daemon.service.intel_results import IntelResults
+from daemon.service.search_trim import trim_search_result
 from daemon.service.server_exclusions import server_exclusions
 from daemon.service.shared_index import SharedIndex
 from daemon.service.symbol_resolver import SymbolMatch, SymbolResolver, name_position
@@ -77,7 +78,7 @@ from daemon.service.symbol_resolver import SymbolMatch, SymbolResolver, name_pos
 if TYPE_CHECKING:
     from daemon.service.workspace_index import WorkspaceIndex
 
-__all__ = ["CodeIntelService", "trim_search_result"]
+__all__ = ["CodeIntelService"]
 
 logger = logging.getLogger(__name__)
 
@@ -146,7 +147,7 @@ class CodeIntelService:
         self.intel = config.intel
         self.paths = WorkspacePaths(config.workspace_path)
         self.pool = pool
-        self._index = SharedIndex(config, wait_seconds=config.intel.ready_wait_seconds)
+        self.index = SharedIndex(config, wait_seconds=config.intel.ready_wait_seconds)
         self._scanner = Scanner(
             self.paths.root,
             classify=language_for_path,
@@ -157,7 +158,7 @@ class CodeIntelService:
         )
         self._resolver = SymbolResolver(
             self.paths.root,
-            index_search=self._index.candidates,
+            index_search=self.index.candidates,
             scanner=self._scanner,
             max_file_bytes=config.index.max_file_bytes,
         )
@@ -199,7 +200,7 @@ class CodeIntelService:
         )
         service = cls(config, pool=pool)
         if index is not None:
-            service._index.adopt(index)
+            service.index.adopt(index)
         else:
             service._spawn(service._open_index(run_pass=background and config.intel.index_on_start))
         if background and config.intel.prestart:
@@ -217,7 +218,7 @@ class CodeIntelService:
                 await task
         await self.pool.aclose()
         self._syntax_threads.shutdown(wait=False, cancel_futures=True)
-        await asyncio.to_thread(self._index.close)
+        await asyncio.to_thread(self.index.close)
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.create_task(coro)
@@ -234,7 +235,7 @@ class CodeIntelService:
 
     async def _open_index(self, *, run_pass: bool) -> None:
         try:
-            await asyncio.to_thread(lambda: self._index.open(run_pass=run_pass))
+            await asyncio.to_thread(lambda: self.index.open(run_pass=run_pass))
         except Exception:  # background work: log, never take the server down
             logger.exception("opening the workspace index failed")
 
@@ -759,15 +760,21 @@ class CodeIntelService:
         max_chars: int = 1500,
     ) -> SearchResult:
         filters = SearchFilters(kind=ChunkKind.CODE, language=language, path_glob=path_glob)
-        result = await asyncio.to_thread(self._index.search, query, k, filters)
+        result = await asyncio.to_thread(self.index.search, query, k, filters)
         return trim_search_result(result, max_chars)
 
+    async def search(
+        self, query: str, *, k: int | None, filters: SearchFilters | None, mode: SearchMode | None = None
+    ) -> SearchResult:
+        """Hybrid (or ``mode``) search over the workspace index, waiting (bounded) for it to open."""
+        return await asyncio.to_thread(self.index.search, query, k, filters, mode)
+
     async def search_docs(self, query: str, *, k: int = 10, max_chars: int = 1500) -> SearchResult:
-        result = await asyncio.to_thread(self._index.search, query, k, SearchFilters(kind=ChunkKind.DOCS))
+        result = await asyncio.to_thread(self.index.search, query, k, SearchFilters(kind=ChunkKind.DOCS))
         return trim_search_result(result, max_chars)
 
     async def index_status(self) -> IntelStatus:
-        status, note = await asyncio.to_thread(self._index.status)
+        status, note = await asyncio.to_thread(self.index.status)
         return IntelStatus(
             workspace=str(self.paths.root), index=status, index_note=note, servers=tuple(self.pool.statuses())
         )
@@ -792,23 +799,6 @@ def budgeted_symbols(symbols: list[SymbolInfo], max_chars: int | None) -> list[S
 def _position(doc: OpenDocument | None, target: _Target) -> lsp.Position:
     assert doc is not None
     return doc.position(target.line, target.column)
-
-
-def trim_search_result(result: SearchResult, max_chars: int) -> SearchResult:
-    """Each hit's text cut to ``max_chars`` (tools answer compactly); a note says how many were cut."""
-    hits: list[SearchHit] = []
-    cut = 0
-    for hit in result.hits:
-        if len(hit.chunk.text) > max_chars:
-            cut += 1
-            chunk = hit.chunk.model_copy(update={"text": excerpt(hit.chunk.text, max_chars)})
-            hit = hit.model_copy(update={"chunk": chunk})
-        hits.append(hit)
-    notes = result.notes
-    if cut:
-        cut_note = f"the text of {cut} of {len(hits)} hits was cut to max_chars={max_chars}"
-        notes = (*notes, f"{cut_note} (start_line..end_line span the whole chunk)")
-    return result.model_copy(update={"hits": tuple(hits), "notes": notes})
 
 
 def _cut_notes(max_chars: int, *, signature: str, documentation: str | None) -> list[str]:

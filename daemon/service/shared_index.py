@@ -105,7 +105,9 @@ class SharedIndex:
             self._lock.release()
         return [hit.chunk for hit in result.hits]
 
-    def search(self, query: str, k: int, filters: SearchFilters) -> SearchResult:
+    def search(
+        self, query: str, k: int | None, filters: SearchFilters | None, mode: SearchMode | None = None
+    ) -> SearchResult:
         """Hybrid search; ``IndexingError`` saying why when the index is not usable (yet)."""
         if not self._opened.wait(self._wait):
             raise IndexingError("the index is still being opened; retry in a few seconds")
@@ -120,7 +122,7 @@ class SharedIndex:
                     "the workspace has not been indexed yet; run `ided index` or wait for the startup pass"
                 )
             self._indexed = True
-            return index.search(query, k=k, filters=filters)
+            return index.search(query, k=k, filters=filters, mode=mode or SearchMode.HYBRID)
         finally:
             self._lock.release()
 

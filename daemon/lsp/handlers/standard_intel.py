@@ -27,8 +27,8 @@ from daemon.errors import ErrorCode
 from daemon.intel.languages import language_for_path
 from daemon.lsp.convert import PositionMapper
 from daemon.lsp.handlers import daemon_params
-from daemon.service import api
 from daemon.service.api import Methods
+from daemon.service.intel_params import DefinitionParams, ReferencesParams, SignatureParams
 
 if TYPE_CHECKING:
     from daemon.lsp.server import IdedLanguageServer
@@ -78,7 +78,9 @@ def register(server: IdedLanguageServer) -> None:
     async def definition(params: types.DefinitionParams) -> list[types.Location]:
         mapper = server.mapper.fresh()
         values = await asyncio.to_thread(_target, mapper, params.text_document.uri, params.position)
-        target = daemon_params(api.SymbolTarget, types.TEXT_DOCUMENT_DEFINITION, **values)
+        target = daemon_params(
+            DefinitionParams, types.TEXT_DOCUMENT_DEFINITION, max_results=50, max_chars=4000, **values
+        )
         try:
             result = await server.session.call(Methods.INTEL_DEFINITION, target, intel_models.DefinitionResult)
         except JsonRpcException as exc:
@@ -93,7 +95,7 @@ def register(server: IdedLanguageServer) -> None:
         mapper = server.mapper.fresh()
         values = await asyncio.to_thread(_target, mapper, params.text_document.uri, params.position)
         request = daemon_params(
-            api.ReferencesParams,
+            ReferencesParams,
             types.TEXT_DOCUMENT_REFERENCES,
             include_declaration=params.context.include_declaration,
             **values,
@@ -111,7 +113,7 @@ def register(server: IdedLanguageServer) -> None:
     async def hover(params: types.HoverParams) -> types.Hover | None:
         mapper = server.mapper.fresh()
         values = await asyncio.to_thread(_target, mapper, params.text_document.uri, params.position)
-        target = daemon_params(api.SymbolTarget, types.TEXT_DOCUMENT_HOVER, **values)
+        target = daemon_params(SignatureParams, types.TEXT_DOCUMENT_HOVER, **values)
         try:
             result = await server.session.call(Methods.INTEL_SIGNATURE, target, intel_models.SignatureResult)
         except JsonRpcException as exc:
