@@ -50,6 +50,7 @@ from daemon.core.intel_models import (
 from daemon.core.models import ChunkKind, SearchFilters, SearchMode, SearchResult
 from daemon.errors import InvalidToolInput, LanguageServerError
 from daemon.index.scanner import Scanner
+from daemon.index.shared_index import SharedIndex
 from daemon.intel.ast_nodes import SyntaxFile, excerpt
 from daemon.intel.import_lines import in_import_statement
 from daemon.intel.languages import CODE_LANGUAGES, language_for_path
@@ -72,11 +73,10 @@ from daemon.intel.workspace_paths import WorkspacePaths
 from daemon.service.intel_results import IntelResults
 from daemon.service.search_trim import trim_search_result
 from daemon.service.server_exclusions import server_exclusions
-from daemon.service.shared_index import SharedIndex
 from daemon.service.symbol_resolver import SymbolMatch, SymbolResolver, name_position
 
 if TYPE_CHECKING:
-    from daemon.service.workspace_index import WorkspaceIndex
+    from daemon.index.workspace_index import WorkspaceIndex
 
 __all__ = ["CodeIntelService"]
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from daemon.config import Config
 from daemon.core.ports import Workspace
 from daemon.errors import ConfigError, DaemonError
+from daemon.index.workspace_index import WorkspaceIndex
 from daemon.orchestration.retriever import AgentRetriever
 from daemon.orchestration.run_store import RunStore
 from daemon.retrieval.agent import AgentParts, RetrievalAgent
@@ -27,7 +28,6 @@ from daemon.retrieval.tokens import load_token_counter
 from daemon.retrieval.vectors import EmbedderVectors, IndexVectors
 from daemon.service.capabilities import DEFINITION, REFERENCES, SIGNATURE
 from daemon.service.intel_params import DefinitionParams, ReferencesParams, SignatureParams
-from daemon.service.workspace_index import WorkspaceIndex
 
 __all__ = [
     "CodeIntelFacts",

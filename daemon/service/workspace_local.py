@@ -21,12 +21,12 @@ from daemon.config import Config
 from daemon.core.intel_models import IntelStatus
 from daemon.core.models import SearchFilters, SearchMode, SearchResult
 from daemon.errors import LanguageServerError
+from daemon.index.shared_index import SharedIndex
 from daemon.service.capabilities import BY_METHOD
 from daemon.service.code_intel import CodeIntelService
-from daemon.service.shared_index import SharedIndex
 
 if TYPE_CHECKING:
-    from daemon.service.workspace_index import WorkspaceIndex
+    from daemon.index.workspace_index import WorkspaceIndex
 
 __all__ = ["LocalWorkspace"]
 

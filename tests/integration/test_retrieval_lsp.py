@@ -16,10 +16,10 @@ import pytest
 import pytest_asyncio
 
 from daemon.config import Config
+from daemon.index.workspace_index import WorkspaceIndex
 from daemon.orchestration.workflow_schema import RetrievalStrategyConfig
 from daemon.retrieval.models import RetrievalRequest, RetrievalResult, SourceName, SourceState, StageHints, WorkflowKind
 from daemon.service.retrieval_sources import CodeIntelFacts, build_retrieval_agent
-from daemon.service.workspace_index import WorkspaceIndex
 from daemon.service.workspace_local import LocalWorkspace
 from tests.intel_tools import copy_workspace, require_server, workspace_config
 

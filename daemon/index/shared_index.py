@@ -19,7 +19,7 @@ from daemon.core.models import Chunk, ChunkKind, IndexStatus, SearchFilters, Sea
 from daemon.errors import DaemonError, IndexingError
 
 if TYPE_CHECKING:
-    from daemon.service.workspace_index import WorkspaceIndex
+    from daemon.index.workspace_index import WorkspaceIndex
 
 __all__ = ["SharedIndex"]
 
@@ -55,7 +55,7 @@ class SharedIndex:
         with self._lock:
             self._busy_since = time.monotonic()
             try:
-                from daemon.service.workspace_index import WorkspaceIndex
+                from daemon.index.workspace_index import WorkspaceIndex
 
                 try:
                     self._index = WorkspaceIndex.open(self._config)
