@@ -23,7 +23,7 @@ from daemon.core.intel_models import (
 )
 from daemon.core.models import ChunkKind, SearchFilters, SearchResult
 from daemon.core.ports import Workspace
-from daemon.service.capability import Capability, served
+from daemon.service.capability import Capability
 from daemon.service.intel_params import (
     AstNodeParams,
     CallHierarchyParams,
@@ -67,11 +67,7 @@ async def _search_docs(ws: Workspace, p: SearchDocsParams) -> SearchResult:
     return trim_search_result(result, p.max_chars)
 
 
-async def _index_status(ws: Workspace, _p: NoParams) -> IntelStatus:
-    return await ws.status()
-
-
-SIGNATURE = served(
+SIGNATURE = Capability(
     name="get_signature",
     method="intel/signature",
     params=SignatureParams,
@@ -84,7 +80,7 @@ SIGNATURE = served(
     work=lambda s, p: s.get_signature(p.symbol, file=p.file, line=p.line, column=p.column, max_chars=p.max_chars),
 )
 
-DEFINITION = served(
+DEFINITION = Capability(
     name="find_definition",
     method="intel/definition",
     params=DefinitionParams,
@@ -99,7 +95,7 @@ DEFINITION = served(
     ),
 )
 
-REFERENCES = served(
+REFERENCES = Capability(
     name="get_references",
     method="intel/references",
     params=ReferencesParams,
@@ -119,7 +115,7 @@ REFERENCES = served(
     ),
 )
 
-AST_NODE = served(
+AST_NODE = Capability(
     name="get_ast_node",
     method="intel/ast_node",
     params=AstNodeParams,
@@ -132,7 +128,7 @@ AST_NODE = served(
     work=lambda s, p: s.get_ast_node(p.file, p.line, p.column, max_chars=p.max_chars),
 )
 
-DOCUMENT_SYMBOLS = served(
+DOCUMENT_SYMBOLS = Capability(
     name="document_symbols",
     method="intel/document_symbols",
     params=DocumentSymbolsParams,
@@ -147,7 +143,7 @@ DOCUMENT_SYMBOLS = served(
     ),
 )
 
-WORKSPACE_SYMBOLS = served(
+WORKSPACE_SYMBOLS = Capability(
     name="workspace_symbols",
     method="intel/workspace_symbols",
     params=WorkspaceSymbolsParams,
@@ -160,7 +156,7 @@ WORKSPACE_SYMBOLS = served(
     work=lambda s, p: s.workspace_symbols(p.query, language=p.language, max_results=p.max_results),
 )
 
-CALL_HIERARCHY = served(
+CALL_HIERARCHY = Capability(
     name="call_hierarchy",
     method="intel/call_hierarchy",
     params=CallHierarchyParams,
@@ -174,7 +170,7 @@ CALL_HIERARCHY = served(
     ),
 )
 
-DIAGNOSTICS = served(
+DIAGNOSTICS = Capability(
     name="diagnostics",
     method="intel/diagnostics",
     params=DiagnosticsParams,
@@ -195,7 +191,7 @@ SEARCH_CODE = Capability(
     description="Search the workspace's code index (functions, classes, methods as chunks) with BM25 and, when\n"
     'computed, semantic vectors fused by rank. Use it for "where is X handled" questions; use\n'
     "find_definition/get_references for exact facts about a named symbol.",
-    run=_search_code,
+    route=_search_code,
 )
 
 SEARCH_DOCS = Capability(
@@ -206,7 +202,7 @@ SEARCH_DOCS = Capability(
     kind="search",
     description="Search the workspace's documentation (Markdown/reST sections by heading) in ided's index, with\n"
     "BM25 and, when computed, semantic vectors.",
-    run=_search_docs,
+    route=_search_docs,
 )
 
 INDEX_STATUS = Capability(
@@ -218,7 +214,6 @@ INDEX_STATUS = Capability(
     kind="read",
     description="State of ided's index (files, chunks, embedded fraction, last pass) and of each language server\n"
     "(ready, starting, indexing, failed, unavailable with the install hint).",
-    run=_index_status,
     work=lambda s, _p: s.index_status(),
 )
 
