@@ -216,7 +216,7 @@ class IdedRun:
 def run_ided(checkout: Path, query: str, state: Path, *, embed: bool, lexical: bool) -> IdedRun:
     from daemon.config import load_config
     from daemon.core.models import SearchMode
-    from daemon.service.workspace_index import WorkspaceIndex
+    from daemon.index.workspace_index import WorkspaceIndex
 
     overrides: dict[str, Any] = {"state_dir": str(state)}
     if not embed:

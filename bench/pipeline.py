@@ -30,6 +30,7 @@ from pathlib import Path
 from langchain_core.messages import HumanMessage
 
 from daemon.config import PipelineConfig, ResilienceConfig, load_config
+from daemon.index.workspace_index import WorkspaceIndex
 from daemon.orchestration.deterministic_selector import select_deterministically
 from daemon.orchestration.graph_builder import compile_graph
 from daemon.orchestration.llm_providers import ModelRegistry
@@ -45,7 +46,6 @@ from daemon.retrieval.agent import RetrievalAgent
 from daemon.retrieval.models import RetrievalMode, RetrievalRequest, WorkflowKind
 from daemon.retrieval.shared_search import SharedSearches
 from daemon.service.retrieval_sources import build_retrieval_agent
-from daemon.service.workspace_index import WorkspaceIndex
 
 __all__ = ["main"]
 

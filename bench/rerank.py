@@ -32,7 +32,7 @@ from daemon.config import load_config
 from daemon.core.models import Chunk
 from daemon.index.model_files import bundled_model_dir
 from daemon.index.reranker import FastembedReranker
-from daemon.service.workspace_index import WorkspaceIndex
+from daemon.index.workspace_index import WorkspaceIndex
 from tests.model_shapes import minilm_shaped_cross_encoder
 
 MAX_TOKENS = (64, 128, 256, 512)

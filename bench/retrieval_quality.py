@@ -48,6 +48,7 @@ from jsdoc_samples import CodeSample, default_node_roots, extract_js_samples
 
 from daemon.config import Config, load_config
 from daemon.core.models import SearchHit, SearchMode
+from daemon.index.workspace_index import WorkspaceIndex
 from daemon.orchestration.workflow_schema import RetrievalStrategyConfig
 from daemon.retrieval.ast_map import ast_context_map
 from daemon.retrieval.fusion import Fusion, outline_wanted, render_piece
@@ -56,7 +57,6 @@ from daemon.retrieval.sources import candidate_from_hit
 from daemon.retrieval.tokens import TokenCounter, load_token_counter
 from daemon.retrieval.vectors import EmbedderVectors
 from daemon.service.retrieval_sources import build_retrieval_agent
-from daemon.service.workspace_index import WorkspaceIndex
 
 BUDGET = 4000
 SWEEP = ((0.5, 0.0), (0.6, 0.0), (0.7, 0.0), (0.8, 0.0), (0.9, 0.0), (0.6, 0.8), (0.7, 0.8), (0.7, 0.9))

@@ -35,7 +35,7 @@ from daemon.errors import DaemonError
 from daemon.service.api import SearchParams
 
 if TYPE_CHECKING:
-    from daemon.service.workspace_index import WorkspaceIndex
+    from daemon.index.workspace_index import WorkspaceIndex
 
 __all__ = ["app"]
 
@@ -70,7 +70,7 @@ def _state(ctx: typer.Context) -> CliState:
 @contextmanager
 def _open(state: CliState, config: Config, command: str) -> Generator[WorkspaceIndex]:
     """The index opened in this process; ``command`` names this process in the lock (``ided index``)."""
-    from daemon.service.workspace_index import WorkspaceIndex  # the index's imports only where it is opened
+    from daemon.index.workspace_index import WorkspaceIndex  # the index's imports only where it is opened
 
     try:
         # a moment's wait: another command's look at the lock (`daemon_running`) holds it for an instant

@@ -16,11 +16,11 @@ from daemon.config import Config
 from daemon.core.models import IndexReport, IndexStatus, SearchResult
 from daemon.errors import DaemonError
 from daemon.index.state_files import check_free_space, ensure_state_dir, state_writes
+from daemon.index.workspace_lock import DAEMON_HOLDER, lock_owner
 from daemon.logging_setup import configure_logging
 from daemon.service.api import DaemonStatus, Methods, ReindexParams, SearchParams
 from daemon.service.daemon_client import DaemonClient, DaemonUnavailable
 from daemon.service.daemon_files import remove_stale
-from daemon.service.workspace_lock import DAEMON_HOLDER, lock_owner
 
 __all__ = [
     "daemon_running",

@@ -42,7 +42,7 @@ def _read(root: Path, rel: str) -> str | None:
 
 def score_localization_set(set_path: Path) -> tuple[LocalizationSet, list[TaskScore]]:
     """Unpack, index and search every task of the set; the tasks' scores, in order."""
-    from daemon.service.workspace_index import WorkspaceIndex
+    from daemon.index.workspace_index import WorkspaceIndex
 
     spec = LocalizationSet.model_validate(yaml.safe_load(set_path.read_text(encoding="utf-8")))
     archive = set_path.parent / spec.archive

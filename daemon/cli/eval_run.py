@@ -16,11 +16,11 @@ from typing import Any
 from daemon.cli.context import CliState
 from daemon.config import load_config
 from daemon.errors import ConfigError
+from daemon.index.workspace_index import WorkspaceIndex
 from daemon.orchestration.workflow_schema import RetrievalStrategyConfig
 from daemon.retrieval.answers import Answerer, extractive_answer, model_answerer
 from daemon.retrieval.harness import GoldenSet, HarnessConfig, TaskArtifact, inputs_hash, load_yaml_model, run_task
 from daemon.service.retrieval_sources import build_retrieval_agent
-from daemon.service.workspace_index import WorkspaceIndex
 
 __all__ = ["ANSWER_ROLE", "run_golden", "run_with_answers"]
 

@@ -1,17 +1,24 @@
-"""Ports: the interfaces the index, intel and retrieval layers implement.
+"""Ports: the interfaces the index, intel and retrieval layers implement, and the workspace API.
 
 Store, encoders and chunkers are CPU- or disk-bound and blocking by design; async callers
 (the daemon's fronts) run them through ``asyncio.to_thread``.
+
+``Workspace`` is the one API the fronts and the pipeline hold for a workspace's search, code
+intelligence and status. Two transports implement it (``daemon.service.workspace_local`` in this
+process, ``daemon.service.workspace_remote`` through the daemon's socket); a holder never asks which.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
+
+from pydantic import BaseModel
 
 if TYPE_CHECKING:
-    from daemon.core.models import Chunk, SearchFilters
+    from daemon.core.intel_models import IntelStatus
+    from daemon.core.models import Chunk, SearchFilters, SearchMode, SearchResult
 
 __all__ = [
     "DenseEmbedder",
@@ -21,7 +28,10 @@ __all__ = [
     "SparseVector",
     "StoredPoint",
     "VectorStore",
+    "Workspace",
 ]
+
+R = TypeVar("R", bound=BaseModel)
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,3 +158,34 @@ class VectorStore(Protocol):
     def flush(self) -> None: ...
 
     def close(self) -> None: ...
+
+
+class Workspace(Protocol):
+    """One workspace's search, code intelligence and status, whichever process serves them.
+
+    Every method may raise ``DaemonError`` with its code (``invalid_tool_input``, ``indexing``,
+    ``language_server``, ...), the same code whichever transport carried the call.
+    """
+
+    @property
+    def serves_intel(self) -> bool:
+        """Whether code intelligence answers here (language servers attached); the index always does."""
+        ...
+
+    async def search(
+        self, query: str, *, k: int | None, filters: SearchFilters | None, mode: SearchMode | None = None
+    ) -> SearchResult:
+        """Hybrid search over the workspace index (``mode`` None: hybrid)."""
+        ...
+
+    async def intel(self, method: str, params: BaseModel, result: type[R]) -> R:
+        """The code-intel capability served as ``method`` (``intel/definition``, ...), answered as ``result``."""
+        ...
+
+    async def status(self) -> IntelStatus:
+        """The index's and the language servers' state."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release what this handle holds (a connection, or the in-process servers and index)."""
+        ...

@@ -1,7 +1,8 @@
 """The daemon's local API: method names and their typed params/results.
 
 Fronts (LSP, MCP, ACP, CLI) call these over the daemon socket; the LSP front re-exposes most of
-them as ``ided/<area>/<verb>`` methods.
+them as ``ided/<area>/<verb>`` methods. The ``intel/*`` methods' params are the capabilities'
+(``daemon.service.intel_params``; the registry is ``daemon.service.capabilities``).
 """
 
 from __future__ import annotations
@@ -15,20 +16,13 @@ from daemon.core.intel_models import LanguageServerStatus
 from daemon.core.models import ChunkKind, IndexReport, IndexStatus, SearchFilters, SearchMode
 
 __all__ = [
-    "AstNodeParams",
-    "CallHierarchyParams",
     "DaemonStatus",
-    "DocumentSymbolsParams",
-    "FileParams",
     "HelloParams",
     "IndexChanged",
     "IndexProgressEvent",
     "Methods",
-    "ReferencesParams",
     "ReindexParams",
     "SearchParams",
-    "SymbolTarget",
-    "WorkspaceSymbolsParams",
 ]
 
 
@@ -75,48 +69,6 @@ class SearchParams(FrozenModel):
 
 class ReindexParams(FrozenModel):
     paths: list[str] | None = Field(default=None, description="Workspace-relative paths; None = a full pass.")
-
-
-class SymbolTarget(FrozenModel):
-    """A symbol by name ("Class.method", "module.func") or by position (1-based line and column)."""
-
-    symbol: str | None = None
-    file: str | None = Field(default=None, description="Workspace-relative (or absolute inside the workspace) path.")
-    line: int | None = Field(default=None, ge=1)
-    column: int | None = Field(default=None, ge=1)
-    max_results: int = Field(default=50, ge=1, le=1000)
-    max_chars: int = Field(default=4000, ge=100, le=100_000)
-
-
-class ReferencesParams(SymbolTarget):
-    include_declaration: bool = False
-
-
-class CallHierarchyParams(SymbolTarget):
-    direction: Literal["incoming", "outgoing"] = "incoming"
-
-
-class AstNodeParams(FrozenModel):
-    file: str
-    line: int = Field(ge=1)
-    column: int | None = Field(default=None, ge=1)
-    max_chars: int = Field(default=2000, ge=100, le=100_000)
-
-
-class FileParams(FrozenModel):
-    file: str
-    max_results: int = Field(default=200, ge=1, le=5000)
-
-
-class DocumentSymbolsParams(FileParams):
-    depth: int | None = Field(default=2, ge=1, le=64)
-    include_locals: bool = False
-    max_chars: int | None = Field(default=20_000, ge=200, le=1_000_000)
-
-
-class WorkspaceSymbolsParams(FrozenModel):
-    query: str
-    max_results: int = Field(default=50, ge=1, le=1000)
 
 
 class IndexProgressEvent(BaseModel):

@@ -28,11 +28,8 @@ import time
 from collections.abc import AsyncGenerator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
-
-from lsprotocol import types as lsp
 
 from daemon.config import Config
 from daemon.core.intel_models import (
@@ -47,80 +44,40 @@ from daemon.core.intel_models import (
     SymbolInfo,
     SymbolsResult,
 )
-from daemon.core.models import ChunkKind, SearchFilters, SearchHit, SearchResult
+from daemon.core.models import ChunkKind, SearchFilters, SearchMode, SearchResult
 from daemon.errors import InvalidToolInput, LanguageServerError
 from daemon.index.scanner import Scanner
+from daemon.index.shared_index import SharedIndex
 from daemon.intel.ast_nodes import SyntaxFile, excerpt
 from daemon.intel.import_lines import in_import_statement
 from daemon.intel.languages import CODE_LANGUAGES, language_for_path
-from daemon.intel.lsp.client import LspClient
-from daemon.intel.lsp.convert import (
-    FileLines,
-    FlatSymbols,
-    LspTarget,
-    diagnostic_info,
-    flatten_document_symbols,
-    lsp_targets,
-    parse_hover,
-    symbol_information,
-)
-from daemon.intel.lsp.documents import OpenDocument, read_text
+from daemon.intel.lsp.convert import FileLines, LspTarget, diagnostic_info, flatten_document_symbols, symbol_information
+from daemon.intel.lsp.documents import read_text
 from daemon.intel.lsp.pool import LanguageServerPool
+from daemon.intel.lsp.requests import ServerRequests
 from daemon.intel.parsers import has_grammar
 from daemon.intel.syntax_budget import BudgetClock, SyntaxBudget
 from daemon.intel.workspace_paths import WorkspacePaths
+from daemon.service.intel_outline import chunk_outline, outline_result
 from daemon.service.intel_results import IntelResults
+from daemon.service.intel_targets import Target, TargetFinder, language_of
+from daemon.service.search_trim import trim_search_result
 from daemon.service.server_exclusions import server_exclusions
-from daemon.service.shared_index import SharedIndex
-from daemon.service.symbol_resolver import SymbolMatch, SymbolResolver, name_position
+from daemon.service.symbol_resolver import SymbolResolver, name_position
 
 if TYPE_CHECKING:
-    from daemon.service.workspace_index import WorkspaceIndex
+    from lsprotocol import types as lsp
 
-__all__ = ["CodeIntelService", "trim_search_result"]
+    from daemon.index.workspace_index import WorkspaceIndex
+
+__all__ = ["CodeIntelService"]
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-_MAX_TARGETS = 3
 _SYNTAX_THREADS = 2
 """Threads for Tree-sitter requests: hostile requests queue here instead of taking every thread."""
-_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _Target:
-    """A position to ask a language server about."""
-
-    absolute: Path
-    relative: str
-    language: str
-    line: int
-    column: int
-    name: str | None
-    match: SymbolMatch | None
-
-
-def _word_at(text: str, column: int) -> str | None:
-    index = column - 1
-    if not 0 <= index < len(text) or text[index] not in _WORD_CHARS:
-        if index > 0 and index - 1 < len(text) and text[index - 1] in _WORD_CHARS:
-            index -= 1
-        else:
-            return None
-    start = index
-    while start > 0 and text[start - 1] in _WORD_CHARS:
-        start -= 1
-    end = index
-    while end < len(text) and text[end] in _WORD_CHARS:
-        end += 1
-    return text[start:end] or None
-
-
-def _text_document(doc: OpenDocument | None) -> lsp.TextDocumentIdentifier:
-    assert doc is not None
-    return lsp.TextDocumentIdentifier(uri=doc.uri)
 
 
 def untrusted_servers(config: Config) -> dict[str, tuple[str, str]]:
@@ -146,7 +103,7 @@ class CodeIntelService:
         self.intel = config.intel
         self.paths = WorkspacePaths(config.workspace_path)
         self.pool = pool
-        self._index = SharedIndex(config, wait_seconds=config.intel.ready_wait_seconds)
+        self.index = SharedIndex(config, wait_seconds=config.intel.ready_wait_seconds)
         self._scanner = Scanner(
             self.paths.root,
             classify=language_for_path,
@@ -157,9 +114,15 @@ class CodeIntelService:
         )
         self._resolver = SymbolResolver(
             self.paths.root,
-            index_search=self._index.candidates,
+            index_search=self.index.candidates,
             scanner=self._scanner,
             max_file_bytes=config.index.max_file_bytes,
+        )
+        self._finder = TargetFinder(self.paths, self._resolver)
+        self._requests = ServerRequests(
+            pool,
+            timeout_s=config.intel.request_timeout_seconds,
+            diagnostics_wait_s=config.intel.diagnostics_wait_seconds,
         )
         self._budget = SyntaxBudget(
             seconds=config.intel.syntax_timeout_seconds, max_depth=config.intel.syntax_max_depth
@@ -199,7 +162,7 @@ class CodeIntelService:
         )
         service = cls(config, pool=pool)
         if index is not None:
-            service._index.adopt(index)
+            service.index.adopt(index)
         else:
             service._spawn(service._open_index(run_pass=background and config.intel.index_on_start))
         if background and config.intel.prestart:
@@ -217,7 +180,7 @@ class CodeIntelService:
                 await task
         await self.pool.aclose()
         self._syntax_threads.shutdown(wait=False, cancel_futures=True)
-        await asyncio.to_thread(self._index.close)
+        await asyncio.to_thread(self.index.close)
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.create_task(coro)
@@ -234,7 +197,7 @@ class CodeIntelService:
 
     async def _open_index(self, *, run_pass: bool) -> None:
         try:
-            await asyncio.to_thread(lambda: self._index.open(run_pass=run_pass))
+            await asyncio.to_thread(lambda: self.index.open(run_pass=run_pass))
         except Exception:  # background work: log, never take the server down
             logger.exception("opening the workspace index failed")
 
@@ -246,95 +209,6 @@ class CodeIntelService:
                 counts[entry.language] = counts.get(entry.language, 0) + 1
                 self._representative.setdefault(entry.language, entry.abs_path)
         return sorted(counts, key=lambda lang: -counts[lang])
-
-    # -- targets --------------------------------------------------------------------------------
-
-    def _language_of(self, relative: str) -> str:
-        language = language_for_path(relative)
-        if language is None or language not in CODE_LANGUAGES:
-            raise InvalidToolInput(
-                f"{relative!r} is not a source file of a supported language ({', '.join(sorted(CODE_LANGUAGES))})"
-            )
-        return language
-
-    async def _targets(
-        self, symbol: str | None, file: str | None, line: int | None, column: int | None
-    ) -> tuple[list[_Target], list[str], str]:
-        """Positions to ask about, notes, and the query as text."""
-        if file:
-            if line is None:
-                raise InvalidToolInput("give `line` (1-based) together with `file`")
-            resolved = self.paths.resolve(file)
-            language = self._language_of(resolved.relative)
-            text = await asyncio.to_thread(read_text, resolved.absolute, display=resolved.relative)
-            lines = text.split("\n")
-            if not 1 <= line <= len(lines):
-                raise InvalidToolInput(f"line {line} is outside {resolved.relative}: it has {len(lines)} lines")
-            line_text = lines[line - 1].rstrip("\r")
-            if column is None:
-                column = len(line_text) - len(line_text.lstrip()) + 1
-                if symbol:
-                    found = line_text.find(symbol.split(".")[-1])
-                    column = found + 1 if found >= 0 else column
-            if not 1 <= column <= len(line_text) + 1:
-                raise InvalidToolInput(
-                    f"column {column} is outside line {line} of {resolved.relative}: it has {len(line_text)} characters"
-                )
-            query = f"{resolved.relative}:{line}:{column}"
-            target = _Target(
-                absolute=resolved.absolute,
-                relative=resolved.relative,
-                language=language,
-                line=line,
-                column=column,
-                name=_word_at(line_text, column),
-                match=None,
-            )
-            return [target], [], query
-        if not symbol or not symbol.strip():
-            raise InvalidToolInput("give a symbol name (e.g. 'Class.method', 'module.func') or file + line (+ column)")
-        matches, via = await asyncio.to_thread(self._resolver.resolve, symbol, limit=10)
-        if not matches:
-            raise InvalidToolInput(
-                f"symbol {symbol!r} was not found in the workspace (looked in the index and with a Tree-sitter "
-                "scan); check the spelling, qualify it as 'Class.method' or 'module.func', or give file + line"
-            )
-        best = [m for m in matches if m.rank == matches[0].rank][:_MAX_TARGETS]
-        notes: list[str] = []
-        if via == "tree_sitter":
-            notes.append("symbol found by a Tree-sitter scan (the index had no match)")
-        elif via == "reexport":
-            notes.extend(
-                f"{symbol} is re-exported by {m.exported_by}: defined as {m.qualified_name} in {m.path}" for m in best
-            )
-        if len(matches) > len(best):
-            others = ", ".join(
-                f"{m.qualified_name} ({m.path}:{m.start_line})" for m in matches[len(best) : len(best) + 5]
-            )
-            notes.append(f"{len(matches)} symbols match {symbol!r}; answering for {len(best)}; others: {others}")
-        targets: list[_Target] = []
-        for match in best:
-            absolute = self.paths.root / match.path
-            text = await asyncio.to_thread(read_text, absolute, display=match.path)
-            line_no, col = name_position(text.split("\n"), match)
-            targets.append(
-                _Target(
-                    absolute=absolute,
-                    relative=match.path,
-                    language=match.language,
-                    line=line_no,
-                    column=col,
-                    name=match.name,
-                    match=match,
-                )
-            )
-        return targets, notes, symbol
-
-    async def _ask(self, target: _Target, operation: Any) -> Any:
-        return await self.pool.run(target.language, operation, path=target.absolute, display=target.relative)
-
-    def _timeout(self) -> float:
-        return self.intel.request_timeout_seconds
 
     # -- tools: positions -----------------------------------------------------------------------
 
@@ -348,12 +222,12 @@ class CodeIntelService:
         max_results: int = 10,
         max_chars: int = 2000,
     ) -> DefinitionResult:
-        targets, notes, query = await self._targets(symbol, file, line, column)
+        targets, notes, query = await self._finder.targets(symbol, file, line, column)
         found: list[LspTarget] = []
         server: str | None = None
         for target in targets:
             server = self.pool.server_for(target.language).name
-            for hit in await self._definitions_at(target, None):
+            for hit in await self._requests.definitions(target):
                 found.extend(await self._through_import(target, hit))
         unique = list({(t.path, t.selection.start.line, t.selection.start.character): t for t in found}.values())
         definitions = await asyncio.to_thread(self._results.definitions, unique[:max_results], max_chars)
@@ -368,17 +242,7 @@ class CodeIntelService:
             notes=tuple(notes),
         )
 
-    async def _definitions_at(self, target: _Target, at: lsp.Position | None) -> list[LspTarget]:
-        """The server's definitions for ``target`` (or for position ``at`` in its file)."""
-
-        async def op(client: LspClient, doc: OpenDocument | None) -> Any:
-            position = at if at is not None else _position(doc, target)
-            params = lsp.DefinitionParams(text_document=_text_document(doc), position=position)
-            return await client.request(lsp.TEXT_DOCUMENT_DEFINITION, params, timeout_s=self._timeout())
-
-        return lsp_targets(await self._ask(target, op))
-
-    async def _through_import(self, target: _Target, hit: LspTarget) -> list[LspTarget]:
+    async def _through_import(self, target: Target, hit: LspTarget) -> list[LspTarget]:
         """``hit``, or where it leads when it is an import in the asked file (one hop, see ``import_lines``)."""
         if hit.path != target.absolute:
             return [hit]
@@ -390,7 +254,7 @@ class CodeIntelService:
             target.relative,
             hit.selection.start.line + 1,
         )
-        onward = [t for t in await self._definitions_at(target, hit.selection.start) if t.path != hit.path]
+        onward = [t for t in await self._requests.definitions(target, hit.selection.start) if t.path != hit.path]
         return onward or [hit]
 
     async def get_references(
@@ -403,21 +267,12 @@ class CodeIntelService:
         include_declaration: bool = True,
         max_results: int = 50,
     ) -> ReferencesResult:
-        targets, notes, query = await self._targets(symbol, file, line, column)
+        targets, notes, query = await self._finder.targets(symbol, file, line, column)
         found: list[LspTarget] = []
         server: str | None = None
         for target in targets:
             server = self.pool.server_for(target.language).name
-
-            async def op(client: LspClient, doc: OpenDocument | None, target: _Target = target) -> Any:
-                params = lsp.ReferenceParams(
-                    text_document=_text_document(doc),
-                    position=_position(doc, target),
-                    context=lsp.ReferenceContext(include_declaration=include_declaration),
-                )
-                return await client.request(lsp.TEXT_DOCUMENT_REFERENCES, params, timeout_s=self._timeout())
-
-            found.extend(lsp_targets(await self._ask(target, op)))
+            found.extend(await self._requests.references(target, include_declaration=include_declaration))
         unique = sorted(
             {(t.path, t.range.start.line, t.range.start.character): t for t in found}.values(),
             key=lambda t: (str(t.path), t.range.start.line, t.range.start.character),
@@ -443,17 +298,11 @@ class CodeIntelService:
         column: int | None = None,
         max_chars: int = 4000,
     ) -> SignatureResult:
-        targets, notes, query = await self._targets(symbol, file, line, column)
+        targets, notes, query = await self._finder.targets(symbol, file, line, column)
         target = targets[0]
         server = self.pool.server_for(target.language).name
-
-        async def op(client: LspClient, doc: OpenDocument | None) -> lsp.Hover | None:
-            params = lsp.HoverParams(text_document=_text_document(doc), position=_position(doc, target))
-            result = await client.request(lsp.TEXT_DOCUMENT_HOVER, params, timeout_s=self._timeout())
-            return result if isinstance(result, lsp.Hover) else None
-
         try:
-            parsed = parse_hover(await self._ask(target, op), target.name)
+            parsed = await self._requests.hover(target, target.name)
         except LanguageServerError as exc:
             parsed = None
             notes.append(f"language server unavailable ({exc.message})")
@@ -474,7 +323,7 @@ class CodeIntelService:
         return await self._tree_sitter_signature(target, query, notes, max_chars)
 
     async def _tree_sitter_signature(
-        self, target: _Target, query: str, notes: list[str], max_chars: int
+        self, target: Target, query: str, notes: list[str], max_chars: int
     ) -> SignatureResult:
         match = target.match
         if match is None and target.name:
@@ -510,33 +359,10 @@ class CodeIntelService:
         direction: Literal["incoming", "outgoing"] = "incoming",
         max_results: int = 50,
     ) -> CallHierarchyResult:
-        targets, notes, query = await self._targets(symbol, file, line, column)
+        targets, notes, query = await self._finder.targets(symbol, file, line, column)
         target = targets[0]
         server = self.pool.server_for(target.language)
-
-        async def op(client: LspClient, doc: OpenDocument | None) -> tuple[Any, list[Any]]:
-            if not client.supports("call_hierarchy_provider"):
-                raise InvalidToolInput(f"{server.name} does not support call hierarchy")
-            params = lsp.CallHierarchyPrepareParams(text_document=_text_document(doc), position=_position(doc, target))
-            items = await client.request(lsp.TEXT_DOCUMENT_PREPARE_CALL_HIERARCHY, params, timeout_s=self._timeout())
-            if not items:
-                return None, []
-            item = items[0]
-            if direction == "incoming":
-                calls = await client.request(
-                    lsp.CALL_HIERARCHY_INCOMING_CALLS,
-                    lsp.CallHierarchyIncomingCallsParams(item=item),
-                    timeout_s=self._timeout(),
-                )
-            else:
-                calls = await client.request(
-                    lsp.CALL_HIERARCHY_OUTGOING_CALLS,
-                    lsp.CallHierarchyOutgoingCallsParams(item=item),
-                    timeout_s=self._timeout(),
-                )
-            return item, list(calls or [])
-
-        item, calls = await self._ask(target, op)
+        item, calls = await self._requests.call_hierarchy(target, direction)
         if item is None:
             notes.append("the language server found no callable at this position")
         converted = await asyncio.to_thread(self._results.calls, item, calls[:max_results], direction)
@@ -595,18 +421,11 @@ class CodeIntelService:
         """The file's outline: nested at most ``depth`` deep, without what sits inside functions unless
         ``include_locals``, and at most ``max_chars`` of symbols (as JSON); ``notes`` say what was left out."""
         resolved = self.paths.resolve(file)
-        language = self._language_of(resolved.relative)
+        language = language_of(resolved.relative)
         notes: list[str] = []
-
-        async def op(client: LspClient, doc: OpenDocument | None) -> Any:
-            if not client.supports("document_symbol_provider"):
-                return None
-            params = lsp.DocumentSymbolParams(text_document=_text_document(doc))
-            return await client.request(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL, params, timeout_s=self._timeout())
-
         server_name: str | None = self.pool.server_for(language).name
         try:
-            result = await self.pool.run(language, op, path=resolved.absolute, display=resolved.relative)
+            result = await self._requests.document_symbols(language, resolved.absolute, resolved.relative)
         except LanguageServerError as exc:
             result = None
             notes.append(f"language server unavailable ({exc.message})")
@@ -628,28 +447,9 @@ class CodeIntelService:
             symbols, total = await asyncio.to_thread(
                 self._results.chunk_symbols, resolved.absolute, resolved.relative, language, 5000
             )
-            kept = [s for s in symbols if depth is None or _nesting(s) <= depth]
-            flat = FlatSymbols(symbols=kept[:max_results], total=total, deeper=len(symbols) - len(kept))
-        symbols = budgeted_symbols(flat.symbols, max_chars)
-        if flat.locals:
-            notes.append(f"{flat.locals} parameters/locals inside functions omitted (include_locals=true lists them)")
-        if flat.deeper:
-            notes.append(f"{flat.deeper} symbols nested deeper than {depth} omitted (raise depth to list them)")
-        listed = len(flat.symbols)
-        if len(symbols) < listed:
-            notes.append(
-                f"{listed - len(symbols)} more symbols omitted to stay within max_chars={max_chars} "
-                f"(continue after line {symbols[-1].location.range.start_line if symbols else 1}, or raise max_chars)"
-            )
-        elif listed < flat.total - flat.locals - flat.deeper:
-            notes.append(f"{flat.total - flat.locals - flat.deeper - listed} more symbols omitted (max_results)")
-        return SymbolsResult(
-            query=resolved.relative,
-            symbols=tuple(symbols),
-            total=flat.total,
-            truncated=flat.total > len(symbols),
-            server=server_name,
-            notes=tuple(notes),
+            flat = chunk_outline(symbols, total, depth=depth, max_results=max_results)
+        return outline_result(
+            resolved.relative, flat, depth=depth, max_chars=max_chars, server=server_name, notes=notes
         )
 
     async def workspace_symbols(
@@ -677,17 +477,9 @@ class CodeIntelService:
             if anchor is None:
                 await asyncio.to_thread(self._detect_languages)
                 anchor = self._representative.get(lang)
-
-            async def op(client: LspClient, _doc: OpenDocument | None) -> Any:
-                if not client.supports("workspace_symbol_provider"):
-                    return []
-                params = lsp.WorkspaceSymbolParams(query=query)
-                return await client.request(lsp.WORKSPACE_SYMBOL, params, timeout_s=self._timeout())
-
             display = self.paths.display(anchor)[0] if anchor else None
-            result = await self.pool.run(lang, op, path=anchor, display=display)
+            items = await self._requests.workspace_symbols(lang, query, anchor=anchor, display=display)
             servers.append(server.name)
-            items: list[lsp.SymbolInformation | lsp.WorkspaceSymbol] = list(result or [])
             converted = await asyncio.to_thread(self._symbol_infos, items)
             symbols.extend(s for s in converted if s.location.in_workspace)
         if not servers:
@@ -708,34 +500,9 @@ class CodeIntelService:
 
     async def diagnostics(self, file: str, *, max_results: int = 100) -> DiagnosticsResult:
         resolved = self.paths.resolve(file)
-        language = self._language_of(resolved.relative)
+        language = language_of(resolved.relative)
         notes: list[str] = []
-
-        async def op(client: LspClient, doc: OpenDocument | None) -> list[lsp.Diagnostic]:
-            assert doc is not None
-            if client.supports("diagnostic_provider"):
-                params = lsp.DocumentDiagnosticParams(text_document=_text_document(doc))
-                report = await client.request(lsp.TEXT_DOCUMENT_DIAGNOSTIC, params, timeout_s=self._timeout())
-                return list(getattr(report, "items", None) or [])
-            deadline = time.monotonic() + self.intel.diagnostics_wait_seconds
-            while True:
-                changed = client.diagnostics_changed
-                published = client.diagnostics.get(doc.uri)
-                if published is not None and (
-                    published.version == doc.version or (published.version is None and published.received >= doc.synced)
-                ):
-                    return list(published.items)
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    notes.append(
-                        f"the server published no diagnostics for this version within "
-                        f"{self.intel.diagnostics_wait_seconds:g} s"
-                    )
-                    return list(published.items) if published is not None else []
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(changed.wait(), remaining)
-
-        items = await self.pool.run(language, op, path=resolved.absolute, display=resolved.relative)
+        items = await self._requests.diagnostics(language, resolved.absolute, resolved.relative, notes)
         lines = FileLines(self.paths)
         converted = await asyncio.to_thread(lambda: [diagnostic_info(d, resolved.absolute, lines) for d in items])
         return DiagnosticsResult(
@@ -759,56 +526,24 @@ class CodeIntelService:
         max_chars: int = 1500,
     ) -> SearchResult:
         filters = SearchFilters(kind=ChunkKind.CODE, language=language, path_glob=path_glob)
-        result = await asyncio.to_thread(self._index.search, query, k, filters)
+        result = await asyncio.to_thread(self.index.search, query, k, filters)
         return trim_search_result(result, max_chars)
 
+    async def search(
+        self, query: str, *, k: int | None, filters: SearchFilters | None, mode: SearchMode | None = None
+    ) -> SearchResult:
+        """Hybrid (or ``mode``) search over the workspace index, waiting (bounded) for it to open."""
+        return await asyncio.to_thread(self.index.search, query, k, filters, mode)
+
     async def search_docs(self, query: str, *, k: int = 10, max_chars: int = 1500) -> SearchResult:
-        result = await asyncio.to_thread(self._index.search, query, k, SearchFilters(kind=ChunkKind.DOCS))
+        result = await asyncio.to_thread(self.index.search, query, k, SearchFilters(kind=ChunkKind.DOCS))
         return trim_search_result(result, max_chars)
 
     async def index_status(self) -> IntelStatus:
-        status, note = await asyncio.to_thread(self._index.status)
+        status, note = await asyncio.to_thread(self.index.status)
         return IntelStatus(
             workspace=str(self.paths.root), index=status, index_note=note, servers=tuple(self.pool.statuses())
         )
-
-
-def _nesting(symbol: SymbolInfo) -> int:
-    return 1 + (symbol.container.count(".") + 1 if symbol.container else 0)
-
-
-def budgeted_symbols(symbols: list[SymbolInfo], max_chars: int | None) -> list[SymbolInfo]:
-    """The leading symbols whose JSON fits in ``max_chars`` (all of them when None)."""
-    if max_chars is None:
-        return symbols
-    used = 0
-    for count, symbol in enumerate(symbols):
-        used += len(symbol.model_dump_json(exclude_defaults=True)) + 1
-        if used > max_chars:
-            return symbols[:count]
-    return symbols
-
-
-def _position(doc: OpenDocument | None, target: _Target) -> lsp.Position:
-    assert doc is not None
-    return doc.position(target.line, target.column)
-
-
-def trim_search_result(result: SearchResult, max_chars: int) -> SearchResult:
-    """Each hit's text cut to ``max_chars`` (tools answer compactly); a note says how many were cut."""
-    hits: list[SearchHit] = []
-    cut = 0
-    for hit in result.hits:
-        if len(hit.chunk.text) > max_chars:
-            cut += 1
-            chunk = hit.chunk.model_copy(update={"text": excerpt(hit.chunk.text, max_chars)})
-            hit = hit.model_copy(update={"chunk": chunk})
-        hits.append(hit)
-    notes = result.notes
-    if cut:
-        cut_note = f"the text of {cut} of {len(hits)} hits was cut to max_chars={max_chars}"
-        notes = (*notes, f"{cut_note} (start_line..end_line span the whole chunk)")
-    return result.model_copy(update={"hits": tuple(hits), "notes": notes})
 
 
 def _cut_notes(max_chars: int, *, signature: str, documentation: str | None) -> list[str]:

@@ -21,10 +21,10 @@ from typing import Any, TypeVar
 from daemon.config import Config
 from daemon.core.models import IndexReport, IndexStatus, SearchResult
 from daemon.errors import DaemonError
+from daemon.index.watcher import watch_batches
+from daemon.index.workspace_index import WorkspaceIndex
+from daemon.index.workspace_lock import DAEMON_HOLDER
 from daemon.service.api import IndexChanged, IndexProgressEvent, Methods, SearchParams
-from daemon.service.watcher import watch_batches
-from daemon.service.workspace_index import WorkspaceIndex
-from daemon.service.workspace_lock import DAEMON_HOLDER
 
 __all__ = ["IndexHost", "Publish"]
 

@@ -1,5 +1,8 @@
 """Code intelligence inside the daemon: the language-server pool and its ``intel/*`` methods.
 
+The methods are derived from the capability registry (``daemon.service.capabilities``): each one
+validates the capability's params model and runs its ``work`` on this process's service.
+
 Uses the daemon's own index (no second owner) and forwards the watcher's changes to the
 language servers so their answers follow the files on disk.
 """
@@ -13,16 +16,8 @@ from typing import Any
 
 from daemon.config import Config
 from daemon.core.intel_models import LanguageServerStatus
-from daemon.service.api import (
-    AstNodeParams,
-    CallHierarchyParams,
-    DocumentSymbolsParams,
-    FileParams,
-    Methods,
-    ReferencesParams,
-    SymbolTarget,
-    WorkspaceSymbolsParams,
-)
+from daemon.service.capabilities import CAPABILITIES
+from daemon.service.capability import Capability
 from daemon.service.code_intel import CodeIntelService
 from daemon.service.index_host import IndexHost
 from daemon.service.rpc import Handler
@@ -65,64 +60,15 @@ class IntelHost:
         return self._service
 
     def handlers(self) -> Mapping[str, Handler]:
-        async def definition(params: dict[str, Any]) -> Any:
-            p = SymbolTarget.model_validate(params)
-            return await self._svc().find_definition(
-                p.symbol, file=p.file, line=p.line, column=p.column, max_results=p.max_results, max_chars=p.max_chars
-            )
+        """One handler per capability the registry serves as a daemon method (``intel/*``)."""
+        return {c.method: self._handler(c) for c in CAPABILITIES if c.method is not None}
 
-        async def references(params: dict[str, Any]) -> Any:
-            p = ReferencesParams.model_validate(params)
-            return await self._svc().get_references(
-                p.symbol,
-                file=p.file,
-                line=p.line,
-                column=p.column,
-                include_declaration=p.include_declaration,
-                max_results=p.max_results,
-            )
+    def _handler(self, capability: Capability[Any, Any]) -> Handler:
+        work = capability.work
+        if work is None:
+            raise ValueError(f"capability {capability.name} has a method but nothing to serve it")
 
-        async def signature(params: dict[str, Any]) -> Any:
-            p = SymbolTarget.model_validate(params)
-            return await self._svc().get_signature(
-                p.symbol, file=p.file, line=p.line, column=p.column, max_chars=p.max_chars
-            )
+        async def handle(params: dict[str, Any]) -> Any:
+            return await work(self._svc(), capability.parse(params))
 
-        async def ast_node(params: dict[str, Any]) -> Any:
-            p = AstNodeParams.model_validate(params)
-            return await self._svc().get_ast_node(p.file, p.line, p.column, max_chars=p.max_chars)
-
-        async def document_symbols(params: dict[str, Any]) -> Any:
-            p = DocumentSymbolsParams.model_validate(params)
-            return await self._svc().document_symbols(
-                p.file, max_results=p.max_results, depth=p.depth, include_locals=p.include_locals, max_chars=p.max_chars
-            )
-
-        async def workspace_symbols(params: dict[str, Any]) -> Any:
-            p = WorkspaceSymbolsParams.model_validate(params)
-            return await self._svc().workspace_symbols(p.query, max_results=p.max_results)
-
-        async def call_hierarchy(params: dict[str, Any]) -> Any:
-            p = CallHierarchyParams.model_validate(params)
-            return await self._svc().call_hierarchy(
-                p.symbol, file=p.file, line=p.line, column=p.column, direction=p.direction, max_results=p.max_results
-            )
-
-        async def diagnostics(params: dict[str, Any]) -> Any:
-            p = FileParams.model_validate(params)
-            return await self._svc().diagnostics(p.file, max_results=p.max_results)
-
-        async def status(params: dict[str, Any]) -> Any:
-            return await self._svc().index_status()
-
-        return {
-            Methods.INTEL_DEFINITION: definition,
-            Methods.INTEL_REFERENCES: references,
-            Methods.INTEL_SIGNATURE: signature,
-            Methods.INTEL_AST_NODE: ast_node,
-            Methods.INTEL_DOCUMENT_SYMBOLS: document_symbols,
-            Methods.INTEL_WORKSPACE_SYMBOLS: workspace_symbols,
-            Methods.INTEL_CALL_HIERARCHY: call_hierarchy,
-            Methods.INTEL_DIAGNOSTICS: diagnostics,
-            Methods.INTEL_STATUS: status,
-        }
+        return handle

@@ -14,7 +14,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from daemon.config import Config
+from daemon.core.ports import Workspace
 from daemon.errors import ConfigError, DaemonError
+from daemon.index.workspace_index import WorkspaceIndex
 from daemon.orchestration.retriever import AgentRetriever
 from daemon.orchestration.run_store import RunStore
 from daemon.retrieval.agent import AgentParts, RetrievalAgent
@@ -24,9 +26,8 @@ from daemon.retrieval.ports import BlockingIndexSearch, CodeFact, DecisionNote, 
 from daemon.retrieval.providers import AdvisoryProvider, OsvAdvisories, web_provider
 from daemon.retrieval.tokens import load_token_counter
 from daemon.retrieval.vectors import EmbedderVectors, IndexVectors
-from daemon.service.code_intel import CodeIntelService
-from daemon.service.remote_code_intel import RemoteCodeIntel
-from daemon.service.workspace_index import WorkspaceIndex
+from daemon.service.capabilities import DEFINITION, REFERENCES, SIGNATURE
+from daemon.service.intel_params import DefinitionParams, ReferencesParams, SignatureParams
 
 __all__ = [
     "CodeIntelFacts",
@@ -41,16 +42,18 @@ logger = logging.getLogger(__name__)
 
 
 class CodeIntelFacts:
-    """``CodeFacts`` over ``CodeIntelService`` or the daemon's (``RemoteCodeIntel``): definition (verbatim
-    source), signature, references."""
+    """``CodeFacts`` over the ``Workspace`` port's code intelligence: definition (verbatim source),
+    signature, references."""
 
-    def __init__(self, service: CodeIntelService | RemoteCodeIntel, *, max_chars: int = 2000) -> None:
-        self._service = service
+    def __init__(self, workspace: Workspace, *, max_chars: int = 2000) -> None:
+        self._workspace = workspace
         self._max_chars = max_chars
 
     async def facts(self, symbol: str, *, max_references: int) -> list[CodeFact]:
         facts: list[CodeFact] = []
-        found = await self._service.find_definition(symbol, max_results=3, max_chars=self._max_chars)
+        found = await DEFINITION.run(
+            self._workspace, DefinitionParams(symbol=symbol, max_results=3, max_chars=self._max_chars)
+        )
         for definition in found.definitions:
             loc = definition.location
             if not loc.in_workspace or definition.source is None:
@@ -67,7 +70,7 @@ class CodeIntelFacts:
                 )
             )
         try:
-            signature = await self._service.get_signature(symbol)
+            signature = await SIGNATURE.run(self._workspace, SignatureParams(symbol=symbol))
         except DaemonError as exc:
             logger.info("no signature for %s: %s", symbol, exc)
         else:
@@ -83,7 +86,10 @@ class CodeIntelFacts:
                     text=f"signature of {symbol} ({signature.source.value}): {signature.signature}{doc}",
                 )
             )
-        refs = await self._service.get_references(symbol, include_declaration=False, max_results=max_references)
+        refs = await REFERENCES.run(
+            self._workspace,
+            ReferencesParams(symbol=symbol, include_declaration=False, max_results=max_references),
+        )
         if refs.references:
             lines = [f"{refs.total} reference(s) to {symbol} in {refs.files} file(s):"]
             for ref in refs.references:
@@ -144,7 +150,7 @@ def build_retrieval_agent(
     *,
     index: WorkspaceIndex | None,
     search: IndexSearch | None = None,
-    code_intel: CodeIntelService | RemoteCodeIntel | None = None,
+    code_intel: Workspace | None = None,
     run_store: RunStore | None = None,
     model: QueryModel | None = None,
     env: Mapping[str, str] | None = None,

@@ -256,7 +256,7 @@ _HOLDER = """
 import sys
 from pathlib import Path
 from daemon.config import load_config
-from daemon.service.workspace_index import WorkspaceIndex
+from daemon.index.workspace_index import WorkspaceIndex
 config = load_config(Path(sys.argv[1]), overrides={"state_dir": sys.argv[2], "embedding": {"enabled": False}})
 with WorkspaceIndex.open(config, holder=sys.argv[3]):
     print("holding", flush=True)

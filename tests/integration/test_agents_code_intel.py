@@ -17,7 +17,7 @@ from daemon.orchestration.stage_agents import AgentTask
 from daemon.orchestration.workflow_loader import load_workflow_file
 from daemon.orchestration.workflow_schema import WorkflowType
 from daemon.service.agent_tools import INTEL_TOOL_NAMES, code_intel_tools
-from daemon.service.code_intel import CodeIntelService
+from daemon.service.workspace_local import LocalWorkspace
 from tests.intel_tools import copy_workspace, require_server, workspace_config
 from tests.pipeline_support import builtin_catalog
 
@@ -63,7 +63,7 @@ async def test_a_coder_finds_a_definition_and_searches_the_index_through_the_cod
         ]
     )
     recorder = Recorder()
-    async with CodeIntelService.open(workspace_config(workspace, tmp_path / "state")) as intel:
+    async with LocalWorkspace.open(workspace_config(workspace, tmp_path / "state")) as intel:
         tools = code_intel_tools(intel)
         assert tuple(t.name for t in tools) == INTEL_TOOL_NAMES
         env = AgentEnvironment(files=RunFiles(workspace, editable=False), extra_tools=tuple(tools), events=recorder)
@@ -97,7 +97,7 @@ async def test_mcp_tools_empty_offers_no_code_intel_tools_and_no_list_offers_the
         ]
     )
     recorder = Recorder()
-    async with CodeIntelService.open(workspace_config(workspace, tmp_path / "state")) as intel:
+    async with LocalWorkspace.open(workspace_config(workspace, tmp_path / "state")) as intel:
         env = AgentEnvironment(
             files=RunFiles(workspace, editable=False), extra_tools=tuple(code_intel_tools(intel)), events=recorder
         )

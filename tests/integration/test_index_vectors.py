@@ -7,8 +7,8 @@ from pathlib import Path
 
 from daemon.core.models import Chunk, SearchMode
 from daemon.index.embedder import FastembedEmbedder
+from daemon.index.workspace_index import WorkspaceIndex
 from daemon.retrieval.vectors import EmbedderVectors, IndexVectors
-from daemon.service.workspace_index import WorkspaceIndex
 from tests.integration.conftest import make_config
 
 

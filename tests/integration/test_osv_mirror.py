@@ -19,12 +19,12 @@ import pytest
 
 from daemon.config import Config
 from daemon.errors import ErrorCode, InvalidToolInput, SourceUnavailable
+from daemon.index.workspace_index import WorkspaceIndex
 from daemon.orchestration.workflow_loader import load_workflow_file
 from daemon.retrieval.models import RetrievalRequest, RetrievalResult, SourceName, SourceState, StageHints, WorkflowKind
 from daemon.retrieval.osv_mirror import OsvMirror
 from daemon.retrieval.osv_sync import MAX_RECORD_BYTES, sync_mirror
 from daemon.service.retrieval_sources import build_retrieval_agent
-from daemon.service.workspace_index import WorkspaceIndex
 from tests.integration.conftest import FIXTURES, make_config
 
 FIXTURE_ROOT = Path(__file__).parents[1] / "fixtures"

@@ -17,13 +17,13 @@ from pydantic import PrivateAttr
 
 from daemon.config import CheckpointConfig, PipelineConfig, load_config
 from daemon.errors import ErrorCode, PipelineError
+from daemon.index.workspace_index import WorkspaceIndex
 from daemon.orchestration.llm_providers import ModelRegistry
 from daemon.orchestration.progress import PROGRESS_MESSAGE_TYPE, ExecutionProgress, ProgressKind, Subscription
 from daemon.orchestration.resilience import ResilienceLayer
 from daemon.orchestration.run_store import DecisionKind, RunStatus
 from daemon.orchestration.selection_models import SelectionPath
 from daemon.orchestration.stop_decision import StopStatus
-from daemon.service.workspace_index import WorkspaceIndex
 from tests.pipeline_support import (
     FAST_RESILIENCE,
     WAIT,
@@ -241,7 +241,8 @@ async def test_postgres_checkpoints_without_the_driver_fail_with_an_install_hint
 
 
 async def test_adaptive_retrieval_puts_workspace_index_hits_into_the_retried_stage(tmp_path: Path) -> None:
-    from daemon.service.pipeline_host import IndexRetriever
+    from daemon.service.pipeline_host import WorkspaceRetriever
+    from daemon.service.workspace_local import LocalWorkspace
 
     workspace = tmp_path / "ws"
     shutil.copytree(FIXTURES / "polyglot", workspace)
@@ -260,14 +261,12 @@ async def test_adaptive_retrieval_puts_workspace_index_hits_into_the_retried_sta
             everyone_succeeds(),
         ],
     )
-    retriever = IndexRetriever(config)
-    try:
+    async with LocalWorkspace.open_index(config) as workspace:
+        retriever = WorkspaceRetriever(workspace)
         async with open_runtime(tmp_path / "state", replay_config(script), retriever=retriever) as runtime:
             record = await runtime.run("Fix the circle area computation", wait_seconds=WAIT)
             log = await runtime.decision_log(record.run_id)
             state = await runtime.state(record.run_id)
-    finally:
-        retriever.close()
     enrichment = next(e for e in log if e.kind is DecisionKind.ENRICHMENT)
     paths = {s.get("path") for s in enrichment.data["snippets"]} - {None}
     assert "src/geometry.py" in paths, enrichment.summary

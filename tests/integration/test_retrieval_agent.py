@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from daemon.config import Config
+from daemon.index.workspace_index import WorkspaceIndex
 from daemon.orchestration.workflow_loader import load_workflow_file
 from daemon.orchestration.workflow_schema import RetrievalStrategyConfig
 from daemon.retrieval.agent import RetrievalAgent
@@ -24,7 +25,6 @@ from daemon.retrieval.models import (
     WorkflowKind,
 )
 from daemon.service.retrieval_sources import build_retrieval_agent
-from daemon.service.workspace_index import WorkspaceIndex
 from tests.integration.conftest import FIXTURES, make_config
 
 CODE_TASK = "Fix the rounding of apply_discount so that discounts round to whole cents"

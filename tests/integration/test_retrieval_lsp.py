@@ -16,11 +16,11 @@ import pytest
 import pytest_asyncio
 
 from daemon.config import Config
+from daemon.index.workspace_index import WorkspaceIndex
 from daemon.orchestration.workflow_schema import RetrievalStrategyConfig
 from daemon.retrieval.models import RetrievalRequest, RetrievalResult, SourceName, SourceState, StageHints, WorkflowKind
-from daemon.service.code_intel import CodeIntelService
 from daemon.service.retrieval_sources import CodeIntelFacts, build_retrieval_agent
-from daemon.service.workspace_index import WorkspaceIndex
+from daemon.service.workspace_local import LocalWorkspace
 from tests.intel_tools import copy_workspace, require_server, workspace_config
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -33,7 +33,7 @@ class Intel:
     workspace: Path
     config: Config
     index: WorkspaceIndex
-    service: CodeIntelService
+    service: LocalWorkspace
 
 
 async def within(awaitable: Any) -> Any:
@@ -49,7 +49,7 @@ async def intel(tmp_path_factory: pytest.TempPathFactory) -> AsyncGenerator[Inte
     config = workspace_config(workspace, root / "state")
     with WorkspaceIndex.open(config) as index:
         await asyncio.to_thread(index.index)
-        async with CodeIntelService.open(config, background=False, index=index) as service:
+        async with LocalWorkspace.open(config, background=False, index=index) as service:
             yield Intel(workspace=workspace, config=config, index=index, service=service)
 
 

@@ -10,13 +10,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from daemon.core.models import SearchFilters, SearchResult
+from daemon.index.workspace_index import WorkspaceIndex
 from daemon.orchestration.run_store import DecisionKind, RunStatus
 from daemon.orchestration.workflow_schema import RetrievalStrategyConfig
 from daemon.retrieval.agent import RetrievalAgent
 from daemon.retrieval.models import RetrievalRequest, SourceName, SourceState, StageHints, WorkflowKind
 from daemon.retrieval.ports import IndexSearch
 from daemon.service.retrieval_sources import agent_retriever, build_retrieval_agent
-from daemon.service.workspace_index import WorkspaceIndex
 from tests.integration.conftest import FIXTURES, make_config
 from tests.pipeline_support import choose, everyone_succeeds, open_runtime, replay_config, write_script
 

@@ -17,7 +17,7 @@ import pytest
 
 from daemon.core.models import MatchConfidence, SearchMode
 from daemon.errors import InvalidToolInput
-from daemon.service.workspace_index import WorkspaceIndex
+from daemon.index.workspace_index import WorkspaceIndex
 from tests.integration.conftest import make_config
 
 SETTINGS = '''

@@ -16,9 +16,9 @@ import pytest
 from daemon.core.models import Chunk
 from daemon.errors import InvalidToolInput
 from daemon.index.scanner import Scanner
+from daemon.index.shared_index import SharedIndex
 from daemon.intel.languages import language_for_path
 from daemon.service.code_intel import CodeIntelService
-from daemon.service.shared_index import SharedIndex
 from daemon.service.symbol_resolver import SymbolResolver
 from tests.intel_tools import require_server, workspace_config
 

@@ -13,7 +13,7 @@ import pytest
 from daemon.core.models import ChunkKind, SearchFilters, SearchMode, SkipReason
 from daemon.index.model_files import bundled_model_dir
 from daemon.index.reranker import load_reranker
-from daemon.service.workspace_index import WorkspaceIndex
+from daemon.index.workspace_index import WorkspaceIndex
 from tests.integration.conftest import make_config
 from tests.model_shapes import minilm_shaped_cross_encoder
 
@@ -158,7 +158,7 @@ _KILL_MID_INDEX = textwrap.dedent(
     from pathlib import Path
     import daemon.index.indexer as indexer
     from daemon.config import load_config
-    from daemon.service.workspace_index import WorkspaceIndex
+    from daemon.index.workspace_index import WorkspaceIndex
 
     ws_root, state = Path(sys.argv[1]), Path(sys.argv[2])
     config = load_config(ws_root, env={"HOME": str(state)}, overrides={"state_dir": str(state),

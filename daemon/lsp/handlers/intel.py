@@ -1,39 +1,37 @@
 """``ided/intel/*``: definitions, references, signatures and syntax nodes from the daemon's
 code-intelligence service (real language servers and Tree-sitter).
 
-A target is a symbol name or a document position; positions are converted from the client's
-encoding to the daemon's 1-based code-point columns against the file on disk, and every location
-in the answer back again (off the event loop: it reads files).
+Derived from the capability registry (``daemon.service.capabilities``): each binding below names the
+capability it serves, its LSP method and wire params type, how the wire params become the
+capability's params (positions converted from the client's encoding to the daemon's 1-based
+code-point columns against the file on disk) and how the capability's result becomes the wire
+result (every location converted back). Both conversions read files, so they run off the event
+loop. The daemon method called, its params model and its result model are the registry entry's.
+
+``ELSEWHERE`` says, for every capability without an ``ided/intel/*`` method, where the LSP front
+serves it instead or why it does not: a registry entry that is in neither fails the front's test.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
-from daemon.core import intel_models
 from daemon.lsp.convert import PositionMapper
 from daemon.lsp.handlers import daemon_params
-from daemon.lsp.protocol import (
-    AstNodeParams,
-    AstNodeResult,
-    DefinitionResult,
-    LspMethods,
-    ReferencesParams,
-    ReferencesResult,
-    SignatureResult,
-    SymbolTargetParams,
-)
-from daemon.service import api
-from daemon.service.api import Methods
+from daemon.lsp.protocol import AstNodeParams, LspMethods, ReferencesParams, SymbolTargetParams
+from daemon.service import capabilities as caps
+from daemon.service.capability import Capability
 
 if TYPE_CHECKING:
     from daemon.lsp.server import IdedLanguageServer
 
-__all__ = ["register", "target_values"]
+__all__ = ["BINDINGS", "ELSEWHERE", "LspBinding", "register", "target_values"]
 
 logger = logging.getLogger(__name__)
 
@@ -52,48 +50,62 @@ def target_values(mapper: PositionMapper, params: SymbolTargetParams, method: st
     return values
 
 
+def _references_values(mapper: PositionMapper, params: ReferencesParams, method: str) -> dict[str, Any]:
+    return {**target_values(mapper, params, method), "include_declaration": params.include_declaration}
+
+
+def _ast_node_values(mapper: PositionMapper, params: AstNodeParams, method: str) -> dict[str, Any]:
+    path = mapper.path_of(params.text_document.uri)
+    line, column = mapper.from_client(path, params.position)
+    return {"file": path, "line": line, "column": column, "max_chars": params.max_chars}
+
+
+@dataclass(frozen=True, slots=True)
+class LspBinding:
+    """How one capability travels over LSP: its method and the conversions on either side of the daemon."""
+
+    method: str
+    values: Callable[[PositionMapper, Any, str], dict[str, Any]]
+    answer: Callable[[PositionMapper, Any], Any]
+
+
+BINDINGS: Mapping[str, LspBinding] = {
+    caps.DEFINITION.name: LspBinding(LspMethods.INTEL_DEFINITION, target_values, PositionMapper.definition_result),
+    caps.REFERENCES.name: LspBinding(LspMethods.INTEL_REFERENCES, _references_values, PositionMapper.references_result),
+    caps.SIGNATURE.name: LspBinding(LspMethods.INTEL_SIGNATURE, target_values, PositionMapper.signature_result),
+    caps.AST_NODE.name: LspBinding(LspMethods.INTEL_AST_NODE, _ast_node_values, PositionMapper.ast_node_result),
+}
+"""Capability name -> its ``ided/intel/*`` binding."""
+
+ELSEWHERE: Mapping[str, str] = {
+    caps.SEARCH_CODE.name: "ided/index/search with kind=code (hits as LSP locations; handlers/index.py)",
+    caps.SEARCH_DOCS.name: "ided/index/search with kind=docs (handlers/index.py)",
+    caps.INDEX_STATUS.name: "ided/index/status (handlers/index.py)",
+    caps.WORKSPACE_SYMBOLS.name: "workspace/symbol, from the index (handlers/index.py)",
+    caps.DOCUMENT_SYMBOLS.name: "not served: the editor's own language server answers textDocument/documentSymbol",
+    caps.CALL_HIERARCHY.name: "not served: the editor's own language server answers the call-hierarchy requests",
+    caps.DIAGNOSTICS.name: "not served: the editor's own language server publishes diagnostics",
+}
+"""Capability name -> where the LSP front serves it instead of an ``ided/intel/*`` method, or why not."""
+
+
+def _register(server: IdedLanguageServer, capability: Capability[Any, Any], binding: LspBinding) -> None:
+    method = capability.method
+    if method is None:
+        raise ValueError(f"capability {capability.name} is not a daemon method: it cannot be bound to LSP")
+    fields = capability.params.model_fields
+
+    async def handle(params: Any) -> Any:
+        mapper = server.mapper.fresh()
+        values = await asyncio.to_thread(binding.values, mapper, params, binding.method)
+        request = daemon_params(capability.params, binding.method, **{k: v for k, v in values.items() if k in fields})
+        result = await server.session.call(method, request, capability.result)
+        return await asyncio.to_thread(binding.answer, mapper, result)
+
+    handle.__name__ = capability.name
+    server.feature(binding.method)(handle)
+
+
 def register(server: IdedLanguageServer) -> None:
-    @server.feature(LspMethods.INTEL_DEFINITION)
-    async def definition(params: SymbolTargetParams) -> DefinitionResult:
-        mapper = server.mapper.fresh()
-        values = await asyncio.to_thread(target_values, mapper, params, LspMethods.INTEL_DEFINITION)
-        target = daemon_params(api.SymbolTarget, LspMethods.INTEL_DEFINITION, **values)
-        result = await server.session.call(Methods.INTEL_DEFINITION, target, intel_models.DefinitionResult)
-        return await asyncio.to_thread(mapper.definition_result, result)
-
-    @server.feature(LspMethods.INTEL_REFERENCES)
-    async def references(params: ReferencesParams) -> ReferencesResult:
-        mapper = server.mapper.fresh()
-        values = await asyncio.to_thread(target_values, mapper, params, LspMethods.INTEL_REFERENCES)
-        target = daemon_params(
-            api.ReferencesParams,
-            LspMethods.INTEL_REFERENCES,
-            include_declaration=params.include_declaration,
-            **values,
-        )
-        result = await server.session.call(Methods.INTEL_REFERENCES, target, intel_models.ReferencesResult)
-        return await asyncio.to_thread(mapper.references_result, result)
-
-    @server.feature(LspMethods.INTEL_SIGNATURE)
-    async def signature(params: SymbolTargetParams) -> SignatureResult:
-        mapper = server.mapper.fresh()
-        values = await asyncio.to_thread(target_values, mapper, params, LspMethods.INTEL_SIGNATURE)
-        target = daemon_params(api.SymbolTarget, LspMethods.INTEL_SIGNATURE, **values)
-        result = await server.session.call(Methods.INTEL_SIGNATURE, target, intel_models.SignatureResult)
-        return await asyncio.to_thread(mapper.signature_result, result)
-
-    @server.feature(LspMethods.INTEL_AST_NODE)
-    async def ast_node(params: AstNodeParams) -> AstNodeResult:
-        mapper = server.mapper.fresh()
-        path = mapper.path_of(params.text_document.uri)
-        line, column = await asyncio.to_thread(mapper.from_client, path, params.position)
-        request = daemon_params(
-            api.AstNodeParams,
-            LspMethods.INTEL_AST_NODE,
-            file=path,
-            line=line,
-            column=column,
-            max_chars=params.max_chars,
-        )
-        result = await server.session.call(Methods.INTEL_AST_NODE, request, intel_models.AstNodeResult)
-        return await asyncio.to_thread(mapper.ast_node_result, result)
+    for name, binding in BINDINGS.items():
+        _register(server, caps.BY_NAME[name], binding)

@@ -17,9 +17,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from lsprotocol import types
+from pydantic import BaseModel
 from pygls.exceptions import JsonRpcException
 
 from daemon.core import intel_models
@@ -27,8 +28,8 @@ from daemon.errors import ErrorCode
 from daemon.intel.languages import language_for_path
 from daemon.lsp.convert import PositionMapper
 from daemon.lsp.handlers import daemon_params
-from daemon.service import api
-from daemon.service.api import Methods
+from daemon.service.capabilities import DEFINITION, REFERENCES, SIGNATURE
+from daemon.service.capability import Capability
 
 if TYPE_CHECKING:
     from daemon.lsp.server import IdedLanguageServer
@@ -36,6 +37,11 @@ if TYPE_CHECKING:
 __all__ = ["OPTION", "enabled", "hover_markdown", "register"]
 
 logger = logging.getLogger(__name__)
+
+R = TypeVar("R", bound=BaseModel)
+
+_DEFINITIONS: dict[str, Any] = {"max_results": 50, "max_chars": 4000}
+"""As many definitions as ``ided/intel/definition`` gives by default."""
 
 OPTION = "standardIntel"
 """The ``initializationOptions`` key that turns the standard methods on."""
@@ -71,55 +77,59 @@ def _target(mapper: PositionMapper, uri: str, position: types.Position) -> dict[
     return {"file": path, "line": line, "column": column}
 
 
+async def _ask(
+    server: IdedLanguageServer,
+    capability: Capability[Any, R],
+    method: str,
+    uri: str,
+    position: types.Position,
+    **fixed: Any,
+) -> tuple[PositionMapper, dict[str, Any], R] | None:
+    """Ask the daemon for ``capability`` at the client's position; None when nothing is there."""
+    mapper = server.mapper.fresh()
+    values = await asyncio.to_thread(_target, mapper, uri, position)
+    request = daemon_params(capability.params, method, **fixed, **values)
+    assert capability.method is not None
+    try:
+        return mapper, values, await server.session.call(capability.method, request, capability.result)
+    except JsonRpcException as exc:
+        if _nothing_there(exc):
+            return None
+        raise
+
+
 def register(server: IdedLanguageServer) -> None:
     """Register the three methods (call from the ``initialize`` handler, before capabilities are built)."""
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     async def definition(params: types.DefinitionParams) -> list[types.Location]:
-        mapper = server.mapper.fresh()
-        values = await asyncio.to_thread(_target, mapper, params.text_document.uri, params.position)
-        target = daemon_params(api.SymbolTarget, types.TEXT_DOCUMENT_DEFINITION, **values)
-        try:
-            result = await server.session.call(Methods.INTEL_DEFINITION, target, intel_models.DefinitionResult)
-        except JsonRpcException as exc:
-            if _nothing_there(exc):
-                return []
-            raise
+        method = types.TEXT_DOCUMENT_DEFINITION
+        asked = await _ask(server, DEFINITION, method, params.text_document.uri, params.position, **_DEFINITIONS)
+        if asked is None:
+            return []
+        mapper, _values, result = asked
         converted = await asyncio.to_thread(mapper.definition_result, result)
         return [d.location for d in converted.definitions]
 
     @server.feature(types.TEXT_DOCUMENT_REFERENCES)
     async def references(params: types.ReferenceParams) -> list[types.Location]:
-        mapper = server.mapper.fresh()
-        values = await asyncio.to_thread(_target, mapper, params.text_document.uri, params.position)
-        request = daemon_params(
-            api.ReferencesParams,
-            types.TEXT_DOCUMENT_REFERENCES,
-            include_declaration=params.context.include_declaration,
-            **values,
+        include = params.context.include_declaration
+        method = types.TEXT_DOCUMENT_REFERENCES
+        asked = await _ask(
+            server, REFERENCES, method, params.text_document.uri, params.position, include_declaration=include
         )
-        try:
-            result = await server.session.call(Methods.INTEL_REFERENCES, request, intel_models.ReferencesResult)
-        except JsonRpcException as exc:
-            if _nothing_there(exc):
-                return []
-            raise
+        if asked is None:
+            return []
+        mapper, _values, result = asked
         converted = await asyncio.to_thread(mapper.references_result, result)
         return [r.location for r in converted.references]
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(params: types.HoverParams) -> types.Hover | None:
-        mapper = server.mapper.fresh()
-        values = await asyncio.to_thread(_target, mapper, params.text_document.uri, params.position)
-        target = daemon_params(api.SymbolTarget, types.TEXT_DOCUMENT_HOVER, **values)
-        try:
-            result = await server.session.call(Methods.INTEL_SIGNATURE, target, intel_models.SignatureResult)
-        except JsonRpcException as exc:
-            if _nothing_there(exc):
-                return None
-            raise
-        if not result.signature.strip():
+        asked = await _ask(server, SIGNATURE, types.TEXT_DOCUMENT_HOVER, params.text_document.uri, params.position)
+        if asked is None or not asked[2].signature.strip():
             return None
+        _mapper, values, result = asked
         language = language_for_path(str(values["file"])) or ""
         contents = types.MarkupContent(kind=types.MarkupKind.Markdown, value=hover_markdown(result, language))
         return types.Hover(contents=contents)

@@ -19,7 +19,7 @@ from daemon.core.models import Chunk, ChunkKind, IndexStatus, SearchFilters, Sea
 from daemon.errors import DaemonError, IndexingError
 
 if TYPE_CHECKING:
-    from daemon.service.workspace_index import WorkspaceIndex
+    from daemon.index.workspace_index import WorkspaceIndex
 
 __all__ = ["SharedIndex"]
 
@@ -55,7 +55,7 @@ class SharedIndex:
         with self._lock:
             self._busy_since = time.monotonic()
             try:
-                from daemon.service.workspace_index import WorkspaceIndex
+                from daemon.index.workspace_index import WorkspaceIndex
 
                 try:
                     self._index = WorkspaceIndex.open(self._config)
@@ -105,7 +105,9 @@ class SharedIndex:
             self._lock.release()
         return [hit.chunk for hit in result.hits]
 
-    def search(self, query: str, k: int, filters: SearchFilters) -> SearchResult:
+    def search(
+        self, query: str, k: int | None, filters: SearchFilters | None, mode: SearchMode | None = None
+    ) -> SearchResult:
         """Hybrid search; ``IndexingError`` saying why when the index is not usable (yet)."""
         if not self._opened.wait(self._wait):
             raise IndexingError("the index is still being opened; retry in a few seconds")
@@ -120,7 +122,7 @@ class SharedIndex:
                     "the workspace has not been indexed yet; run `ided index` or wait for the startup pass"
                 )
             self._indexed = True
-            return index.search(query, k=k, filters=filters)
+            return index.search(query, k=k, filters=filters, mode=mode or SearchMode.HYBRID)
         finally:
             self._lock.release()
 

@@ -8,7 +8,7 @@ import pytest
 
 from daemon.index.embedder import FastembedEmbedder
 from daemon.index.model_files import bundled_model_dir
-from daemon.service.query_vectors import RememberedQueries
+from daemon.index.query_vectors import RememberedQueries
 
 pytestmark = pytest.mark.slow
 

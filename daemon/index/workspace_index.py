@@ -27,15 +27,15 @@ from daemon.index.dense_fill import fill_dense
 from daemon.index.file_worker import WorkerSettings
 from daemon.index.indexer import Indexer, IndexProgress
 from daemon.index.manifest import Manifest
+from daemon.index.query_vectors import RememberedQueries
 from daemon.index.reranker import load_reranker
 from daemon.index.scanner import Scanner
 from daemon.index.searcher import HybridSearcher
 from daemon.index.sparse import CodeBm25Encoder
 from daemon.index.state_files import check_free_space, ensure_state_dir
 from daemon.index.store_factory import open_store
+from daemon.index.workspace_lock import WorkspaceLock
 from daemon.intel.languages import language_for_path
-from daemon.service.query_vectors import RememberedQueries
-from daemon.service.workspace_lock import WorkspaceLock
 
 __all__ = ["WorkspaceIndex"]
 

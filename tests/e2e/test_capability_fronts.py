@@ -1,0 +1,140 @@
+"""Every capability of the registry (``daemon.service.capabilities``) is exposed by every front.
+
+One daemon on a real workspace with a real language server; through it: the daemon's own RPC
+methods, the daemon-client transport of the ``Workspace`` port, the agents' LangChain tools, the
+MCP server over stdio (the MCP SDK's client) and the LSP front's ``ided/*`` methods over stdio (the
+pytest-lsp client). A registry entry that one front lacks fails here, and so does an entry with no
+example below (adding a capability means adding its example).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from pydantic import BaseModel
+
+from daemon.config import load_config
+from daemon.lsp.handlers.intel import BINDINGS, ELSEWHERE
+from daemon.service.agent_tools import code_intel_tools
+from daemon.service.api import Methods
+from daemon.service.capabilities import BY_NAME, CAPABILITIES
+from daemon.service.daemon_client import DaemonClient
+from daemon.service.workspace_remote import DaemonWorkspace
+from tests.e2e.lsp_support import lsp_client
+from tests.e2e.test_mcp_stdio import CALL_TIMEOUT, _env, call
+from tests.intel_tools import copy_workspace, require_server
+
+pytestmark = pytest.mark.e2e
+
+EXAMPLES: dict[str, dict[str, Any]] = {
+    "get_signature": {"symbol": "shapes.geometry.centroid"},
+    "find_definition": {"symbol": "Reporter"},
+    "get_references": {"symbol": "centroid"},
+    "get_ast_node": {"file": "app.py", "line": 11, "column": 12},
+    "document_symbols": {"file": "shapes/geometry.py"},
+    "workspace_symbols": {"query": "centroid", "language": "python"},
+    "call_hierarchy": {"symbol": "centroid", "direction": "incoming"},
+    "diagnostics": {"file": "app.py"},
+    "search_code": {"query": "centroid of points"},
+    "search_docs": {"query": "shapes"},
+    "index_status": {},
+}
+"""Arguments for each capability on the ``intel_python`` fixture."""
+
+
+def _lsp_calls(workspace: Path) -> dict[str, tuple[str, dict[str, Any]]]:
+    """Capability name -> (LSP method, wire params) for every capability the LSP front serves itself."""
+    app = {"textDocument": {"uri": (workspace / "app.py").as_uri()}, "position": {"line": 10, "character": 11}}
+    return {
+        "find_definition": ("ided/intel/definition", {"symbol": "Reporter"}),
+        "get_references": ("ided/intel/references", {"symbol": "centroid", "includeDeclaration": True}),
+        "get_signature": ("ided/intel/signature", {"symbol": "shapes.geometry.centroid"}),
+        "get_ast_node": ("ided/intel/astNode", app),
+        "search_code": ("ided/index/search", {"query": "centroid of points", "kind": "code"}),
+        "search_docs": ("ided/index/search", {"query": "shapes", "kind": "docs"}),
+        "index_status": ("ided/index/status", {}),
+    }
+
+
+def test_every_capability_has_an_example_and_a_place_on_the_lsp_front() -> None:
+    assert set(EXAMPLES) == set(BY_NAME)
+    assert not set(BINDINGS) & set(ELSEWHERE)
+    assert set(BINDINGS) | set(ELSEWHERE) == set(BY_NAME)
+    assert {BINDINGS[name].method for name in BINDINGS} <= {m for m, _ in _lsp_calls(Path("/")).values()}
+
+
+def _answer(capability_name: str, raw: Any) -> BaseModel:
+    return BY_NAME[capability_name].result.model_validate(raw)
+
+
+async def test_every_front_exposes_every_capability_over_one_daemon(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    require_server("python")
+    workspace = copy_workspace("intel_python", tmp_path)
+    state = tmp_path / "state"
+    env = _env(state, tmp_path / "home")
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)  # the daemon, the MCP server and the LSP server inherit it
+    config = load_config(workspace, env=env)
+    remote = await DaemonWorkspace.attach(config, client="cli", start=True)
+    raw = await DaemonClient.attach(config, client="other", start=False)
+    try:
+        await raw.call(Methods.INDEX_REINDEX, None, wait_s=120)  # answers once the pass is done
+
+        # the daemon's RPC methods, called as any client would
+        for capability in CAPABILITIES:
+            if capability.method is not None:
+                _answer(capability.name, await raw.call(capability.method, EXAMPLES[capability.name]))
+
+        # the daemon-client transport of the Workspace port
+        for capability in CAPABILITIES:
+            answer = await capability.run(remote, capability.parse(EXAMPLES[capability.name]))
+            assert isinstance(answer, capability.result), capability.name
+
+        # the agents' LangChain tools
+        tools = {tool.name: tool for tool in code_intel_tools(remote)}
+        assert list(tools) == [c.name for c in CAPABILITIES]
+        for capability in CAPABILITIES:
+            tool = tools[capability.name]
+            assert tool.args_schema is capability.params and tool.description == capability.description
+            answer = await asyncio.wait_for(tool.ainvoke(EXAMPLES[capability.name]), CALL_TIMEOUT)
+            assert isinstance(answer, capability.result), (capability.name, answer)
+
+        # the MCP server over stdio, attached to the same daemon
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-P", "-m", "daemon", "mcp", "-w", str(workspace)],
+            env=env,
+            cwd=str(workspace),
+        )
+        with (tmp_path / "mcp-stderr.log").open("w") as errlog:
+            async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=CALL_TIMEOUT) as mcp:
+                listed = {tool.name: tool for tool in (await mcp.list_tools()).tools}
+                assert list(listed) == [c.name for c in CAPABILITIES]
+                for capability in CAPABILITIES:
+                    tool = listed[capability.name]
+                    assert tool.title == capability.title
+                    assert tool.annotations is not None and tool.annotations.read_only_hint is capability.read_only
+                    assert set(tool.input_schema.get("properties", {})) == set(capability.params.model_fields)
+                    _answer(capability.name, await call(mcp, capability.name, **EXAMPLES[capability.name]))
+
+        # the LSP front over stdio, attached to the same daemon
+        async with lsp_client(workspace, state) as lsp:
+            for name, (method, wire) in _lsp_calls(workspace).items():
+                answer = await lsp.ided(method, wire)
+                assert isinstance(answer, dict) and answer, (name, method, answer)
+    finally:
+        if not raw.closed:  # the LSP client stops the daemon when it exits
+            with contextlib.suppress(ConnectionError):
+                await raw.call(Methods.SHUTDOWN, None)
+            await asyncio.wait_for(raw.wait_closed(), 30)
+        await raw.close()
+        await remote.aclose()
