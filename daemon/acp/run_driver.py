@@ -54,7 +54,7 @@ from daemon.acp.trust_request import (
 from daemon.acp.workspaces import Workspace
 from daemon.errors import ConflictError, DaemonError, ErrorCode
 from daemon.service.run_models import ConflictReport, RunRecord, RunStatus
-from daemon.service.run_port import RunFollow, RunLoan
+from daemon.service.run_port import RunFollow, RunLoan, RunStart
 from daemon.service.run_service import HOW_TO_CONFIGURE, graph_mermaid
 from daemon.trust import TrustStore
 
@@ -154,11 +154,13 @@ class RunDriver:
         tools = () if dry_run else await self._client_tools(read_only=mode is SessionMode.ASK)
         try:
             run = await runs.start(
-                parsed.request,
-                workflow=parsed.argument if parsed.kind is CommandKind.WORKFLOW else None,
-                mode=mode.value,
-                dry_run=dry_run,
-                attachments=content.attachments,
+                RunStart(
+                    request=parsed.request,
+                    workflow=parsed.argument if parsed.kind is CommandKind.WORKFLOW else None,
+                    mode=mode.value,
+                    dry_run=dry_run,
+                    attachments=tuple(content.attachments),
+                ),
                 loan=RunLoan(file_reader=self._reader(), extra_tools=tools, trusted=trusted),
             )
         except DaemonError as exc:

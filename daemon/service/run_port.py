@@ -12,9 +12,11 @@ and never ask which implementation answers.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Protocol, Self
+from typing import TYPE_CHECKING, Protocol
 
 from daemon.errors import WorkspaceUntrusted
 from daemon.service.run_models import (
@@ -37,29 +39,37 @@ if TYPE_CHECKING:
 
     from daemon.orchestration.agents import FileReader, RunCommands
 
-__all__ = ["RunFollow", "RunLoan", "RunReviewPort", "RunService"]
+__all__ = ["RunFollow", "RunLoan", "RunReviewPort", "RunService", "RunStart"]
 
 
+@dataclass(frozen=True, kw_only=True)
+class RunStart:
+    """A run to start: the request in the user's words and how to run it."""
+
+    request: str
+    workflow: str | None = None
+    """A workflow name; None lets the orchestrator choose."""
+    mode: RunMode = "code"
+    """``code`` edits on a run branch when the plan edits; ``ask`` is read-only."""
+    dry_run: bool = False
+    """Select and plan only (the follow ends at once; the plan and the reasoning are in ``events``)."""
+    include_uncommitted: bool | None = None
+    """The run's branch starts from HEAD plus the user's uncommitted changes (None: the configuration's)."""
+    attachments: tuple[Attachment, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
 class RunLoan:
     """What a front lends one run's agents (never persisted): how they read the user's files (an editor's
     unsaved text), more tools (a client's MCP tools) and whether the repository's commands may run
     (None: as the user's trust store says)."""
 
-    __slots__ = ("extra_tools", "file_reader", "trusted")
-
-    def __init__(
-        self,
-        *,
-        file_reader: FileReader | None = None,
-        extra_tools: Sequence[BaseTool] = (),
-        trusted: bool | None = None,
-    ) -> None:
-        self.file_reader = file_reader
-        self.extra_tools = tuple(extra_tools)
-        self.trusted = trusted
+    file_reader: FileReader | None = None
+    extra_tools: tuple[BaseTool, ...] = ()
+    trusted: bool | None = None
 
 
-class RunFollow:
+class RunFollow(AbstractAsyncContextManager["RunFollow"]):
     """A launched run (``record``, as it was when launched) and its progress events up to its end.
 
     Iterate it for the run's events (it ends after ``run_finished``); ``close`` (or leaving ``async with``)
@@ -85,9 +95,6 @@ class RunFollow:
 
     def close(self) -> None:
         self._close()
-
-    async def __aenter__(self) -> Self:
-        return self
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -160,17 +167,7 @@ class RunService(RunReviewPort, Protocol):
         """The command that trusts the workspace."""
         ...
 
-    async def start(
-        self,
-        request: str,
-        *,
-        workflow: str | None = None,
-        mode: RunMode = "code",
-        dry_run: bool = False,
-        include_uncommitted: bool | None = None,
-        attachments: Sequence[Attachment] = (),
-        loan: RunLoan | None = None,
-    ) -> RunFollow:
+    async def start(self, run: RunStart, *, loan: RunLoan | None = None) -> RunFollow:
         """Prepare and launch a run (a dry run plans only: its follow ends at once)."""
         ...
 

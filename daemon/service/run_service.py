@@ -15,7 +15,7 @@ this module only where a command runs.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 
 from daemon.config import Config
@@ -30,7 +30,6 @@ from daemon.service.daemon_client import ClientKind
 from daemon.service.pipeline_host import open_pipeline
 from daemon.service.run_models import (
     AcceptResult,
-    Attachment,
     ChangeSet,
     CleanupReport,
     DecisionEntry,
@@ -41,7 +40,7 @@ from daemon.service.run_models import (
     RunMode,
     RunRecord,
 )
-from daemon.service.run_port import RunFollow, RunLoan, RunService
+from daemon.service.run_port import RunFollow, RunLoan, RunService, RunStart
 from daemon.service.run_review import RunReview
 from daemon.vcs import RunWorktrees
 
@@ -95,26 +94,16 @@ class LocalRunService(RunService):
             raise
         return RunFollow(record, subscription, subscription.close)
 
-    async def start(
-        self,
-        request: str,
-        *,
-        workflow: str | None = None,
-        mode: RunMode = "code",
-        dry_run: bool = False,
-        include_uncommitted: bool | None = None,
-        attachments: Sequence[Attachment] = (),
-        loan: RunLoan | None = None,
-    ) -> RunFollow:
+    async def start(self, run: RunStart, *, loan: RunLoan | None = None) -> RunFollow:
         lent = loan or RunLoan()
         return await self._launched(
             lambda: self._runtime.start(
-                request,
-                workflow=workflow,
-                mode=mode,
-                dry_run=dry_run,
-                include_uncommitted=include_uncommitted,
-                attachments=attachments,
+                run.request,
+                workflow=run.workflow,
+                mode=run.mode,
+                dry_run=run.dry_run,
+                include_uncommitted=run.include_uncommitted,
+                attachments=run.attachments,
                 file_reader=lent.file_reader,
                 extra_tools=lent.extra_tools,
                 trusted=lent.trusted,

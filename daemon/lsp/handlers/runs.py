@@ -46,7 +46,7 @@ from daemon.lsp.run_protocol import (
 )
 from daemon.lsp.session import REQUEST_FAILED
 from daemon.service.run_models import ChangeSet, ConflictReport, ExecutionProgress, RunRecord
-from daemon.service.run_port import RunFollow, RunService
+from daemon.service.run_port import RunFollow, RunService, RunStart
 from daemon.service.run_service import LocalRunService
 
 if TYPE_CHECKING:
@@ -162,11 +162,13 @@ class LspRunHost:
             if params.mode == "code" and not params.dry_run:
                 _refuse_untrusted(runs)
             return await runs.start(
-                params.request,
-                workflow=params.workflow,
-                mode="ask" if params.mode == "ask" else "code",
-                dry_run=params.dry_run,
-                include_uncommitted=params.include_uncommitted,
+                RunStart(
+                    request=params.request,
+                    workflow=params.workflow,
+                    mode="ask" if params.mode == "ask" else "code",
+                    dry_run=params.dry_run,
+                    include_uncommitted=params.include_uncommitted,
+                )
             )
 
         return await self._launch(launch, follow=not params.dry_run)
