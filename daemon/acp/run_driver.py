@@ -158,9 +158,9 @@ class RunDriver:
                     request=parsed.request,
                     workflow=parsed.argument if parsed.kind is CommandKind.WORKFLOW else None,
                     mode=mode.value,
-                    dry_run=dry_run,
                     attachments=tuple(content.attachments),
                 ),
+                dry_run=dry_run,
                 loan=RunLoan(file_reader=self._reader(), extra_tools=tools, trusted=trusted),
             )
         except DaemonError as exc:

@@ -178,6 +178,7 @@ def run(
     A code-mode run whose plan edits, in a folder that is not a git repository, fails with
     `not_a_repository`.
     """
+    from daemon.service.run_port import RunStart
     from daemon.service.run_service import HOW_TO_CONFIGURE, graph_mermaid
 
     state = _state(ctx)
@@ -186,10 +187,12 @@ def run(
     async def go() -> RunRecord:
         async with _service(state, config, models_needed=True) as service:
             record = await service.prepare(
-                request,
-                workflow=workflow,
-                mode="ask" if ask else "code",
-                include_uncommitted=True if include_uncommitted else None,  # None: vcs.include_uncommitted
+                RunStart(
+                    request=request,
+                    workflow=workflow,
+                    mode="ask" if ask else "code",
+                    include_uncommitted=True if include_uncommitted else None,  # None: vcs.include_uncommitted
+                )
             )
             assert record.selection is not None and record.plan is not None
             if not events:

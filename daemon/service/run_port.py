@@ -51,8 +51,6 @@ class RunStart:
     """A workflow name; None lets the orchestrator choose."""
     mode: RunMode = "code"
     """``code`` edits on a run branch when the plan edits; ``ask`` is read-only."""
-    dry_run: bool = False
-    """Select and plan only (the follow ends at once; the plan and the reasoning are in ``events``)."""
     include_uncommitted: bool | None = None
     """The run's branch starts from HEAD plus the user's uncommitted changes (None: the configuration's)."""
     attachments: tuple[Attachment, ...] = ()
@@ -131,15 +129,9 @@ class RunReviewPort(Protocol):
 class RunService(RunReviewPort, Protocol):
     """Runs of one workspace: launch and follow, cancel, inspect, and review (``RunReviewPort``)."""
 
-    async def prepare(
-        self,
-        request: str,
-        *,
-        workflow: str | None = None,
-        mode: RunMode = "code",
-        include_uncommitted: bool | None = None,
-    ) -> RunRecord:
-        """Select a workflow and plan; the run is recorded ``planned`` and nothing executes."""
+    async def prepare(self, run: RunStart) -> RunRecord:
+        """Select a workflow and plan; the run is recorded ``planned`` and nothing executes (``execute``
+        launches it)."""
         ...
 
     def missing_models(self, plan: ExecutionPlan) -> list[str]:
@@ -167,8 +159,9 @@ class RunService(RunReviewPort, Protocol):
         """The command that trusts the workspace."""
         ...
 
-    async def start(self, run: RunStart, *, loan: RunLoan | None = None) -> RunFollow:
-        """Prepare and launch a run (a dry run plans only: its follow ends at once)."""
+    async def start(self, run: RunStart, *, dry_run: bool = False, loan: RunLoan | None = None) -> RunFollow:
+        """Prepare and launch a run; ``dry_run``: select and plan only (the follow ends at once; the plan
+        and the orchestrator's reasoning are in ``events``)."""
         ...
 
     async def execute(self, run_id: str, *, trusted: bool | None = None) -> RunFollow:

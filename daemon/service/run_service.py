@@ -37,7 +37,6 @@ from daemon.service.run_models import (
     ExecutionProgress,
     RollbackResult,
     RunBranch,
-    RunMode,
     RunRecord,
 )
 from daemon.service.run_port import RunFollow, RunLoan, RunService, RunStart
@@ -94,14 +93,14 @@ class LocalRunService(RunService):
             raise
         return RunFollow(record, subscription, subscription.close)
 
-    async def start(self, run: RunStart, *, loan: RunLoan | None = None) -> RunFollow:
+    async def start(self, run: RunStart, *, dry_run: bool = False, loan: RunLoan | None = None) -> RunFollow:
         lent = loan or RunLoan()
         return await self._launched(
             lambda: self._runtime.start(
                 run.request,
                 workflow=run.workflow,
                 mode=run.mode,
-                dry_run=run.dry_run,
+                dry_run=dry_run,
                 include_uncommitted=run.include_uncommitted,
                 attachments=run.attachments,
                 file_reader=lent.file_reader,
@@ -126,16 +125,13 @@ class LocalRunService(RunService):
 
     # -- planning and trust -----------------------------------------------------------------------
 
-    async def prepare(
-        self,
-        request: str,
-        *,
-        workflow: str | None = None,
-        mode: RunMode = "code",
-        include_uncommitted: bool | None = None,
-    ) -> RunRecord:
+    async def prepare(self, run: RunStart) -> RunRecord:
         return await self._runtime.prepare(
-            request, workflow=workflow, mode=mode, include_uncommitted=include_uncommitted
+            run.request,
+            workflow=run.workflow,
+            mode=run.mode,
+            include_uncommitted=run.include_uncommitted,
+            attachments=run.attachments,
         )
 
     def missing_models(self, plan: ExecutionPlan) -> list[str]:

@@ -166,9 +166,9 @@ class LspRunHost:
                     request=params.request,
                     workflow=params.workflow,
                     mode="ask" if params.mode == "ask" else "code",
-                    dry_run=params.dry_run,
                     include_uncommitted=params.include_uncommitted,
-                )
+                ),
+                dry_run=params.dry_run,
             )
 
         return await self._launch(launch, follow=not params.dry_run)
