@@ -123,10 +123,11 @@ def _exit_code(record: RunRecord) -> int:
     return EXIT_CANCELLED if record.status is RunStatus.CANCELLED else 1
 
 
-def _report(state: CliState, record: RunRecord, *, as_json: bool) -> None:
+def _report(state: CliState, record: RunRecord, *, as_json: bool, events: bool = False) -> None:
+    """The record (JSON on stdout, else rendered; nothing more after ``--events`` alone), then the exit code."""
     if as_json:
         sys.stdout.write(record.model_dump_json(indent=2) + "\n")
-    else:
+    elif not events:
         print_record(state.out if sys.stdout.isatty() else state.err, record)
     code = _exit_code(record)
     if code:
@@ -246,11 +247,7 @@ def resume(
             return await _follow(state, service, lambda: service.resume(run_id, trusted=trusted), events)
 
     record = _guarded(state, go)
-    if events and not as_json:
-        if code := _exit_code(record):
-            raise typer.Exit(code)
-        return
-    _report(state, record, as_json=as_json)
+    _report(state, record, as_json=as_json, events=events)
 
 
 def cancel(
@@ -402,11 +399,7 @@ def runs_feedback(
             return await _follow(state, service, lambda: service.feedback(run_id, text), events)
 
     record = _guarded(state, go)
-    if events and not as_json:
-        if code := _exit_code(record):
-            raise typer.Exit(code)
-        return
-    _report(state, record, as_json=as_json)
+    _report(state, record, as_json=as_json, events=events)
 
 
 def workflows_list(ctx: typer.Context, workspace: WorkspaceOpt = None) -> None:
