@@ -68,7 +68,7 @@ from daemon.acp.run_updates import RunPresenter, SessionUpdate
 from daemon.acp.sessions import SessionMode as Mode
 from daemon.acp.sessions import SessionState
 from daemon.errors import DaemonError
-from daemon.orchestration.run_store import RunRecord, RunStatus
+from daemon.service.run_models import RunRecord, RunStatus
 from daemon.workspace_roots import check_folder
 
 if TYPE_CHECKING:
@@ -163,14 +163,14 @@ class IdedAgent:
         for live in self._sessions.values():
             if live.run_id is None:
                 continue
-            runtime = live.workspace.runtime
-            record = await runtime.get(live.run_id)
+            runs = live.workspace.runs
+            record = await runs.get(live.run_id)
             if record.status is not RunStatus.RUNNING:
                 continue
             logger.warning("client disconnected: cancelling run %s", live.run_id)
-            await runtime.cancel(live.run_id)
+            await runs.cancel(live.run_id)
             grace = live.workspace.config.acp.cancel_grace_seconds
-            waits.append(asyncio.create_task(runtime.wait(live.run_id, wait_seconds=grace)))
+            waits.append(asyncio.create_task(runs.wait(live.run_id, wait_seconds=grace)))
         for wait in waits:
             try:
                 await wait
@@ -221,16 +221,16 @@ class IdedAgent:
         fresh = SessionState(record=record, workspace=workspace)
         self._sessions[session_id] = fresh
         fresh.mcp = await self._lend_mcp(fresh, mcp_servers or [])
-        runtime = workspace.runtime
+        runs = workspace.runs
         open_reviews: list[tuple[str, ToolCallStart]] = []
         for run_id in record.runs:
             try:
-                run = await runtime.get(run_id)
+                run = await runs.get(run_id)
             except DaemonError:
                 logger.warning("session %s names run %s, which the run store no longer has", session_id, run_id)
                 continue
             presenter = RunPresenter.for_record(run, workspace.root)
-            await self._send(session_id, presenter.replay(run, await runtime.events(run_id)))
+            await self._send(session_id, presenter.replay(run, await runs.events(run_id)))
             if run.status.finished and run.changes is not None and not run.changes.empty:
                 call = await self._replay_review(fresh, run)
                 if call is not None:
@@ -326,7 +326,7 @@ class IdedAgent:
         return await driver.run(parsed, content)
 
     async def _list_runs(self, live: SessionState) -> None:
-        records = await live.workspace.runtime.list_runs(_RUNS_LISTED)
+        records = await live.workspace.runs.list_runs(_RUNS_LISTED)
         if not records:
             text = "No runs yet in this workspace.\n"
         else:
@@ -343,7 +343,7 @@ class IdedAgent:
 
         live.review_rounds += 1
         call_id = review_call_id(run.run_id, live.review_rounds)
-        replayed = await replay_review(live.workspace.review.worktrees, run, live.workspace.root, call_id)
+        replayed = await replay_review(live.workspace.runs, run, live.workspace.root, call_id)
         await self._send(live.record.session_id, replayed.updates)
         return replayed.open_call
 

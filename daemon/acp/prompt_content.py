@@ -26,7 +26,7 @@ from acp.schema import (
 )
 
 from daemon.errors import ErrorCode, InvalidToolInput
-from daemon.orchestration.state import Attachment
+from daemon.service.run_models import Attachment
 
 __all__ = ["PromptBlock", "PromptContent", "read_prompt"]
 

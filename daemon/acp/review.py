@@ -29,8 +29,8 @@ from acp.schema import (
 )
 
 from daemon.errors import ConflictError
-from daemon.service.run_review import RunReview
-from daemon.vcs import ChangeSet, ConflictReport, ReviewState
+from daemon.service.run_models import ChangeSet, ConflictReport, ReviewState
+from daemon.service.run_port import RunReviewPort
 
 __all__ = [
     "ACCEPT",
@@ -152,7 +152,7 @@ def rejected_text(branch: str) -> str:
     return f"Rejected: your files are untouched; {branch} is kept until cleanup."
 
 
-async def apply_answer(review: RunReview, run_id: str, answer: ReviewAnswer) -> ReviewVerdict:
+async def apply_answer(review: RunReviewPort, run_id: str, answer: ReviewAnswer) -> ReviewVerdict:
     """Accept or reject through the review service: the review call's final status and what happened.
 
     ``completed``: applied; ``failed``: not applied (rejected, a conflict, feedback asked for);

@@ -2,7 +2,7 @@
 
 For a run that ended with changes, the replay sends the same ``edit`` tool call as the live review
 (``daemon.acp.review.review_call``: a ``diff`` per file, ``rawInput.run_id``, branch, commits, files),
-built from the run branch's change set as it is now (read straight from ``RunWorktrees``, so a
+built from the run branch's change set as it is now (read through the run service's ``peek``, so a
 replay logs no ``review`` decision), followed by one ``tool_call_update`` with the branch's review
 state (``_meta["ided/review"]``):
 
@@ -16,7 +16,6 @@ A run whose branch was removed by cleanup (or cannot be read) gets a message ins
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,8 +26,8 @@ from acp.schema import ToolCallStart
 from daemon.acp.review import ReviewStatus, accepted_text, rejected_text, review_call, review_finished
 from daemon.acp.run_updates import SessionUpdate
 from daemon.errors import DaemonError
-from daemon.orchestration.run_store import RunRecord
-from daemon.vcs import RunBranch, RunWorktrees
+from daemon.service.run_models import RunBranch, RunRecord
+from daemon.service.run_port import RunReviewPort
 
 __all__ = ["ReplayedReview", "final_state", "replay_review"]
 
@@ -83,12 +82,12 @@ def _gone_text(branch: RunBranch, record: RunRecord, why: str) -> str:
     return f"Run {branch.run_id} changed {len(files)} file(s) ({listed}); {state}. Its diff cannot be shown: {why}."
 
 
-async def replay_review(worktrees: RunWorktrees, record: RunRecord, root: Path, call_id: str) -> ReplayedReview:
+async def replay_review(review: RunReviewPort, record: RunRecord, root: Path, call_id: str) -> ReplayedReview:
     """The review of ``record`` (a finished run with changes) as a loaded session shows it; never raises
     for a missing branch or record (a message says what is missing)."""
     run_id = record.run_id
     try:
-        branch = await asyncio.to_thread(worktrees.get, run_id)
+        branch = await review.branch(run_id)
     except DaemonError as exc:
         logger.warning("replaying run %s: no branch record: %s", run_id, exc)
         return _message(f"The review of run {run_id} cannot be shown: {exc.message}")
@@ -96,7 +95,7 @@ async def replay_review(worktrees: RunWorktrees, record: RunRecord, root: Path, 
         why = f"its branch {branch.branch} was removed by cleanup on {branch.cleaned_at:%Y-%m-%d}"
         return _message(_gone_text(branch, record, why))
     try:
-        changes = await asyncio.to_thread(worktrees.change_set, run_id)
+        changes = await review.peek(run_id)
     except DaemonError as exc:  # the branch deleted by hand, the folder no longer a repository
         logger.warning("replaying run %s: no change set: %s", run_id, exc)
         return _message(_gone_text(branch, record, exc.message))

@@ -1,17 +1,17 @@
 """One session's prompts as runs: start (or follow up) a run, stream it, review its changes.
 
-``SessionState`` is what a session holds in this process; ``RunDriver`` drives one prompt of it:
-it subscribes to the runtime's progress before the run starts (so nothing is missed), sends every
-event through ``RunPresenter``, honours ``session/cancel`` (the run stops before its next stage;
-the prompt answers ``cancelled`` once it stopped or after ``acp.cancel_grace_seconds``) and, when
-the run ended with changes, presents them for review (``daemon.acp.review``). Feedback chosen
-there is answered by a follow-up attempt: at once when the client sent the text with its answer,
-else with the session's next prompt. Before a code-mode run in an untrusted workspace whose
-repository defines commands, the client is asked whether they may run (``daemon.acp.trust_request``);
-the answer holds for the run and its follow-ups in this session, and "trust this workspace" adds it
-to the user's trusted list. ``reoffer`` asks again for a review a loaded session found
-open (outside a prompt turn); ``run_finished`` is called once each run has ended (the agent sends
-``_ided/status`` then).
+``SessionState`` is what a session holds in this process; ``RunDriver`` drives one prompt of it
+through the workspace's run service (``daemon.service.run_port``): it launches the run, sends every
+event of the service's ``RunFollow`` through ``RunPresenter``, honours ``session/cancel`` (the run
+stops before its next stage; the prompt answers ``cancelled`` once it stopped or after
+``acp.cancel_grace_seconds``) and, when the run ended with changes, presents them for review
+(``daemon.acp.review``). Feedback chosen there is answered by a follow-up attempt: at once when the
+client sent the text with its answer, else with the session's next prompt. Before a code-mode run
+in an untrusted workspace whose repository defines commands, the client is asked whether they may
+run (``daemon.acp.trust_request``); the answer holds for the run and its follow-ups in this
+session, and "trust this workspace" adds it to the user's trusted list. ``reoffer`` asks again for
+a review a loaded session found open (outside a prompt turn); ``run_finished`` is called once each
+run has ended (the agent sends ``_ided/status`` then).
 """
 
 from __future__ import annotations
@@ -53,12 +53,10 @@ from daemon.acp.trust_request import (
 )
 from daemon.acp.workspaces import Workspace
 from daemon.errors import ConflictError, DaemonError, ErrorCode
-from daemon.orchestration.graph_builder import graph_mermaid
-from daemon.orchestration.llm_providers import HOW_TO_CONFIGURE
-from daemon.orchestration.progress import ProgressKind, Subscription
-from daemon.orchestration.run_store import RunRecord, RunStatus
+from daemon.service.run_models import ConflictReport, RunRecord, RunStatus
+from daemon.service.run_port import RunFollow, RunLoan, RunStart
+from daemon.service.run_service import HOW_TO_CONFIGURE, graph_mermaid
 from daemon.trust import TrustStore
-from daemon.vcs import ConflictReport, RunWorktrees
 
 __all__ = ["ClientFileReader", "RunDriver", "commands_update"]
 
@@ -75,8 +73,7 @@ PERMISSION_TIMEOUT_S = 24 * 3600.0
 
 async def commands_update(workspace: Workspace) -> AvailableCommandsUpdate:
     """The slash commands: ``/rollback`` only where runs can have been accepted (a git repository)."""
-    repository = await asyncio.to_thread(RunWorktrees.is_repository, workspace.root)
-    return update_available_commands(available_commands(rollback=repository))
+    return update_available_commands(available_commands(rollback=await workspace.runs.is_repository()))
 
 
 class ClientFileReader:
@@ -133,7 +130,7 @@ class RunDriver:
 
     async def rollback(self, run_id: str) -> None:
         try:
-            result = await self.state.workspace.review.rollback(run_id)
+            result = await self.state.workspace.runs.rollback(run_id)
         except ConflictError as exc:
             report = exc.report
             text = f"Not rolled back: {report.describe() if isinstance(report, ConflictReport) else exc.message}"
@@ -145,7 +142,7 @@ class RunDriver:
     # -- a new run ------------------------------------------------------------------------------
 
     async def run(self, parsed: ParsedPrompt, content: PromptContent) -> StopReason:
-        runtime = self.state.workspace.runtime
+        runs = self.state.workspace.runs
         dry_run = parsed.kind is CommandKind.DRY_RUN
         mode = self.state.record.mode
         trusted: bool | None = None
@@ -155,28 +152,28 @@ class RunDriver:
                 return "cancelled"
             trusted = asked
         tools = () if dry_run else await self._client_tools(read_only=mode is SessionMode.ASK)
-        subscription = runtime.subscribe()
         try:
-            try:
-                record = await runtime.start(
-                    parsed.request,
+            run = await runs.start(
+                RunStart(
+                    request=parsed.request,
                     workflow=parsed.argument if parsed.kind is CommandKind.WORKFLOW else None,
                     mode=mode.value,
-                    dry_run=dry_run,
-                    attachments=content.attachments,
-                    file_reader=self._reader(),
-                    extra_tools=tools,
-                    trusted=trusted,
-                )
-            except DaemonError as exc:
-                if exc.code is not ErrorCode.MODEL_UNAVAILABLE:
-                    raise
-                await self._say(f"{exc.message}\n{HOW_TO_CONFIGURE}")
-                return "end_turn"
+                    attachments=tuple(content.attachments),
+                ),
+                dry_run=dry_run,
+                loan=RunLoan(file_reader=self._reader(), extra_tools=tools, trusted=trusted),
+            )
+        except DaemonError as exc:
+            if exc.code is not ErrorCode.MODEL_UNAVAILABLE:
+                raise
+            await self._say(f"{exc.message}\n{HOW_TO_CONFIGURE}")
+            return "end_turn"
+        async with run:
+            record = run.record
             await self._attach_run(record, parsed.request)
             presenter = RunPresenter.for_record(record, self.state.workspace.root)
             if dry_run:
-                for event in await runtime.events(record.run_id):  # the plan and the selection's thoughts
+                for event in await runs.events(record.run_id):  # the plan and the selection's thoughts
                     await self.send(self._sid, presenter.on_event(event))
                 assert record.plan is not None
                 notes = "".join(f"\n- {note}" for note in record.plan.notes)
@@ -187,10 +184,8 @@ class RunDriver:
                 )
                 return "end_turn"
             if self.state.cancelled.is_set():
-                await runtime.cancel(record.run_id)
-            return await self._follow_to_end(subscription, record, presenter)
-        finally:
-            subscription.close()
+                await runs.cancel(record.run_id)
+            return await self._follow_to_end(run, presenter)
 
     async def _attach_run(self, record: RunRecord, title: str) -> None:
         self.state.run_id = record.run_id
@@ -200,18 +195,12 @@ class RunDriver:
     # -- feedback on a reviewed run -------------------------------------------------------------
 
     async def follow_up(self, run_id: str, feedback: str) -> StopReason:
-        runtime = self.state.workspace.runtime
         tools = await self._client_tools(read_only=False)  # a follow-up edits, as the run it answers
-        subscription = runtime.subscribe()
-        try:
-            record = await runtime.follow_up(
-                run_id, feedback, file_reader=self._reader(), extra_tools=tools, trusted=self.state.trusted
-            )
+        loan = RunLoan(file_reader=self._reader(), extra_tools=tools, trusted=self.state.trusted)
+        async with await self.state.workspace.runs.feedback(run_id, feedback, loan=loan) as run:
             self.state.run_id = run_id
-            presenter = RunPresenter.for_record(record, self.state.workspace.root)
-            return await self._follow_to_end(subscription, record, presenter)
-        finally:
-            subscription.close()
+            presenter = RunPresenter.for_record(run.record, self.state.workspace.root)
+            return await self._follow_to_end(run, presenter)
 
     # -- trust ----------------------------------------------------------------------------------
 
@@ -219,17 +208,14 @@ class RunDriver:
         """Whether the repository's commands may run in this prompt's run: None when nothing needs asking
         (no such commands, or the workspace is trusted: the trust store decides), ``cancelled`` for a prompt
         cancelled while asked."""
-        runtime = self.state.workspace.runtime
-        sources = runtime.commands
-        if not sources.needs_trust(runtime.catalog.workflows):
+        runs = self.state.workspace.runs
+        if not runs.needs_trust():
             return None
         if self.state.trusted is not None:
             return self.state.trusted
         root = self.state.workspace.root
         self.state.trust_rounds += 1
-        call = trust_call(
-            sources.repository_defined(runtime.catalog.workflows), root, f"trust-{self.state.trust_rounds}"
-        )
+        call = trust_call(runs.repository_commands(), root, f"trust-{self.state.trust_rounds}")
         await self.send(self._sid, [call])
         permission = asyncio.create_task(
             self.client.request_permission(
@@ -265,7 +251,7 @@ class RunDriver:
         if answer == "refused":
             return (
                 "The repository's commands will not run; the run goes on with your own commands. "
-                f"`{self.state.workspace.runtime.commands.how_to_trust}` trusts the workspace."
+                f"`{self.state.workspace.runs.how_to_trust}` trusts the workspace."
             )
         if answer == "once":
             return "The repository's commands may run in this session's runs."
@@ -277,12 +263,9 @@ class RunDriver:
 
     # -- following a run ------------------------------------------------------------------------
 
-    async def _follow_to_end(
-        self, subscription: Subscription, record: RunRecord, presenter: RunPresenter
-    ) -> StopReason:
-        run_id = record.run_id
-        runtime = self.state.workspace.runtime
-        follow = asyncio.create_task(self._follow(subscription, run_id, presenter), name=f"acp follow {run_id}")
+    async def _follow_to_end(self, run: RunFollow, presenter: RunPresenter) -> StopReason:
+        run_id = run.run_id
+        follow = asyncio.create_task(self._follow(run, presenter), name=f"acp follow {run_id}")
         cancelled = asyncio.create_task(self.state.cancelled.wait())
         try:
             await asyncio.wait({follow, cancelled}, return_when=asyncio.FIRST_COMPLETED)
@@ -295,7 +278,7 @@ class RunDriver:
         finally:
             for task in (follow, cancelled):
                 task.cancel()
-        final = await runtime.get(run_id)
+        final = await self.state.workspace.runs.get(run_id)
         await self.send(self._sid, presenter.closing(final))
         if self.run_finished is not None:
             self.run_finished()
@@ -305,20 +288,16 @@ class RunDriver:
             return await self._review(final)
         return "end_turn"
 
-    async def _follow(self, subscription: Subscription, run_id: str, presenter: RunPresenter) -> None:
-        async for event in subscription:
-            if event.run_id != run_id:
-                continue
+    async def _follow(self, run: RunFollow, presenter: RunPresenter) -> None:
+        async for event in run:
             await self.send(self._sid, presenter.on_event(event))
-            if event.event is ProgressKind.RUN_FINISHED:
-                return
 
     # -- review ---------------------------------------------------------------------------------
 
     async def _review(self, record: RunRecord) -> StopReason:
         workspace = self.state.workspace
         run_id = record.run_id
-        changes = await workspace.review.diff(run_id)
+        changes = await workspace.runs.diff(run_id)
         self.state.review_rounds += 1
         call = review_call(changes, workspace.root, review_call_id(run_id, self.state.review_rounds))
         await self.send(self._sid, [call])
@@ -385,7 +364,7 @@ class RunDriver:
 
     async def _settle(self, run_id: str, call: ToolCallStart, answer: ReviewAnswer) -> None:
         try:
-            verdict = await apply_answer(self.state.workspace.review, run_id, answer)
+            verdict = await apply_answer(self.state.workspace.runs, run_id, answer)
         except DaemonError as exc:  # e.g. decided meanwhile by another front (`ided runs accept`)
             text = f"Not applied: {exc.message}"
             await self.send(self._sid, [review_finished(call.tool_call_id, "failed", text, None)])

@@ -47,11 +47,15 @@ from acp.schema import (
     UserMessageChunk,
 )
 
-from daemon.orchestration.plan import ExecutionPlan
-from daemon.orchestration.progress import ExecutionProgress, ProgressKind
-from daemon.orchestration.progress import PlanEntry as StagePlanEntry
-from daemon.orchestration.routing import ADAPTIVE_NODE
-from daemon.orchestration.run_store import RunRecord, RunStatus
+from daemon.service.run_models import (
+    ADAPTIVE_NODE,
+    ExecutionPlan,
+    ExecutionProgress,
+    ProgressKind,
+    RunRecord,
+    RunStatus,
+)
+from daemon.service.run_models import PlanEntry as StagePlanEntry
 
 __all__ = ["RunPresenter", "SessionUpdate", "selection_thoughts"]
 

@@ -180,7 +180,7 @@ class SessionState:
             return
         self.cancelled.set()
         if self.run_id is not None:
-            await self.workspace.runtime.cancel(self.run_id)
+            await self.workspace.runs.cancel(self.run_id)
 
     async def close(self) -> None:
         """Cancel the prompt in flight and wait for its turn to end (it sends its last updates and

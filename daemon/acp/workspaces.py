@@ -1,9 +1,9 @@
-"""The workspaces an ``ided acp`` process serves: per folder, its config, pipeline runtime and sessions.
+"""The workspaces an ``ided acp`` process serves: per folder, its config, run service and sessions.
 
-A session names its folder (``cwd``); the first session in a folder opens the folder's pipeline
-runtime (``daemon.service.pipeline_host.open_pipeline``), attaches to the workspace daemon when
-``acp.attach_daemon`` is on (starting it when none runs, so retrieval searches its hot index), and
-keeps both until the process ends. The attached daemon (or why there is none) stays on the
+A session names its folder (``cwd``); the first session in a folder opens the folder's run service
+(``daemon.service.run_service.LocalRunService``: the pipeline runtime and the review), attaches to
+the workspace daemon when ``acp.attach_daemon`` is on (starting it when none runs, so retrieval
+searches its hot index), and keeps both until the process ends. The attached daemon (or why there is none) stays on the
 workspace for ``_ided/status`` (``daemon.acp.status``).
 """
 
@@ -19,11 +19,9 @@ from pathlib import Path
 from daemon.acp.sessions import SessionStore
 from daemon.config import Config
 from daemon.errors import DaemonError
-from daemon.orchestration.runtime import PipelineRuntime
 from daemon.service.daemon_client import DaemonClient
-from daemon.service.pipeline_host import open_pipeline
-from daemon.service.run_review import RunReview
-from daemon.vcs import RunWorktrees
+from daemon.service.run_port import RunService
+from daemon.service.run_service import LocalRunService
 
 __all__ = ["ConfigLoader", "Workspace", "Workspaces"]
 
@@ -39,10 +37,9 @@ ConfigLoader = Callable[[Path], Config]
 class Workspace:
     root: Path
     config: Config
-    runtime: PipelineRuntime
+    runs: RunService
+    """The workspace's runs: start, follow, cancel, feedback; diff, accept, reject and rollback."""
     sessions: SessionStore
-    review: RunReview
-    """Diff, accept, reject and rollback of the workspace's runs (over the runtime's run store)."""
     daemon: DaemonClient | None = None
     """The workspace daemon this process attached to (``acp.attach_daemon``)."""
     daemon_note: str | None = None
@@ -75,17 +72,13 @@ class Workspaces:
             if root in self._opened:
                 return self._opened[root]
             daemon, note = await self._attach(config) if config.acp.attach_daemon else (None, _ATTACH_OFF)
-            # always worktrees: a code-mode prompt in a folder that is not a repository gets a clear error
-            worktrees = RunWorktrees.for_config(config)
-            runtime = await self._stack.enter_async_context(
-                open_pipeline(config, models_needed=True, client="acp", worktrees=worktrees)
-            )
+            # with models, always worktrees: a code-mode prompt outside a repository gets a clear error
+            runs = await self._stack.enter_async_context(LocalRunService.open(config, models_needed=True, client="acp"))
             workspace = Workspace(
                 root=root,
                 config=config,
-                runtime=runtime,
+                runs=runs,
                 sessions=SessionStore(config.state_path),
-                review=RunReview(worktrees, runtime.store),
                 daemon=daemon,
                 daemon_note=note,
             )

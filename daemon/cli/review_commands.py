@@ -20,8 +20,8 @@ from daemon.cli.context import CliState
 from daemon.errors import ConflictError, DaemonError
 
 if TYPE_CHECKING:  # the pipeline and git stacks load only when a review command runs
-    from daemon.service.run_review import RunReview
-    from daemon.vcs import ChangeSet, ConflictReport
+    from daemon.service.run_models import ChangeSet, ConflictReport
+    from daemon.service.run_port import RunReviewPort
 
 __all__ = ["EXIT_CONFLICT", "register_review_commands"]
 
@@ -45,9 +45,9 @@ def _state(ctx: typer.Context) -> CliState:
     return state
 
 
-def _review(ctx: typer.Context, workspace: Path | None, work: Callable[[RunReview], Awaitable[T]]) -> T:
+def _review(ctx: typer.Context, workspace: Path | None, work: Callable[[RunReviewPort], Awaitable[T]]) -> T:
+    from daemon.service.run_models import ConflictReport
     from daemon.service.run_review import RunReview
-    from daemon.vcs import ConflictReport
 
     state = _state(ctx)
     config = state.config(workspace)

@@ -1,9 +1,10 @@
 """``ided run``, ``ided runs [show ID | migrate --to URL]``, ``ided resume ID``, ``ided cancel ID``, ``ided workflows``.
 
-This module is the composition root of the pipeline for the command line: it passes the environment
-(API keys) to ``daemon.service.pipeline_host.open_pipeline``, which builds the model registry, profiles the
-workspace and hands the runtime a retriever over the workspace index. ``ided runs feedback ID TEXT``
-answers a run's review through the runtime's ``follow_up``, as ACP does.
+This module is the composition root of the pipeline for the command line: it opens the run service in
+this process (``daemon.service.run_service.LocalRunService``, no daemon needed) with the environment's
+API keys, and drives every command through the service port (``daemon.service.run_port``), as the ACP
+and LSP fronts do: a launch answers a ``RunFollow`` whose events are printed until the run ends.
+``ided runs feedback ID TEXT`` answers a run's review through the service's ``feedback``, as ACP does.
 """
 
 from __future__ import annotations
@@ -34,13 +35,12 @@ from daemon.cli.run_render import (
 )
 from daemon.cli.trust_commands import ask_trust
 from daemon.errors import DaemonError
-from daemon.orchestration.progress import ProgressKind
-from daemon.orchestration.run_store import RunRecord, RunStatus
+from daemon.service.run_models import RunRecord, RunStatus
 
 if TYPE_CHECKING:  # LangGraph, LangChain, git and YAML load only when a command needs them, not for --help
     from daemon.config import Config
-    from daemon.orchestration.runtime import PipelineRuntime
-    from daemon.orchestration.workflow_loader import WorkflowCatalog, WorkflowProblem
+    from daemon.service.run_port import RunFollow, RunService
+    from daemon.service.workflow_catalog import WorkflowCatalog, WorkflowProblem
 
 __all__ = ["register_run_commands", "runs_app", "workflows_app"]
 
@@ -75,7 +75,7 @@ def _state(ctx: typer.Context) -> CliState:
 
 
 def _catalog(state: CliState, config: Config, *, quiet: bool = False) -> WorkflowCatalog:
-    from daemon.orchestration.workflow_loader import WorkflowCatalog, workflow_dirs
+    from daemon.service.workflow_catalog import WorkflowCatalog, workflow_dirs
 
     catalog = WorkflowCatalog.load(workflow_dirs(config.workspace_path, config.pipeline.workflow_dirs))
     if catalog.problems and not quiet:
@@ -89,12 +89,12 @@ def _catalog(state: CliState, config: Config, *, quiet: bool = False) -> Workflo
 
 
 @asynccontextmanager
-async def _runtime(state: CliState, config: Config, *, models_needed: bool) -> AsyncGenerator[PipelineRuntime]:
-    from daemon.service.pipeline_host import open_pipeline  # the runtime's imports only where it runs
+async def _service(state: CliState, config: Config, *, models_needed: bool) -> AsyncGenerator[RunService]:
+    from daemon.service.run_service import LocalRunService  # the pipeline's imports only where it runs
 
     catalog = _catalog(state, config, quiet=not models_needed)
-    async with open_pipeline(config, models_needed=models_needed, catalog=catalog, env=os.environ) as runtime:
-        yield runtime
+    async with LocalRunService.open(config, models_needed=models_needed, catalog=catalog, env=os.environ) as service:
+        yield service
 
 
 def _guarded(state: CliState, work: Callable[[], Coroutine[Any, Any, T]]) -> T:
@@ -105,24 +105,16 @@ def _guarded(state: CliState, work: Callable[[], Coroutine[Any, Any, T]]) -> T:
 
 
 async def _follow(
-    state: CliState, runtime: PipelineRuntime, launch: Callable[[], Awaitable[RunRecord]], events: bool
+    state: CliState, service: RunService, launch: Callable[[], Awaitable[RunFollow]], events: bool
 ) -> RunRecord:
-    subscription = runtime.subscribe()
-    try:
-        record = await launch()
-        async for event in subscription:
-            if event.run_id != record.run_id:
-                continue
+    async with await launch() as run:
+        async for event in run:
             if events:
                 sys.stdout.write(event.model_dump_json() + "\n")
                 sys.stdout.flush()
             else:
                 print_progress(state.err, event)
-            if event.event is ProgressKind.RUN_FINISHED:
-                break
-        return await runtime.wait(record.run_id)
-    finally:
-        subscription.close()
+        return await service.wait(run.run_id)
 
 
 def _exit_code(record: RunRecord) -> int:
@@ -131,10 +123,11 @@ def _exit_code(record: RunRecord) -> int:
     return EXIT_CANCELLED if record.status is RunStatus.CANCELLED else 1
 
 
-def _report(state: CliState, record: RunRecord, *, as_json: bool) -> None:
+def _report(state: CliState, record: RunRecord, *, as_json: bool, events: bool = False) -> None:
+    """The record (JSON on stdout, else rendered; nothing more after ``--events`` alone), then the exit code."""
     if as_json:
         sys.stdout.write(record.model_dump_json(indent=2) + "\n")
-    else:
+    elif not events:
         print_record(state.out if sys.stdout.isatty() else state.err, record)
     code = _exit_code(record)
     if code:
@@ -186,25 +179,27 @@ def run(
     A code-mode run whose plan edits, in a folder that is not a git repository, fails with
     `not_a_repository`.
     """
-    from daemon.orchestration.graph_builder import graph_mermaid
-    from daemon.orchestration.llm_providers import HOW_TO_CONFIGURE
+    from daemon.service.run_port import RunStart
+    from daemon.service.run_service import HOW_TO_CONFIGURE, graph_mermaid
 
     state = _state(ctx)
     config = state.config(workspace)
 
     async def go() -> RunRecord:
-        async with _runtime(state, config, models_needed=True) as runtime:
-            record = await runtime.prepare(
-                request,
-                workflow=workflow,
-                mode="ask" if ask else "code",
-                include_uncommitted=True if include_uncommitted else None,  # None: vcs.include_uncommitted
+        async with _service(state, config, models_needed=True) as service:
+            record = await service.prepare(
+                RunStart(
+                    request=request,
+                    workflow=workflow,
+                    mode="ask" if ask else "code",
+                    include_uncommitted=True if include_uncommitted else None,  # None: vcs.include_uncommitted
+                )
             )
             assert record.selection is not None and record.plan is not None
             if not events:
                 print_selection(state.err, record.selection)
                 print_plan(state.err, record.plan)
-            missing = runtime.missing_models(record.plan)
+            missing = service.missing_models(record.plan)
             if dry_run or missing:
                 if dry_run and not events:
                     state.err.print(graph_mermaid(record.plan), markup=False, highlight=False)
@@ -213,9 +208,9 @@ def run(
                     state.err.print(HOW_TO_CONFIGURE, markup=False, highlight=False)
                 return record
             trusted: bool | None = None
-            if (untrusted := runtime.untrusted_commands(record)) is not None:
+            if (untrusted := service.untrusted_commands(record)) is not None:
                 trusted = True if trust else ask_trust(state, config.workspace_path, untrusted)
-            return await _follow(state, runtime, lambda: runtime.execute(record.run_id, trusted=trusted), events)
+            return await _follow(state, service, lambda: service.execute(record.run_id, trusted=trusted), events)
 
     record = _guarded(state, go)
     missing_model = record.status is RunStatus.PLANNED and not dry_run
@@ -247,16 +242,12 @@ def resume(
     config = state.config(workspace)
 
     async def go() -> RunRecord:
-        async with _runtime(state, config, models_needed=True) as runtime:
+        async with _service(state, config, models_needed=True) as service:
             trusted = True if trust else None
-            return await _follow(state, runtime, lambda: runtime.resume(run_id, trusted=trusted), events)
+            return await _follow(state, service, lambda: service.resume(run_id, trusted=trusted), events)
 
     record = _guarded(state, go)
-    if events and not as_json:
-        if code := _exit_code(record):
-            raise typer.Exit(code)
-        return
-    _report(state, record, as_json=as_json)
+    _report(state, record, as_json=as_json, events=events)
 
 
 def cancel(
@@ -269,8 +260,8 @@ def cancel(
     config = state.config(workspace)
 
     async def go() -> RunRecord:
-        async with _runtime(state, config, models_needed=False) as runtime:
-            return await runtime.cancel(run_id)
+        async with _service(state, config, models_needed=False) as service:
+            return await service.cancel(run_id)
 
     record = _guarded(state, go)
     if record.status is RunStatus.RUNNING:
@@ -301,8 +292,8 @@ def runs_list(
     config = state.config(workspace)
 
     async def go() -> list[RunRecord]:
-        async with _runtime(state, config, models_needed=False) as runtime:
-            return await runtime.list_runs(limit, all_workspaces=not this_workspace)
+        async with _service(state, config, models_needed=False) as service:
+            return await service.list_runs(limit, all_workspaces=not this_workspace)
 
     records = _guarded(state, go)
     if as_json:
@@ -361,10 +352,10 @@ def runs_show(
     config = state.config(workspace)
 
     async def go() -> None:
-        async with _runtime(state, config, models_needed=False) as runtime:
-            record = await runtime.get(run_id)
-            log = await runtime.decision_log(run_id)
-            progress = await runtime.events(run_id) if events else []
+        async with _service(state, config, models_needed=False) as service:
+            record = await service.get(run_id)
+            log = await service.decisions(run_id)
+            progress = await service.events(run_id) if events else []
             if as_json:
                 payload = {
                     "record": record.model_dump(mode="json"),
@@ -404,15 +395,11 @@ def runs_feedback(
     config = state.config(workspace)
 
     async def go() -> RunRecord:
-        async with _runtime(state, config, models_needed=True) as runtime:
-            return await _follow(state, runtime, lambda: runtime.follow_up(run_id, text), events)
+        async with _service(state, config, models_needed=True) as service:
+            return await _follow(state, service, lambda: service.feedback(run_id, text), events)
 
     record = _guarded(state, go)
-    if events and not as_json:
-        if code := _exit_code(record):
-            raise typer.Exit(code)
-        return
-    _report(state, record, as_json=as_json)
+    _report(state, record, as_json=as_json, events=events)
 
 
 def workflows_list(ctx: typer.Context, workspace: WorkspaceOpt = None) -> None:
@@ -431,10 +418,7 @@ def workflows_show(
     workspace: WorkspaceOpt = None,
 ) -> None:
     """Show a workflow's stages and routing, or (--mermaid) its compiled graph; all stages included by default."""
-    from daemon.orchestration.deterministic_selector import decide_stages
-    from daemon.orchestration.graph_builder import graph_mermaid
-    from daemon.orchestration.plan import assemble_plan
-    from daemon.orchestration.selection_models import DecisionSource, StageDecision
+    from daemon.service.workflow_catalog import plan_mermaid, workflow_plan
 
     state = _state(ctx)
     catalog = _catalog(state, state.config(workspace), quiet=True)
@@ -442,16 +426,9 @@ def workflows_show(
         wf = catalog.get(name)
     except DaemonError as exc:
         state.fail(str(exc))
-    if request is not None:
-        decisions = decide_stages(wf, request, None)
-    else:
-        decisions = tuple(
-            StageDecision(stage_id=s.stage_id, include=True, reason="shown in full", source=DecisionSource.RULE)
-            for s in wf.stages
-        )
-    plan = assemble_plan(wf, decisions, request or "(no request)")
+    plan = workflow_plan(wf, request)
     if mermaid:
-        sys.stdout.write(graph_mermaid(plan) + "\n")
+        sys.stdout.write(plan_mermaid(plan) + "\n")
         return
     print_workflow(state.out, wf, catalog.sources[name])
     print_plan(state.out, plan)
@@ -469,13 +446,13 @@ def workflows_validate(
     Files in the specification's spelling are valid too; the fields it normalised are counted here and
     listed by `ided workflows show NAME` and in the plan of `ided run`.
     """
-    from daemon.orchestration.workflow_loader import (
+    from daemon.service.workflow_catalog import (
+        Workflow,
         WorkflowCatalog,
         WorkflowValidationError,
         load_workflow_file,
         workflow_dirs,
     )
-    from daemon.orchestration.workflow_schema import Workflow
 
     state = _state(ctx)
     valid: dict[str, Workflow] = {}
@@ -510,7 +487,7 @@ def workflows_validate(
 
 def workflows_schema() -> None:
     """Print the JSON Schema of workflow files (also in workflows/schema.json)."""
-    from daemon.orchestration.workflow_schema import workflow_json_schema
+    from daemon.service.workflow_catalog import workflow_json_schema
 
     sys.stdout.write(json.dumps(workflow_json_schema(), indent=2) + "\n")
 

@@ -7,14 +7,19 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.text import Text
 
-from daemon.orchestration.plan import ExecutionPlan
-from daemon.orchestration.progress import ExecutionProgress, ProgressKind
-from daemon.orchestration.run_store import DecisionEntry, RunRecord, RunStatus
-from daemon.orchestration.selection_models import Selection
-from daemon.orchestration.workflow_schema import Workflow
+from daemon.service.run_models import (
+    DecisionEntry,
+    ExecutionPlan,
+    ExecutionProgress,
+    ProgressKind,
+    RunRecord,
+    RunStatus,
+    Selection,
+    Workflow,
+)
 
 if TYPE_CHECKING:  # the loader brings YAML; the CLI imports this module for every command
-    from daemon.orchestration.workflow_loader import WorkflowCatalog, WorkflowProblem
+    from daemon.service.workflow_catalog import WorkflowCatalog, WorkflowProblem
 
 __all__ = [
     "print_catalog",

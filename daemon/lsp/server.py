@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import logging
 import sys
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +57,7 @@ class IdedLanguageServer(LanguageServer):
         self.mapper = convert.PositionMapper(self.root, PositionCodec())
         self._startup: asyncio.Task[None] | None = None
         self._shown: set[str] = set()
+        self._on_stop: list[Callable[[], Awaitable[None]]] = []
         self.standard_intel = False
         """Whether the client turned on textDocument/definition|references|hover (handlers/standard_intel.py)."""
 
@@ -94,11 +95,20 @@ class IdedLanguageServer(LanguageServer):
                 once="index-not-ready",
             )
 
+    def on_stop(self, close: Callable[[], Awaitable[None]]) -> None:
+        """Have ``close`` awaited when the server stops (a handler's own resources, e.g. its run service)."""
+        self._on_stop.append(close)
+
     async def stop_session(self) -> None:
         if self._startup is not None and not self._startup.done():
             self._startup.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._startup
+        for close in self._on_stop:
+            try:
+                await close()
+            except Exception:  # the server stops either way
+                logger.exception("closing a handler's resources failed")
         await self.index_progress.close()
         await self.session.close()
 

@@ -10,6 +10,11 @@ editing run, the user's attachments) arrive as the LangGraph runtime context (``
 nothing run-specific is captured when the graph is built, so one compiled graph serves a run and
 its resumption. In an editing run each stage attempt that changed files becomes one commit
 (``RunContext.commit``) before its result is recorded, so the result names its commit.
+
+A review-feedback follow-up runs through a graph too: ``compile_follow_up_graph`` has the one stage the
+feedback goes to (START -> stage -> END) with the same stage attempt as the full graph's node, run on the
+run's own thread (its checkpoint gains the attempt) with the feedback in ``RunContext.feedback``; it
+decides no route.
 """
 
 from __future__ import annotations
@@ -42,7 +47,15 @@ from daemon.orchestration.stage_agents import AgentProvider, AgentTask, run_stag
 from daemon.orchestration.state import Attachment, ExecutionState, StageResult, to_channel_values
 from daemon.orchestration.workflow_schema import AgentSpec
 
-__all__ = ["PipelineGraph", "RunCancelled", "RunContext", "build_graph", "compile_graph", "graph_mermaid"]
+__all__ = [
+    "PipelineGraph",
+    "RunCancelled",
+    "RunContext",
+    "build_graph",
+    "compile_follow_up_graph",
+    "compile_graph",
+    "graph_mermaid",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -70,37 +83,59 @@ class RunContext:
     stage_timeout_seconds: float = 900.0
     commit: Callable[[StageResult], Awaitable[str | None]] | None = None
     attachments: tuple[Attachment, ...] = ()
+    feedback: str | None = None
+    """Review feedback the attempt answers (a follow-up); it goes into the agents' task and the result."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Attempt:
+    result: StageResult
+    attempts: dict[str, int]
+    results: dict[str, list[StageResult]]
+
+
+async def _stage_attempt(plan: ExecutionPlan, stage_id: str, state: ExecutionState, ctx: RunContext) -> _Attempt:
+    """One attempt of a stage: its agents run (with the stage's context, earlier attempts and any feedback),
+    its changes are committed; the caller records it."""
+    stage = plan.stage(stage_id)
+    if await ctx.cancelled():
+        raise RunCancelled(stage_id)
+    attempt = state.attempts.get(stage_id, 0) + 1
+    await ctx.reporter.node_started(stage_id, state, attempt=attempt)
+    context = tuple(state.enriched_context.get(stage_id, ()))
+    previous = tuple(state.stage_results.get(stage_id, ()))
+
+    def make_task(spec: AgentSpec) -> AgentTask:
+        return AgentTask(
+            run_id=state.run_id,
+            stage=stage,
+            agent=spec,
+            attempt=attempt,
+            workflow_type=plan.workflow_type,
+            context=context,
+            previous=previous,
+            request=state.request,
+            attachments=ctx.attachments,
+            feedback=ctx.feedback,
+        )
+
+    result = await run_stage(stage, ctx.agents, make_task, attempt=attempt, limit_seconds=ctx.stage_timeout_seconds)
+    if ctx.commit is not None:
+        result = result.model_copy(update={"commit": await ctx.commit(result)})
+    if ctx.feedback is not None:
+        result = result.model_copy(update={"feedback": ctx.feedback})
+    return _Attempt(
+        result=result,
+        attempts={**state.attempts, stage_id: attempt},
+        results={**state.stage_results, stage_id: [*previous, result]},
+    )
 
 
 def _stage_node(plan: ExecutionPlan, stage_id: str) -> _NodeFn:
-    stage = plan.stage(stage_id)
-
     async def node(state: ExecutionState, *, runtime: Runtime[RunContext]) -> dict[str, Any]:
+        done = await _stage_attempt(plan, stage_id, state, runtime.context)
         ctx = runtime.context
-        if await ctx.cancelled():
-            raise RunCancelled(stage_id)
-        attempt = state.attempts.get(stage_id, 0) + 1
-        await ctx.reporter.node_started(stage_id, state, attempt=attempt)
-        context = tuple(state.enriched_context.get(stage_id, ()))
-        previous = tuple(state.stage_results.get(stage_id, ()))
-
-        def make_task(spec: AgentSpec) -> AgentTask:
-            return AgentTask(
-                run_id=state.run_id,
-                stage=stage,
-                agent=spec,
-                attempt=attempt,
-                workflow_type=plan.workflow_type,
-                context=context,
-                previous=previous,
-                request=state.request,
-                attachments=ctx.attachments,
-            )
-
-        result = await run_stage(stage, ctx.agents, make_task, attempt=attempt, limit_seconds=ctx.stage_timeout_seconds)
-        if ctx.commit is not None:
-            result = result.model_copy(update={"commit": await ctx.commit(result)})
-        attempts = {**state.attempts, stage_id: attempt}
+        result, attempts, results = done.result, done.attempts, done.results
         iterations = state.iterations + 1
         decision = route_after_stage(
             plan,
@@ -111,7 +146,6 @@ def _stage_node(plan: ExecutionPlan, stage_id: str) -> _NodeFn:
             iterations=iterations,
             max_iterations=ctx.max_iterations,
         )
-        results = {**state.stage_results, stage_id: [*previous, result]}
         after = state.model_copy(
             update={"stage_results": results, "attempts": attempts, "current_stage": stage_id, "iterations": iterations}
         )
@@ -220,6 +254,29 @@ def build_graph(plan: ExecutionPlan) -> StateGraph[ExecutionState, RunContext, E
     graph.add_edge(DONE_NODE, END)
     graph.add_edge(ABORT_NODE, END)
     return graph
+
+
+def _follow_up_node(plan: ExecutionPlan, stage_id: str) -> _NodeFn:
+    async def node(state: ExecutionState, *, runtime: Runtime[RunContext]) -> dict[str, Any]:
+        done = await _stage_attempt(plan, stage_id, state, runtime.context)
+        after = state.model_copy(
+            update={"stage_results": done.results, "attempts": done.attempts, "current_stage": stage_id}
+        )
+        await runtime.context.reporter.stage_finished(done.result, after)
+        return to_channel_values(current_stage=stage_id, stage_results=done.results, attempts=done.attempts)
+
+    return node
+
+
+def compile_follow_up_graph(
+    plan: ExecutionPlan, stage_id: str, checkpointer: BaseCheckpointSaver[str] | None = None
+) -> PipelineGraph:
+    """The graph of a review-feedback follow-up: one attempt of ``stage_id`` (START -> stage -> END)."""
+    graph = StateGraph(ExecutionState, context_schema=RunContext)
+    graph.add_node(stage_id, _follow_up_node(plan, stage_id))  # pyright: ignore[reportUnknownMemberType]
+    graph.add_edge(START, stage_id)
+    graph.add_edge(stage_id, END)
+    return graph.compile(checkpointer=checkpointer, name=f"ided:{plan.workflow}:follow-up")  # pyright: ignore[reportUnknownMemberType]
 
 
 def compile_graph(plan: ExecutionPlan, checkpointer: BaseCheckpointSaver[str] | None = None) -> PipelineGraph:

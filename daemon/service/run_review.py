@@ -25,7 +25,9 @@ logger = logging.getLogger(__name__)
 
 
 class RunReview:
-    """Review operations over a workspace's run branches, each recorded in the run's decision log."""
+    """Review operations over a workspace's run branches, each recorded in the run's decision log
+    (``branch``, ``peek`` and ``is_repository`` only read). It is the run service's review half
+    (``daemon.service.run_port.RunReviewPort``): the command line's review commands hold it alone."""
 
     def __init__(self, worktrees: RunWorktrees, store: RunStore) -> None:
         self.worktrees = worktrees
@@ -94,6 +96,18 @@ class RunReview:
             result.model_dump(mode="json"),
         )
         return result
+
+    async def branch(self, run_id: str) -> RunBranch:
+        """The run's branch as it is now; nothing is logged."""
+        return await asyncio.to_thread(self.worktrees.get, run_id)
+
+    async def peek(self, run_id: str) -> ChangeSet:
+        """The run's change set as it is now, without logging a ``review`` (a replay shows it again)."""
+        return await asyncio.to_thread(self.worktrees.change_set, run_id)
+
+    async def is_repository(self) -> bool:
+        """Whether the workspace is a git repository."""
+        return await asyncio.to_thread(RunWorktrees.is_repository, self.worktrees.workspace)
 
     async def cleanup(self, *, older_than_days: int | None = None) -> CleanupReport:
         report = await asyncio.to_thread(self.worktrees.cleanup, older_than_days=older_than_days)

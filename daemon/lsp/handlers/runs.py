@@ -1,12 +1,13 @@
 """``ided/run/*``: start and cancel workflow runs, stream their progress, review their changes.
 
-These run in the LSP process itself, on the workspace's state directory (the run store and the run
-branches are files every process shares): ``start`` opens the pipeline (``open_pipeline``) for the
-run and forwards its events as ``ided/run/progress`` notifications until it ends; ``feedback``
-answers a run's review through the runtime's ``follow_up`` (as ``ided runs feedback`` and ACP do)
-and streams the same way; the review
-methods go through ``RunReview``. A conflict on accept/rollback is error -32803 whose ``data``
-carries ``{"code": "change_conflict", "report": {...}}``; other refusals carry the ided error code.
+Every method goes through the connection's run service (``daemon.service.run_port``), opened in the
+LSP process on first use (``LocalRunService``, over the workspace's state directory: the run store and
+the run branches are files every process shares) and closed when the server stops: ``start`` launches
+a run and forwards the events of its ``RunFollow`` as ``ided/run/progress`` notifications until it
+ends; ``feedback`` answers a run's review through the service's ``feedback`` (as ``ided runs feedback``
+and ACP do) and streams the same way; ``cancel`` and the review methods are service calls. A conflict
+on accept/rollback is error -32803 whose ``data`` carries ``{"code": "change_conflict", "report":
+{...}}``; other refusals carry the ided error code.
 
 LSP cannot ask the user, so a code-mode run in a workspace whose repository defines commands
 (``.ided.toml`` ``[agents.commands]``, a workflow file in it) that the user has not trusted is refused
@@ -44,12 +45,9 @@ from daemon.lsp.run_protocol import (
     RunStatusResult,
 )
 from daemon.lsp.session import REQUEST_FAILED
-from daemon.orchestration.progress import ExecutionProgress, ProgressKind
-from daemon.orchestration.run_store import RunRecord
-from daemon.orchestration.runtime import PipelineRuntime
-from daemon.service.pipeline_host import open_pipeline
-from daemon.service.run_review import RunReview
-from daemon.vcs import ChangeSet, ConflictReport
+from daemon.service.run_models import ChangeSet, ConflictReport, ExecutionProgress, RunRecord
+from daemon.service.run_port import RunFollow, RunService, RunStart
+from daemon.service.run_service import LocalRunService
 
 if TYPE_CHECKING:
     from daemon.lsp.server import IdedLanguageServer
@@ -115,11 +113,15 @@ def _start_result(record: RunRecord, notes: list[str]) -> RunStartResult:
 
 
 class LspRunHost:
-    """The runs this LSP connection started: one background task each, forwarding its progress."""
+    """The LSP connection's run service (opened on first use, closed when the server stops) and the tasks
+    that forward the progress of the runs it launched."""
 
     def __init__(self, server: IdedLanguageServer) -> None:
         self._server = server
         self._tasks: set[asyncio.Task[None]] = set()
+        self._opened: asyncio.Task[RunService] | None = None
+        self._stack = contextlib.AsyncExitStack()
+        server.on_stop(self.aclose)
 
     def config(self) -> Config:
         config = self._server.session.config
@@ -128,43 +130,64 @@ class LspRunHost:
             raise JsonRpcException(code=REQUEST_FAILED, message=f"ided: no workspace configuration ({reason})")
         return config
 
-    async def start(self, params: RunStartParams) -> RunStartResult:
+    async def service(self) -> RunService:
+        """The workspace's run service; ided errors become JSON-RPC errors carrying their code (a failed
+        open is tried again by the next request)."""
         config = self.config()
+        if self._opened is None or (self._opened.done() and self._opened.exception() is not None):
+            self._opened = asyncio.create_task(self._open(config), name="ided-lsp-runs-open")
+        try:
+            return await asyncio.shield(self._opened)
+        except DaemonError as exc:
+            raise _failure(exc) from exc
+
+    async def _open(self, config: Config) -> RunService:
+        return await self._stack.enter_async_context(LocalRunService.open(config, models_needed=True, client="lsp"))
+
+    async def aclose(self) -> None:
+        """Stop forwarding and close the service (runs still in flight are interrupted; they stay resumable)."""
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._stack.aclose()
+
+    async def start(self, params: RunStartParams) -> RunStartResult:
         if params.mode not in ("ask", "code"):
             raise JsonRpcInvalidParams(
                 f"invalid params for {LspMethods.RUN_START}: mode: 'ask' or 'code', got {params.mode!r}"
             )
+        runs = await self.service()
 
-        async def launch(runtime: PipelineRuntime) -> RunRecord:
+        async def launch() -> RunFollow:
             if params.mode == "code" and not params.dry_run:
-                _refuse_untrusted(runtime)
-            return await runtime.start(
-                params.request,
-                workflow=params.workflow,
-                mode="ask" if params.mode == "ask" else "code",
+                _refuse_untrusted(runs)
+            return await runs.start(
+                RunStart(
+                    request=params.request,
+                    workflow=params.workflow,
+                    mode="ask" if params.mode == "ask" else "code",
+                    include_uncommitted=params.include_uncommitted,
+                ),
                 dry_run=params.dry_run,
-                include_uncommitted=params.include_uncommitted,
             )
 
-        return await self._launch(config, launch, follow=not params.dry_run)
+        return await self._launch(launch, follow=not params.dry_run)
 
     async def feedback(self, params: RunFeedbackParams) -> RunStartResult:
-        """The runtime's ``follow_up`` (as ``ided runs feedback`` and ACP): progress streams as for ``start``."""
-        config = self.config()
+        """The service's ``feedback`` (as ``ided runs feedback`` and ACP): progress streams as for ``start``."""
         if not params.text.strip():
             raise JsonRpcInvalidParams(f"invalid params for {LspMethods.RUN_FEEDBACK}: text: say what to change")
+        runs = await self.service()
 
-        async def launch(runtime: PipelineRuntime) -> RunRecord:
-            _refuse_untrusted(runtime)
-            return await runtime.follow_up(params.run_id, params.text)
+        async def launch() -> RunFollow:
+            _refuse_untrusted(runs)
+            return await runs.feedback(params.run_id, params.text)
 
-        return await self._launch(config, launch, follow=True)
+        return await self._launch(launch, follow=True)
 
-    async def _launch(
-        self, config: Config, launch: Callable[[PipelineRuntime], Awaitable[RunRecord]], *, follow: bool
-    ) -> RunStartResult:
+    async def _launch(self, launch: Callable[[], Awaitable[RunFollow]], *, follow: bool) -> RunStartResult:
         ready: asyncio.Future[RunStartResult] = asyncio.get_running_loop().create_future()
-        task = asyncio.create_task(self._drive(config, launch, ready, follow=follow), name="ided-lsp-run")
+        task = asyncio.create_task(self._drive(launch, ready, follow=follow), name="ided-lsp-run")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         try:
@@ -175,30 +198,14 @@ class LspRunHost:
             raise JsonRpcException(code=REQUEST_FAILED, message="ided: the run did not start in time") from None
 
     async def _drive(
-        self,
-        config: Config,
-        launch: Callable[[PipelineRuntime], Awaitable[RunRecord]],
-        ready: asyncio.Future[RunStartResult],
-        *,
-        follow: bool,
+        self, launch: Callable[[], Awaitable[RunFollow]], ready: asyncio.Future[RunStartResult], *, follow: bool
     ) -> None:
         try:
-            async with open_pipeline(config, models_needed=True, client="lsp") as runtime:
-                subscription = runtime.subscribe()  # before start: the run's first events are not missed
-                try:
-                    record = await launch(runtime)
-                    ready.set_result(_start_result(record, []))
-                    if not follow:
-                        return
-                    async for event in subscription:
-                        if event.run_id != record.run_id:
-                            continue
+            async with await launch() as run:
+                ready.set_result(_start_result(run.record, []))
+                if follow:
+                    async for event in run:
                         self._notify(event)
-                        if event.event is ProgressKind.RUN_FINISHED:
-                            break
-                finally:
-                    subscription.close()
-                await runtime.wait(record.run_id)
         except DaemonError as exc:
             if not ready.done():
                 ready.set_exception(exc)
@@ -217,21 +224,19 @@ class LspRunHost:
         self._server.protocol.notify(LspMethods.RUN_PROGRESS, params)
 
     async def cancel(self, params: RunCancelParams) -> RunStatusResult:
-        config = self.config()
+        runs = await self.service()
         try:
-            async with open_pipeline(config, models_needed=False, client="lsp") as runtime:
-                record = await runtime.cancel(params.run_id)
+            record = await runs.cancel(params.run_id)
         except DaemonError as exc:
             raise _failure(exc) from exc
         return RunStatusResult(run_id=record.run_id, status=record.status.value, cancel_requested=True)
 
     @contextlib.asynccontextmanager
-    async def review(self) -> AsyncGenerator[RunReview]:
-        """A ``RunReview`` of the workspace; ided errors become JSON-RPC errors carrying their code."""
-        config = self.config()
+    async def review(self) -> AsyncGenerator[RunService]:
+        """The run service for a review request; ided errors become JSON-RPC errors carrying their code."""
+        runs = await self.service()
         try:
-            async with RunReview.open(config) as review:
-                yield review
+            yield runs
         except DaemonError as exc:
             raise _failure(exc) from exc
 
@@ -255,7 +260,7 @@ def register(server: IdedLanguageServer) -> None:
     async def diff(params: RunIdParams) -> RunDiffResult:
         async with host.review() as review:
             changes = await review.diff(params.run_id)
-            branch = await asyncio.to_thread(review.worktrees.get, params.run_id)
+            branch = await review.branch(params.run_id)
         return _diff_result(changes, branch.repo_root)
 
     @server.feature(LspMethods.RUN_ACCEPT)
@@ -291,9 +296,9 @@ def register(server: IdedLanguageServer) -> None:
         )
 
 
-def _refuse_untrusted(runtime: PipelineRuntime) -> None:
+def _refuse_untrusted(runs: RunService) -> None:
     """LSP cannot ask: an editing run in a workspace whose own commands are not trusted is refused
     (``workspace_untrusted``, with how to trust), before anything starts."""
-    refusal = runtime.commands.refusal(runtime.catalog.workflows)
+    refusal = runs.trust_refusal()
     if refusal is not None:
         raise refusal

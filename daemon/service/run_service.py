@@ -1,0 +1,200 @@
+"""The run service in this process: ``LocalRunService``, the ``RunService`` port over one pipeline runtime.
+
+``LocalRunService.open(config, models_needed=...)`` opens the workspace's pipeline runtime
+(``daemon.service.pipeline_host.open_pipeline``) and its review (``RunReview``) over the same run store
+and run branches; closing it interrupts runs still in flight (they stay resumable). Every launch
+(``start``, ``execute``, ``resume``, ``feedback``) listens to the runtime's progress before the run
+starts and answers a ``RunFollow`` of that run's events up to its ``run_finished``: the one place the
+subscribe-launch-filter-until-finished loop lives. ``models_needed=False`` opens a light service for
+listing, showing and cancelling runs (no models, no retriever; runs cannot start).
+
+Also named here for fronts that show them: ``graph_mermaid`` (a plan's graph) and ``HOW_TO_CONFIGURE``
+(what to do when no model serves a role); they load LangGraph and LangChain, so the command line imports
+this module only where a command runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+
+from daemon.config import Config
+from daemon.errors import WorkspaceUntrusted
+from daemon.orchestration.agents import RunCommands
+from daemon.orchestration.graph_builder import graph_mermaid
+from daemon.orchestration.llm_providers import HOW_TO_CONFIGURE
+from daemon.orchestration.runtime import PipelineRuntime
+from daemon.orchestration.workflow_loader import WorkflowCatalog
+from daemon.service.agent_tools import CodeIntel
+from daemon.service.daemon_client import ClientKind
+from daemon.service.pipeline_host import open_pipeline
+from daemon.service.run_models import (
+    AcceptResult,
+    ChangeSet,
+    CleanupReport,
+    DecisionEntry,
+    ExecutionPlan,
+    ExecutionProgress,
+    RollbackResult,
+    RunBranch,
+    RunRecord,
+)
+from daemon.service.run_port import RunFollow, RunLoan, RunService, RunStart
+from daemon.service.run_review import RunReview
+from daemon.vcs import RunWorktrees
+
+__all__ = ["HOW_TO_CONFIGURE", "LocalRunService", "RunCommands", "graph_mermaid"]
+
+
+class LocalRunService(RunService):
+    """The runs of one workspace, executed in this process by ``runtime``; reviewed by ``review``."""
+
+    def __init__(self, runtime: PipelineRuntime, review: RunReview) -> None:
+        self._runtime = runtime
+        self._review = review
+
+    @classmethod
+    @asynccontextmanager
+    async def open(
+        cls,
+        config: Config,
+        *,
+        models_needed: bool,
+        catalog: WorkflowCatalog | None = None,
+        env: Mapping[str, str] | None = None,
+        client: ClientKind = "cli",
+        intel: CodeIntel | None = None,
+    ) -> AsyncGenerator[LocalRunService]:
+        """The service of ``config``'s workspace (``open_pipeline`` says what each argument does)."""
+        worktrees = RunWorktrees.for_config(config)
+        async with open_pipeline(
+            config,
+            models_needed=models_needed,
+            catalog=catalog,
+            env=env,
+            client=client,
+            worktrees=worktrees if models_needed else None,
+            intel=intel,
+        ) as runtime:
+            yield cls(runtime, RunReview(worktrees, runtime.store))
+
+    @property
+    def catalog(self) -> WorkflowCatalog:
+        return self._runtime.catalog
+
+    # -- launching and following ------------------------------------------------------------------
+
+    async def _launched(self, launch: Callable[[], Awaitable[RunRecord]]) -> RunFollow:
+        subscription = self._runtime.subscribe()  # before the launch: the run's first events are not missed
+        try:
+            record = await launch()
+        except BaseException:
+            subscription.close()
+            raise
+        return RunFollow(record, subscription, subscription.close)
+
+    async def start(self, run: RunStart, *, dry_run: bool = False, loan: RunLoan | None = None) -> RunFollow:
+        lent = loan or RunLoan()
+        return await self._launched(
+            lambda: self._runtime.start(
+                run.request,
+                workflow=run.workflow,
+                mode=run.mode,
+                dry_run=dry_run,
+                include_uncommitted=run.include_uncommitted,
+                attachments=run.attachments,
+                file_reader=lent.file_reader,
+                extra_tools=lent.extra_tools,
+                trusted=lent.trusted,
+            )
+        )
+
+    async def execute(self, run_id: str, *, trusted: bool | None = None) -> RunFollow:
+        return await self._launched(lambda: self._runtime.execute(run_id, trusted=trusted))
+
+    async def resume(self, run_id: str, *, trusted: bool | None = None) -> RunFollow:
+        return await self._launched(lambda: self._runtime.resume(run_id, trusted=trusted))
+
+    async def feedback(self, run_id: str, text: str, *, loan: RunLoan | None = None) -> RunFollow:
+        lent = loan or RunLoan()
+        return await self._launched(
+            lambda: self._runtime.follow_up(
+                run_id, text, file_reader=lent.file_reader, extra_tools=lent.extra_tools, trusted=lent.trusted
+            )
+        )
+
+    # -- planning and trust -----------------------------------------------------------------------
+
+    async def prepare(self, run: RunStart) -> RunRecord:
+        return await self._runtime.prepare(
+            run.request,
+            workflow=run.workflow,
+            mode=run.mode,
+            include_uncommitted=run.include_uncommitted,
+            attachments=run.attachments,
+        )
+
+    def missing_models(self, plan: ExecutionPlan) -> list[str]:
+        return self._runtime.missing_models(plan)
+
+    def untrusted_commands(self, record: RunRecord) -> RunCommands | None:
+        return self._runtime.untrusted_commands(record)
+
+    def trust_refusal(self) -> WorkspaceUntrusted | None:
+        return self._runtime.commands.refusal(self._runtime.catalog.workflows)
+
+    def needs_trust(self) -> bool:
+        return self._runtime.commands.needs_trust(self._runtime.catalog.workflows)
+
+    def repository_commands(self) -> dict[str, tuple[str, str]]:
+        return self._runtime.commands.repository_defined(self._runtime.catalog.workflows)
+
+    @property
+    def how_to_trust(self) -> str:
+        return self._runtime.commands.how_to_trust
+
+    # -- cancelling and inspecting ----------------------------------------------------------------
+
+    async def cancel(self, run_id: str) -> RunRecord:
+        return await self._runtime.cancel(run_id)
+
+    async def get(self, run_id: str) -> RunRecord:
+        return await self._runtime.get(run_id)
+
+    async def wait(self, run_id: str, *, wait_seconds: float | None = None) -> RunRecord:
+        return await self._runtime.wait(run_id, wait_seconds=wait_seconds)
+
+    async def list_runs(self, limit: int = 50, *, all_workspaces: bool = False) -> list[RunRecord]:
+        return await self._runtime.list_runs(limit, all_workspaces=all_workspaces)
+
+    async def decisions(self, run_id: str) -> list[DecisionEntry]:
+        return await self._runtime.decision_log(run_id)
+
+    async def events(self, run_id: str) -> list[ExecutionProgress]:
+        return await self._runtime.events(run_id)
+
+    # -- review -----------------------------------------------------------------------------------
+
+    async def diff(self, run_id: str) -> ChangeSet:
+        return await self._review.diff(run_id)
+
+    async def accept(self, run_id: str) -> AcceptResult:
+        return await self._review.accept(run_id)
+
+    async def reject(self, run_id: str) -> RunBranch:
+        return await self._review.reject(run_id)
+
+    async def rollback(self, run_id: str) -> RollbackResult:
+        return await self._review.rollback(run_id)
+
+    async def cleanup(self, *, older_than_days: int | None = None) -> CleanupReport:
+        return await self._review.cleanup(older_than_days=older_than_days)
+
+    async def branch(self, run_id: str) -> RunBranch:
+        return await self._review.branch(run_id)
+
+    async def peek(self, run_id: str) -> ChangeSet:
+        return await self._review.peek(run_id)
+
+    async def is_repository(self) -> bool:
+        return await self._review.is_repository()
