@@ -1,50 +1,28 @@
 """``ided acp``: the Agent Client Protocol agent an IDE (Zed, the Iced client) runs over stdio.
 
 The CLI only validates the configuration (a bad ``--set`` key fails here, with the usual message)
-and then replaces itself with ``python -m daemon.acp``: fronts never import each other, and the
-ACP process then owns stdin/stdout alone. Sessions, modes and slash commands: docs/acp.md.
+and then replaces itself with ``python -m daemon.acp`` (``daemon.cli.front_process``): fronts never
+import each other, and the ACP process then owns stdin/stdout alone. Sessions, modes and slash commands: docs/acp.md.
 """
 
 from __future__ import annotations
 
-import logging
-import os
-import sys
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, NoReturn
 
 import typer
 
-from daemon.cli.context import CliState
-from daemon.config import to_set_pairs
+from daemon.cli.context import CliState, workspace_option
+from daemon.cli.front_process import exec_front, front_argv
 
-__all__ = ["acp", "acp_argv"]
-
-logger = logging.getLogger(__name__)
-
-
-def acp_argv(workspace: Path | None, overrides: Mapping[str, Any]) -> list[str]:
-    """The command line of the ACP process for these options."""
-    # -P: a workspace's own logging.py/json.py must not shadow the standard library in the agent.
-    argv = [sys.executable, "-P", "-m", "daemon.acp"]
-    if workspace is not None:
-        argv += ["--workspace", str(workspace)]
-    for pair in to_set_pairs(overrides):
-        argv += ["--set", pair]
-    return argv
+__all__ = ["acp"]
 
 
 def acp(
     ctx: typer.Context,
     workspace: Annotated[
         Path | None,
-        typer.Option(
-            "--workspace",
-            "-w",
-            help="Pin the workspace. Default: each session's cwd (as the client sends it in session/new).",
-            file_okay=False,
-        ),
+        workspace_option("Pin the workspace. Default: each session's cwd (as the client sends it in session/new)."),
     ] = None,
 ) -> NoReturn:
     """Serve the Agent Client Protocol on stdio: a prompt becomes a workflow run, streamed as a plan,
@@ -53,10 +31,6 @@ def acp(
     Configure your IDE to run `ided acp` as an agent server (docs/acp.md). Slash commands:
     /dry-run, /workflow NAME, /runs. Modes: ask (read-only) and code.
     """
-    state = ctx.obj
-    assert isinstance(state, CliState)
+    state = CliState.of(ctx)
     config = state.config(workspace)
-    argv = acp_argv(config.workspace_path if workspace else None, state.overrides)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.execv(sys.executable, argv)
+    exec_front(front_argv("daemon.acp", config.workspace_path if workspace else None, state.overrides))

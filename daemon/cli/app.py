@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
-from daemon.cli.context import CliState
+from daemon.cli.context import CliState, JsonOpt, WorkspaceOpt
 from daemon.cli.cve_commands import register_cve_commands
 from daemon.cli.daemon_commands import (
     daemon_running,
@@ -48,23 +48,6 @@ register_review_commands(runs_app)
 register_trust_command(app)
 app.command("eval")(eval_command)
 register_cve_commands(app)
-
-WorkspaceOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--workspace",
-        "-w",
-        help="Workspace root. Default: the nearest parent holding .ided.toml or .git, else the current directory.",
-        file_okay=False,
-    ),
-]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
-
-
-def _state(ctx: typer.Context) -> CliState:
-    state = ctx.obj
-    assert isinstance(state, CliState)
-    return state
 
 
 @contextmanager
@@ -164,7 +147,7 @@ def index(
     (ignored, secret, binary, too large, ...). The index lives in the workspace's state directory
     (see `ided status`).
     """
-    state = _state(ctx)
+    state = CliState.of(ctx)
     config = state.config(path)
     if daemon_running(config) and not rebuild:
         state.err.print("a daemon serves this workspace: asking it to run the pass", style="dim")
@@ -203,7 +186,7 @@ def search(
     answer says which rankers took part and whether anything matched at all. A workspace never indexed
     is indexed lexically first.
     """
-    state = _state(ctx)
+    state = CliState.of(ctx)
     config = state.config(workspace)
     if not query.strip():
         state.fail("ided search: the query is empty: give words or code to search for")
@@ -230,7 +213,7 @@ def search(
 @app.command()
 def status(ctx: typer.Context, workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """Show the index: files, chunks, embedded fraction, models, last pass and why anything is off."""
-    state = _state(ctx)
+    state = CliState.of(ctx)
     config = state.config(workspace)
     if daemon_running(config):
         daemon = _guard(state, lambda: remote_status(config))
@@ -263,7 +246,7 @@ def daemon(
     when none runs). It stops after `daemon.idle_shutdown_seconds` without clients, on SIGTERM, or
     with `ided stop`. Logs go to stderr (or `logging.file`).
     """
-    state = _state(ctx)
+    state = CliState.of(ctx)
     config = state.config(workspace)
     if detach:
         code, message = _guard(state, lambda: run_daemon_detached(config))
@@ -280,7 +263,7 @@ def daemon(
 @app.command()
 def stop(ctx: typer.Context, workspace: WorkspaceOpt = None) -> None:
     """Stop the workspace's daemon (it flushes the index first)."""
-    state = _state(ctx)
+    state = CliState.of(ctx)
     pid = stop_daemon(state.config(workspace))
     state.err.print(f"stopped daemon pid {pid}" if pid else "no daemon is running for this workspace")
 
@@ -297,7 +280,7 @@ def _guard(state: CliState, fn: Callable[[], T]) -> T:
 @config_app.command("show")
 def config_show(ctx: typer.Context, workspace: WorkspaceOpt = None) -> None:
     """Print the effective configuration (all layers merged) as JSON."""
-    config = _state(ctx).config(workspace)
+    config = CliState.of(ctx).config(workspace)
     print(config.model_dump_json(indent=2))
 
 

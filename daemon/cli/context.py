@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -14,7 +14,18 @@ from daemon.config import Config, load_config, parse_set_pairs
 from daemon.errors import DaemonError
 from daemon.logging_setup import configure_logging
 
-__all__ = ["CliState", "find_workspace_root", "parse_overrides"]
+__all__ = ["CliState", "JsonOpt", "WorkspaceOpt", "find_workspace_root", "parse_overrides", "workspace_option"]
+
+_WORKSPACE_HELP = "Workspace root. Default: the nearest parent holding .ided.toml or .git, else the current directory."
+
+
+def workspace_option(help: str = _WORKSPACE_HELP) -> Any:
+    """The ``--workspace``/``-w`` option (a folder), with this help text."""
+    return typer.Option("--workspace", "-w", help=help, file_okay=False)
+
+
+WorkspaceOpt = Annotated[Path | None, workspace_option()]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
 
 
 def find_workspace_root(start: Path) -> Path:
@@ -40,6 +51,13 @@ class CliState:
     overrides: dict[str, Any] = field(default_factory=dict[str, Any])
     err: Console = field(default_factory=lambda: Console(stderr=True, soft_wrap=True))
     out: Console = field(default_factory=lambda: Console(soft_wrap=True))
+
+    @staticmethod
+    def of(ctx: typer.Context) -> CliState:
+        """The state the app's callback put on ``ctx``."""
+        state = ctx.obj
+        assert isinstance(state, CliState)
+        return state
 
     def root(self, workspace: Path | None = None) -> Path:
         """The workspace a command works on: ``workspace``, ``--workspace`` or the one around the cwd."""

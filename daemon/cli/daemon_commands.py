@@ -14,6 +14,7 @@ from typing import Any
 
 from daemon.config import Config
 from daemon.core.models import IndexReport, IndexStatus, SearchResult
+from daemon.core.processes import pid_alive
 from daemon.errors import DaemonError
 from daemon.index.state_files import check_free_space, ensure_state_dir, state_writes
 from daemon.index.workspace_lock import DAEMON_HOLDER, lock_owner
@@ -43,7 +44,7 @@ def daemon_running(config: Config) -> bool:
         return False
     pid = owner[0]
     deadline = time.monotonic() + config.daemon.start_timeout_seconds
-    while _alive(pid) and time.monotonic() < deadline:
+    while pid_alive(pid) and time.monotonic() < deadline:
         if remove_stale(config.state_path) is not None:
             return True
         time.sleep(_STARTING_POLL_S)
@@ -51,16 +52,6 @@ def daemon_running(config: Config) -> bool:
 
 
 _STARTING_POLL_S = 0.05
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def run_daemon(config: Config) -> None:

@@ -1,10 +1,10 @@
 """JSON-RPC 2.0 messages, decoded and checked once for every transport (LSP, ACP, MCP on stdio and
 the daemon socket).
 
-Each transport frames bytes its own way (``Content-Length`` headers, newline-delimited lines) and
-hands one body to :func:`read_message`, which either returns a :class:`Message` or raises
-:class:`JsonRpcReject` carrying the error to answer. It never raises anything else, whatever the
-bytes are:
+Each transport frames bytes (``Content-Length`` headers or newline-delimited lines, both read by
+``daemon.core.jsonrpc_framing``) and hands one body to :func:`read_message`, which either returns
+a :class:`Message` or raises :class:`JsonRpcReject` carrying the error to answer. It never raises
+anything else, whatever the bytes are:
 
 - not UTF-8, not JSON (``NaN``/``Infinity`` included, which JSON does not have): -32700, id null;
 - nested deeper than ``max_depth`` levels (default :data:`MAX_NESTING_DEPTH`): -32600, found
@@ -19,6 +19,7 @@ bytes are:
 A response whose id is unusable cannot be answered (there is nobody to answer to) and comes back as
 None: the transport drops it. What happens next (unknown methods -32601, params that do not fit a
 method -32602, handlers that raise -32603) is each transport's dispatch; this module has no I/O.
+:class:`RpcError` is the error object they all answer with (:func:`error_reply` builds the reply).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ __all__ = [
     "JsonRpcReject",
     "Message",
     "MessageId",
+    "RpcError",
     "decode_json",
     "error_reply",
     "read_message",
@@ -58,13 +60,29 @@ daemon socket comes near it; the limit keeps every later step from recursing out
 MessageId = int | str
 
 
-class JsonRpcReject(Exception):
-    """A message to answer with a JSON-RPC error instead of dispatching it."""
+class RpcError(Exception):
+    """A JSON-RPC error: what a reply's ``error`` member holds. Handlers raise it to choose the code;
+    a caller gets it back for an error reply."""
 
-    def __init__(self, code: int, message: str, msg_id: MessageId | None = None) -> None:
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.data = data
+
+    def to_json(self) -> dict[str, Any]:
+        """The reply's ``error`` member."""
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+
+class JsonRpcReject(RpcError):
+    """A message to answer with a JSON-RPC error instead of dispatching it."""
+
+    def __init__(self, code: int, message: str, msg_id: MessageId | None = None) -> None:
+        super().__init__(code, message)
         self.msg_id = msg_id
 
     def reply(self) -> dict[str, Any]:
@@ -93,10 +111,7 @@ class Message:
 
 def error_reply(msg_id: MessageId | None, code: int, message: str, data: Any = None) -> dict[str, Any]:
     """A JSON-RPC error response."""
-    error: dict[str, Any] = {"code": code, "message": message}
-    if data is not None:
-        error["data"] = data
-    return {"jsonrpc": "2.0", "id": msg_id, "error": error}
+    return {"jsonrpc": "2.0", "id": msg_id, "error": RpcError(code, message, data).to_json()}
 
 
 def _no_constant(name: str) -> Any:

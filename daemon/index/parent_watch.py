@@ -28,6 +28,8 @@ import sys
 import threading
 import time
 
+from daemon.core.processes import pid_alive
+
 __all__ = ["exit_with"]
 
 logger = logging.getLogger(__name__)
@@ -64,16 +66,6 @@ def _wait_then_exit(pid: int, fd: int | None) -> None:
     if fd is not None:
         select.select([fd], [], [])
     else:
-        while _alive(pid):
+        while pid_alive(pid):
             time.sleep(_POLL_INTERVAL_S)
     os._exit(1)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

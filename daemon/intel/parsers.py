@@ -12,8 +12,8 @@ Grammar ids: the code ids of ``daemon.intel.languages`` (``python``, ``javascrip
 
 from __future__ import annotations
 
+import importlib
 import threading
-from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -27,88 +27,23 @@ if TYPE_CHECKING:
 __all__ = ["GRAMMAR_LANGUAGES", "get_language", "get_parser", "has_grammar", "parse"]
 
 
-def _python() -> object:
-    import tree_sitter_python
-
-    return tree_sitter_python.language()
-
-
-def _javascript() -> object:
-    import tree_sitter_javascript
-
-    return tree_sitter_javascript.language()
-
-
-def _typescript() -> object:
-    import tree_sitter_typescript
-
-    return tree_sitter_typescript.language_typescript()
-
-
-def _tsx() -> object:
-    import tree_sitter_typescript
-
-    return tree_sitter_typescript.language_tsx()
-
-
-def _go() -> object:
-    import tree_sitter_go
-
-    return tree_sitter_go.language()
-
-
-def _rust() -> object:
-    import tree_sitter_rust
-
-    return tree_sitter_rust.language()
-
-
-def _java() -> object:
-    import tree_sitter_java
-
-    return tree_sitter_java.language()
-
-
-def _c() -> object:
-    import tree_sitter_c
-
-    return tree_sitter_c.language()
-
-
-def _cpp() -> object:
-    import tree_sitter_cpp
-
-    return tree_sitter_cpp.language()
-
-
-def _markdown() -> object:
-    import tree_sitter_markdown
-
-    return tree_sitter_markdown.language()  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-
-
-def _markdown_inline() -> object:
-    import tree_sitter_markdown
-
-    return tree_sitter_markdown.inline_language()  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-
-
 # Grammar modules are imported lazily: a process that only chunks Python never loads the C++ grammar.
-_LOADERS: dict[str, Callable[[], object]] = {
-    "python": _python,
-    "javascript": _javascript,
-    "typescript": _typescript,
-    "tsx": _tsx,
-    "go": _go,
-    "rust": _rust,
-    "java": _java,
-    "c": _c,
-    "cpp": _cpp,
-    "markdown": _markdown,
-    "markdown_inline": _markdown_inline,
+_GRAMMARS: dict[str, tuple[str, str]] = {
+    "python": ("tree_sitter_python", "language"),
+    "javascript": ("tree_sitter_javascript", "language"),
+    "typescript": ("tree_sitter_typescript", "language_typescript"),
+    "tsx": ("tree_sitter_typescript", "language_tsx"),
+    "go": ("tree_sitter_go", "language"),
+    "rust": ("tree_sitter_rust", "language"),
+    "java": ("tree_sitter_java", "language"),
+    "c": ("tree_sitter_c", "language"),
+    "cpp": ("tree_sitter_cpp", "language"),
+    "markdown": ("tree_sitter_markdown", "language"),
+    "markdown_inline": ("tree_sitter_markdown", "inline_language"),
 }
+"""Grammar id -> (the grammar wheel's module, the function in it that returns the language)."""
 
-GRAMMAR_LANGUAGES: frozenset[str] = frozenset(_LOADERS)
+GRAMMAR_LANGUAGES: frozenset[str] = frozenset(_GRAMMARS)
 """Every language id ``get_language`` accepts."""
 
 _local = threading.local()
@@ -117,18 +52,20 @@ _lock = threading.Lock()
 
 def has_grammar(language: str) -> bool:
     """Whether a bundled Tree-sitter grammar exists for ``language``."""
-    return language in _LOADERS
+    return language in _GRAMMARS
 
 
 @cache
 def _load(language: str) -> tree_sitter.Language:
-    return tree_sitter.Language(_LOADERS[language]())
+    module, function = _GRAMMARS[language]
+    capsule: object = getattr(importlib.import_module(module), function)()
+    return tree_sitter.Language(capsule)
 
 
 def get_language(language: str) -> tree_sitter.Language:
     """The Tree-sitter ``Language`` for a grammar id; raises ``IndexingError`` for an unknown id."""
-    if language not in _LOADERS:
-        raise IndexingError(f"no Tree-sitter grammar for language {language!r}; known: {sorted(_LOADERS)}")
+    if language not in _GRAMMARS:
+        raise IndexingError(f"no Tree-sitter grammar for language {language!r}; known: {sorted(_GRAMMARS)}")
     with _lock:  # functools.cache may call the loader twice under a race; keep one Language per id
         return _load(language)
 

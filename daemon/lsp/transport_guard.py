@@ -2,9 +2,9 @@
 
 pygls 2.1 reads frames itself and, for a request without ``params`` or whose params fail to
 parse, logs and sends nothing (measured; JSON-RPC wants -32602), so a client waits forever. This
-loop replaces pygls' reader: it frames each message, has ``daemon.core.jsonrpc`` (the decoder
-every transport shares) decode and check it, answers what is wrong itself, then hands valid
-messages to the protocol.
+loop replaces pygls' reader: ``daemon.core.jsonrpc_framing`` frames each message and
+``daemon.core.jsonrpc`` decodes and checks it (the core every transport shares); the loop answers
+what is wrong itself, then hands valid messages to the protocol.
 
 - broken framing (no ``Content-Length``, garbage between frames), a body that is not JSON or not
   UTF-8: -32700 with id null, then it resynchronises on the next ``Content-Length`` header;
@@ -21,12 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
 import logging
-import re
-from collections.abc import AsyncIterator, Awaitable
-from dataclasses import dataclass
-from typing import Any, Protocol, cast
+from typing import Any, cast
 
 import cattrs
 from lsprotocol import types
@@ -37,105 +33,20 @@ from daemon.core.jsonrpc import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
-    PARSE_ERROR,
     JsonRpcReject,
+    Message,
     MessageId,
     error_reply,
-    read_message,
 )
+from daemon.core.jsonrpc_framing import AsyncFrameSource, encode_frame, frames, messages
 
-__all__ = [
-    "INTERNAL_ERROR",
-    "INVALID_PARAMS",
-    "INVALID_REQUEST",
-    "MAX_FRAME_BYTES",
-    "METHOD_NOT_FOUND",
-    "PARSE_ERROR",
-    "SERVER_NOT_INITIALIZED",
-    "AsyncFrameSource",
-    "FrameError",
-    "GuardedTransport",
-    "frames",
-]
+__all__ = ["SERVER_NOT_INITIALIZED", "GuardedTransport"]
 
 logger = logging.getLogger(__name__)
 
 SERVER_NOT_INITIALIZED = -32002
 
-MAX_FRAME_BYTES = 64 * 1024 * 1024
-_READ_CHUNK = 1024 * 1024
-_CONTENT_LENGTH = re.compile(rb"content-length[ \t]*:[ \t]*(\d+)", re.IGNORECASE)
-_HEADER = re.compile(rb"^[A-Za-z][A-Za-z0-9-]*[ \t]*:.*$")
 _ALWAYS_ALLOWED = {types.INITIALIZE, types.EXIT}
-
-
-class AsyncFrameSource(Protocol):
-    """What the loop reads from: pygls' stdin reader or an ``asyncio.StreamReader``."""
-
-    def readline(self) -> Awaitable[bytes]: ...
-
-    def readexactly(self, n: int) -> Awaitable[bytes]: ...
-
-
-@dataclass(frozen=True, kw_only=True)
-class FrameError:
-    """Bytes that are not a frame: answered with a parse error, then skipped."""
-
-    code: int
-    message: str
-
-
-async def _read_body(source: AsyncFrameSource, length: int) -> bytes | None:
-    """Exactly ``length`` bytes, read in bounded chunks; None at end of input."""
-    parts: list[bytes] = []
-    remaining = length
-    while remaining > 0:
-        try:
-            chunk = await source.readexactly(min(remaining, _READ_CHUNK))
-        except EOFError:  # asyncio.IncompleteReadError
-            return None
-        if not chunk:
-            return None
-        parts.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(parts)
-
-
-async def frames(source: AsyncFrameSource) -> AsyncIterator[bytes | FrameError]:
-    """Frame bodies, and a FrameError for each run of bytes that is not a frame, until end of input."""
-    length: int | None = None
-    junk = False
-    while True:
-        line = await source.readline()
-        if not line:
-            return
-        stripped = line.strip()
-        if not stripped:  # end of a header block
-            if junk:
-                junk = False
-                yield FrameError(code=PARSE_ERROR, message="parse error: bytes outside a frame were skipped")
-            if length is None:
-                continue
-            size, length = length, None
-            if size > MAX_FRAME_BYTES:
-                if await _read_body(source, size) is None:
-                    return
-                yield FrameError(
-                    code=INVALID_REQUEST, message=f"invalid request: {size} bytes exceed {MAX_FRAME_BYTES}"
-                )
-                continue
-            body = await _read_body(source, size)
-            if body is None:
-                return
-            yield body
-            continue
-        match = _CONTENT_LENGTH.search(stripped)
-        if match:
-            if match.start() > 0:
-                junk = True  # bytes glued before the header (a body longer than its Content-Length)
-            length = int(match.group(1))
-        elif not _HEADER.match(stripped):
-            junk = True
 
 
 class GuardedTransport:
@@ -151,38 +62,32 @@ class GuardedTransport:
     async def serve(self, source: AsyncFrameSource) -> int:
         """Serve until ``exit`` or end of input; returns the process exit code."""
         try:
-            async for frame in frames(source):
-                if isinstance(frame, FrameError):
-                    logger.warning("rejected bytes on the LSP transport: %s", frame.message)
-                    self._send_error(None, frame.code, frame.message)
+            async for message in messages(frames(source), protocol="LSP"):
+                if isinstance(message, JsonRpcReject):
+                    self._answer(message)
                 else:
-                    self._dispatch(frame)
+                    self._dispatch(message)
         except SystemExit as exc:  # pygls' exit handler
             return exc.code if isinstance(exc.code, int) else 0
         return 0 if self._shutting_down else 1
 
     # -- one message ----------------------------------------------------------------------------
 
-    def _dispatch(self, body: bytes) -> None:
+    def _dispatch(self, checked: Message) -> None:
         message: Any = None
         try:
-            message = self._check(body)
+            message = self._structured(checked)
             if message is not None:
                 self.protocol.handle_message(message)
         except JsonRpcReject as reject:
-            logger.warning("rejected LSP message (%d): %s", reject.code, reject.message)
-            self._send_error(reject.msg_id, reject.code, reject.message)
+            self._answer(reject)
         except Exception:  # the transport's one catch-all: a message must never end the loop
             logger.exception("handling an LSP message failed")
             msg_id = getattr(message, "id", None)
             if getattr(message, "method", None) is not None and isinstance(msg_id, int | str):
-                self._send_error(msg_id, INTERNAL_ERROR, "internal error while handling the request")
+                self._write(error_reply(msg_id, INTERNAL_ERROR, "internal error while handling the request"))
 
-    def _check(self, body: bytes) -> Any:
-        checked = read_message(body, protocol="LSP")
-        if checked is None:
-            logger.warning("dropped a response with an unusable id")
-            return None
+    def _structured(self, checked: Message) -> Any:
         if checked.method is None:
             return self._response(checked.raw, checked.id)
         if checked.id is not None:
@@ -245,13 +150,16 @@ class GuardedTransport:
             message = {"params": None, **message}
         return cast(Any, self._converter.structure(message, msg_type))  # pyright: ignore[reportUnknownMemberType]
 
-    def _send_error(self, msg_id: int | str | None, code: int, message: str) -> None:
+    def _answer(self, reject: JsonRpcReject) -> None:
+        logger.warning("rejected LSP message (%d): %s", reject.code, reject.message)
+        self._write(reject.reply())
+
+    def _write(self, reply: dict[str, Any]) -> None:
         writer = self.protocol.writer
         if writer is None:
             return
-        body = json.dumps(error_reply(msg_id, code, message)).encode()
         try:
-            result = writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            result = writer.write(encode_frame(reply))
             if inspect.isawaitable(result):
                 task = asyncio.ensure_future(result)
                 self._writes.add(task)

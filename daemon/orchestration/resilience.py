@@ -14,6 +14,7 @@ For one call over a chain of endpoints (a role's model, then its ``fallbacks`` i
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import random
@@ -24,7 +25,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
@@ -44,6 +45,8 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 class ChatCaller(Protocol):
@@ -219,9 +222,39 @@ class ResilienceLayer:
             self._semaphores[key] = asyncio.Semaphore(self.config.max_concurrency_per_provider)
         return self._semaphores[key]
 
-    def _backoff(self, attempt: int) -> float:
+    def _backoff(self, attempt: int, *, jitter: bool) -> float:
         base = min(self.config.backoff_max_seconds, self.config.backoff_initial_seconds * (2**attempt))
-        return base * (0.5 + random.random() / 2)  # jitter, not security
+        return base * (0.5 + random.random() / 2) if jitter else base  # jitter, not security
+
+    async def attempt(
+        self, endpoint: ModelEndpoint, call: Callable[[], Awaitable[T]], problems: list[str], *, jitter: bool = True
+    ) -> tuple[T] | None:
+        """``call``'s answer from ``endpoint`` (as a 1-tuple), retried with backoff while the endpoint's
+        circuit breaker allows; None once the retries are spent or the circuit is open, each failure
+        added to ``problems``."""
+        breaker = self.breaker(endpoint)
+        for attempt in range(self.config.max_retries + 1):
+            if not breaker.allow():
+                self.stats.circuit_refusals += 1
+                problems.append(f"{endpoint.label}: circuit open after repeated failures")
+                return None
+            try:
+                answer = await call()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # the provider seam: any client error becomes a recorded failure
+                breaker.record_failure()
+                self.stats.failures += 1
+                reason = "timed out" if isinstance(exc, TimeoutError) else f"{type(exc).__name__}: {exc}"
+                problems.append(f"{endpoint.label} attempt {attempt + 1}: {reason}")
+                logger.warning("model call failed (%s, attempt %d): %s", endpoint.label, attempt + 1, reason)
+                if attempt < self.config.max_retries:
+                    self.stats.retries += 1
+                    await self._sleep(self._backoff(attempt, jitter=jitter))
+                continue
+            breaker.record_success()
+            return (answer,)
+        return None
 
     async def _invoke(self, endpoint: ModelEndpoint, messages: Sequence[BaseMessage]) -> str:
         key = endpoint.concurrency_key
@@ -248,30 +281,11 @@ class ResilienceLayer:
                 if cached is not None:
                     self.stats.cache_hits += 1
                     return cached
-            breaker = self.breaker(endpoint)
-            for attempt in range(self.config.max_retries + 1):
-                if not breaker.allow():
-                    self.stats.circuit_refusals += 1
-                    problems.append(f"{endpoint.label}: circuit open after repeated failures")
-                    break
-                try:
-                    answer = await self._invoke(endpoint, messages)
-                except asyncio.CancelledError:
-                    raise
-                except Exception as exc:  # the provider seam: any client error becomes a recorded failure
-                    breaker.record_failure()
-                    self.stats.failures += 1
-                    reason = "timed out" if isinstance(exc, TimeoutError) else f"{type(exc).__name__}: {exc}"
-                    problems.append(f"{endpoint.label} attempt {attempt + 1}: {reason}")
-                    logger.warning("model call failed (%s, attempt %d): %s", endpoint.label, attempt + 1, reason)
-                    if attempt < self.config.max_retries:
-                        self.stats.retries += 1
-                        await self._sleep(self._backoff(attempt))
-                    continue
-                breaker.record_success()
+            answered = await self.attempt(endpoint, functools.partial(self._invoke, endpoint, messages), problems)
+            if answered is not None:
                 if self.cache is not None:
-                    await asyncio.to_thread(self.cache.put, key, answer)
-                return answer
+                    await asyncio.to_thread(self.cache.put, key, answered[0])
+                return answered[0]
         raise PipelineError(
             f"no model answered for role '{role}': " + "; ".join(problems[-6:]),
             code=ErrorCode.MODEL_UNAVAILABLE,

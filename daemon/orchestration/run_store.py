@@ -11,9 +11,7 @@ runs unless asked for every writer's. Both adapters pass one conformance suite
 
 from __future__ import annotations
 
-import os
 import secrets
-import socket
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -22,6 +20,7 @@ from typing import Any, Literal, Protocol
 from pydantic import Field
 
 from daemon.core.frozen_model import FrozenModel
+from daemon.core.processes import host_name, process_alive
 from daemon.orchestration.plan import ExecutionPlan
 from daemon.orchestration.progress import ExecutionProgress, RunChanges
 from daemon.orchestration.selection_models import Selection
@@ -181,24 +180,3 @@ class RunStore(Protocol):
         """Store a run copied from another store as it is (record, numbered entries, events), in one
         transaction; False, and nothing written, when the run id is taken already (``ided runs migrate``)."""
         ...
-
-
-def host_name() -> str:
-    """This machine's name, as records' ``host`` carries it."""
-    return socket.gethostname()
-
-
-def process_alive(pid: int | None, host: str | None = None) -> bool:
-    """Whether ``pid`` names a live process; a process on another ``host`` cannot be checked from here
-    and counts as alive (a shared run store holds runs that other machines execute)."""
-    if pid is None or pid <= 0:
-        return False
-    if host is not None and host != host_name():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -17,6 +17,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from daemon.core.processes import pid_alive
+
 __all__ = ["DaemonRecord", "read_record", "remove_stale", "socket_path", "write_record"]
 
 _MAX_SOCKET_PATH = 100
@@ -69,16 +71,6 @@ def read_record(state_dir: Path) -> DaemonRecord | None:
         return None
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _socket_answers(path: str) -> bool:
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
         s.settimeout(1.0)
@@ -92,7 +84,7 @@ def _socket_answers(path: str) -> bool:
 def remove_stale(state_dir: Path) -> DaemonRecord | None:
     """The live daemon's record, or None after removing the leftovers of a dead one."""
     record = read_record(state_dir)
-    if record is not None and _pid_alive(record.pid) and _socket_answers(record.socket):
+    if record is not None and pid_alive(record.pid) and _socket_answers(record.socket):
         return record
     # best effort: in a state directory that cannot be written the leftovers stay, and whoever
     # takes the directory next says so with a coded error

@@ -2,9 +2,9 @@
 
 Both ends use :class:`RpcConnection`: either side may send requests and notifications. Requests
 are dispatched concurrently; a handler's exception becomes a JSON-RPC error, never a dead
-connection. Each line is decoded and checked by ``daemon.core.jsonrpc`` (the decoder every
-transport shares): malformed or too deeply nested lines get a -32700/-32600/-32602 error reply and
-the connection stays up.
+connection. Lines are read by ``daemon.core.jsonrpc_framing`` and each is decoded and checked by
+``daemon.core.jsonrpc`` (the core every transport shares): malformed, too deeply nested or
+over-long lines get a -32700/-32600/-32602 error reply and the connection stays up.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -22,22 +21,18 @@ from pydantic import BaseModel, ValidationError
 from daemon.core.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
-    INVALID_REQUEST,
     METHOD_NOT_FOUND,
-    PARSE_ERROR,
     JsonRpcReject,
+    Message,
     MessageId,
-    read_message,
+    RpcError,
+    error_reply,
 )
+from daemon.core.jsonrpc_framing import encode_line, lines, messages
 from daemon.errors import DaemonError
 
 __all__ = [
     "DOMAIN_ERROR",
-    "INTERNAL_ERROR",
-    "INVALID_PARAMS",
-    "INVALID_REQUEST",
-    "METHOD_NOT_FOUND",
-    "PARSE_ERROR",
     "STREAM_LIMIT",
     "Handler",
     "NotificationHandler",
@@ -53,22 +48,6 @@ STREAM_LIMIT = 64 * 1024 * 1024
 
 Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 NotificationHandler = Callable[[str, dict[str, Any]], Awaitable[None]]
-
-
-class RpcError(Exception):
-    """An error reply: raised by handlers to choose the code, and by ``request`` on the caller's side."""
-
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.data = data
-
-    def to_json(self) -> dict[str, Any]:
-        err: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            err["data"] = self.data
-        return err
 
 
 def _jsonable(value: Any) -> Any:
@@ -134,7 +113,7 @@ class RpcConnection:
             await self._send({"jsonrpc": "2.0", "method": method, "params": _jsonable(params) or {}})
 
     async def _send(self, message: dict[str, Any]) -> None:
-        data = json.dumps(message, separators=(",", ":")).encode() + b"\n"
+        data = encode_line(message)
         async with self._write_lock:
             try:
                 self._writer.write(data)
@@ -148,15 +127,13 @@ class RpcConnection:
     async def serve(self) -> None:
         """Read until EOF, dispatching requests, responses and notifications."""
         try:
-            while True:
-                try:
-                    line = await self._reader.readline()
-                except (ConnectionError, asyncio.LimitOverrunError, ValueError):
-                    break
-                if not line:
-                    break
-                if line.strip():
-                    await self._dispatch(line)
+            with contextlib.suppress(ConnectionError):
+                bodies = lines(self._reader, max_bytes=STREAM_LIMIT)
+                async for message in messages(bodies, protocol="the daemon socket", params_array=False):
+                    if isinstance(message, JsonRpcReject):
+                        await self._send_error(message.msg_id, message)
+                    else:
+                        await self._dispatch(message)
         finally:
             self._mark_closed()
             for task in list(self._tasks):
@@ -171,14 +148,7 @@ class RpcConnection:
                 if not future.done():
                     future.set_exception(ConnectionError(f"connection to {self.name} closed"))
 
-    async def _dispatch(self, line: bytes) -> None:
-        try:
-            checked = read_message(line, protocol="the daemon socket", params_array=False)
-        except JsonRpcReject as reject:
-            await self._send_error(reject.msg_id, RpcError(reject.code, reject.message))
-            return
-        if checked is None:
-            return
+    async def _dispatch(self, checked: Message) -> None:
         msg = checked.raw
         if checked.method is not None:
             params: dict[str, Any] = msg.get("params", {})
@@ -231,7 +201,7 @@ class RpcConnection:
 
     async def _send_error(self, msg_id: MessageId | None, error: RpcError) -> None:
         with contextlib.suppress(ConnectionError):
-            await self._send({"jsonrpc": "2.0", "id": msg_id, "error": error.to_json()})
+            await self._send(error_reply(msg_id, error.code, error.message, error.data))
 
     async def close(self) -> None:
         with contextlib.suppress(Exception):

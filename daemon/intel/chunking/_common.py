@@ -236,52 +236,38 @@ def emit(
         return
     lines = src.lines
     first, last = span if span is not None else (segments[0][0], segments[-1][1])
+    pieces: list[tuple[str, int, int]] = []  # text, first row, last row
     if total <= spec.max_lines:
         if len(segments) == 1:
             text = "\n".join(lines[first : last + 1])
         else:
             text = "\n".join(line for a, b in segments for line in lines[a : b + 1])
         if text and not text.isspace():
-            out.append(
-                Chunk(
-                    path=spec.path,
-                    kind=spec.kind,
-                    symbol_kind=symbol_kind,
-                    language=spec.language,
-                    text=text,
-                    start_line=first + 1,
-                    end_line=last + 1,
-                    name=name,
-                    qualified_name=qualified_name,
-                    signature=signature,
-                    docstring=docstring,
-                    imports=spec.imports,
-                )
-            )
-        return
-    rows = [row for a, b in segments for row in range(a, b + 1)]
-    pieces = split_rows(rows, spec.max_lines, 1 if header is not None else 0)
-    bodies = [(piece, body) for piece in pieces if not (body := "\n".join(lines[row] for row in piece)).isspace()]
-    parts = len(bodies)
-    for index, (piece, body) in enumerate(bodies, start=1):
-        text = body if header is None or index == 1 else f"{header} (part {index}/{parts})\n{body}"
-        start_row = first if index == 1 else piece[0]
-        end_row = last if index == parts else piece[-1]
-        out.append(
-            Chunk(
-                path=spec.path,
-                kind=spec.kind,
-                symbol_kind=symbol_kind,
-                language=spec.language,
-                text=text,
-                start_line=start_row + 1,
-                end_line=end_row + 1,
-                name=name,
-                qualified_name=qualified_name,
-                signature=signature,
-                docstring=docstring,
-                imports=spec.imports,
-                part=index,
-                parts=parts,
-            )
+            pieces.append((text, first, last))
+    else:
+        rows = [row for a, b in segments for row in range(a, b + 1)]
+        split = split_rows(rows, spec.max_lines, 1 if header is not None else 0)
+        bodies = [(piece, body) for piece in split if not (body := "\n".join(lines[row] for row in piece)).isspace()]
+        count = len(bodies)
+        for index, (piece, body) in enumerate(bodies, start=1):
+            text = body if header is None or index == 1 else f"{header} (part {index}/{count})\n{body}"
+            pieces.append((text, first if index == 1 else piece[0], last if index == count else piece[-1]))
+    out.extend(
+        Chunk(
+            path=spec.path,
+            kind=spec.kind,
+            symbol_kind=symbol_kind,
+            language=spec.language,
+            text=text,
+            start_line=start_row + 1,
+            end_line=end_row + 1,
+            name=name,
+            qualified_name=qualified_name,
+            signature=signature,
+            docstring=docstring,
+            imports=spec.imports,
+            part=index,
+            parts=len(pieces),
         )
+        for index, (text, start_row, end_row) in enumerate(pieces, start=1)
+    )

@@ -218,6 +218,56 @@ class TreeChunker:
         out.append(symbol)
         return symbol
 
+    def trivial(self, st: FileState, node: Node, scope: Scope, out: list[Symbol]) -> None:
+        """Handler for a line that is no content of its own (``package x;``, ``#![attr]``)."""
+        st.mark_trivial(node)
+
+    @staticmethod
+    def import_of(field: str) -> Handler:
+        """Handler for a statement that imports the one module its ``field`` names: a trivial line."""
+
+        def handle(st: FileState, node: Node, scope: Scope, out: list[Symbol]) -> None:
+            st.mark_trivial(node)
+            st.add_import(st.src.node_text(node.child_by_field_name(field)))
+
+        return handle
+
+    def add_named(
+        self,
+        st: FileState,
+        out: list[Symbol],
+        node: Node,
+        scope: Scope,
+        *,
+        kind: SymbolKind,
+        outer: Node | None = None,
+        sig_node: Node | None = None,
+        default_name: str | None = None,
+        require_body: bool = False,
+        nested: bool = True,
+    ) -> Symbol | None:
+        """The usual definition: a symbol for ``node`` named by its ``name`` field (``default_name``
+        when it has none), covering ``outer`` (default ``node``), whose ``body`` field is then walked
+        for nested definitions (unless ``nested`` is False). Nothing is recorded without a name, or
+        without a body when ``require_body``; the symbol otherwise."""
+        name = node.child_by_field_name("name")
+        body = node.child_by_field_name("body")
+        if (name is None and default_name is None) or (require_body and body is None):
+            return None
+        symbol = self.add_symbol(
+            st,
+            out,
+            outer=node if outer is None else outer,
+            sig_node=sig_node,
+            name=st.src.node_text(name) if name is not None else str(default_name),
+            kind=kind,
+            scope=scope,
+            body=body,
+        )
+        if nested:
+            self.descend(st, body, symbol)
+        return symbol
+
     def descend(self, st: FileState, body: Node | None, symbol: Symbol) -> None:
         """Walk a symbol's body for nested symbols.
 

@@ -119,34 +119,14 @@ class EcmaScriptChunker(TreeChunker):
     # -- definitions (node = the declaration, outer = the node whose range the symbol covers) --
 
     def _function(self, st: FileState, node: Node, outer: Node, scope: Scope, out: list[Symbol]) -> None:
-        name = node.child_by_field_name("name")
-        body = node.child_by_field_name("body")
-        symbol = self.add_symbol(
-            st,
-            out,
-            outer=outer,
-            sig_node=node,
-            name=st.src.node_text(name) if name is not None else "default",
-            kind=scope.function_kind(),
-            scope=scope,
-            body=body,
-        )
-        self.descend(st, body, symbol)
+        kind = scope.function_kind()
+        self.add_named(st, out, node, scope, kind=kind, outer=outer, sig_node=node, default_name="default")
 
     def _class(self, st: FileState, node: Node, outer: Node, scope: Scope, out: list[Symbol]) -> None:
-        name = node.child_by_field_name("name")
-        body = node.child_by_field_name("body")
-        symbol = self.add_symbol(
-            st,
-            out,
-            outer=outer,
-            sig_node=_after_decorators(node),
-            name=st.src.node_text(name) if name is not None else "default",
-            kind=SymbolKind.CLASS,
-            scope=scope,
-            body=body,
+        sig_node = _after_decorators(node)
+        self.add_named(
+            st, out, node, scope, kind=SymbolKind.CLASS, outer=outer, sig_node=sig_node, default_name="default"
         )
-        self.descend(st, body, symbol)
 
     def _simple(self, kind: SymbolKind) -> Definition:
         def define(st: FileState, node: Node, outer: Node, scope: Scope, out: list[Symbol]) -> None:
@@ -226,21 +206,9 @@ class EcmaScriptChunker(TreeChunker):
     # -- handlers ------------------------------------------------------------------------------
 
     def _method(self, st: FileState, node: Node, scope: Scope, out: list[Symbol]) -> None:
-        name = node.child_by_field_name("name")
-        body = node.child_by_field_name("body")
-        if name is None or body is None:
-            return
-        symbol = self.add_symbol(
-            st,
-            out,
-            outer=node,
-            sig_node=_after_decorators(node),
-            name=st.src.node_text(name),
-            kind=SymbolKind.METHOD,
-            scope=scope,
-            body=body,
+        self.add_named(
+            st, out, node, scope, kind=SymbolKind.METHOD, sig_node=_after_decorators(node), require_body=True
         )
-        self.descend(st, body, symbol)
 
     def _field(self, st: FileState, node: Node, scope: Scope, out: list[Symbol]) -> None:
         """A class field holding a function: ``handler = (e) => { … }``."""

@@ -51,36 +51,16 @@ class GoChunker(TreeChunker):
             "method_declaration": self._method,
             "type_declaration": self._types,
             "import_declaration": self._imports,
-            "package_clause": self._package,
+            "package_clause": self.trivial,
         }
 
     def _function(self, st: FileState, node: Node, scope: Scope, out: list[Symbol]) -> None:
-        name = node.child_by_field_name("name")
-        if name is not None:
-            self.add_symbol(
-                st,
-                out,
-                outer=node,
-                name=st.src.node_text(name),
-                kind=SymbolKind.FUNCTION,
-                scope=scope,
-                body=node.child_by_field_name("body"),
-            )
+        self.add_named(st, out, node, scope, kind=SymbolKind.FUNCTION, nested=False)
 
     def _method(self, st: FileState, node: Node, scope: Scope, out: list[Symbol]) -> None:
-        name = node.child_by_field_name("name")
-        if name is None:
-            return
         receiver = _receiver_type(st, node.child_by_field_name("receiver"))
-        self.add_symbol(
-            st,
-            out,
-            outer=node,
-            name=st.src.node_text(name),
-            kind=SymbolKind.METHOD,
-            scope=Scope(scope.qualify(receiver), SymbolKind.STRUCT) if receiver else scope,
-            body=node.child_by_field_name("body"),
-        )
+        owner = Scope(scope.qualify(receiver), SymbolKind.STRUCT) if receiver else scope
+        self.add_named(st, out, node, owner, kind=SymbolKind.METHOD, nested=False)
 
     def _types(self, st: FileState, node: Node, scope: Scope, out: list[Symbol]) -> None:
         specs = [child for child in node.named_children if child.type in ("type_spec", "type_alias")]
@@ -114,6 +94,3 @@ class GoChunker(TreeChunker):
                 path = spec.child_by_field_name("path") if spec.type == "import_spec" else None
                 if path is not None:
                     st.add_import(st.src.node_text(path).strip('"`'))
-
-    def _package(self, st: FileState, node: Node, scope: Scope, out: list[Symbol]) -> None:
-        st.mark_trivial(node)

@@ -55,44 +55,17 @@ class JavaChunker(TreeChunker):
                 "constructor_declaration": self._method,
                 "compact_constructor_declaration": self._method,
                 "import_declaration": self._import,
-                "package_declaration": self._package,
+                "package_declaration": self.trivial,
             }
         )
         return table
 
     def _type(self, st: FileState, node: Node, scope: Scope, out: list[Symbol]) -> None:
-        name = node.child_by_field_name("name")
-        if name is None:
-            return
-        body = node.child_by_field_name("body")
-        symbol = self.add_symbol(
-            st,
-            out,
-            outer=node,
-            sig_node=_signature_start(node),
-            name=st.src.node_text(name),
-            kind=_TYPE_KINDS[node.type],
-            scope=scope,
-            body=body,
-        )
-        self.descend(st, body, symbol)
+        self.add_named(st, out, node, scope, kind=_TYPE_KINDS[node.type], sig_node=_signature_start(node))
 
     def _method(self, st: FileState, node: Node, scope: Scope, out: list[Symbol]) -> None:
-        name = node.child_by_field_name("name")
-        body = node.child_by_field_name("body")
-        if name is None or body is None:
-            return
-        symbol = self.add_symbol(
-            st,
-            out,
-            outer=node,
-            sig_node=_signature_start(node),
-            name=st.src.node_text(name),
-            kind=SymbolKind.METHOD,
-            scope=scope,
-            body=body,
-        )
-        self.descend(st, body, symbol)  # local classes declared in the body
+        # the body is walked for the local classes declared in it
+        self.add_named(st, out, node, scope, kind=SymbolKind.METHOD, sig_node=_signature_start(node), require_body=True)
 
     def _import(self, st: FileState, node: Node, scope: Scope, out: list[Symbol]) -> None:
         st.mark_trivial(node)
@@ -100,6 +73,3 @@ class JavaChunker(TreeChunker):
         if parts:
             wildcard = any(c.type == "asterisk" for c in node.named_children)
             st.add_import(parts[0] + (".*" if wildcard else ""))
-
-    def _package(self, st: FileState, node: Node, scope: Scope, out: list[Symbol]) -> None:
-        st.mark_trivial(node)

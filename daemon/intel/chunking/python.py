@@ -85,7 +85,7 @@ class PythonChunker(TreeChunker):
             "class_definition": self._class,
             "decorated_definition": self._decorated,
             "import_statement": self._import,
-            "import_from_statement": self._import_from,
+            "import_from_statement": self.import_of("module_name"),
             "future_import_statement": self._future,
         }
 
@@ -126,10 +126,6 @@ class PythonChunker(TreeChunker):
                 st.add_import(st.src.node_text(child))
             elif child.type == "aliased_import":
                 st.add_import(st.src.node_text(child.child_by_field_name("name")))
-
-    def _import_from(self, st: FileState, node: Node, scope: Scope, out: list[Symbol]) -> None:
-        st.mark_trivial(node)
-        st.add_import(st.src.node_text(node.child_by_field_name("module_name")))
 
     def _future(self, st: FileState, node: Node, scope: Scope, out: list[Symbol]) -> None:
         st.mark_trivial(node)

@@ -57,22 +57,16 @@ class RustChunker(TreeChunker):
                 "trait_item": self._container,
                 "impl_item": self._impl,
                 "mod_item": self._module,
-                "use_declaration": self._use,
-                "extern_crate_declaration": self._extern_crate,
-                "inner_attribute_item": self._trivial,
+                "use_declaration": self.import_of("argument"),
+                "extern_crate_declaration": self.import_of("name"),
+                "inner_attribute_item": self.trivial,
             }
         )
         return table
 
     def _function(self, st: FileState, node: Node, scope: Scope, out: list[Symbol]) -> None:
-        name = node.child_by_field_name("name")
-        if name is None:
-            return
-        body = node.child_by_field_name("body")
-        symbol = self.add_symbol(
-            st, out, outer=node, name=st.src.node_text(name), kind=scope.function_kind(), scope=scope, body=body
-        )
-        self.descend(st, body, symbol)  # items declared inside the body: `fn helper()` in a fn
+        # the body is walked for the items declared in it: `fn helper()` in a fn
+        self.add_named(st, out, node, scope, kind=scope.function_kind())
 
     def _item(self, st: FileState, node: Node, scope: Scope, out: list[Symbol]) -> None:
         name = node.child_by_field_name("name")
@@ -83,14 +77,7 @@ class RustChunker(TreeChunker):
         self.add_symbol(st, out, outer=node, name=st.src.node_text(name), kind=kind, scope=scope, body=body)
 
     def _container(self, st: FileState, node: Node, scope: Scope, out: list[Symbol]) -> None:
-        name = node.child_by_field_name("name")
-        if name is None:
-            return
-        body = node.child_by_field_name("body")
-        symbol = self.add_symbol(
-            st, out, outer=node, name=st.src.node_text(name), kind=SymbolKind.TRAIT, scope=scope, body=body
-        )
-        self.descend(st, body, symbol)
+        self.add_named(st, out, node, scope, kind=SymbolKind.TRAIT)
 
     def _impl(self, st: FileState, node: Node, scope: Scope, out: list[Symbol]) -> None:
         body = node.child_by_field_name("body")
@@ -99,23 +86,5 @@ class RustChunker(TreeChunker):
         self.descend(st, body, symbol)
 
     def _module(self, st: FileState, node: Node, scope: Scope, out: list[Symbol]) -> None:
-        name = node.child_by_field_name("name")
-        body = node.child_by_field_name("body")
-        if body is None or name is None:  # `mod foo;` declares a file module
-            st.mark_trivial(node)
-            return
-        symbol = self.add_symbol(
-            st, out, outer=node, name=st.src.node_text(name), kind=SymbolKind.NAMESPACE, scope=scope, body=body
-        )
-        self.descend(st, body, symbol)
-
-    def _use(self, st: FileState, node: Node, scope: Scope, out: list[Symbol]) -> None:
-        st.mark_trivial(node)
-        st.add_import(st.src.node_text(node.child_by_field_name("argument")))
-
-    def _extern_crate(self, st: FileState, node: Node, scope: Scope, out: list[Symbol]) -> None:
-        st.mark_trivial(node)
-        st.add_import(st.src.node_text(node.child_by_field_name("name")))
-
-    def _trivial(self, st: FileState, node: Node, scope: Scope, out: list[Symbol]) -> None:
-        st.mark_trivial(node)
+        if self.add_named(st, out, node, scope, kind=SymbolKind.NAMESPACE, require_body=True) is None:
+            st.mark_trivial(node)  # `mod foo;` declares a file module

@@ -13,6 +13,7 @@ calls it still returns are honoured.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Sequence
 from typing import Any
@@ -66,9 +67,11 @@ class ToolCallingModel:
     def label(self) -> str:
         return self._chain[0].label
 
-    def _backoff(self, attempt: int) -> float:
-        config = self._layer.config
-        return min(config.backoff_max_seconds, config.backoff_initial_seconds * (2**attempt))
+    async def _call(
+        self, endpoint: ModelEndpoint, runnable: Runnable[LanguageModelInput, Any], messages: Sequence[BaseMessage]
+    ) -> Any:
+        self._layer.stats.calls += 1
+        return await asyncio.wait_for(runnable.ainvoke(list(messages)), endpoint.timeout_seconds)
 
     async def invoke(self, messages: Sequence[BaseMessage]) -> AIMessage:
         """The first answer along the chain; ``PipelineError(model_unavailable)`` when none comes."""
@@ -77,28 +80,10 @@ class ToolCallingModel:
         for position, (endpoint, runnable) in enumerate(zip(self._chain, self._bound, strict=True)):
             if position:
                 layer.stats.fallbacks += 1
-            breaker = layer.breaker(endpoint)
-            for attempt in range(layer.config.max_retries + 1):
-                if not breaker.allow():
-                    layer.stats.circuit_refusals += 1
-                    problems.append(f"{endpoint.label}: circuit open after repeated failures")
-                    break
-                try:
-                    layer.stats.calls += 1
-                    answer = await asyncio.wait_for(runnable.ainvoke(list(messages)), endpoint.timeout_seconds)
-                except asyncio.CancelledError:
-                    raise
-                except Exception as exc:  # the provider seam: any client error becomes a recorded failure
-                    breaker.record_failure()
-                    layer.stats.failures += 1
-                    reason = "timed out" if isinstance(exc, TimeoutError) else f"{type(exc).__name__}: {exc}"
-                    problems.append(f"{endpoint.label} attempt {attempt + 1}: {reason}")
-                    logger.warning("model call failed (%s, attempt %d): %s", endpoint.label, attempt + 1, reason)
-                    if attempt < layer.config.max_retries:
-                        layer.stats.retries += 1
-                        await asyncio.sleep(self._backoff(attempt))
-                    continue
-                breaker.record_success()
+            call = functools.partial(self._call, endpoint, runnable, messages)
+            answered = await layer.attempt(endpoint, call, problems, jitter=False)
+            if answered is not None:
+                (answer,) = answered
                 if isinstance(answer, AIMessage):
                     return answer
                 return AIMessage(content=str(getattr(answer, "content", answer)))
