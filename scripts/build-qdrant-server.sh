@@ -11,11 +11,14 @@
 # What it needs: a Rust toolchain (cargo; the release below wants rustc >= 1.94), a C/C++ compiler,
 # cmake, `protoc` and libclang (Debian: apt-get install protobuf-compiler libclang-dev), and network
 # access to crates.io and to the release's git dependencies on GitHub. The build runs `cargo build
-# --release --bin qdrant` under `nice`, with CARGO_BUILD_JOBS (default 2) jobs; on a 2-core machine
-# it takes the better part of an hour (docs/scale-out.md has the measured time).
+# --profile $QDRANT_PROFILE --bin qdrant` under `nice`, with CARGO_BUILD_JOBS (default 2) jobs
+# (docs/scale-out.md has the measured time).
 #
 # Environment:
 #   QDRANT_VERSION     the release tag to build (default below)
+#   QDRANT_PROFILE     cargo profile (default perf): Qdrant's own `perf` profile is opt-level 3 without
+#                      link-time optimization; `release` adds fat LTO with one codegen unit, what
+#                      Qdrant ships, a few percent faster and far slower to build on a small machine
 #   QDRANT_GIT         where to clone it from (default https://github.com/qdrant/qdrant.git; a local
 #                      mirror's path works)
 #   QDRANT_MURMUR3_GIT the git URL of the murmur3 revision the release pins (default: the one its
@@ -87,13 +90,14 @@ if [ "${QDRANT_NO_FORKS:-0}" = 1 ]; then
 fi
 
 jobs=${CARGO_BUILD_JOBS:-2}
-say "cargo build --release --bin qdrant in $src with $jobs jobs (nice 10); this takes a while"
+profile=${QDRANT_PROFILE:-perf}
+say "cargo build --profile $profile --bin qdrant in $src with $jobs jobs (nice 10); this takes a while"
 start=$(date +%s)
-CARGO_BUILD_JOBS=$jobs CARGO_NET_GIT_FETCH_WITH_CLI=true nice -n 10 cargo build --release --bin qdrant
+CARGO_BUILD_JOBS=$jobs CARGO_NET_GIT_FETCH_WITH_CLI=true nice -n 10 cargo build --profile "$profile" --bin qdrant
 end=$(date +%s)
 mkdir -p "$(dirname "$bin")"
-cp target/release/qdrant "$bin.tmp"
+cp "target/$profile/qdrant" "$bin.tmp"
 mv "$bin.tmp" "$bin"
 elapsed=$((end - start))
-say "built $version in ${elapsed}s ($((elapsed / 60)) min $((elapsed % 60)) s) with $jobs jobs"
+say "built $version ($profile profile) in ${elapsed}s ($((elapsed / 60)) min $((elapsed % 60)) s) with $jobs jobs"
 echo "$bin"
