@@ -84,6 +84,8 @@ class PointStoreBase(ABC, Generic[CondT, FilterT, PointT]):
 
     def __init__(self) -> None:
         self._write_lock = threading.Lock()
+        self._prefix_match = True
+        """The engine has prefix matching on the path index (a Qdrant server before 1.19 has not)."""
 
     @property
     @abstractmethod
@@ -323,10 +325,10 @@ class PointStoreBase(ABC, Generic[CondT, FilterT, PointT]):
             glob = PathGlob.parse(filters.path_glob)
             if glob.mode is GlobMode.EXACT:
                 must.append(self._cond_match(PATH, glob.pattern))
-            elif glob.mode is GlobMode.PREFIX:
+            elif glob.mode is GlobMode.PREFIX and (self._prefix_match or not glob.prefix):
                 if glob.prefix:
                     must.append(self._cond_prefix(PATH, glob.prefix))
-            else:
+            else:  # a pattern, or a prefix the engine cannot match: the stored paths it accepts
                 selected = glob.select(self._facet(PATH, exact=False))
                 if not selected:
                     raise NoMatch

@@ -1,5 +1,13 @@
 """VectorStore on qdrant-client: a Qdrant server at a URL, or local mode in a directory.
 
+Server: each workspace is a collection of its own (``store_factory`` names it), which keeps every
+workspace's points, payload indexes and BM25 statistics (the IDF modifier counts documents per
+collection) apart; docs/scale-out.md has the measurement behind that choice. Every write waits for
+the server's acknowledgement (``wait=True``), after which the server's WAL holds it: a client killed
+at any point leaves what it was acknowledged and nothing half-written per point. Keyword prefix
+matching arrived in Qdrant 1.19; against an older server a path glob's literal prefix is resolved
+like any pattern (the stored paths, then an exact match on those), with the same results.
+
 Local mode (``QdrantClient(path=...)``) is pure Python and brute force: right for tests and small
 folders, slow at workspace scale (see bench/store.py). It ignores payload indexes (and warns
 when asked for one), so they are created on a server only. Both modes keep the dense model and
@@ -38,6 +46,8 @@ __all__ = ["QdrantClientStore"]
 logger = logging.getLogger(__name__)
 
 _TIMEOUT_S = 30
+_PREFIX_SINCE = (1, 19)
+"""The first Qdrant server release with prefix matching on keyword indexes."""
 
 
 def _match(key: str, value: str | int) -> models.FieldCondition:
@@ -215,6 +225,8 @@ class QdrantClientStore(PointStoreBase[models.Condition, models.Filter, models.P
         try:
             with engine_errors(self.name, f"open collection {self._collection} at {self._where}"):
                 client = self._live()
+                if not self._local:
+                    self._prefix_match = _server_version(client.info().version) >= _PREFIX_SINCE
                 if not client.collection_exists(self._collection):
                     self._create(dense_dim=dense_dim, dense_model=dense_model)
                     return
@@ -252,8 +264,13 @@ class QdrantClientStore(PointStoreBase[models.Condition, models.Filter, models.P
         )
         if self._local:
             return  # local mode ignores payload indexes and warns about them
+        path_index = (
+            models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, prefix=True)
+            if self._prefix_match
+            else models.PayloadSchemaType.KEYWORD
+        )
         indexes: dict[str, models.PayloadSchemaType | models.KeywordIndexParams] = {
-            PATH: models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, prefix=True),
+            PATH: path_index,
             KIND: models.PayloadSchemaType.KEYWORD,
             LANGUAGE: models.PayloadSchemaType.KEYWORD,
             EMBEDDED: models.PayloadSchemaType.INTEGER,
@@ -268,6 +285,15 @@ class QdrantClientStore(PointStoreBase[models.Condition, models.Filter, models.P
         with self._write_lock:
             client.delete_vectors(self._collection, vectors=[DENSE], points=selector, wait=True)
             client.set_payload(self._collection, payload={EMBEDDED: EMBEDDED_NO}, points=selector, wait=True)
+
+
+def _server_version(text: str) -> tuple[int, int]:
+    """``(major, minor)`` of a server's version string; (0, 0) when it cannot be read (assume old)."""
+    parts = text.lstrip("v").split(".")
+    try:
+        return int(parts[0]), int(parts[1])
+    except (IndexError, ValueError):
+        return 0, 0
 
 
 def _query_vector(vector: SparseVector | list[float]) -> models.SparseVector | list[float]:

@@ -26,7 +26,7 @@ from daemon.core.ports import ScoredChunk, SparseVector, StoredPoint, VectorStor
 from daemon.errors import StoreError
 from daemon.index.store_factory import collection_name, open_store
 from tests.conftest import qdrant_settings
-from tests.qdrant_server_support import drop_collections
+from tests.qdrant_server_support import BUILD_SCRIPT, drop_collections, qdrant_binary, running_qdrant
 
 DIM = 32
 MODEL = "test/basis-32"
@@ -528,3 +528,31 @@ def test_two_clients_of_one_workspace_share_its_collection_on_the_server(
     finally:
         writer.close()
         reader.close()
+
+
+def test_a_server_killed_mid_work_restarts_with_every_acknowledged_write(tmp_path: Path) -> None:
+    if os.environ.get("IDED_TEST_QDRANT_URL") or (binary := qdrant_binary()) is None:
+        pytest.skip(f"needs a Qdrant server binary of our own to kill: build it with {BUILD_SCRIPT.name}")
+    storage = tmp_path / "server"
+    with running_qdrant(binary, storage) as server:
+        assert server.url is not None and server.pid is not None
+        config = Config(workspace=str(tmp_path), qdrant=QdrantConfig(mode="server", url=server.url))
+        store = open_store(config, dense_dim=DIM, dense_model=MODEL)
+        store.upsert([point(i) for i in range(N)])
+        store.set_dense({pid(i): basis(i) for i in range(0, N, 3)})
+        store.delete_paths(["README.md"])
+        os.kill(server.pid, signal.SIGKILL)  # no flush, no shutdown: only the WAL is left
+        with pytest.raises(StoreError):
+            store.count()
+        store.close()
+    with running_qdrant(binary, storage) as again:
+        config = Config(workspace=str(tmp_path), qdrant=QdrantConfig(mode="server", url=again.url))
+        store = open_store(config, dense_dim=DIM, dense_model=MODEL)
+        try:
+            _assert_consistent(store)
+            assert store.count() == N - PER_FILE and store.count(embedded_only=True) == N // 3 - 1
+            assert store.query(sparse=lexical(1009), dense=None, filters=None, limit=1, prefetch_limit=5)[0].id == pid(
+                9
+            )
+        finally:
+            store.close()
