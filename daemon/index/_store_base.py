@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -68,11 +68,12 @@ class EngineHit:
 
 @dataclass(frozen=True, slots=True)
 class EngineRow:
-    """One stored point read back: its id, its payload (or the asked-for part), its dense vector if read."""
+    """One stored point read back: its id, its payload (or the asked-for part), its vectors if read."""
 
     id: str
     payload: Mapping[str, Any] | None
     dense: list[float] | None
+    sparse: SparseVector | None = None
 
 
 class NoMatch(Exception):
@@ -129,9 +130,17 @@ class PointStoreBase(ABC, Generic[CondT, FilterT, PointT]):
 
     @abstractmethod
     def _engine_scroll(
-        self, flt: FilterT | None, *, limit: int, offset: object, payload: list[str] | bool, dense: bool
+        self,
+        flt: FilterT | None,
+        *,
+        limit: int,
+        offset: object,
+        payload: list[str] | bool,
+        dense: bool,
+        sparse: bool = False,
     ) -> tuple[list[EngineRow], object]:
-        """One page of points under ``flt`` and the offset of the next (None after the last)."""
+        """One page of points under ``flt`` (every point when None) and the offset of the next (None after
+        the last); ``dense``/``sparse`` say which vectors to read."""
 
     @abstractmethod
     def _engine_retrieve(self, ids: list[str]) -> list[EngineRow]:
@@ -266,6 +275,23 @@ class PointStoreBase(ABC, Generic[CondT, FilterT, PointT]):
                 if f.id in by_id
             ]
 
+    def copy_into(self, target: PointStoreBase[Any, Any, Any], progress: Callable[[int], None] | None = None) -> int:
+        """Write every point of this store into ``target`` as it is (id, payload, both vectors): no
+        re-parsing, no re-embedding. Returns the number of points copied; ``progress`` gets the running count."""
+        copied = 0
+        with engine_errors(self.name, "read every point"):
+            rows = self._scroll_all(None, payload=True, dense=True, sparse=True)
+            for batch in batched(rows, WRITE_BATCH):
+                points = [
+                    target._engine_point(row.id, row.sparse or SparseVector([], []), row.dense, dict(row.payload or {}))
+                    for row in batch
+                ]
+                target._write_points(points)
+                copied += len(points)
+                if progress is not None:
+                    progress(copied)
+        return copied
+
     def count(self, *, embedded_only: bool = False) -> int:
         flt = self._engine_filter([self._cond_match(EMBEDDED, EMBEDDED_YES)]) if embedded_only else None
         with engine_errors(self.name, "count"):
@@ -304,10 +330,14 @@ class PointStoreBase(ABC, Generic[CondT, FilterT, PointT]):
         with engine_errors(self.name, f"count by {key}"):
             return self._engine_facet(key, exact=exact)
 
-    def _scroll_all(self, flt: FilterT, *, payload: list[str] | bool, dense: bool) -> Iterator[EngineRow]:
+    def _scroll_all(
+        self, flt: FilterT | None, *, payload: list[str] | bool, dense: bool, sparse: bool = False
+    ) -> Iterator[EngineRow]:
         offset: object = None
         while True:
-            rows, offset = self._engine_scroll(flt, limit=SCROLL_PAGE, offset=offset, payload=payload, dense=dense)
+            rows, offset = self._engine_scroll(
+                flt, limit=SCROLL_PAGE, offset=offset, payload=payload, dense=dense, sparse=sparse
+            )
             yield from rows
             if offset is None:
                 return

@@ -200,18 +200,34 @@ class EdgeVectorStore(PointStoreBase[qe.FieldCondition, qe.Filter, qe.Point]):
         self._live().update(qe.UpdateOperation.set_payload(list(ids), {EMBEDDED: flag}))
 
     def _engine_scroll(
-        self, flt: qe.Filter | None, *, limit: int, offset: object, payload: list[str] | bool, dense: bool
+        self,
+        flt: qe.Filter | None,
+        *,
+        limit: int,
+        offset: object,
+        payload: list[str] | bool,
+        dense: bool,
+        sparse: bool = False,
     ) -> tuple[list[EngineRow], object]:
+        vectors = [name for name, wanted in ((DENSE, dense), (LEXICAL, sparse)) if wanted]
         records, after = self._live().scroll(
             qe.ScrollRequest(
                 offset=cast("qe.PointId | None", offset),
                 limit=limit,
                 filter=flt,
                 with_payload=payload,
-                with_vector=[DENSE] if dense else False,
+                with_vector=vectors or False,
             )
         )
-        rows = [EngineRow(str(r.id), r.payload, _dense_of(r.vector) if dense else None) for r in records]
+        rows = [
+            EngineRow(
+                str(r.id),
+                r.payload,
+                _dense_of(r.vector) if dense else None,
+                _sparse_of(r.vector) if sparse else None,
+            )
+            for r in records
+        ]
         return rows, after
 
     def _engine_retrieve(self, ids: list[str]) -> list[EngineRow]:
@@ -303,6 +319,13 @@ def _dense_of(vector: qe.Vector | None) -> list[float] | None:
     if not isinstance(named, list):
         return None
     return [float(x) for x in cast("list[float]", named)]
+
+
+def _sparse_of(vector: qe.Vector | None) -> SparseVector | None:
+    named = vector.get(LEXICAL) if isinstance(vector, dict) else None
+    if not isinstance(named, qe.SparseVector):
+        return None
+    return SparseVector([int(i) for i in named.indices], [float(v) for v in named.values])
 
 
 def _open_error(directory: Path, exc: Exception) -> DaemonError:

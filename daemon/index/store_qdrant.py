@@ -163,17 +163,34 @@ class QdrantClientStore(PointStoreBase[models.Condition, models.Filter, models.P
         self._live().set_payload(self._collection, payload={EMBEDDED: flag}, points=selector, wait=True)
 
     def _engine_scroll(
-        self, flt: models.Filter | None, *, limit: int, offset: object, payload: list[str] | bool, dense: bool
+        self,
+        flt: models.Filter | None,
+        *,
+        limit: int,
+        offset: object,
+        payload: list[str] | bool,
+        dense: bool,
+        sparse: bool = False,
     ) -> tuple[list[EngineRow], object]:
+        vectors = [name for name, wanted in ((DENSE, dense), (LEXICAL, sparse)) if wanted]
         records, after = self._live().scroll(
             self._collection,
             scroll_filter=flt,
             limit=limit,
             offset=cast("models.ExtendedPointId | None", offset),
             with_payload=payload,
-            with_vectors=[DENSE] if dense else False,
+            with_vectors=vectors or False,
         )
-        return [EngineRow(str(r.id), r.payload, _dense_of(r.vector) if dense else None) for r in records], after
+        rows = [
+            EngineRow(
+                str(r.id),
+                r.payload,
+                _dense_of(r.vector) if dense else None,
+                _sparse_of(r.vector) if sparse else None,
+            )
+            for r in records
+        ]
+        return rows, after
 
     def _engine_retrieve(self, ids: list[str]) -> list[EngineRow]:
         records = self._live().retrieve(self._collection, ids=list(ids), with_payload=True, with_vectors=False)
@@ -326,3 +343,10 @@ def _dense_of(vector: object) -> list[float] | None:
     if not isinstance(named, list):
         return None
     return [float(x) for x in cast("list[float]", named)]
+
+
+def _sparse_of(vector: object) -> SparseVector | None:
+    named = cast("dict[str, object]", vector).get(LEXICAL) if isinstance(vector, dict) else None
+    if not isinstance(named, models.SparseVector):
+        return None
+    return SparseVector(list(named.indices), list(named.values))

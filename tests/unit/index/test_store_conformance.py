@@ -24,6 +24,7 @@ from daemon.config import Config, QdrantConfig
 from daemon.core.models import Chunk, ChunkKind, SearchFilters, SymbolKind, chunk_point_id
 from daemon.core.ports import ScoredChunk, SparseVector, StoredPoint, VectorStore
 from daemon.errors import StoreError
+from daemon.index._store_base import PointStoreBase
 from daemon.index.store_factory import collection_name, open_store
 from tests.conftest import qdrant_settings
 from tests.qdrant_server_support import BUILD_SCRIPT, drop_collections, qdrant_binary, running_qdrant
@@ -328,6 +329,33 @@ def test_reopening_with_another_dense_model_forgets_dense_vectors_but_keeps_poin
     assert again.count() == N and again.count(embedded_only=True) == 0
     assert len(again.missing_dense(100)) == N
     assert again.query(sparse=lexical(1003), dense=None, filters=None, limit=1, prefetch_limit=5)[0].id == pid(3)
+
+
+def test_copy_into_another_store_carries_every_point_with_its_vectors_and_flag(
+    opener: OpenStore, tmp_path: Path
+) -> None:
+    source = opener()
+    source.upsert([point(i) for i in range(N)])
+    source.set_dense({pid(i): basis(i) for i in range(0, N, 2)})
+    local = QdrantConfig(mode="local")
+    target = open_store(
+        Config(workspace=str(tmp_path), state_dir=str(tmp_path / "copy"), qdrant=local),
+        dense_dim=DIM,
+        dense_model=MODEL,
+    )
+    try:
+        assert isinstance(source, PointStoreBase) and isinstance(target, PointStoreBase)
+        assert source.copy_into(target) == N
+        assert target.count() == N and target.count(embedded_only=True) == N // 2
+        assert target.counts_by_path() == source.counts_by_path()
+        assert sorted(p for p, _ in target.missing_dense(N)) == sorted(p for p, _ in source.missing_dense(N))
+        for sparse, dense in ((lexical(1, 1007), None), (None, basis(4)), (lexical(1004), basis(4))):
+            want = source.query(sparse=sparse, dense=dense, filters=None, limit=1, prefetch_limit=2)
+            got = target.query(sparse=sparse, dense=dense, filters=None, limit=1, prefetch_limit=2)
+            assert [(h.id, h.chunk) for h in got] == [(h.id, h.chunk) for h in want]  # below the first: ties
+            assert got[0].score == pytest.approx(want[0].score, abs=1e-4)
+    finally:
+        target.close()
 
 
 def test_engine_failures_surface_as_store_errors_with_the_cause(store: VectorStore) -> None:
