@@ -198,7 +198,7 @@ def _migrate_index(state: CliState, config: Config, to_url: str, *, as_json: boo
     from daemon.service.index_migration import migrate_workspace_index
 
     if daemon_running(config):
-        state.fail("ided index --migrate-to: a daemon serves this workspace; stop it first (ided daemon stop)")
+        state.fail("ided index --migrate-to: a daemon serves this workspace; stop it first (ided stop)")
     report = _guard(state, lambda: migrate_workspace_index(config, to_url))
     if as_json:
         print(json.dumps(dataclasses.asdict(report), indent=2))
