@@ -263,6 +263,25 @@ def test_filters_return_every_matching_chunk_and_nothing_else(
         assert len(hits) == PER_FILE * len(expected_paths)
 
 
+@pytest.mark.parametrize("opener", ["local"], indirect=True)
+def test_without_prefix_matching_a_prefix_glob_still_returns_exactly_its_files(store: VectorStore) -> None:
+    # what the adapter does on a Qdrant server before 1.19, which has no keyword prefix match
+    setattr(store, "_prefix_match", False)  # noqa: B010 - the engine capability the server reports
+    store.set_dense({pid(i): basis(i) for i in range(N)})
+    cases = {
+        "src/*": {"src/app/a.py", "src/app/b.py", "src/lib/c.py", "src/lib/d_test.py"},
+        "src/lib/*": {"src/lib/c.py", "src/lib/d_test.py"},
+        "nowhere/*": set[str](),
+        "*": {path for path, _, _ in FILES},
+    }
+    for glob, expected in cases.items():
+        for sparse, dense in ((lexical(1), None), (None, basis(0)), (lexical(1), basis(0))):
+            hits = store.query(
+                sparse=sparse, dense=dense, filters=SearchFilters(path_glob=glob), limit=N, prefetch_limit=N
+            )
+            assert {h.chunk.path for h in hits} == expected and len(hits) == PER_FILE * len(expected)
+
+
 def test_a_selective_glob_finds_its_chunks_even_when_they_rank_last(store: VectorStore) -> None:
     # the code chunks 0..20 outrank every docs chunk; the glob keeps only the docs files
     query = lexical(1, *range(1000, 1021))
