@@ -40,8 +40,13 @@ schema-check: schema
 bench-index *ARGS:
     uv run --frozen python bench/index.py {{ARGS}}
 
+# Qdrant Edge vs a real Qdrant server (scripts/build-qdrant-server.sh builds it), e.g. --n 100000 --team 4 --tenancy 20
 bench-store *ARGS:
     uv run --frozen python bench/store.py {{ARGS}}
+
+# build the Qdrant server once (cargo; cached under ~/.cache/ided/qdrant-server) for the server tests and bench-store
+build-qdrant-server *ARGS:
+    bash scripts/build-qdrant-server.sh {{ARGS}}
 
 bench-rerank *ARGS:
     uv run --frozen python bench/rerank.py {{ARGS}}

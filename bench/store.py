@@ -1,35 +1,55 @@
-"""Vector-store benchmark: Qdrant Edge vs qdrant-client local mode, through ided's own adapters.
+"""Vector-store benchmark: Qdrant Edge, a real Qdrant server and qdrant-client local mode, through ided's
+own adapters.
 
 For each store and size N it builds a store of N synthetic points of realistic shape (sparse
 vectors of about 60 nonzeros drawn from a Zipf vocabulary of 50k ids, BM25-style TF weights;
 384-dim normalized random dense vectors; chunk payloads of about 1 kB of text, 20 chunks per
-file, 80% code), then prints build rate, flush, reopen and optimize times, size on disk and the
-p50/p95 latency of lexical, dense and hybrid (RRF) queries (k=10, prefetch 50), with and without
-a kind filter, plus a hybrid query under a path glob. Edge is measured before ``optimize()``
-(plain appendable segment, what a store looks like while it is being filled) and after it.
+file, 80% code), then prints upsert rate, flush, reopen and optimize times, size on disk, memory
+(Edge: the growth of this process's RSS; server: the server process's RSS) and the p50/p95 latency
+of lexical, dense and hybrid (RRF) queries (k=10, prefetch 50), with and without a kind filter, plus
+a hybrid query under a path glob. Edge is measured before ``optimize()`` (plain appendable segment,
+what a store looks like while it is being filled) and after it; the server after its optimizer has
+built the indexes (the time that takes is "optimize s").
 
-    uv run --frozen python bench/store.py --n 10000 100000
+``--team C`` then simulates a team on the largest size: C clients search one shared index with
+hybrid queries for ``--team-seconds``, first alone, then while one indexer keeps upserting batches.
+On the server the clients are separate processes, each with its own connection; on Edge (one
+process owns a shard) they are threads of the owning process, which is how the daemon serves its
+attached clients.
 
-qdrant-client local mode is brute force in Python; sizes above ``--local-max`` are skipped.
+``--tenancy K`` measures how K workspaces share one server (``--tenancy-points`` each): K
+collections (what ided does) against one collection with a keyword ``tenant`` field
+(``is_tenant``) that every query filters on: server RSS, disk, load time, hybrid p50/p95.
+
+    uv run --frozen python bench/store.py --n 100000 --stores edge server --team 4 --tenancy 20
+
+The server comes from ``scripts/build-qdrant-server.sh`` (``IDED_QDRANT_BIN`` overrides); each
+measurement starts its own on loopback with fresh storage. qdrant-client local mode is brute force
+in Python; sizes above ``--local-max`` are skipped.
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import shutil
 import tempfile
+import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from qdrant_client import QdrantClient, models
 
 from daemon.core.models import Chunk, ChunkKind, SearchFilters, SymbolKind, chunk_point_id
 from daemon.core.ports import SparseVector, StoredPoint, VectorStore
 from daemon.index.store_edge import EdgeVectorStore
 from daemon.index.store_qdrant import QdrantClientStore
+from tests.qdrant_server_support import qdrant_binary, running_qdrant
 
 DIM = 384
 VOCAB = 50_000
@@ -62,6 +82,13 @@ WORDS = [
 def percentile(values: list[float], pct: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(pct / 100 * (len(ordered) - 1)))]
+
+
+def rss_mb(pid: int | None = None) -> float:
+    """Resident memory of a process (this one by default), in MB."""
+    status = Path(f"/proc/{pid or 'self'}/status").read_text()
+    line = next(line for line in status.splitlines() if line.startswith("VmRSS:"))
+    return int(line.split()[1]) / 1024
 
 
 def disk_bytes(root: Path) -> int:
@@ -202,10 +229,12 @@ def build(store: VectorStore, n: int, run: Run) -> None:
 def bench_edge(root: Path, n: int, queries: int) -> list[Run]:
     directory = root / f"edge-{n}" / "shard"
     before, after = Run("edge", n), Run("edge+optimize", n)
+    baseline = rss_mb()
     store = EdgeVectorStore.open(directory, dense_dim=DIM, dense_model=MODEL)
     build(store, n, before)
     before.figures["disk MB"] = f"{disk_bytes(directory.parent) / 1e6:.0f}"
     measure_queries(store, before, queries, seed=1)
+    before.figures["RSS MB"] = f"+{rss_mb() - baseline:.0f}"
     store.close()
     started = time.perf_counter()
     store = EdgeVectorStore.open(directory, dense_dim=DIM, dense_model=MODEL)
@@ -216,6 +245,7 @@ def bench_edge(root: Path, n: int, queries: int) -> list[Run]:
     store.flush()
     after.figures["disk MB"] = f"{disk_bytes(directory.parent) / 1e6:.0f}"
     measure_queries(store, after, queries, seed=1)
+    after.figures["RSS MB"] = f"+{rss_mb() - baseline:.0f}"
     store.close()
     started = time.perf_counter()
     store = EdgeVectorStore.open(directory, dense_dim=DIM, dense_model=MODEL)
@@ -223,6 +253,283 @@ def bench_edge(root: Path, n: int, queries: int) -> list[Run]:
     assert store.count() == n
     store.close()
     return [before, after]
+
+
+def wait_green(url: str, collection: str) -> float:
+    """Seconds until the server's optimizer has finished with ``collection`` (status green), polled."""
+    client = QdrantClient(url=url, check_compatibility=False, timeout=60)
+    started = time.perf_counter()
+    try:
+        while client.get_collection(collection).status != models.CollectionStatus.GREEN:
+            time.sleep(0.2)  # polling the server's own status
+    finally:
+        client.close()
+    return time.perf_counter() - started
+
+
+def server_binary() -> Path:
+    binary = qdrant_binary()
+    if binary is None:
+        raise SystemExit(
+            "no Qdrant server binary: build it with scripts/build-qdrant-server.sh (or set IDED_QDRANT_BIN)"
+        )
+    return binary
+
+
+def bench_server(root: Path, n: int, queries: int, team: int, team_seconds: float) -> list[Run]:
+    run = Run("server", n)
+    with running_qdrant(server_binary(), root / f"server-{n}") as server:
+        assert server.url is not None and server.pid is not None and server.storage is not None
+        store = QdrantClientStore.open_server(server.url, "bench", api_key=None, dense_dim=DIM, dense_model=MODEL)
+        build(store, n, run)
+        run.figures["optimize s"] = f"{wait_green(server.url, 'bench'):.1f}"
+        run.figures["disk MB"] = f"{disk_bytes(server.storage) / 1e6:.0f}"
+        measure_queries(store, run, queries, seed=1)
+        run.figures["RSS MB"] = f"{rss_mb(server.pid):.0f}"
+        assert store.count() == n
+        store.close()
+        if team:
+            for writing in (False, True):
+                team_round_server(server.url, n, team, team_seconds, writing=writing, pid=server.pid)
+    return [run]
+
+
+# -- a simulated team -------------------------------------------------------------------------------
+
+
+def _query_inputs(seed: int, count: int) -> list[tuple[SparseVector, list[float]]]:
+    rng = np.random.default_rng(seed)
+    return [(sparse_query(rng), [float(x) for x in v]) for v in unit_vectors(rng, count)]
+
+
+def _search_until(store: VectorStore, seed: int, stop_at: float) -> list[float]:
+    inputs = _query_inputs(seed, 200)
+    seconds: list[float] = []
+    i = 0
+    while time.time() < stop_at:
+        sp, d = inputs[i % len(inputs)]
+        started = time.perf_counter()
+        store.query(sparse=sp, dense=d, filters=None, limit=K, prefetch_limit=PREFETCH)
+        seconds.append(time.perf_counter() - started)
+        i += 1
+    return seconds
+
+
+WRITER_BATCHES = 60
+"""Batches (of BATCH points) the indexer prepares before a team round; it stops early when they run out."""
+
+
+def _writer_batches(n: int) -> list[list[StoredPoint]]:
+    """New points for the indexer (ids apart from the built store's), made before the round starts."""
+    return [
+        [
+            StoredPoint(id=str(uuid.uuid5(uuid.NAMESPACE_OID, p.id)), chunk=p.chunk, sparse=p.sparse, dense=p.dense)
+            for p in batch
+        ]
+        for batch in batches(WRITER_BATCHES * BATCH, seed=n + 7)
+    ]
+
+
+def _write_until(store: VectorStore, prepared: list[list[StoredPoint]], stop_at: float) -> tuple[int, float]:
+    """Upsert the prepared batches until ``stop_at``; points written and seconds spent inside upsert."""
+    written, spent = 0, 0.0
+    for batch in prepared:
+        if time.time() >= stop_at:
+            break
+        started = time.perf_counter()
+        store.upsert(batch)
+        spent += time.perf_counter() - started
+        written += len(batch)
+    return written, spent
+
+
+def _server_reader(
+    url: str, seed: int, start_at: float, stop_at: float, out: multiprocessing.Queue[list[float]]
+) -> None:
+    store = QdrantClientStore.open_server(url, "bench", api_key=None, dense_dim=DIM, dense_model=MODEL)
+    try:
+        time.sleep(max(0.0, start_at - time.time()))  # every client starts at the same wall-clock time
+        out.put(_search_until(store, seed, stop_at))
+    finally:
+        store.close()
+
+
+def _server_writer(
+    url: str, n: int, start_at: float, stop_at: float, out: multiprocessing.Queue[tuple[int, float]]
+) -> None:
+    prepared = _writer_batches(n)
+    store = QdrantClientStore.open_server(url, "bench", api_key=None, dense_dim=DIM, dense_model=MODEL)
+    try:
+        time.sleep(max(0.0, start_at - time.time()))
+        out.put(_write_until(store, prepared, stop_at))
+    finally:
+        store.close()
+
+
+def report_team(
+    label: str,
+    clients: int,
+    seconds: float,
+    latencies: list[list[float]],
+    writes: tuple[int, float] | None,
+    extra: str = "",
+) -> None:
+    every = [x for per_client in latencies for x in per_client]
+    line = (
+        f"team {label}: {clients} clients, {seconds:.0f} s, {'with' if writes else 'no'} indexer: "
+        f"{len(every) / seconds:,.0f} queries/s in all, hybrid p50 {percentile(every, 50) * 1000:.1f} ms, "
+        f"p95 {percentile(every, 95) * 1000:.1f} ms"
+    )
+    if writes:
+        written, spent = writes
+        line += (
+            f"; indexer wrote {written:,} points, {written / max(spent, 1e-9):,.0f} points/s inside upsert "
+            f"({spent:.1f} s of the round)"
+        )
+    print(line + extra, flush=True)
+
+
+def team_round_server(url: str, n: int, clients: int, seconds: float, *, writing: bool, pid: int) -> None:
+    ctx = multiprocessing.get_context("spawn")
+    lat_q: multiprocessing.Queue[list[float]] = ctx.Queue()
+    write_q: multiprocessing.Queue[tuple[int, float]] = ctx.Queue()
+    start_at = time.time() + 15.0  # the spawned interpreters import and the indexer prepares its batches first
+    stop_at = start_at + seconds
+    procs = [ctx.Process(target=_server_reader, args=(url, 100 + c, start_at, stop_at, lat_q)) for c in range(clients)]
+    if writing:
+        procs.append(ctx.Process(target=_server_writer, args=(url, n, start_at, stop_at, write_q)))
+    for proc in procs:
+        proc.start()
+    latencies = [lat_q.get() for _ in range(clients)]
+    writes = write_q.get() if writing else None
+    for proc in procs:
+        proc.join()
+    report_team("server", clients, seconds, latencies, writes, extra=f"; server RSS {rss_mb(pid):.0f} MB")
+
+
+def team_round_edge(store: EdgeVectorStore, n: int, clients: int, seconds: float, *, writing: bool) -> None:
+    prepared = _writer_batches(n) if writing else []
+    stop_at = time.time() + seconds
+    latencies: list[list[float]] = [[] for _ in range(clients)]
+    writes: list[tuple[int, float]] = []
+
+    def reader(c: int) -> None:
+        latencies[c] = _search_until(store, 100 + c, stop_at)
+
+    def writer() -> None:
+        writes.append(_write_until(store, prepared, stop_at))
+
+    threads = [threading.Thread(target=reader, args=(c,)) for c in range(clients)]
+    if writing:
+        threads.append(threading.Thread(target=writer))
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    report_team("edge (threads of one process)", clients, seconds, latencies, writes[0] if writes else None)
+
+
+def bench_edge_team(root: Path, n: int, clients: int, seconds: float) -> None:
+    """The team rounds on the Edge store bench_edge built (optimized)."""
+    store = EdgeVectorStore.open(root / f"edge-{n}" / "shard", dense_dim=DIM, dense_model=MODEL)
+    try:
+        for writing in (False, True):
+            team_round_edge(store, n, clients, seconds, writing=writing)
+    finally:
+        store.close()
+
+
+# -- several workspaces on one server ---------------------------------------------------------------
+
+
+def bench_tenancy(root: Path, workspaces: int, points: int, queries: int) -> None:
+    """K collections against one collection with a tenant key, each on a fresh server."""
+    for layout in ("collections", "tenant-key"):
+        with running_qdrant(server_binary(), root / f"tenancy-{layout}") as server:
+            assert server.url is not None and server.pid is not None and server.storage is not None
+            idle = rss_mb(server.pid)
+            client = QdrantClient(url=server.url, check_compatibility=False, timeout=120)
+            started = time.perf_counter()
+            if layout == "tenant-key":
+                _create_tenant_collection(client)
+            for t in range(workspaces):
+                name = "shared" if layout == "tenant-key" else f"ws{t}"
+                if layout == "collections":
+                    QdrantClientStore.open_server(
+                        server.url, name, api_key=None, dense_dim=DIM, dense_model=MODEL
+                    ).close()
+                for batch in batches(points, seed=1000 + t):
+                    client.upsert(name, points=[_tenant_point(p, t, layout) for p in batch], wait=True)
+            names = ["shared"] if layout == "tenant-key" else [f"ws{t}" for t in range(workspaces)]
+            for name in names:
+                wait_green(server.url, name)
+            load = time.perf_counter() - started
+            seconds: list[float] = []
+            for sp, d in _query_inputs(5, queries):
+                t = len(seconds) % workspaces
+                name = "shared" if layout == "tenant-key" else f"ws{t}"
+                flt = (
+                    models.Filter(must=[models.FieldCondition(key="tenant", match=models.MatchValue(value=f"ws{t}"))])
+                    if layout == "tenant-key"
+                    else None
+                )
+                requests = [
+                    models.QueryRequest(
+                        query=models.SparseVector(indices=sp.indices, values=sp.values),
+                        using="lexical",
+                        filter=flt,
+                        limit=PREFETCH,
+                    ),
+                    models.QueryRequest(query=d, using="dense", filter=flt, limit=PREFETCH),
+                ]
+                begun = time.perf_counter()
+                client.query_batch_points(name, requests=requests)
+                seconds.append(time.perf_counter() - begun)
+            client.close()
+            print(
+                f"tenancy {layout}: {workspaces} workspaces x {points:,} points: load {load:.0f} s, "
+                f"server RSS {rss_mb(server.pid):.0f} MB (idle {idle:.0f}), "
+                f"disk {disk_bytes(server.storage) / 1e6:.0f} MB, "
+                f"hybrid p50 {percentile(seconds, 50) * 1000:.1f} ms p95 {percentile(seconds, 95) * 1000:.1f} ms",
+                flush=True,
+            )
+
+
+def _create_tenant_collection(client: QdrantClient) -> None:
+    client.create_collection(
+        "shared",
+        vectors_config={"dense": models.VectorParams(size=DIM, distance=models.Distance.COSINE)},
+        sparse_vectors_config={"lexical": models.SparseVectorParams(modifier=models.Modifier.IDF)},
+    )
+    client.create_payload_index(
+        "shared",
+        "tenant",
+        field_schema=models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, is_tenant=True),
+        wait=True,
+    )
+    for key in ("path", "kind", "language"):
+        client.create_payload_index("shared", key, field_schema=models.PayloadSchemaType.KEYWORD, wait=True)
+    client.create_payload_index("shared", "embedded", field_schema=models.PayloadSchemaType.INTEGER, wait=True)
+
+
+def _tenant_point(p: StoredPoint, tenant: int, layout: str) -> models.PointStruct:
+    payload: dict[str, object] = {
+        "path": p.chunk.path,
+        "kind": p.chunk.kind.value,
+        "language": p.chunk.language,
+        "embedded": 1,
+        "chunk": p.chunk.model_dump_json(exclude_defaults=True),
+    }
+    point_id = p.id
+    if layout == "tenant-key":
+        payload["tenant"] = f"ws{tenant}"
+        point_id = str(uuid.uuid5(uuid.NAMESPACE_OID, f"{tenant}:{p.id}"))
+    vector: dict[str, models.Vector] = {
+        "lexical": models.SparseVector(indices=p.sparse.indices, values=p.sparse.values)
+    }
+    if p.dense is not None:
+        vector["dense"] = p.dense
+    return models.PointStruct(id=point_id, vector=vector, payload=payload)
 
 
 def bench_local(root: Path, n: int, queries: int) -> list[Run]:
@@ -244,7 +551,7 @@ def bench_local(root: Path, n: int, queries: int) -> list[Run]:
 def print_tables(runs: list[Run]) -> None:
     heads = [f"{r.label} {r.n // 1000}k" for r in runs]
     width = max(14, *(len(h) for h in heads)) + 2
-    keys = ["build pts/s", "flush s", "optimize s", "reopen s", "disk MB"]
+    keys = ["build pts/s", "flush s", "optimize s", "reopen s", "disk MB", "RSS MB"]
     print("\n" + "".ljust(14) + "".join(h.rjust(width) for h in heads))
     for key in keys:
         print(key.ljust(14) + "".join(r.figures.get(key, "-").rjust(width) for r in runs))
@@ -260,22 +567,34 @@ def main() -> None:
     parser.add_argument("--n", type=int, nargs="+", default=[10_000, 100_000], help="store sizes (points)")
     parser.add_argument("--queries", type=int, default=50, help="timed queries per kind")
     parser.add_argument("--local-max", type=int, default=10_000, help="largest size run in local mode")
-    parser.add_argument("--stores", nargs="+", default=["edge", "local"], choices=["edge", "local"])
+    parser.add_argument("--stores", nargs="+", default=["edge", "server", "local"], choices=["edge", "server", "local"])
+    parser.add_argument("--team", type=int, default=0, help="clients of the simulated team (0: no team rounds)")
+    parser.add_argument("--team-seconds", type=float, default=20.0, help="length of each team round")
+    parser.add_argument("--tenancy", type=int, default=0, help="workspaces sharing one server (0: skip)")
+    parser.add_argument("--tenancy-points", type=int, default=5_000, help="points per workspace in --tenancy")
     parser.add_argument("--dir", type=Path, default=None, help="work directory (default: a temporary one)")
     args = parser.parse_args()
     root = args.dir or Path(tempfile.mkdtemp(prefix="ided-bench-store-"))
     runs: list[Run] = []
     try:
         for n in args.n:
+            team = args.team if n == max(args.n) else 0
             if "edge" in args.stores:
                 runs += bench_edge(root, n, args.queries)
                 print(f"edge {n}: done", flush=True)
+                if team:
+                    bench_edge_team(root, n, team, args.team_seconds)
+            if "server" in args.stores:
+                runs += bench_server(root, n, args.queries, team, args.team_seconds)
+                print(f"server {n}: done", flush=True)
             if "local" in args.stores:
                 if n > args.local_max:
                     print(f"qdrant-local {n}: skipped (above --local-max {args.local_max})", flush=True)
                     continue
                 runs += bench_local(root, n, args.queries)
                 print(f"qdrant-local {n}: done", flush=True)
+        if args.tenancy:
+            bench_tenancy(root, args.tenancy, args.tenancy_points, args.queries)
     finally:
         if args.dir is None:
             shutil.rmtree(root, ignore_errors=True)

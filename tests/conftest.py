@@ -50,6 +50,25 @@ def postgres_url(postgres_server_url: str) -> Iterator[str]:
         yield url
 
 
+@pytest.fixture(scope="session")
+def qdrant_server_url() -> Iterator[str]:
+    """A real Qdrant server for the session (tests/qdrant_server_support.py); skips, naming the build
+    script, only when no server binary was built."""
+    from tests.qdrant_server_support import qdrant_server
+
+    with qdrant_server() as server:
+        if server.url is None:
+            pytest.skip(server.skip_reason or "no Qdrant server")
+        yield server.url
+
+
+def qdrant_settings(request: pytest.FixtureRequest, mode: str) -> dict[str, str]:
+    """The ``qdrant`` config section for a store mode; "server" starts (or reuses) the session's server."""
+    if mode == "server":
+        return {"mode": "server", "url": str(request.getfixturevalue("qdrant_server_url"))}
+    return {"mode": mode}
+
+
 @pytest.fixture(params=["sqlite", "postgres"])
 def runs_database_url(request: pytest.FixtureRequest) -> str | None:
     """None (runs and checkpoints in SQLite, the default) or a fresh Postgres database's URL: a test that

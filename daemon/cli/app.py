@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 import time
@@ -139,6 +140,14 @@ def index(
     embed: Annotated[
         bool, typer.Option("--embed/--no-embed", help="Compute dense vectors after the lexical pass.")
     ] = True,
+    migrate_to: Annotated[
+        str | None,
+        typer.Option(
+            "--migrate-to",
+            help="Copy the existing index (points and vectors, nothing re-embedded) into the Qdrant server "
+            "at this URL, then set qdrant.url to it (docs/scale-out.md).",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Index a workspace: scan, chunk with Tree-sitter, store lexical then dense vectors.
@@ -149,6 +158,9 @@ def index(
     """
     state = CliState.of(ctx)
     config = state.config(path)
+    if migrate_to is not None:
+        _migrate_index(state, config, migrate_to, as_json=as_json)
+        return
     if daemon_running(config) and not rebuild:
         state.err.print("a daemon serves this workspace: asking it to run the pass", style="dim")
         report, status_ = _guard(state, lambda: remote_reindex(config))
@@ -163,6 +175,21 @@ def index(
         _run_index(state, ws, embed=embed, quiet=as_json)
         if as_json:
             print(ws.status().model_dump_json(indent=2))
+
+
+def _migrate_index(state: CliState, config: Config, to_url: str, *, as_json: bool) -> None:
+    from daemon.service.index_migration import migrate_workspace_index
+
+    if daemon_running(config):
+        state.fail("ided index --migrate-to: a daemon serves this workspace; stop it first (ided stop)")
+    report = _guard(state, lambda: migrate_workspace_index(config, to_url))
+    if as_json:
+        print(json.dumps(dataclasses.asdict(report), indent=2))
+    state.err.print(
+        f"{report.copied} point(s) copied ({report.embedded} with a dense vector) from {report.source} into "
+        f"collection {report.collection} at {report.target}; {report.removed_paths} stale file(s) removed there"
+    )
+    state.err.print(f"now set qdrant.url = {report.target!r} to use it")
 
 
 @app.command()

@@ -31,18 +31,15 @@ import contextlib
 import json
 import logging
 import os
-import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, cast
 
 import qdrant_edge as qe
 
-from daemon.core.models import Chunk, SearchFilters
-from daemon.core.ports import ScoredChunk, SparseVector, StoredPoint
+from daemon.core.ports import SparseVector
 from daemon.errors import DaemonError, StoreError
 from daemon.index._payload import (
-    CHUNK_HASH,
     DENSE,
     EMBEDDED,
     EMBEDDED_NO,
@@ -52,25 +49,15 @@ from daemon.index._payload import (
     LEXICAL,
     PATH,
     REBUILD_HINT,
-    GlobMode,
-    PathGlob,
-    batched,
-    build_payload,
-    chunk_from_payload,
-    chunk_to_payload,
     engine_errors,
     engine_state_error,
-    rrf_fuse,
 )
-from daemon.index.encoded_chunks import EncodedChunks
+from daemon.index._store_base import EngineHit, EngineRow, PointStoreBase
 
 __all__ = ["EdgeVectorStore"]
 
 logger = logging.getLogger(__name__)
 
-_WRITE_BATCH = 256
-_FILTER_BATCH = 512
-_SCROLL_PAGE = 256
 _FACET_ALL = 1 << 30
 _META_VERSION = 1
 
@@ -86,26 +73,14 @@ def _match(key: str, value: str | int) -> qe.FieldCondition:
     return qe.FieldCondition(key=key, match=qe.MatchValue(value))
 
 
-def _any_of(key: str, values: list[str]) -> qe.FieldCondition:
-    return qe.FieldCondition(key=key, match=qe.MatchAny(values))
-
-
-def _is_embedded(flag: int) -> qe.FieldCondition:
-    return _match(EMBEDDED, flag)
-
-
-class _NoMatch(Exception):
-    """A filter that no point can satisfy (a glob that matches no stored path)."""
-
-
-class EdgeVectorStore:
+class EdgeVectorStore(PointStoreBase[qe.FieldCondition, qe.Filter, qe.Point]):
     """The VectorStore protocol on a Qdrant Edge shard. Open with :meth:`open`."""
 
     def __init__(self, shard: qe.EdgeShard, *, directory: Path, dense_dim: int) -> None:
+        super().__init__()
         self._shard: qe.EdgeShard | None = shard
         self._directory = directory
         self._dense_dim = dense_dim
-        self._write_lock = threading.Lock()
         self._stats_stale = False
         """Points were deleted since the shard was loaded: its IDF counts include them until a reload."""
 
@@ -182,140 +157,111 @@ class EdgeVectorStore:
         with engine_errors(self.name, "optimize"):
             return self._live().optimize()
 
-    # -- writes ---------------------------------------------------------------------------------
+    # -- engine primitives (see _store_base) ----------------------------------------------------
 
-    def upsert(self, points: Sequence[StoredPoint]) -> None:
-        with self._write_lock, engine_errors(self.name, "upsert"):
-            shard = self._live()
-            for batch in batched(points, _WRITE_BATCH):
-                shard.update(qe.UpdateOperation.upsert_points([_to_edge_point(p) for p in batch]))
+    def _cond_match(self, key: str, value: str | int) -> qe.FieldCondition:
+        return _match(key, value)
 
-    def upsert_encoded(self, files: Sequence[EncodedChunks], dense: Mapping[str, list[float]]) -> None:
-        """Insert or replace the chunks of ``files`` (the index pass's fast path, see ``encoded_chunks``)."""
-        points = (_encoded_edge_point(f, i, dense) for f in files for i in range(len(f)))
-        with self._write_lock, engine_errors(self.name, "upsert"):
-            shard = self._live()
-            for batch in batched(points, _WRITE_BATCH):
-                shard.update(qe.UpdateOperation.upsert_points(batch))
+    def _cond_any(self, key: str, values: list[str]) -> qe.FieldCondition:
+        return qe.FieldCondition(key=key, match=qe.MatchAny(values))
 
-    def delete_paths(self, paths: Iterable[str]) -> None:
-        unique = sorted(set(paths))
-        if not unique:
-            return
-        with self._write_lock, engine_errors(self.name, "delete by path"):
-            self._stats_stale = True
-            shard = self._live()
-            for batch in batched(unique, _FILTER_BATCH):
-                flt = qe.Filter(must=[_any_of(PATH, batch)])
-                shard.update(qe.UpdateOperation.delete_points_by_filter(flt))
+    def _cond_prefix(self, key: str, prefix: str) -> qe.FieldCondition:
+        return qe.FieldCondition(key=key, match=qe.MatchPrefix(prefix))
 
-    def set_dense(self, vectors: Mapping[str, list[float]]) -> None:
-        """Attach dense vectors; ids that no longer exist (deleted meanwhile) are skipped."""
-        if not vectors:
-            return
-        with self._write_lock, engine_errors(self.name, "set dense vectors"):
-            shard = self._live()
-            for batch in batched(list(vectors), _WRITE_BATCH):
-                records = shard.retrieve(list(batch), with_payload=False, with_vector=False)
-                present = [str(r.id) for r in records]
-                if len(present) < len(batch):
-                    logger.debug("set_dense: %d of %d point(s) are gone", len(batch) - len(present), len(batch))
-                if not present:
-                    continue
-                # vector first, flag second: a crash in between leaves a point that is re-embedded,
-                # never one flagged as embedded without a vector
-                point_vectors = [qe.PointVectors(pid, {DENSE: vectors[pid]}) for pid in present]
-                shard.update(qe.UpdateOperation.update_vectors(point_vectors))
-                shard.update(qe.UpdateOperation.set_payload(list(present), {EMBEDDED: EMBEDDED_YES}))
+    def _engine_filter(self, must: list[qe.FieldCondition]) -> qe.Filter:
+        return qe.Filter(must=list(must))
 
-    # -- reads ----------------------------------------------------------------------------------
-
-    def dense_by_hash(self, paths: Iterable[str]) -> dict[str, list[float]]:
-        out: dict[str, list[float]] = {}
-        with engine_errors(self.name, "read dense vectors"):
-            for batch in batched(sorted(set(paths)), _FILTER_BATCH):
-                flt = qe.Filter(must=[_any_of(PATH, batch), _is_embedded(EMBEDDED_YES)])
-                for record in self._scroll_all(flt, with_payload=[CHUNK_HASH], with_vector=[DENSE]):
-                    vector = _dense_of(record.vector)
-                    if vector is not None and record.payload is not None:
-                        out[str(record.payload[CHUNK_HASH])] = vector
-        return out
-
-    def missing_dense(self, limit: int, paths: Sequence[str] | None = None) -> list[tuple[str, Chunk]]:
-        if limit <= 0 or (paths is not None and not paths):
-            return []
-        must: list[qe.FieldCondition] = [_is_embedded(EMBEDDED_NO)]
-        if paths is not None:
-            must.append(_any_of(PATH, sorted(set(paths))))
-        with engine_errors(self.name, "list points without a dense vector"):
-            records, _ = self._live().scroll(
-                qe.ScrollRequest(limit=limit, filter=qe.Filter(must=list(must)), with_payload=True, with_vector=False)
-            )
-            return [(str(r.id), chunk_from_payload(r.payload)) for r in records]
-
-    def query(
-        self,
-        *,
-        sparse: SparseVector | None,
-        dense: list[float] | None,
-        filters: SearchFilters | None,
-        limit: int,
-        prefetch_limit: int,
-    ) -> list[ScoredChunk]:
-        """Each given ranker finds ``prefetch_limit`` ids under the filter; RRF fuses them here.
-
-        With one ranker its own scores are returned; with both, RRF scores (see ``RRF_K``).
-        """
-        rankers: list[tuple[str, qe.Query]] = []
-        if sparse is not None and sparse.indices:
-            rankers.append((LEXICAL, qe.Query.Nearest(qe.SparseVector(sparse.indices, sparse.values), using=LEXICAL)))
+    def _engine_point(
+        self, point_id: str, sparse: SparseVector, dense: list[float] | None, payload: dict[str, Any]
+    ) -> qe.Point:
+        vectors: dict[str, qe.NamedVector] = {LEXICAL: qe.SparseVector(sparse.indices, sparse.values)}
         if dense is not None:
-            rankers.append((DENSE, qe.Query.Nearest(list(dense), using=DENSE)))
-        if not rankers or limit <= 0:
-            return []
-        with engine_errors(self.name, "query"):
-            shard = self._live()
-            try:
-                flt = self._filter(filters)
-            except _NoMatch:
-                return []
-            if len(rankers) == 1:
-                name, query = rankers[0]
-                hits = shard.query(
-                    qe.QueryRequest(limit=limit, query=query, filter=flt, with_payload=True, with_vector=False)
-                )
-                return [
-                    ScoredChunk(id=str(h.id), score=h.score, chunk=chunk_from_payload(h.payload), sources=(name,))
-                    for h in hits
-                ]
-            depth = max(prefetch_limit, limit)
-            requests = [
-                qe.QueryRequest(limit=depth, query=q, filter=flt, with_payload=False, with_vector=False)
-                for _, q in rankers
-            ]
-            lists = shard.query_batch(qe.QueryBatchRequest(requests))
-            fused = rrf_fuse(
-                [(name, [str(h.id) for h in hits]) for (name, _), hits in zip(rankers, lists, strict=True)],
-                strengths=[[h.score for h in hits] for hits in lists],
-            )[:limit]
-            records = shard.retrieve([f.id for f in fused], with_payload=True, with_vector=False)
-            by_id = {str(r.id): r for r in records}
-            return [
-                ScoredChunk(id=f.id, score=f.score, chunk=chunk_from_payload(by_id[f.id].payload), sources=f.sources)
-                for f in fused
-                if f.id in by_id
-            ]
+            vectors[DENSE] = dense
+        return qe.Point(point_id, vectors, payload)
 
-    def count(self, *, embedded_only: bool = False) -> int:
-        flt = qe.Filter(must=[_is_embedded(EMBEDDED_YES)]) if embedded_only else None
-        with engine_errors(self.name, "count"):
-            return self._live().count(qe.CountRequest(exact=True, filter=flt))
+    def _engine_upsert(self, points: list[qe.Point]) -> None:
+        self._live().update(qe.UpdateOperation.upsert_points(points))
 
-    def counts_by_path(self) -> dict[str, int]:
-        return self._facet(PATH)
+    def _deleting(self) -> None:
+        self._stats_stale = True
 
-    def counts_by_kind(self) -> dict[str, int]:
-        return self._facet(KIND)
+    def _engine_delete(self, flt: qe.Filter) -> None:
+        self._live().update(qe.UpdateOperation.delete_points_by_filter(flt))
+
+    def _engine_present(self, ids: list[str]) -> list[str]:
+        records = self._live().retrieve(list(ids), with_payload=False, with_vector=False)
+        return [str(r.id) for r in records]
+
+    def _engine_set_dense(self, vectors: Mapping[str, list[float]]) -> None:
+        point_vectors = [qe.PointVectors(pid, {DENSE: vector}) for pid, vector in vectors.items()]
+        self._live().update(qe.UpdateOperation.update_vectors(point_vectors))
+
+    def _engine_set_flag(self, ids: list[str], flag: int) -> None:
+        self._live().update(qe.UpdateOperation.set_payload(list(ids), {EMBEDDED: flag}))
+
+    def _engine_scroll(
+        self,
+        flt: qe.Filter | None,
+        *,
+        limit: int,
+        offset: object,
+        payload: list[str] | bool,
+        dense: bool,
+        sparse: bool = False,
+    ) -> tuple[list[EngineRow], object]:
+        vectors = [name for name, wanted in ((DENSE, dense), (LEXICAL, sparse)) if wanted]
+        records, after = self._live().scroll(
+            qe.ScrollRequest(
+                offset=cast("qe.PointId | None", offset),
+                limit=limit,
+                filter=flt,
+                with_payload=payload,
+                with_vector=vectors or False,
+            )
+        )
+        rows = [
+            EngineRow(
+                str(r.id),
+                r.payload,
+                _dense_of(r.vector) if dense else None,
+                _sparse_of(r.vector) if sparse else None,
+            )
+            for r in records
+        ]
+        return rows, after
+
+    def _engine_retrieve(self, ids: list[str]) -> list[EngineRow]:
+        records = self._live().retrieve(list(ids), with_payload=True, with_vector=False)
+        return [EngineRow(str(r.id), r.payload, None) for r in records]
+
+    def _engine_query(
+        self, using: str, vector: SparseVector | list[float], flt: qe.Filter | None, limit: int, *, payload: bool
+    ) -> list[EngineHit]:
+        request = qe.QueryRequest(
+            limit=limit, query=_nearest(using, vector), filter=flt, with_payload=payload, with_vector=False
+        )
+        return [EngineHit(str(h.id), h.score, h.payload) for h in self._live().query(request)]
+
+    def _engine_query_batch(
+        self, rankers: list[tuple[str, SparseVector | list[float]]], flt: qe.Filter | None, limit: int
+    ) -> list[list[EngineHit]]:
+        requests = [
+            qe.QueryRequest(
+                limit=limit, query=_nearest(using, vector), filter=flt, with_payload=False, with_vector=False
+            )
+            for using, vector in rankers
+        ]
+        lists = self._live().query_batch(qe.QueryBatchRequest(requests))
+        return [[EngineHit(str(h.id), h.score, None) for h in hits] for hits in lists]
+
+    def _engine_count(self, flt: qe.Filter | None) -> int:
+        return self._live().count(qe.CountRequest(exact=True, filter=flt))
+
+    def _engine_facet(self, key: str, *, exact: bool) -> dict[str, int]:
+        """``exact=False`` is ~50x faster at 100k points and lists the same values."""
+        response = self._live().facet(qe.FacetRequest(key=key, limit=_FACET_ALL, exact=exact))
+        # an exact facet lists values whose points were all deleted, with count 0 (0.9.0)
+        return {str(hit.value): hit.count for hit in response.hits if hit.count > 0}
 
     # -- internals ------------------------------------------------------------------------------
 
@@ -333,51 +279,6 @@ class EdgeVectorStore:
         if self._shard is None:
             raise StoreError(f"{self.name}: the store at {self._directory} is closed")
         return self._shard
-
-    def _facet(self, key: str, *, exact: bool = True) -> dict[str, int]:
-        """Points per value of ``key``; ``exact=False`` is ~50x faster at 100k points and lists the same values."""
-        with engine_errors(self.name, f"count by {key}"):
-            response = self._live().facet(qe.FacetRequest(key=key, limit=_FACET_ALL, exact=exact))
-            # an exact facet lists values whose points were all deleted, with count 0 (0.9.0)
-            return {str(hit.value): hit.count for hit in response.hits if hit.count > 0}
-
-    def _scroll_all(
-        self, flt: qe.Filter, *, with_payload: list[str] | bool, with_vector: list[str] | bool
-    ) -> Iterable[qe.Record]:
-        shard = self._live()
-        offset: qe.PointId | None = None
-        while True:
-            records, offset = shard.scroll(
-                qe.ScrollRequest(
-                    offset=offset, limit=_SCROLL_PAGE, filter=flt, with_payload=with_payload, with_vector=with_vector
-                )
-            )
-            yield from records
-            if offset is None:
-                return
-
-    def _filter(self, filters: SearchFilters | None) -> qe.Filter | None:
-        """The engine filter for ``filters``; raises _NoMatch when the path glob matches no stored path."""
-        if filters is None:
-            return None
-        must: list[qe.FieldCondition] = []
-        if filters.kind is not None:
-            must.append(_match(KIND, filters.kind.value))
-        if filters.language is not None:
-            must.append(_match(LANGUAGE, filters.language))
-        if filters.path_glob is not None:
-            glob = PathGlob.parse(filters.path_glob)
-            if glob.mode is GlobMode.EXACT:
-                must.append(_match(PATH, glob.pattern))
-            elif glob.mode is GlobMode.PREFIX:
-                if glob.prefix:
-                    must.append(qe.FieldCondition(key=PATH, match=qe.MatchPrefix(glob.prefix)))
-            else:
-                selected = glob.select(self._facet(PATH, exact=False))
-                if not selected:
-                    raise _NoMatch
-                must.append(_any_of(PATH, selected))
-        return qe.Filter(must=list(must)) if must else None
 
     def _ensure_indexes(self) -> None:
         with engine_errors(self.name, "create payload indexes"):
@@ -398,7 +299,7 @@ class EdgeVectorStore:
         logger.warning("%s: the dense model changed; dropping stored dense vectors for re-embedding", self.name)
         with self._write_lock, engine_errors(self.name, "reset dense vectors"):
             shard = self._live()
-            embedded = qe.Filter(must=[_is_embedded(EMBEDDED_YES)])
+            embedded = qe.Filter(must=[_match(EMBEDDED, EMBEDDED_YES)])
             if recreate:
                 shard.update(qe.UpdateOperation.delete_vector_name(DENSE))
                 shard.update(qe.UpdateOperation.create_dense_vector(DENSE, self._dense_dim, qe.Distance.Cosine))
@@ -407,28 +308,10 @@ class EdgeVectorStore:
             shard.update(qe.UpdateOperation.set_payload_by_filter(embedded, {EMBEDDED: EMBEDDED_NO}))
 
 
-def _to_edge_point(point: StoredPoint) -> qe.Point:
-    vectors: dict[str, qe.NamedVector] = {LEXICAL: qe.SparseVector(point.sparse.indices, point.sparse.values)}
-    if point.dense is not None:
-        vectors[DENSE] = list(point.dense)
-    return qe.Point(point.id, vectors, chunk_to_payload(point.chunk, embedded=point.dense is not None))
-
-
-def _encoded_edge_point(f: EncodedChunks, i: int, dense: Mapping[str, list[float]]) -> qe.Point:
-    chunk_hash = f.hashes[i]
-    vectors: dict[str, qe.NamedVector] = {LEXICAL: qe.SparseVector(f.sparse_indices[i], f.sparse_values[i])}
-    vector = dense.get(chunk_hash)
-    if vector is not None:
-        vectors[DENSE] = vector
-    payload = build_payload(
-        path=f.path,
-        kind=f.kinds[i],
-        language=f.languages[i],
-        chunk_hash=chunk_hash,
-        chunk_json=f.chunk_json[i],
-        embedded=vector is not None,
-    )
-    return qe.Point(f.ids[i], vectors, payload)
+def _nearest(using: str, vector: SparseVector | list[float]) -> qe.Query:
+    if isinstance(vector, SparseVector):
+        return qe.Query.Nearest(qe.SparseVector(vector.indices, vector.values), using=using)
+    return qe.Query.Nearest(vector, using=using)
 
 
 def _dense_of(vector: qe.Vector | None) -> list[float] | None:
@@ -436,6 +319,13 @@ def _dense_of(vector: qe.Vector | None) -> list[float] | None:
     if not isinstance(named, list):
         return None
     return [float(x) for x in cast("list[float]", named)]
+
+
+def _sparse_of(vector: qe.Vector | None) -> SparseVector | None:
+    named = vector.get(LEXICAL) if isinstance(vector, dict) else None
+    if not isinstance(named, qe.SparseVector):
+        return None
+    return SparseVector([int(i) for i in named.indices], [float(v) for v in named.values])
 
 
 def _open_error(directory: Path, exc: Exception) -> DaemonError:

@@ -1,5 +1,13 @@
 """VectorStore on qdrant-client: a Qdrant server at a URL, or local mode in a directory.
 
+Server: each workspace is a collection of its own (``store_factory`` names it), which keeps every
+workspace's points, payload indexes and BM25 statistics (the IDF modifier counts documents per
+collection) apart; docs/scale-out.md has the measurement behind that choice. Every write waits for
+the server's acknowledgement (``wait=True``), after which the server's WAL holds it: a client killed
+at any point leaves what it was acknowledged and nothing half-written per point. Keyword prefix
+matching arrived in Qdrant 1.19; against an older server a path glob's literal prefix is resolved
+like any pattern (the stored paths, then an exact match on those), with the same results.
+
 Local mode (``QdrantClient(path=...)``) is pure Python and brute force: right for tests and small
 folders, slow at workspace scale (see bench/store.py). It ignores payload indexes (and warns
 when asked for one), so they are created on a server only. Both modes keep the dense model and
@@ -10,20 +18,16 @@ another dimension cannot be applied to an existing collection and asks for a reb
 from __future__ import annotations
 
 import logging
-import threading
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, cast
 
 from qdrant_client import QdrantClient, models
-from qdrant_client.conversions.common_types import PointId
 
-from daemon.core.models import Chunk, SearchFilters
-from daemon.core.ports import ScoredChunk, SparseVector, StoredPoint
+from daemon.core.ports import SparseVector
 from daemon.errors import StoreError
 from daemon.index._payload import (
-    CHUNK_HASH,
     DENSE,
     EMBEDDED,
     EMBEDDED_NO,
@@ -33,52 +37,32 @@ from daemon.index._payload import (
     LEXICAL,
     PATH,
     REBUILD_HINT,
-    GlobMode,
-    PathGlob,
-    batched,
-    build_payload,
-    chunk_from_payload,
-    chunk_to_payload,
     engine_errors,
-    rrf_fuse,
 )
-from daemon.index.encoded_chunks import EncodedChunks
+from daemon.index._store_base import EngineHit, EngineRow, PointStoreBase
 
 __all__ = ["QdrantClientStore"]
 
 logger = logging.getLogger(__name__)
 
-_WRITE_BATCH = 256
-_FILTER_BATCH = 512
-_SCROLL_PAGE = 256
 _TIMEOUT_S = 30
+_PREFIX_SINCE = (1, 19)
+"""The first Qdrant server release with prefix matching on keyword indexes."""
 
 
 def _match(key: str, value: str | int) -> models.FieldCondition:
     return models.FieldCondition(key=key, match=models.MatchValue(value=value))
 
 
-def _any_of(key: str, values: list[str]) -> models.FieldCondition:
-    return models.FieldCondition(key=key, match=models.MatchAny(any=values))
-
-
-def _is_embedded(flag: int) -> models.FieldCondition:
-    return _match(EMBEDDED, flag)
-
-
-class _NoMatch(Exception):
-    """A filter that no point can satisfy (a glob that matches no stored path)."""
-
-
-class QdrantClientStore:
+class QdrantClientStore(PointStoreBase[models.Condition, models.Filter, models.PointStruct]):
     """The VectorStore protocol on one qdrant-client collection. Open with ``open_local``/``open_server``."""
 
     def __init__(self, client: QdrantClient, collection: str, *, where: str, local: bool) -> None:
+        super().__init__()
         self._client: QdrantClient | None = client
         self._collection = collection
         self._where = where
         self._local = local
-        self._write_lock = threading.Lock()
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -136,142 +120,115 @@ class QdrantClientStore:
         with engine_errors(self.name, "close"):
             client.close()
 
-    # -- writes ---------------------------------------------------------------------------------
+    # -- engine primitives (see _store_base) ----------------------------------------------------
 
-    def upsert(self, points: Sequence[StoredPoint]) -> None:
-        with self._write_lock, engine_errors(self.name, "upsert"):
-            client = self._live()
-            for batch in batched(points, _WRITE_BATCH):
-                client.upsert(self._collection, points=[_to_point(p) for p in batch], wait=True)
+    def _cond_match(self, key: str, value: str | int) -> models.Condition:
+        return _match(key, value)
 
-    def upsert_encoded(self, files: Sequence[EncodedChunks], dense: Mapping[str, list[float]]) -> None:
-        """Insert or replace the chunks of ``files`` (the index pass's fast path, see ``encoded_chunks``)."""
-        points = (_encoded_point(f, i, dense) for f in files for i in range(len(f)))
-        with self._write_lock, engine_errors(self.name, "upsert"):
-            client = self._live()
-            for batch in batched(points, _WRITE_BATCH):
-                client.upsert(self._collection, points=batch, wait=True)
+    def _cond_any(self, key: str, values: list[str]) -> models.Condition:
+        return models.FieldCondition(key=key, match=models.MatchAny(any=values))
 
-    def delete_paths(self, paths: Iterable[str]) -> None:
-        unique = sorted(set(paths))
-        with self._write_lock, engine_errors(self.name, "delete by path"):
-            client = self._live()
-            for batch in batched(unique, _FILTER_BATCH):
-                selector = models.FilterSelector(filter=models.Filter(must=[_any_of(PATH, batch)]))
-                client.delete(self._collection, points_selector=selector, wait=True)
+    def _cond_prefix(self, key: str, prefix: str) -> models.Condition:
+        return models.FieldCondition(key=key, match=models.MatchPrefix(prefix=prefix))
 
-    def set_dense(self, vectors: Mapping[str, list[float]]) -> None:
-        """Attach dense vectors; ids that no longer exist (deleted meanwhile) are skipped."""
-        if not vectors:
-            return
-        with self._write_lock, engine_errors(self.name, "set dense vectors"):
-            client = self._live()
-            for batch in batched(list(vectors), _WRITE_BATCH):
-                records = client.retrieve(self._collection, ids=batch, with_payload=False, with_vectors=False)
-                present = [str(r.id) for r in records]
-                if not present:
-                    continue
-                # vector first, flag second: a crash in between leaves a point that is re-embedded
-                point_vectors = [models.PointVectors(id=pid, vector={DENSE: vectors[pid]}) for pid in present]
-                client.update_vectors(self._collection, points=point_vectors, wait=True)
-                selector = models.PointIdsList(points=list[models.ExtendedPointId](present))
-                client.set_payload(self._collection, payload={EMBEDDED: EMBEDDED_YES}, points=selector, wait=True)
+    def _engine_filter(self, must: list[models.Condition]) -> models.Filter:
+        return models.Filter(must=list(must))
 
-    # -- reads ----------------------------------------------------------------------------------
-
-    def dense_by_hash(self, paths: Iterable[str]) -> dict[str, list[float]]:
-        out: dict[str, list[float]] = {}
-        with engine_errors(self.name, "read dense vectors"):
-            for batch in batched(sorted(set(paths)), _FILTER_BATCH):
-                flt = models.Filter(must=[_any_of(PATH, batch), _is_embedded(EMBEDDED_YES)])
-                for record in self._scroll_all(flt, with_payload=[CHUNK_HASH], with_vectors=[DENSE]):
-                    vector = _dense_of(record.vector)
-                    if vector is not None and record.payload is not None:
-                        out[str(record.payload[CHUNK_HASH])] = vector
-        return out
-
-    def missing_dense(self, limit: int, paths: Sequence[str] | None = None) -> list[tuple[str, Chunk]]:
-        if limit <= 0 or (paths is not None and not paths):
-            return []
-        must: list[models.Condition] = [_is_embedded(EMBEDDED_NO)]
-        if paths is not None:
-            must.append(_any_of(PATH, sorted(set(paths))))
-        with engine_errors(self.name, "list points without a dense vector"):
-            records, _ = self._live().scroll(
-                self._collection,
-                scroll_filter=models.Filter(must=must),
-                limit=limit,
-                with_payload=True,
-                with_vectors=False,
-            )
-            return [(str(r.id), chunk_from_payload(r.payload)) for r in records]
-
-    def query(
-        self,
-        *,
-        sparse: SparseVector | None,
-        dense: list[float] | None,
-        filters: SearchFilters | None,
-        limit: int,
-        prefetch_limit: int,
-    ) -> list[ScoredChunk]:
-        """Each given ranker finds ``prefetch_limit`` ids under the filter; RRF fuses them here.
-
-        With one ranker its own scores are returned; with both, RRF scores (see ``RRF_K``).
-        """
-        rankers: list[tuple[str, models.SparseVector | list[float]]] = []
-        if sparse is not None and sparse.indices:
-            rankers.append((LEXICAL, models.SparseVector(indices=list(sparse.indices), values=list(sparse.values))))
+    def _engine_point(
+        self, point_id: str, sparse: SparseVector, dense: list[float] | None, payload: dict[str, Any]
+    ) -> models.PointStruct:
+        vector: dict[str, models.Vector] = {
+            LEXICAL: models.SparseVector(indices=list(sparse.indices), values=list(sparse.values))
+        }
         if dense is not None:
-            rankers.append((DENSE, list(dense)))
-        if not rankers or limit <= 0:
-            return []
-        with engine_errors(self.name, "query"):
-            client = self._live()
-            try:
-                flt = self._filter(filters)
-            except _NoMatch:
-                return []
-            if len(rankers) == 1:
-                name, vector = rankers[0]
-                response = client.query_points(
-                    self._collection, query=vector, using=name, query_filter=flt, limit=limit, with_payload=True
-                )
-                return [
-                    ScoredChunk(id=str(h.id), score=h.score, chunk=chunk_from_payload(h.payload), sources=(name,))
-                    for h in response.points
-                ]
-            depth = max(prefetch_limit, limit)
-            requests = [
-                models.QueryRequest(query=vector, using=name, filter=flt, limit=depth, with_payload=False)
-                for name, vector in rankers
-            ]
-            responses = client.query_batch_points(self._collection, requests=requests)
-            fused = rrf_fuse(
-                [
-                    (name, [str(h.id) for h in response.points])
-                    for (name, _), response in zip(rankers, responses, strict=True)
-                ],
-                strengths=[[h.score for h in response.points] for response in responses],
-            )[:limit]
-            records = client.retrieve(self._collection, ids=[f.id for f in fused], with_payload=True)
-            by_id = {str(r.id): r for r in records}
-            return [
-                ScoredChunk(id=f.id, score=f.score, chunk=chunk_from_payload(by_id[f.id].payload), sources=f.sources)
-                for f in fused
-                if f.id in by_id
-            ]
+            vector[DENSE] = dense
+        return models.PointStruct(id=point_id, vector=vector, payload=payload)
 
-    def count(self, *, embedded_only: bool = False) -> int:
-        flt = models.Filter(must=[_is_embedded(EMBEDDED_YES)]) if embedded_only else None
-        with engine_errors(self.name, "count"):
-            return self._live().count(self._collection, count_filter=flt, exact=True).count
+    def _engine_upsert(self, points: list[models.PointStruct]) -> None:
+        self._live().upsert(self._collection, points=points, wait=True)
 
-    def counts_by_path(self) -> dict[str, int]:
-        return self._facet(PATH)
+    def _engine_delete(self, flt: models.Filter) -> None:
+        self._live().delete(self._collection, points_selector=models.FilterSelector(filter=flt), wait=True)
 
-    def counts_by_kind(self) -> dict[str, int]:
-        return self._facet(KIND)
+    def _engine_present(self, ids: list[str]) -> list[str]:
+        records = self._live().retrieve(self._collection, ids=list(ids), with_payload=False, with_vectors=False)
+        return [str(r.id) for r in records]
+
+    def _engine_set_dense(self, vectors: Mapping[str, list[float]]) -> None:
+        points = [models.PointVectors(id=pid, vector={DENSE: vector}) for pid, vector in vectors.items()]
+        self._live().update_vectors(self._collection, points=points, wait=True)
+
+    def _engine_set_flag(self, ids: list[str], flag: int) -> None:
+        selector = models.PointIdsList(points=list[models.ExtendedPointId](ids))
+        self._live().set_payload(self._collection, payload={EMBEDDED: flag}, points=selector, wait=True)
+
+    def _engine_scroll(
+        self,
+        flt: models.Filter | None,
+        *,
+        limit: int,
+        offset: object,
+        payload: list[str] | bool,
+        dense: bool,
+        sparse: bool = False,
+    ) -> tuple[list[EngineRow], object]:
+        vectors = [name for name, wanted in ((DENSE, dense), (LEXICAL, sparse)) if wanted]
+        records, after = self._live().scroll(
+            self._collection,
+            scroll_filter=flt,
+            limit=limit,
+            offset=cast("models.ExtendedPointId | None", offset),
+            with_payload=payload,
+            with_vectors=vectors or False,
+        )
+        rows = [
+            EngineRow(
+                str(r.id),
+                r.payload,
+                _dense_of(r.vector) if dense else None,
+                _sparse_of(r.vector) if sparse else None,
+            )
+            for r in records
+        ]
+        return rows, after
+
+    def _engine_retrieve(self, ids: list[str]) -> list[EngineRow]:
+        records = self._live().retrieve(self._collection, ids=list(ids), with_payload=True, with_vectors=False)
+        return [EngineRow(str(r.id), r.payload, None) for r in records]
+
+    def _engine_query(
+        self, using: str, vector: SparseVector | list[float], flt: models.Filter | None, limit: int, *, payload: bool
+    ) -> list[EngineHit]:
+        response = self._live().query_points(
+            self._collection,
+            query=_query_vector(vector),
+            using=using,
+            query_filter=flt,
+            limit=limit,
+            with_payload=payload,
+        )
+        return [EngineHit(str(h.id), h.score, h.payload) for h in response.points]
+
+    def _engine_query_batch(
+        self, rankers: list[tuple[str, SparseVector | list[float]]], flt: models.Filter | None, limit: int
+    ) -> list[list[EngineHit]]:
+        requests = [
+            models.QueryRequest(query=_query_vector(vector), using=using, filter=flt, limit=limit, with_payload=False)
+            for using, vector in rankers
+        ]
+        responses = self._live().query_batch_points(self._collection, requests=requests)
+        return [[EngineHit(str(h.id), h.score, None) for h in response.points] for response in responses]
+
+    def _engine_count(self, flt: models.Filter | None) -> int:
+        return self._live().count(self._collection, count_filter=flt, exact=True).count
+
+    def _engine_facet(self, key: str, *, exact: bool) -> dict[str, int]:
+        client = self._live()
+        total = client.count(self._collection, exact=True).count
+        if total == 0:
+            return {}
+        response = client.facet(self._collection, key=key, limit=total, exact=exact)
+        return {str(hit.value): hit.count for hit in response.hits if hit.count > 0}
 
     # -- internals ------------------------------------------------------------------------------
 
@@ -280,61 +237,13 @@ class QdrantClientStore:
             raise StoreError(f"{self.name}: the store at {self._where} is closed")
         return self._client
 
-    def _facet(self, key: str, *, exact: bool = True) -> dict[str, int]:
-        with engine_errors(self.name, f"count by {key}"):
-            client = self._live()
-            total = client.count(self._collection, exact=True).count
-            if total == 0:
-                return {}
-            response = client.facet(self._collection, key=key, limit=total, exact=exact)
-            return {str(hit.value): hit.count for hit in response.hits if hit.count > 0}
-
-    def _scroll_all(
-        self, flt: models.Filter, *, with_payload: list[str] | bool, with_vectors: list[str] | bool
-    ) -> Iterable[models.Record]:
-        client = self._live()
-        offset: PointId | None = None
-        while True:
-            records, offset = client.scroll(
-                self._collection,
-                scroll_filter=flt,
-                limit=_SCROLL_PAGE,
-                offset=offset,
-                with_payload=with_payload,
-                with_vectors=with_vectors,
-            )
-            yield from records
-            if offset is None:
-                return
-
-    def _filter(self, filters: SearchFilters | None) -> models.Filter | None:
-        """The engine filter for ``filters``; raises _NoMatch when the path glob matches no stored path."""
-        if filters is None:
-            return None
-        must: list[models.Condition] = []
-        if filters.kind is not None:
-            must.append(_match(KIND, filters.kind.value))
-        if filters.language is not None:
-            must.append(_match(LANGUAGE, filters.language))
-        if filters.path_glob is not None:
-            glob = PathGlob.parse(filters.path_glob)
-            if glob.mode is GlobMode.EXACT:
-                must.append(_match(PATH, glob.pattern))
-            elif glob.mode is GlobMode.PREFIX:
-                if glob.prefix:
-                    must.append(models.FieldCondition(key=PATH, match=models.MatchPrefix(prefix=glob.prefix)))
-            else:
-                selected = glob.select(self._facet(PATH, exact=False))
-                if not selected:
-                    raise _NoMatch
-                must.append(_any_of(PATH, selected))
-        return models.Filter(must=must) if must else None
-
     def _prepare(self, *, dense_dim: int, dense_model: str) -> None:
         """Create the collection, or check it and reconcile the dense model; closes on failure."""
         try:
             with engine_errors(self.name, f"open collection {self._collection} at {self._where}"):
                 client = self._live()
+                if not self._local:
+                    self._prefix_match = _server_version(client.info().version) >= _PREFIX_SINCE
                 if not client.collection_exists(self._collection):
                     self._create(dense_dim=dense_dim, dense_model=dense_model)
                     return
@@ -372,8 +281,13 @@ class QdrantClientStore:
         )
         if self._local:
             return  # local mode ignores payload indexes and warns about them
+        path_index = (
+            models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, prefix=True)
+            if self._prefix_match
+            else models.PayloadSchemaType.KEYWORD
+        )
         indexes: dict[str, models.PayloadSchemaType | models.KeywordIndexParams] = {
-            PATH: models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, prefix=True),
+            PATH: path_index,
             KIND: models.PayloadSchemaType.KEYWORD,
             LANGUAGE: models.PayloadSchemaType.KEYWORD,
             EMBEDDED: models.PayloadSchemaType.INTEGER,
@@ -384,40 +298,25 @@ class QdrantClientStore:
     def _reset_dense(self) -> None:
         logger.warning("%s: the dense model changed; dropping stored dense vectors for re-embedding", self.name)
         client = self._live()
-        selector = models.FilterSelector(filter=models.Filter(must=[_is_embedded(EMBEDDED_YES)]))
+        selector = models.FilterSelector(filter=models.Filter(must=[_match(EMBEDDED, EMBEDDED_YES)]))
         with self._write_lock:
             client.delete_vectors(self._collection, vectors=[DENSE], points=selector, wait=True)
             client.set_payload(self._collection, payload={EMBEDDED: EMBEDDED_NO}, points=selector, wait=True)
 
 
-def _to_point(point: StoredPoint) -> models.PointStruct:
-    vector: dict[str, models.Vector] = {
-        LEXICAL: models.SparseVector(indices=list(point.sparse.indices), values=list(point.sparse.values))
-    }
-    if point.dense is not None:
-        vector[DENSE] = list(point.dense)
-    return models.PointStruct(
-        id=point.id, vector=vector, payload=chunk_to_payload(point.chunk, embedded=point.dense is not None)
-    )
+def _server_version(text: str) -> tuple[int, int]:
+    """``(major, minor)`` of a server's version string; (0, 0) when it cannot be read (assume old)."""
+    parts = text.lstrip("v").split(".")
+    try:
+        return int(parts[0]), int(parts[1])
+    except (IndexError, ValueError):
+        return 0, 0
 
 
-def _encoded_point(f: EncodedChunks, i: int, dense: Mapping[str, list[float]]) -> models.PointStruct:
-    chunk_hash = f.hashes[i]
-    vector: dict[str, models.Vector] = {
-        LEXICAL: models.SparseVector(indices=f.sparse_indices[i], values=f.sparse_values[i])
-    }
-    dense_vector = dense.get(chunk_hash)
-    if dense_vector is not None:
-        vector[DENSE] = dense_vector
-    payload = build_payload(
-        path=f.path,
-        kind=f.kinds[i],
-        language=f.languages[i],
-        chunk_hash=chunk_hash,
-        chunk_json=f.chunk_json[i],
-        embedded=dense_vector is not None,
-    )
-    return models.PointStruct(id=f.ids[i], vector=vector, payload=payload)
+def _query_vector(vector: SparseVector | list[float]) -> models.SparseVector | list[float]:
+    if isinstance(vector, SparseVector):
+        return models.SparseVector(indices=list(vector.indices), values=list(vector.values))
+    return vector
 
 
 def _probe_lock(directory: Path) -> None:
@@ -444,3 +343,10 @@ def _dense_of(vector: object) -> list[float] | None:
     if not isinstance(named, list):
         return None
     return [float(x) for x in cast("list[float]", named)]
+
+
+def _sparse_of(vector: object) -> SparseVector | None:
+    named = cast("dict[str, object]", vector).get(LEXICAL) if isinstance(vector, dict) else None
+    if not isinstance(named, models.SparseVector):
+        return None
+    return SparseVector(list(named.indices), list(named.values))

@@ -14,19 +14,21 @@ from daemon.core.models import ChunkKind, SearchFilters, SearchMode, SkipReason
 from daemon.index.model_files import bundled_model_dir
 from daemon.index.reranker import load_reranker
 from daemon.index.workspace_index import WorkspaceIndex
+from tests.conftest import qdrant_settings
 from tests.integration.conftest import make_config
 from tests.model_shapes import minilm_shaped_cross_encoder
 
 
-@pytest.fixture(params=["edge", "local"])
-def store_mode(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
+@pytest.fixture(params=["edge", "local", "server"])
+def store_settings(request: pytest.FixtureRequest) -> dict[str, str]:
+    """The qdrant config section: Edge, qdrant-client local mode, or the session's real Qdrant server."""
+    return qdrant_settings(request, str(request.param))
 
 
 def test_index_then_search_finds_code_by_identifier_and_by_meaning(
-    polyglot: Path, tmp_path: Path, store_mode: str
+    polyglot: Path, tmp_path: Path, store_settings: dict[str, str]
 ) -> None:
-    config = make_config(polyglot, tmp_path / "state", qdrant={"mode": store_mode})
+    config = make_config(polyglot, tmp_path / "state", qdrant=dict(store_settings))
     with WorkspaceIndex.open(config) as ws:
         report = ws.index()
         assert report.files_indexed == 4

@@ -16,6 +16,8 @@ from daemon.index.encoded_chunks import EncodedChunks, EncodedChunkWriter, write
 from daemon.index.file_worker import encode_chunks
 from daemon.index.sparse import CodeBm25Encoder
 from daemon.index.store_factory import open_store
+from tests.conftest import qdrant_settings
+from tests.qdrant_server_support import drop_collections
 
 DIM = 8
 
@@ -105,12 +107,14 @@ class _PlainStore:
         self._inner.close()
 
 
-@pytest.fixture(params=["edge", "local"])
+@pytest.fixture(params=["edge", "local", "server"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[VectorStore]:
-    config = Config(workspace=str(tmp_path), state_dir=str(tmp_path / "state"), qdrant=QdrantConfig(mode=request.param))
+    qdrant = QdrantConfig.model_validate(qdrant_settings(request, str(request.param)))
+    config = Config(workspace=str(tmp_path), state_dir=str(tmp_path / "state"), qdrant=qdrant)
     opened = open_store(config, dense_dim=DIM, dense_model="test/dim-8")
     yield opened
     opened.close()
+    drop_collections(config)
 
 
 def _query_all(store: VectorStore, token: str) -> list[Chunk]:

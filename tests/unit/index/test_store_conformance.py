@@ -1,4 +1,6 @@
-"""Conformance of both VectorStore adapters (Qdrant Edge; qdrant-client local mode), on real engines.
+"""Conformance of the VectorStore adapters on real engines: Qdrant Edge, qdrant-client local mode, and
+qdrant-client against a real Qdrant server on loopback (built by scripts/build-qdrant-server.sh; the
+server cases skip, saying so, when it was not built).
 
 The corpus is 30 hand-made chunks in 10 files. Sparse vectors are built by hand: token 1 is in
 every chunk, token 500+f in every chunk of file f, token 1000+i only in chunk i. Dense vectors
@@ -22,7 +24,10 @@ from daemon.config import Config, QdrantConfig
 from daemon.core.models import Chunk, ChunkKind, SearchFilters, SymbolKind, chunk_point_id
 from daemon.core.ports import ScoredChunk, SparseVector, StoredPoint, VectorStore
 from daemon.errors import StoreError
+from daemon.index._store_base import PointStoreBase
 from daemon.index.store_factory import collection_name, open_store
+from tests.conftest import qdrant_settings
+from tests.qdrant_server_support import BUILD_SCRIPT, drop_collections, qdrant_binary, running_qdrant
 
 DIM = 32
 MODEL = "test/basis-32"
@@ -85,15 +90,19 @@ def lexical(*tokens: int) -> SparseVector:
     return SparseVector(indices=list(tokens), values=[1.0] * len(tokens))
 
 
-@pytest.fixture(params=["edge", "local"])
+def store_config(request: pytest.FixtureRequest, mode: str, workspace: Path, state: Path) -> Config:
+    """The Config of one workspace whose index lives in ``mode`` (edge, local or server)."""
+    qdrant = QdrantConfig.model_validate(qdrant_settings(request, mode))
+    return Config(workspace=str(workspace), state_dir=str(state), qdrant=qdrant)
+
+
+@pytest.fixture(params=["edge", "local", "server"])
 def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[OpenStore]:
     """Opens the store of one workspace state dir through ``open_store``; closes what it opened."""
     opened: list[VectorStore] = []
+    config = store_config(request, str(request.param), tmp_path, tmp_path / "state")
 
     def _open(*, dim: int = DIM, model: str = MODEL) -> VectorStore:
-        config = Config(
-            workspace=str(tmp_path), state_dir=str(tmp_path / "state"), qdrant=QdrantConfig(mode=request.param)
-        )
         store = open_store(config, dense_dim=dim, dense_model=model)
         opened.append(store)
         return store
@@ -101,6 +110,7 @@ def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[OpenStore
     yield _open
     for store in opened:
         store.close()
+    drop_collections(config)
 
 
 @pytest.fixture
@@ -253,6 +263,25 @@ def test_filters_return_every_matching_chunk_and_nothing_else(
         assert len(hits) == PER_FILE * len(expected_paths)
 
 
+@pytest.mark.parametrize("opener", ["local"], indirect=True)
+def test_without_prefix_matching_a_prefix_glob_still_returns_exactly_its_files(store: VectorStore) -> None:
+    # what the adapter does on a Qdrant server before 1.19, which has no keyword prefix match
+    setattr(store, "_prefix_match", False)  # noqa: B010 - the engine capability the server reports
+    store.set_dense({pid(i): basis(i) for i in range(N)})
+    cases = {
+        "src/*": {"src/app/a.py", "src/app/b.py", "src/lib/c.py", "src/lib/d_test.py"},
+        "src/lib/*": {"src/lib/c.py", "src/lib/d_test.py"},
+        "nowhere/*": set[str](),
+        "*": {path for path, _, _ in FILES},
+    }
+    for glob, expected in cases.items():
+        for sparse, dense in ((lexical(1), None), (None, basis(0)), (lexical(1), basis(0))):
+            hits = store.query(
+                sparse=sparse, dense=dense, filters=SearchFilters(path_glob=glob), limit=N, prefetch_limit=N
+            )
+            assert {h.chunk.path for h in hits} == expected and len(hits) == PER_FILE * len(expected)
+
+
 def test_a_selective_glob_finds_its_chunks_even_when_they_rank_last(store: VectorStore) -> None:
     # the code chunks 0..20 outrank every docs chunk; the glob keeps only the docs files
     query = lexical(1, *range(1000, 1021))
@@ -321,12 +350,40 @@ def test_reopening_with_another_dense_model_forgets_dense_vectors_but_keeps_poin
     assert again.query(sparse=lexical(1003), dense=None, filters=None, limit=1, prefetch_limit=5)[0].id == pid(3)
 
 
+def test_copy_into_another_store_carries_every_point_with_its_vectors_and_flag(
+    opener: OpenStore, tmp_path: Path
+) -> None:
+    source = opener()
+    source.upsert([point(i) for i in range(N)])
+    source.set_dense({pid(i): basis(i) for i in range(0, N, 2)})
+    local = QdrantConfig(mode="local")
+    target = open_store(
+        Config(workspace=str(tmp_path), state_dir=str(tmp_path / "copy"), qdrant=local),
+        dense_dim=DIM,
+        dense_model=MODEL,
+    )
+    try:
+        assert isinstance(source, PointStoreBase) and isinstance(target, PointStoreBase)
+        assert source.copy_into(target) == N
+        assert target.count() == N and target.count(embedded_only=True) == N // 2
+        assert target.counts_by_path() == source.counts_by_path()
+        assert sorted(p for p, _ in target.missing_dense(N)) == sorted(p for p, _ in source.missing_dense(N))
+        for sparse, dense in ((lexical(1, 1007), None), (None, basis(4)), (lexical(1004), basis(4))):
+            want = source.query(sparse=sparse, dense=dense, filters=None, limit=1, prefetch_limit=2)
+            got = target.query(sparse=sparse, dense=dense, filters=None, limit=1, prefetch_limit=2)
+            assert [(h.id, h.chunk) for h in got] == [(h.id, h.chunk) for h in want]  # below the first: ties
+            assert got[0].score == pytest.approx(want[0].score, abs=1e-4)
+    finally:
+        target.close()
+
+
 def test_engine_failures_surface_as_store_errors_with_the_cause(store: VectorStore) -> None:
     with pytest.raises(StoreError) as info:
         store.query(sparse=None, dense=[1.0, 0.0], filters=None, limit=3, prefetch_limit=5)
     assert info.value.cause is not None
 
 
+@pytest.mark.parametrize("opener", ["edge", "local"], indirect=True)
 def test_a_second_open_of_the_same_state_dir_is_refused_while_the_first_is_open(opener: OpenStore) -> None:
     opener()
     with pytest.raises(StoreError, match="another process"):
@@ -365,8 +422,8 @@ def test_edge_reopened_with_another_dimension_recreates_the_dense_slot(opener: O
     assert again.query(sparse=None, dense=basis(3)[: DIM // 2], filters=None, limit=1, prefetch_limit=5)[0].id == pid(3)
 
 
-@pytest.mark.parametrize("opener", ["local"], indirect=True)
-def test_local_mode_reopened_with_another_dimension_asks_for_a_rebuild(opener: OpenStore) -> None:
+@pytest.mark.parametrize("opener", ["local", "server"], indirect=True)
+def test_qdrant_client_store_reopened_with_another_dimension_asks_for_a_rebuild(opener: OpenStore) -> None:
     opener().close()
     with pytest.raises(StoreError, match=r"ided index --rebuild"):
         opener(dim=DIM // 2)
@@ -375,12 +432,13 @@ def test_local_mode_reopened_with_another_dimension_asks_for_a_rebuild(opener: O
 _CHILD = textwrap.dedent(
     """
     import sys
-    from daemon.config import Config
+    from daemon.config import Config, QdrantConfig
     from daemon.index.store_factory import open_store
     from tests.unit.index.test_store_conformance import DIM, MODEL, N, basis, pid, point
 
-    state, mode = sys.argv[1], sys.argv[2]
-    store = open_store(Config(workspace=state, state_dir=state), dense_dim=DIM, dense_model=MODEL)
+    state, mode, url = sys.argv[1], sys.argv[2], sys.argv[3]
+    qdrant = QdrantConfig(mode="server", url=url) if url else QdrantConfig()
+    store = open_store(Config(workspace=state, state_dir=state, qdrant=qdrant), dense_dim=DIM, dense_model=MODEL)
     store.upsert([point(i) for i in range(N)])
     store.flush()
     if mode == "unflushed":
@@ -392,10 +450,11 @@ _CHILD = textwrap.dedent(
 )
 
 
-def _write_then_sigkill(state: Path, mode: str) -> None:
+def _write_then_sigkill(state: Path, mode: str, url: str) -> None:
+    """A child process writes through its own store, says so, and is SIGKILLed before it closes it."""
     repo = Path(__file__).resolve().parents[3]
     child = subprocess.Popen(
-        [sys.executable, "-c", _CHILD, str(state), mode],
+        [sys.executable, "-c", _CHILD, str(state), mode, url],
         cwd=repo,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -422,11 +481,17 @@ def _assert_consistent(store: VectorStore) -> None:
     assert len(store.dense_by_hash(store.counts_by_path())) == embedded
 
 
-@pytest.mark.parametrize("opener", ["edge"], indirect=True)
-def test_edge_store_reopens_with_flushed_writes_after_the_writer_was_sigkilled(
-    opener: OpenStore, tmp_path: Path
+def _server_url(request: pytest.FixtureRequest) -> str:
+    """The session server's URL when this test runs on the server store, else ""."""
+    mode = str(request.node.callspec.params["opener"])  # pyright: ignore[reportUnknownMemberType]
+    return qdrant_settings(request, mode).get("url", "")
+
+
+@pytest.mark.parametrize("opener", ["edge", "server"], indirect=True)
+def test_a_store_reopens_with_flushed_writes_after_the_writer_was_sigkilled(
+    opener: OpenStore, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    _write_then_sigkill(tmp_path / "state", "flushed")
+    _write_then_sigkill(tmp_path / "state", "flushed", _server_url(request))
     store = opener()
     assert store.count() == N
     _assert_consistent(store)
@@ -434,9 +499,11 @@ def test_edge_store_reopens_with_flushed_writes_after_the_writer_was_sigkilled(
     assert store.count(embedded_only=True) == 1
 
 
-@pytest.mark.parametrize("opener", ["edge"], indirect=True)
-def test_edge_store_reopens_consistent_after_sigkill_with_unflushed_writes(opener: OpenStore, tmp_path: Path) -> None:
-    _write_then_sigkill(tmp_path / "state", "unflushed")
+@pytest.mark.parametrize("opener", ["edge", "server"], indirect=True)
+def test_a_store_reopens_consistent_after_sigkill_with_unflushed_writes(
+    opener: OpenStore, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    _write_then_sigkill(tmp_path / "state", "unflushed", _server_url(request))
     store = opener()
     _assert_consistent(store)
     # the WAL made every acknowledged write durable, flushed or not
@@ -457,3 +524,82 @@ def test_a_damaged_edge_shard_fails_to_open_with_its_directory_and_the_rebuild_c
     with pytest.raises(StoreError, match=r"ided index --rebuild") as info:
         opener()
     assert str(config_file.parent) in str(info.value)
+
+
+# -- a shared server: workspaces apart, clients of one workspace together -------------------------
+
+
+@pytest.fixture
+def server_configs(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Config, Config]]:
+    """Two workspaces (their own state dirs) that use the same session server."""
+    first = store_config(request, "server", tmp_path / "ws-a", tmp_path / "ws-a" / ".state")
+    second = store_config(request, "server", tmp_path / "ws-b", tmp_path / "ws-b" / ".state")
+    yield first, second
+    drop_collections(first)
+    drop_collections(second)
+
+
+def test_two_workspaces_on_one_server_never_see_each_others_points(server_configs: tuple[Config, Config]) -> None:
+    first_config, second_config = server_configs
+    first = open_store(first_config, dense_dim=DIM, dense_model=MODEL)
+    second = open_store(second_config, dense_dim=DIM, dense_model=MODEL)
+    try:
+        first.upsert([point(i, dense=True) for i in range(N)])
+        other = [point(i, chunk=make_chunk(i).model_copy(update={"path": f"other/{i}.py"})) for i in range(5)]
+        second.upsert(other)
+        assert first.count() == N and second.count() == 5
+        assert set(second.counts_by_path()) == {f"other/{i}.py" for i in range(5)}
+        assert second.count(embedded_only=True) == 0 and second.dense_by_hash(first.counts_by_path()) == {}
+        assert {c.path for _, c in second.missing_dense(100)} == {f"other/{i}.py" for i in range(5)}
+        # the same tokens and vectors: each workspace finds only its own chunks
+        hits = second.query(sparse=lexical(1, 1000), dense=basis(0), filters=None, limit=N, prefetch_limit=N)
+        assert {h.chunk.path for h in hits} == {f"other/{i}.py" for i in range(5)}
+        second.delete_paths(["src/app/a.py"])  # a path only the first workspace has
+        assert first.count() == N
+    finally:
+        first.close()
+        second.close()
+
+
+def test_two_clients_of_one_workspace_share_its_collection_on_the_server(
+    server_configs: tuple[Config, Config],
+) -> None:
+    config, _ = server_configs
+    writer = open_store(config, dense_dim=DIM, dense_model=MODEL)
+    reader = open_store(config, dense_dim=DIM, dense_model=MODEL)
+    try:
+        writer.upsert([point(i) for i in range(N)])
+        assert reader.count() == N
+        writer.set_dense({pid(4): basis(4)})
+        assert reader.query(sparse=None, dense=basis(4), filters=None, limit=1, prefetch_limit=5)[0].id == pid(4)
+    finally:
+        writer.close()
+        reader.close()
+
+
+def test_a_server_killed_mid_work_restarts_with_every_acknowledged_write(tmp_path: Path) -> None:
+    if os.environ.get("IDED_TEST_QDRANT_URL") or (binary := qdrant_binary()) is None:
+        pytest.skip(f"needs a Qdrant server binary of our own to kill: build it with {BUILD_SCRIPT.name}")
+    storage = tmp_path / "server"
+    with running_qdrant(binary, storage) as server:
+        assert server.url is not None and server.pid is not None
+        config = Config(workspace=str(tmp_path), qdrant=QdrantConfig(mode="server", url=server.url))
+        store = open_store(config, dense_dim=DIM, dense_model=MODEL)
+        store.upsert([point(i) for i in range(N)])
+        store.set_dense({pid(i): basis(i) for i in range(0, N, 3)})
+        store.delete_paths(["README.md"])
+        os.kill(server.pid, signal.SIGKILL)  # no flush, no shutdown: only the WAL is left
+        with pytest.raises(StoreError):
+            store.count()
+        store.close()
+    with running_qdrant(binary, storage) as again:
+        config = Config(workspace=str(tmp_path), qdrant=QdrantConfig(mode="server", url=again.url))
+        store = open_store(config, dense_dim=DIM, dense_model=MODEL)
+        try:
+            _assert_consistent(store)
+            assert store.count() == N - PER_FILE and store.count(embedded_only=True) == N // 3 - 1
+            assert store.query(sparse=lexical(1009), dense=None, filters=None, limit=1, prefetch_limit=5)[0].id == pid(
+                9
+            )
+        finally:
+            store.close()

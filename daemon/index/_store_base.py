@@ -1,0 +1,366 @@
+"""The VectorStore behaviour both adapters share, written once over a few engine primitives.
+
+Qdrant Edge (``store_edge``) and qdrant-client (``store_qdrant``: a server, or local mode) store the
+same points (``_payload``) and answer the same questions the same way: batched writes under one
+write lock, delete by path, dense vectors attached vector first and flag second, missing-dense and
+dense-by-hash lookups, filters with exact path globs, and hybrid queries fused here with
+:func:`~daemon.index._payload.rrf_fuse`. What differs between the engines is only how a condition,
+a filter, a point, a query and a page of records are spelled; a subclass supplies those as the
+``_engine_*`` / ``_cond_*`` primitives below and never re-implements a protocol method.
+
+Every primitive is called inside :func:`~daemon.index._payload.engine_errors`, so an engine
+exception reaches the caller as a ``StoreError`` naming the store and the action.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from daemon.core.models import Chunk, SearchFilters
+from daemon.core.ports import ScoredChunk, SparseVector, StoredPoint
+from daemon.index._payload import (
+    CHUNK_HASH,
+    DENSE,
+    EMBEDDED,
+    EMBEDDED_NO,
+    EMBEDDED_YES,
+    KIND,
+    LANGUAGE,
+    LEXICAL,
+    PATH,
+    GlobMode,
+    PathGlob,
+    batched,
+    build_payload,
+    chunk_from_payload,
+    chunk_to_payload,
+    engine_errors,
+    rrf_fuse,
+)
+from daemon.index.encoded_chunks import EncodedChunks
+
+__all__ = ["EngineHit", "EngineRow", "NoMatch", "PointStoreBase"]
+
+logger = logging.getLogger(__name__)
+
+WRITE_BATCH = 256
+FILTER_BATCH = 512
+SCROLL_PAGE = 256
+
+CondT = TypeVar("CondT")
+FilterT = TypeVar("FilterT")
+PointT = TypeVar("PointT")
+
+
+@dataclass(frozen=True, slots=True)
+class EngineHit:
+    """One scored point as an engine returned it (payload only when it was asked for)."""
+
+    id: str
+    score: float
+    payload: Mapping[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class EngineRow:
+    """One stored point read back: its id, its payload (or the asked-for part), its vectors if read."""
+
+    id: str
+    payload: Mapping[str, Any] | None
+    dense: list[float] | None
+    sparse: SparseVector | None = None
+
+
+class NoMatch(Exception):
+    """A filter that no point can satisfy (a glob that matches no stored path)."""
+
+
+class PointStoreBase(ABC, Generic[CondT, FilterT, PointT]):
+    """The VectorStore protocol over one engine's primitives (see the module doc)."""
+
+    def __init__(self) -> None:
+        self._write_lock = threading.Lock()
+        self._prefix_match = True
+        """The engine has prefix matching on the path index (a Qdrant server before 1.19 has not)."""
+
+    @property
+    @abstractmethod
+    def name(self) -> str: ...
+
+    # -- engine primitives ----------------------------------------------------------------------
+
+    @abstractmethod
+    def _cond_match(self, key: str, value: str | int) -> CondT: ...
+
+    @abstractmethod
+    def _cond_any(self, key: str, values: list[str]) -> CondT: ...
+
+    @abstractmethod
+    def _cond_prefix(self, key: str, prefix: str) -> CondT: ...
+
+    @abstractmethod
+    def _engine_filter(self, must: list[CondT]) -> FilterT: ...
+
+    @abstractmethod
+    def _engine_point(
+        self, point_id: str, sparse: SparseVector, dense: list[float] | None, payload: dict[str, Any]
+    ) -> PointT: ...
+
+    @abstractmethod
+    def _engine_upsert(self, points: list[PointT]) -> None: ...
+
+    @abstractmethod
+    def _engine_delete(self, flt: FilterT) -> None: ...
+
+    @abstractmethod
+    def _engine_present(self, ids: list[str]) -> list[str]:
+        """Which of ``ids`` exist."""
+
+    @abstractmethod
+    def _engine_set_dense(self, vectors: Mapping[str, list[float]]) -> None:
+        """Set the dense vector of existing points (id -> vector); the flag is set separately."""
+
+    @abstractmethod
+    def _engine_set_flag(self, ids: list[str], flag: int) -> None: ...
+
+    @abstractmethod
+    def _engine_scroll(
+        self,
+        flt: FilterT | None,
+        *,
+        limit: int,
+        offset: object,
+        payload: list[str] | bool,
+        dense: bool,
+        sparse: bool = False,
+    ) -> tuple[list[EngineRow], object]:
+        """One page of points under ``flt`` (every point when None) and the offset of the next (None after
+        the last); ``dense``/``sparse`` say which vectors to read."""
+
+    @abstractmethod
+    def _engine_retrieve(self, ids: list[str]) -> list[EngineRow]:
+        """The points of ``ids`` that exist, with their payloads."""
+
+    @abstractmethod
+    def _engine_query(
+        self, using: str, vector: SparseVector | list[float], flt: FilterT | None, limit: int, *, payload: bool
+    ) -> list[EngineHit]: ...
+
+    @abstractmethod
+    def _engine_query_batch(
+        self, rankers: list[tuple[str, SparseVector | list[float]]], flt: FilterT | None, limit: int
+    ) -> list[list[EngineHit]]:
+        """One ranked list per ranker, without payloads, in one round trip when the engine can."""
+
+    @abstractmethod
+    def _engine_count(self, flt: FilterT | None) -> int: ...
+
+    @abstractmethod
+    def _engine_facet(self, key: str, *, exact: bool) -> dict[str, int]:
+        """Points per value of the keyword-indexed ``key`` (values with no point left out)."""
+
+    # -- writes ---------------------------------------------------------------------------------
+
+    def upsert(self, points: Sequence[StoredPoint]) -> None:
+        engine_points = (
+            self._engine_point(
+                p.id,
+                p.sparse,
+                None if p.dense is None else list(p.dense),
+                chunk_to_payload(p.chunk, embedded=p.dense is not None),
+            )
+            for p in points
+        )
+        self._write_points(engine_points)
+
+    def upsert_encoded(self, files: Sequence[EncodedChunks], dense: Mapping[str, list[float]]) -> None:
+        """Insert or replace the chunks of ``files`` (the index pass's fast path, see ``encoded_chunks``)."""
+        self._write_points(self._encoded_point(f, i, dense) for f in files for i in range(len(f)))
+
+    def delete_paths(self, paths: Iterable[str]) -> None:
+        unique = sorted(set(paths))
+        if not unique:
+            return
+        with self._write_lock, engine_errors(self.name, "delete by path"):
+            self._deleting()
+            for batch in batched(unique, FILTER_BATCH):
+                self._engine_delete(self._engine_filter([self._cond_any(PATH, batch)]))
+
+    def set_dense(self, vectors: Mapping[str, list[float]]) -> None:
+        """Attach dense vectors; ids that no longer exist (deleted meanwhile) are skipped."""
+        if not vectors:
+            return
+        with self._write_lock, engine_errors(self.name, "set dense vectors"):
+            for batch in batched(list(vectors), WRITE_BATCH):
+                present = self._engine_present(batch)
+                if len(present) < len(batch):
+                    logger.debug("set_dense: %d of %d point(s) are gone", len(batch) - len(present), len(batch))
+                if not present:
+                    continue
+                # vector first, flag second: a crash in between leaves a point that is re-embedded,
+                # never one flagged as embedded without a vector
+                self._engine_set_dense({pid: vectors[pid] for pid in present})
+                self._engine_set_flag(present, EMBEDDED_YES)
+
+    # -- reads ----------------------------------------------------------------------------------
+
+    def dense_by_hash(self, paths: Iterable[str]) -> dict[str, list[float]]:
+        out: dict[str, list[float]] = {}
+        with engine_errors(self.name, "read dense vectors"):
+            for batch in batched(sorted(set(paths)), FILTER_BATCH):
+                flt = self._engine_filter([self._cond_any(PATH, batch), self._cond_match(EMBEDDED, EMBEDDED_YES)])
+                for row in self._scroll_all(flt, payload=[CHUNK_HASH], dense=True):
+                    if row.dense is not None and row.payload is not None:
+                        out[str(row.payload[CHUNK_HASH])] = row.dense
+        return out
+
+    def missing_dense(self, limit: int, paths: Sequence[str] | None = None) -> list[tuple[str, Chunk]]:
+        if limit <= 0 or (paths is not None and not paths):
+            return []
+        must = [self._cond_match(EMBEDDED, EMBEDDED_NO)]
+        if paths is not None:
+            must.append(self._cond_any(PATH, sorted(set(paths))))
+        with engine_errors(self.name, "list points without a dense vector"):
+            rows, _ = self._engine_scroll(
+                self._engine_filter(must), limit=limit, offset=None, payload=True, dense=False
+            )
+            return [(row.id, chunk_from_payload(row.payload)) for row in rows]
+
+    def query(
+        self,
+        *,
+        sparse: SparseVector | None,
+        dense: list[float] | None,
+        filters: SearchFilters | None,
+        limit: int,
+        prefetch_limit: int,
+    ) -> list[ScoredChunk]:
+        """Each given ranker finds ``prefetch_limit`` ids under the filter; RRF fuses them here.
+
+        With one ranker its own scores are returned; with both, RRF scores (see ``RRF_K``).
+        """
+        rankers: list[tuple[str, SparseVector | list[float]]] = []
+        if sparse is not None and sparse.indices:
+            rankers.append((LEXICAL, sparse))
+        if dense is not None:
+            rankers.append((DENSE, list(dense)))
+        if not rankers or limit <= 0:
+            return []
+        with engine_errors(self.name, "query"):
+            try:
+                flt = self._filter(filters)
+            except NoMatch:
+                return []
+            if len(rankers) == 1:
+                name, vector = rankers[0]
+                hits = self._engine_query(name, vector, flt, limit, payload=True)
+                return [
+                    ScoredChunk(id=h.id, score=h.score, chunk=chunk_from_payload(h.payload), sources=(name,))
+                    for h in hits
+                ]
+            lists = self._engine_query_batch(rankers, flt, max(prefetch_limit, limit))
+            fused = rrf_fuse(
+                [(name, [h.id for h in hits]) for (name, _), hits in zip(rankers, lists, strict=True)],
+                strengths=[[h.score for h in hits] for hits in lists],
+            )[:limit]
+            by_id = {row.id: row for row in self._engine_retrieve([f.id for f in fused])}
+            return [
+                ScoredChunk(id=f.id, score=f.score, chunk=chunk_from_payload(by_id[f.id].payload), sources=f.sources)
+                for f in fused
+                if f.id in by_id
+            ]
+
+    def copy_into(self, target: PointStoreBase[Any, Any, Any], progress: Callable[[int], None] | None = None) -> int:
+        """Write every point of this store into ``target`` as it is (id, payload, both vectors): no
+        re-parsing, no re-embedding. Returns the number of points copied; ``progress`` gets the running count."""
+        copied = 0
+        with engine_errors(self.name, "read every point"):
+            rows = self._scroll_all(None, payload=True, dense=True, sparse=True)
+            for batch in batched(rows, WRITE_BATCH):
+                points = [
+                    target._engine_point(row.id, row.sparse or SparseVector([], []), row.dense, dict(row.payload or {}))
+                    for row in batch
+                ]
+                target._write_points(points)
+                copied += len(points)
+                if progress is not None:
+                    progress(copied)
+        return copied
+
+    def count(self, *, embedded_only: bool = False) -> int:
+        flt = self._engine_filter([self._cond_match(EMBEDDED, EMBEDDED_YES)]) if embedded_only else None
+        with engine_errors(self.name, "count"):
+            return self._engine_count(flt)
+
+    def counts_by_path(self) -> dict[str, int]:
+        return self._facet(PATH)
+
+    def counts_by_kind(self) -> dict[str, int]:
+        return self._facet(KIND)
+
+    # -- shared internals -----------------------------------------------------------------------
+
+    def _deleting(self) -> None:
+        """Called under the write lock before points are deleted (Edge marks its IDF counts stale)."""
+
+    def _write_points(self, points: Iterable[PointT]) -> None:
+        with self._write_lock, engine_errors(self.name, "upsert"):
+            for batch in batched(points, WRITE_BATCH):
+                self._engine_upsert(batch)
+
+    def _encoded_point(self, f: EncodedChunks, i: int, dense: Mapping[str, list[float]]) -> PointT:
+        chunk_hash = f.hashes[i]
+        vector = dense.get(chunk_hash)
+        payload = build_payload(
+            path=f.path,
+            kind=f.kinds[i],
+            language=f.languages[i],
+            chunk_hash=chunk_hash,
+            chunk_json=f.chunk_json[i],
+            embedded=vector is not None,
+        )
+        return self._engine_point(f.ids[i], SparseVector(f.sparse_indices[i], f.sparse_values[i]), vector, payload)
+
+    def _facet(self, key: str, *, exact: bool = True) -> dict[str, int]:
+        with engine_errors(self.name, f"count by {key}"):
+            return self._engine_facet(key, exact=exact)
+
+    def _scroll_all(
+        self, flt: FilterT | None, *, payload: list[str] | bool, dense: bool, sparse: bool = False
+    ) -> Iterator[EngineRow]:
+        offset: object = None
+        while True:
+            rows, offset = self._engine_scroll(
+                flt, limit=SCROLL_PAGE, offset=offset, payload=payload, dense=dense, sparse=sparse
+            )
+            yield from rows
+            if offset is None:
+                return
+
+    def _filter(self, filters: SearchFilters | None) -> FilterT | None:
+        """The engine filter for ``filters``; raises NoMatch when the path glob matches no stored path."""
+        if filters is None:
+            return None
+        must: list[CondT] = []
+        if filters.kind is not None:
+            must.append(self._cond_match(KIND, filters.kind.value))
+        if filters.language is not None:
+            must.append(self._cond_match(LANGUAGE, filters.language))
+        if filters.path_glob is not None:
+            glob = PathGlob.parse(filters.path_glob)
+            if glob.mode is GlobMode.EXACT:
+                must.append(self._cond_match(PATH, glob.pattern))
+            elif glob.mode is GlobMode.PREFIX and (self._prefix_match or not glob.prefix):
+                if glob.prefix:
+                    must.append(self._cond_prefix(PATH, glob.prefix))
+            else:  # a pattern, or a prefix the engine cannot match: the stored paths it accepts
+                selected = glob.select(self._facet(PATH, exact=False))
+                if not selected:
+                    raise NoMatch
+                must.append(self._cond_any(PATH, selected))
+        return self._engine_filter(must) if must else None
