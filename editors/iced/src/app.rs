@@ -512,8 +512,17 @@ impl App {
             M::Choose(option_id) => self.answer_permission(&option_id),
             M::ShowReview => self.center = Center::Review,
             M::RollBack(run_id) => {
+                if self.session.as_ref().is_none_or(SessionState::is_running) {
+                    return Task::none();
+                }
                 self.panel.prompt = format!("/rollback {run_id}");
-                return self.on_agent(M::Send);
+                let task = self.on_agent(M::Send);
+                if let Some(session) = &mut self.session
+                    && session.is_running()
+                {
+                    session.rollback_sent(&run_id);
+                }
+                return task;
             }
             _ => {}
         }

@@ -1,6 +1,8 @@
 //! UI behaviour with iced_test's headless Simulator: typing and sending a prompt, the plan
 //! appearing, and the exact permission outcome each review button sends.
 
+mod support;
+
 use std::sync::{Arc, mpsc};
 
 use agent_client_protocol::v1::schema::{
@@ -378,4 +380,187 @@ fn the_agent_reads_the_unsaved_text_of_an_open_buffer() {
         "the agent sees the unsaved text, not the file on disk"
     );
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "x = 1\ny = 2\n");
+}
+
+fn advertise_commands(app: &mut App) {
+    update(
+        app,
+        json!({"sessionId":"s-1","update":{"sessionUpdate":"available_commands_update","availableCommands":[
+            {"name":"workflow","description":"Run a named workflow","input":{"hint":"NAME"}},
+            {"name":"dry-run","description":"Plan only"},
+            {"name":"runs","description":"List runs"},
+            {"name":"rollback","description":"Revert an accepted run","input":{"hint":"ID"}}]}}),
+    );
+}
+
+/// Issue 21, Iced defect 1: the slash-command list appearing under the typing took the prompt
+/// box's place in the widget tree, so each key moved the focus out of it.
+#[test]
+fn typing_a_slash_command_keeps_the_focus_in_the_prompt_while_the_list_changes() {
+    let (mut app, _commands, _dir) = connected_app();
+    advertise_commands(&mut app);
+    let mut live = support::Live::new();
+    live.click_id(&mut app, PROMPT_ID);
+    live.type_keys(&mut app, "/ru");
+    assert_eq!(app.panel.prompt, "/ru", "every key reached the prompt");
+    {
+        let mut ui = simulator(app.view());
+        assert!(ui.find("/runs").is_ok(), "the list shows the match");
+        assert!(ui.find("/workflow NAME").is_err());
+    }
+    live.type_keys(&mut app, "ns x");
+    assert_eq!(
+        app.panel.prompt, "/runs x",
+        "the list emptying does not take the focus either"
+    );
+}
+
+/// A `/rollback` turn ends with ided's answer (`Rolled back run ID` or an error).
+fn finish_rollback_turn(app: &mut App, answer: Result<&str, &str>) {
+    match answer {
+        Ok(text) => {
+            update(
+                app,
+                json!({"sessionId":"s-1","update":{"sessionUpdate":"agent_message_chunk",
+                    "content":{"type":"text","text":text}}}),
+            );
+            let _ = app.update(Message::Acp(Event::PromptDone {
+                session_id: "s-1".into(),
+                outcome: Ok(agent_client_protocol::v1::schema::StopReason::EndTurn),
+            }));
+        }
+        Err(error) => {
+            let _ = app.update(Message::Acp(Event::PromptDone {
+                session_id: "s-1".into(),
+                outcome: Err(error.into()),
+            }));
+        }
+    }
+}
+
+fn accepted_review_app() -> (
+    App,
+    futures::channel::mpsc::UnboundedReceiver<Command>,
+    tempfile::TempDir,
+) {
+    let (mut app, answers, dir) = reviewing_app();
+    click(&mut app, "Accept all");
+    assert_eq!(selected(answers.try_recv().unwrap()).0, "accept");
+    update(
+        &mut app,
+        json!({"sessionId":"s-1","update":{"sessionUpdate":"tool_call_update","toolCallId":"run-1/review-1",
+            "status":"completed","rawOutput":"Accepted: 1 commit(s)"}}),
+    );
+    let _ = app.update(Message::Acp(Event::PromptDone {
+        session_id: "s-1".into(),
+        outcome: Ok(agent_client_protocol::v1::schema::StopReason::EndTurn),
+    }));
+    let (connection, commands) = Connection::detached();
+    app.connection = Some(connection);
+    (app, commands, dir)
+}
+
+/// Issue 21, Iced defect 3: after a rollback the button went on offering it; a second click
+/// showed ided's refusal as raw JSON, twice.
+#[test]
+fn roll_back_is_offered_once_and_after_the_rollback_the_card_says_rolled_back() {
+    let (mut app, mut commands, _dir) = accepted_review_app();
+    click(&mut app, "Roll back run run-1");
+    assert!(matches!(commands.try_recv(), Ok(Command::Prompt { .. })));
+    {
+        let mut ui = simulator(app.view());
+        assert!(
+            ui.find("Roll back run run-1").is_err(),
+            "no second rollback while one runs"
+        );
+        assert!(ui.find("Rolling back run run-1…").is_ok());
+    }
+    finish_rollback_turn(
+        &mut app,
+        Ok("Rolled back run run-1: 1 revert commit(s) on main (abc1234567)."),
+    );
+    let mut ui = simulator(app.view());
+    assert!(
+        ui.find("Roll back run run-1").is_err(),
+        "a rolled-back run offers no Roll back"
+    );
+    assert!(ui.find("Run run-1 rolled back").is_ok());
+}
+
+#[test]
+fn a_refused_rollback_reads_as_text_once_and_roll_back_comes_back() {
+    let (mut app, mut commands, _dir) = accepted_review_app();
+    click(&mut app, "Roll back run run-1");
+    assert!(matches!(commands.try_recv(), Ok(Command::Prompt { .. })));
+    // What the connection makes of ided's JSON-RPC error (see acp::error_text).
+    let mut error = agent_client_protocol::Error::internal_error();
+    error.message = "run run-1 is rolled back, not accepted: nothing to roll back".into();
+    error.data = Some(json!({"code": "vcs_error", "details": "VcsError: run run-1 is rolled back"}));
+    let shown = ided_iced::acp::error_text::human(&error);
+    finish_rollback_turn(&mut app, Err(&shown));
+    let mut ui = simulator(app.view());
+    assert!(
+        ui.find("Prompt failed: run run-1 is rolled back, not accepted: nothing to roll back [vcs_error]")
+            .is_ok(),
+        "the transcript says why, as text"
+    );
+    assert!(ui.find("failed").is_ok(), "the header says only that it failed");
+    assert!(
+        ui.find(shown.as_str()).is_err() && ui.find(format!("failed: {shown}").as_str()).is_err(),
+        "said once"
+    );
+    assert!(ui.find("Roll back run run-1").is_ok(), "not rolled back: offered again");
+}
+
+/// Issue 21, Iced defect 6: after a cancel the later stages stayed `pending`.
+#[test]
+fn after_a_cancel_the_running_stage_is_cancelled_and_the_later_ones_skipped() {
+    let (mut app, _commands, _dir) = connected_app();
+    app.panel.prompt = "refactor".into();
+    let _ = app.update(Message::Agent(ided_iced::ui::agent_panel::Message::Send));
+    update(
+        &mut app,
+        json!({"sessionId":"s-1","update":{"sessionUpdate":"plan","entries":[
+            {"content":"Plan (planner)","priority":"high","status":"completed"},
+            {"content":"Implement (coder)","priority":"high","status":"in_progress"},
+            {"content":"Test (tester)","priority":"medium","status":"pending"}]}}),
+    );
+    let _ = app.update(Message::Agent(ided_iced::ui::agent_panel::Message::Cancel));
+    let _ = app.update(Message::Acp(Event::PromptDone {
+        session_id: "s-1".into(),
+        outcome: Ok(agent_client_protocol::v1::schema::StopReason::Cancelled),
+    }));
+    let statuses: Vec<_> = app
+        .session
+        .as_ref()
+        .unwrap()
+        .plan
+        .iter()
+        .map(|p| p.status.label())
+        .collect();
+    assert_eq!(statuses, ["completed", "cancelled", "skipped"]);
+    let mut ui = simulator(app.view());
+    assert!(ui.find("pending").is_err(), "no stage is left pending");
+    assert!(ui.find("cancelled").is_ok() && ui.find("skipped").is_ok());
+}
+
+/// Issue 21, Iced defect 6: a long tool-call title pushed the status past the card's edge.
+#[test]
+fn a_tool_calls_status_stays_inside_the_card_with_a_long_title() {
+    let (mut app, _commands, _dir) = connected_app();
+    let title = "Search the workspace for every caller of parse_configuration_file_with_overrides \
+                 and read each one of them to find the crash";
+    update(
+        &mut app,
+        json!({"sessionId":"s-1","update":{"sessionUpdate":"tool_call","toolCallId":"t-1",
+            "title":title,"kind":"search","status":"in_progress"}}),
+    );
+    let mut ui = simulator(app.view());
+    let status = ui.find("in_progress").expect("the status is on screen");
+    let (bounds, visible) = (status.bounds(), status.visible_bounds().expect("visible"));
+    assert!(
+        (bounds.width - visible.width).abs() < 0.5 && (bounds.x - visible.x).abs() < 0.5,
+        "the status is not clipped: {bounds:?} shown as {visible:?}"
+    );
+    assert!(bounds.x + bounds.width <= support::SIZE.width, "{bounds:?}");
 }
