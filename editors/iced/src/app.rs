@@ -84,7 +84,7 @@ pub enum Message {
     TreeListed(PathBuf, Vec<TreeEntry>),
     OpenFile(PathBuf, Option<u32>),
     FileOpened(PathBuf, Option<u32>, Result<String, String>),
-    Saved(PathBuf, Result<(), String>),
+    Saved(PathBuf, Result<editor::SaveOutcome, String>),
     Reloaded(Vec<(PathBuf, String)>),
     Editor(editor::Message),
     Agent(agent_panel::Message),
@@ -198,9 +198,14 @@ impl App {
             }
             Message::Saved(path, result) => {
                 match result {
-                    Ok(()) => {
-                        self.buffers.saved(&path);
-                        self.status = format!("saved {}", path.display());
+                    Ok(outcome) => {
+                        self.status = match &outcome {
+                            editor::SaveOutcome::Written(_) => format!("saved {}", path.display()),
+                            editor::SaveOutcome::ChangedOnDisk(_) => {
+                                format!("not saved: {} changed on disk", path.display())
+                            }
+                        };
+                        self.buffers.saved(&path, &outcome);
                     }
                     Err(err) => self.error = Some(err),
                 }
@@ -208,13 +213,14 @@ impl App {
             }
             Message::Reloaded(files) => {
                 for (path, text) in files {
-                    self.buffers.reload(&path, &text);
+                    self.buffers.disk_changed(&path, &text);
                 }
                 list_task(self.workspace.clone())
             }
             Message::Editor(message) => match self.buffers.update(message) {
-                Some((path, text)) => {
-                    Task::perform(write_file(path.clone(), text), move |r| Message::Saved(path.clone(), r))
+                Some(request) => {
+                    let path = request.path.clone();
+                    Task::perform(save_checked(request), move |r| Message::Saved(path.clone(), r))
                 }
                 None => Task::none(),
             },
@@ -416,7 +422,14 @@ impl App {
                         session.permission_answered("cancelled");
                     }
                 }
-                let files = std::mem::take(&mut self.reload_after_prompt);
+                // A turn may have changed files (accept, reject, rollback): the open tabs
+                // follow the files on disk.
+                let mut files = std::mem::take(&mut self.reload_after_prompt);
+                for buffer in &self.buffers.open {
+                    if !files.contains(&buffer.path) {
+                        files.push(buffer.path.clone());
+                    }
+                }
                 let next = self.next_scripted();
                 if !files.is_empty() {
                     return Task::batch([Task::perform(read_files(files), Message::Reloaded), next]);
@@ -749,10 +762,20 @@ async fn read_file(path: PathBuf) -> Result<String, String> {
         .map_err(|e| format!("cannot read {}: {e}", path.display()))
 }
 
-async fn write_file(path: PathBuf, text: String) -> Result<(), String> {
-    tokio::fs::write(&path, text)
+/// Writes the buffer's text unless the file changed since the buffer last saw it (then
+/// nothing is written and the file's text comes back for the buffer to ask about).
+async fn save_checked(request: editor::SaveRequest) -> Result<editor::SaveOutcome, String> {
+    let path = &request.path;
+    match tokio::fs::read_to_string(path).await {
+        Ok(now) if now != request.expected => return Ok(editor::SaveOutcome::ChangedOnDisk(now)),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(format!("cannot save {}: {e}", path.display())),
+    }
+    tokio::fs::write(path, &request.text)
         .await
-        .map_err(|e| format!("cannot save {}: {e}", path.display()))
+        .map_err(|e| format!("cannot save {}: {e}", path.display()))?;
+    Ok(editor::SaveOutcome::Written(request.text))
 }
 
 async fn save_png(shot: iced::window::Screenshot, path: PathBuf) -> Result<PathBuf, String> {

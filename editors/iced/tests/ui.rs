@@ -564,3 +564,117 @@ fn a_tool_calls_status_stays_inside_the_card_with_a_long_title() {
     );
     assert!(bounds.x + bounds.width <= support::SIZE.width, "{bounds:?}");
 }
+
+fn ctrl_s() -> Vec<iced::Event> {
+    use iced::keyboard::{self, Key, Modifiers};
+    let key = Key::Character("s".into());
+    vec![iced::Event::Keyboard(keyboard::Event::KeyPressed {
+        key: key.clone(),
+        modified_key: key.clone(),
+        physical_key: keyboard::key::Physical::Code(keyboard::key::Code::KeyS),
+        location: keyboard::Location::Standard,
+        modifiers: Modifiers::CTRL,
+        text: None,
+        repeat: false,
+    })]
+}
+
+/// Presses Ctrl+S the way the window does (the keyboard subscription) and runs the save.
+fn save_with_ctrl_s(app: &mut App) {
+    for event in ctrl_s() {
+        let iced::Event::Keyboard(key) = event else { continue };
+        let task = app.update(Message::Key(key));
+        support::run_task(app, task);
+    }
+}
+
+fn end_turn(app: &mut App) {
+    let task = app.update(Message::Acp(Event::PromptDone {
+        session_id: "s-1".into(),
+        outcome: Ok(agent_client_protocol::v1::schema::StopReason::EndTurn),
+    }));
+    support::run_task(app, task);
+}
+
+/// Issue 21, Iced defect 2: after Roll back the open tab kept the accepted text, and Ctrl+S
+/// wrote the rolled-back change back to disk.
+#[test]
+fn an_open_tab_follows_its_file_after_a_rollback_and_ctrl_s_keeps_the_rolled_back_text() {
+    let (mut app, _commands, dir) = connected_app();
+    let path = dir.path().join("calc.py");
+    let (before, accepted) = ("x = 1\n", "x = 2\n");
+    std::fs::write(&path, accepted).unwrap();
+    app.buffers.open(path.clone(), accepted, Some(1));
+    // The rollback turn: ided reverts the file on disk, then the turn ends.
+    app.panel.prompt = "/rollback run-1".into();
+    let _ = app.update(Message::Agent(ided_iced::ui::agent_panel::Message::Send));
+    std::fs::write(&path, before).unwrap();
+    end_turn(&mut app);
+    assert_eq!(
+        app.buffers.open[0].content.text(),
+        before,
+        "the tab shows the file as it is now"
+    );
+    assert!(!app.buffers.open[0].dirty);
+    save_with_ctrl_s(&mut app);
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        before,
+        "Ctrl+S did not bring the change back"
+    );
+}
+
+#[test]
+fn a_tab_with_unsaved_edits_asks_before_it_follows_the_file_and_save_does_not_overwrite_it() {
+    let (mut app, _commands, dir) = connected_app();
+    let path = dir.path().join("calc.py");
+    std::fs::write(&path, "x = 1\n").unwrap();
+    app.buffers.open(path.clone(), "x = 1\n", None);
+    let mut live = support::Live::new();
+    live.click_id(&mut app, ided_iced::ui::editor::EDITOR_ID);
+    live.type_keys(&mut app, "# mine\n");
+    assert!(app.buffers.open[0].dirty);
+    let mine = app.buffers.open[0].content.text();
+    // A run is accepted meanwhile: the file changes on disk.
+    std::fs::write(&path, "x = 2\n").unwrap();
+    end_turn(&mut app);
+    assert_eq!(
+        app.buffers.open[0].content.text(),
+        mine,
+        "unsaved edits are not thrown away"
+    );
+    {
+        let mut ui = simulator(app.view());
+        assert!(
+            ui.find("calc.py changed on disk, and this tab has unsaved edits.")
+                .is_ok()
+        );
+    }
+    save_with_ctrl_s(&mut app);
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "x = 2\n",
+        "no silent overwrite"
+    );
+    click(&mut app, "Reload from disk");
+    assert_eq!(app.buffers.open[0].content.text(), "x = 2\n");
+    assert!(!app.buffers.open[0].dirty && app.buffers.open[0].changed_on_disk.is_none());
+}
+
+#[test]
+fn keeping_my_edits_over_a_changed_file_lets_the_next_save_write_them() {
+    let (mut app, _commands, dir) = connected_app();
+    let path = dir.path().join("calc.py");
+    std::fs::write(&path, "x = 1\n").unwrap();
+    app.buffers.open(path.clone(), "x = 1\n", None);
+    let mut live = support::Live::new();
+    live.click_id(&mut app, ided_iced::ui::editor::EDITOR_ID);
+    live.type_keys(&mut app, "# mine\n");
+    let mine = app.buffers.open[0].content.text();
+    std::fs::write(&path, "x = 2\n").unwrap();
+    end_turn(&mut app);
+    click(&mut app, "Keep my edits");
+    save_with_ctrl_s(&mut app);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), mine);
+    assert!(!app.buffers.open[0].dirty);
+}

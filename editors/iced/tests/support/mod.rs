@@ -90,3 +90,34 @@ where
     let found = ui.find(target).unwrap_or_else(|e| panic!("not on screen: {e:?}"));
     found.visible_bounds().expect("visible").center()
 }
+
+/// Runs `task` and everything its messages lead to through `App::update`, on a small tokio
+/// runtime (file reads and writes are real); returns the messages in the order they came.
+pub fn run_task(app: &mut App, task: iced::Task<Message>) -> Vec<Message> {
+    use futures::StreamExt;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    let mut pending = vec![task];
+    let mut seen = Vec::new();
+    while let Some(task) = pending.pop() {
+        let Some(mut stream) = iced_test::runtime::task::into_stream(task) else {
+            continue;
+        };
+        let outputs: Vec<Message> = runtime.block_on(async {
+            let mut out = Vec::new();
+            while let Some(action) = stream.next().await {
+                if let iced_test::runtime::Action::Output(message) = action {
+                    out.push(message);
+                }
+            }
+            out
+        });
+        for message in outputs {
+            seen.push(message.clone());
+            pending.push(app.update(message));
+        }
+    }
+    seen
+}
