@@ -678,3 +678,127 @@ fn keeping_my_edits_over_a_changed_file_lets_the_next_save_write_them() {
     assert_eq!(std::fs::read_to_string(&path).unwrap(), mine);
     assert!(!app.buffers.open[0].dirty);
 }
+
+/// A review of `files` (path, old text, new text) with ided's three options pending.
+fn review_of_files(
+    files: &[(&str, &str, &str)],
+) -> (
+    App,
+    mpsc::Receiver<Result<RequestPermissionResponse, String>>,
+    tempfile::TempDir,
+) {
+    let (mut app, _commands, dir) = connected_app();
+    let root = dir.path().display().to_string();
+    let content: Vec<_> = files
+        .iter()
+        .map(|(path, old, new)| {
+            std::fs::write(dir.path().join(path), old).unwrap();
+            json!({"type":"diff","path":format!("{root}/{path}"),"oldText":old,"newText":new})
+        })
+        .collect();
+    update(
+        &mut app,
+        json!({"sessionId":"s-1","update":{"sessionUpdate":"tool_call","toolCallId":"run-2/review-1",
+            "title":"Review run run-2","kind":"edit","status":"pending","content":content,
+            "rawInput":{"run_id":"run-2"}}}),
+    );
+    let request: RequestPermissionRequest = serde_json::from_value(json!({
+        "sessionId":"s-1",
+        "toolCall":{"toolCallId":"run-2/review-1","title":"Review run run-2","kind":"edit","status":"pending"},
+        "options":[{"optionId":"accept","name":"Accept all","kind":"allow_once"},
+                   {"optionId":"reject","name":"Reject","kind":"reject_once"},
+                   {"optionId":"feedback","name":"Send feedback","kind":"reject_once"}]}))
+    .unwrap();
+    let (tx, rx) = mpsc::channel();
+    let reply = Reply::new(move |answer| tx.send(answer).unwrap());
+    let _ = app.update(Message::Acp(Event::Permission(Arc::new(request), reply)));
+    (app, rx, dir)
+}
+
+/// Issue 21, Iced defect 4: a long diff line wrapped and was painted over the next row.
+#[test]
+fn a_long_diff_line_stays_one_row_high_and_clear_of_the_next_row() {
+    let long = format!("x = \"{}\"", "wide ".repeat(80));
+    let new = format!("{long}\ny = 2\n");
+    let (app, _answers, _dir) = review_of_files(&[("a.py", "x = 1\ny = 1\n", &new)]);
+    let mut ui = simulator(app.view());
+    let first = ui.find(format!("+{long}").as_str()).expect("the long line").bounds();
+    let next = ui.find("+y = 2").expect("the next line").bounds();
+    assert!(
+        first.height <= ided_iced::ui::review::ROW_HEIGHT + 0.5,
+        "one row high: {first:?}"
+    );
+    assert!(first.y + first.height <= next.y + 0.5, "{first:?} overlaps {next:?}");
+}
+
+#[test]
+fn the_side_by_side_view_shows_the_old_line_left_of_the_new_one() {
+    let (mut app, _answers, _dir) = review_of_files(&[("a.py", "a = 0\nx = 1\nz = 0\n", "a = 0\nx = 2\nz = 0\n")]);
+    click(&mut app, "Side by side");
+    let mut ui = simulator(app.view());
+    let old = ui.find("x = 1").expect("the old line, unprefixed").bounds();
+    let new = ui.find("x = 2").expect("the new line").bounds();
+    assert!((old.y - new.y).abs() < 0.5, "on one row: {old:?} {new:?}");
+    assert!(old.x < new.x, "old on the left");
+    assert!(ui.find("+x = 2").is_err(), "no unified prefixes");
+}
+
+const TWO_HUNKS_OLD: &str = "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\nk\nl\nm\nn\n";
+const TWO_HUNKS_NEW: &str = "A\nb\nc\nd\ne\nf\ng\nh\ni\nj\nk\nl\nm\nN\n";
+
+#[test]
+fn rejecting_one_hunk_applies_only_the_kept_one_and_ided_is_told_reject() {
+    let (mut app, answers, dir) = review_of_files(&[("a.py", TWO_HUNKS_OLD, TWO_HUNKS_NEW), ("b.py", "1\n", "2\n")]);
+    assert_eq!(
+        app.session.as_ref().unwrap().review.as_ref().unwrap().files[0]
+            .hunks
+            .len(),
+        2
+    );
+    let _ = app.update(Message::Review(ided_iced::ui::review::Message::KeepHunk(0, 1, false)));
+    click(&mut app, "Reject file"); // the first file row's: a.py
+    click(&mut app, "Keep file"); // a.py again
+    let _ = app.update(Message::Review(ided_iced::ui::review::Message::KeepHunk(0, 1, false)));
+    // b.py rejected as a whole from its own row.
+    let _ = app.update(Message::Review(ided_iced::ui::review::Message::KeepFile(1, false)));
+    {
+        let mut ui = simulator(app.view());
+        assert!(ui.find("keeping 1 of 3 hunks").is_ok());
+        assert!(ui.find("1/2 hunks").is_ok() && ui.find("rejected").is_ok());
+    }
+    click(&mut app, "Apply 1 of 3 hunks");
+    assert_eq!(
+        selected(answers.try_recv().unwrap()).0,
+        "reject",
+        "ided takes whole runs: the run is rejected"
+    );
+    assert_eq!(
+        app.session.as_ref().unwrap().review.as_ref().unwrap().answer.as_deref(),
+        Some("kept 1 of 3 hunks")
+    );
+    end_turn(&mut app);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.py")).unwrap(),
+        TWO_HUNKS_OLD.replacen('a', "A", 1),
+        "only the kept hunk landed"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("b.py")).unwrap(),
+        "1\n",
+        "the rejected file is untouched"
+    );
+    let mut ui = simulator(app.view());
+    assert!(ui.find("Applied the kept hunks to 1 file(s) in your working tree, uncommitted (the run itself was rejected; its branch is kept until cleanup).").is_ok());
+}
+
+#[test]
+fn keeping_every_hunk_is_a_plain_accept_and_rejecting_every_hunk_a_plain_reject() {
+    let (mut app, answers, _dir) = review_of_files(&[("a.py", TWO_HUNKS_OLD, TWO_HUNKS_NEW)]);
+    click(&mut app, "Accept all");
+    assert_eq!(selected(answers.try_recv().unwrap()).0, "accept");
+    assert!(app.apply_after_prompt.is_empty());
+    let (mut app, answers, _dir) = review_of_files(&[("a.py", TWO_HUNKS_OLD, TWO_HUNKS_NEW)]);
+    click(&mut app, "Reject all");
+    click(&mut app, "Accept all");
+    assert_eq!(selected(answers.try_recv().unwrap()).0, "reject");
+}

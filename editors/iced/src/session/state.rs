@@ -664,6 +664,11 @@ impl SessionState {
         }
     }
 
+    /// A line from the client itself in the transcript.
+    pub fn client_notice(&mut self, text: String) {
+        self.notice(text);
+    }
+
     fn notice(&mut self, text: String) {
         let revision = self.bump();
         self.transcript.push(Entry {

@@ -107,11 +107,13 @@ impl AgentPanel {
     }
 
     /// The panel.
+    /// The panel; `kept` is what the review pane keeps of the review (kept, total hunks).
     pub fn view<'a>(
         &'a self,
         session: Option<&'a SessionState>,
         connected: bool,
         workspace: &'a Path,
+        kept: Option<(usize, usize)>,
     ) -> Element<'a, Message> {
         let Some(session) = session else {
             let hint = if connected {
@@ -125,7 +127,7 @@ impl AgentPanel {
             self.header(session),
             plan_view(&session.plan, session.plan_revision),
             self.transcript(session, workspace),
-            self.permission(session),
+            self.permission(session, kept),
             self.prompt_box(session),
         ]
         .spacing(8)
@@ -184,7 +186,7 @@ impl AgentPanel {
         scrollable(items.width(Fill)).anchor_bottom().height(Fill).into()
     }
 
-    fn permission<'a>(&'a self, session: &'a SessionState) -> Element<'a, Message> {
+    fn permission<'a>(&'a self, session: &'a SessionState, kept: Option<(usize, usize)>) -> Element<'a, Message> {
         let Some(permission) = &session.permission else {
             return column![].into();
         };
@@ -198,8 +200,15 @@ impl AgentPanel {
                 ChoiceRole::Reject => button::danger,
                 _ => button::secondary,
             };
+            // With some hunks rejected in the review pane, accept applies the kept ones.
+            let name = match kept {
+                Some((kept, total)) if choice.role == ChoiceRole::Accept && kept < total && kept > 0 => {
+                    format!("Apply {kept} of {total} hunks")
+                }
+                _ => choice.name.clone(),
+            };
             buttons = buttons.push(
-                button(text(choice.name.clone()).size(13))
+                button(text(name).size(13))
                     .style(style)
                     .on_press_maybe(enabled.then(|| Message::Choose(choice.id.clone()))),
             );
