@@ -66,6 +66,8 @@ pub struct App {
     pub permission_reply: Option<Reply<RequestPermissionResponse>>,
     /// Files to reload into clean buffers when the current prompt ends (after accept).
     pub reload_after_prompt: Vec<PathBuf>,
+    /// The kept hunks of a partly accepted review, written when the prompt ends.
+    pub apply_after_prompt: Vec<PartialWrite>,
     /// Scripted prompts still to send.
     pub script: std::collections::VecDeque<String>,
     pub screenshot: Option<PathBuf>,
@@ -84,8 +86,11 @@ pub enum Message {
     TreeListed(PathBuf, Vec<TreeEntry>),
     OpenFile(PathBuf, Option<u32>),
     FileOpened(PathBuf, Option<u32>, Result<String, String>),
-    Saved(PathBuf, Result<(), String>),
+    Saved(PathBuf, Result<editor::SaveOutcome, String>),
     Reloaded(Vec<(PathBuf, String)>),
+    /// The kept hunks of a partly accepted review were written: what happened, and the
+    /// files' texts now (for the open tabs).
+    PartialApplied(Vec<String>, Vec<(PathBuf, String)>),
     Editor(editor::Message),
     Agent(agent_panel::Message),
     Review(review::Message),
@@ -125,6 +130,7 @@ impl App {
             exit: None,
             permission_reply: None,
             reload_after_prompt: Vec::new(),
+            apply_after_prompt: Vec::new(),
             script: options.script.into(),
             screenshot: options.screenshot,
             bench: options
@@ -198,9 +204,14 @@ impl App {
             }
             Message::Saved(path, result) => {
                 match result {
-                    Ok(()) => {
-                        self.buffers.saved(&path);
-                        self.status = format!("saved {}", path.display());
+                    Ok(outcome) => {
+                        self.status = match &outcome {
+                            editor::SaveOutcome::Written(_) => format!("saved {}", path.display()),
+                            editor::SaveOutcome::ChangedOnDisk(_) => {
+                                format!("not saved: {} changed on disk", path.display())
+                            }
+                        };
+                        self.buffers.saved(&path, &outcome);
                     }
                     Err(err) => self.error = Some(err),
                 }
@@ -208,20 +219,30 @@ impl App {
             }
             Message::Reloaded(files) => {
                 for (path, text) in files {
-                    self.buffers.reload(&path, &text);
+                    self.buffers.disk_changed(&path, &text);
                 }
                 list_task(self.workspace.clone())
             }
             Message::Editor(message) => match self.buffers.update(message) {
-                Some((path, text)) => {
-                    Task::perform(write_file(path.clone(), text), move |r| Message::Saved(path.clone(), r))
+                Some(request) => {
+                    let path = request.path.clone();
+                    Task::perform(save_checked(request), move |r| Message::Saved(path.clone(), r))
                 }
                 None => Task::none(),
             },
             Message::Agent(message) => self.on_agent(message),
             Message::Review(message) => {
-                self.review_pane.update(message);
+                let review = self.session.as_ref().and_then(|s| s.review.as_ref());
+                self.review_pane.update(message, review);
                 Task::none()
+            }
+            Message::PartialApplied(notes, files) => {
+                if let Some(session) = &mut self.session {
+                    for note in notes {
+                        session.client_notice(note);
+                    }
+                }
+                self.update(Message::Reloaded(files))
             }
             Message::History(message) => self.on_history(message),
             Message::ShowCenter(center) => {
@@ -416,8 +437,24 @@ impl App {
                         session.permission_answered("cancelled");
                     }
                 }
-                let files = std::mem::take(&mut self.reload_after_prompt);
+                // A turn may have changed files (accept, reject, rollback): the open tabs
+                // follow the files on disk.
+                let mut files = std::mem::take(&mut self.reload_after_prompt);
+                for buffer in &self.buffers.open {
+                    if !files.contains(&buffer.path) {
+                        files.push(buffer.path.clone());
+                    }
+                }
                 let next = self.next_scripted();
+                let writes = std::mem::take(&mut self.apply_after_prompt);
+                if !writes.is_empty() {
+                    return Task::batch([
+                        Task::perform(apply_writes(writes, files), |(notes, files)| {
+                            Message::PartialApplied(notes, files)
+                        }),
+                        next,
+                    ]);
+                }
                 if !files.is_empty() {
                     return Task::batch([Task::perform(read_files(files), Message::Reloaded), next]);
                 }
@@ -512,8 +549,17 @@ impl App {
             M::Choose(option_id) => self.answer_permission(&option_id),
             M::ShowReview => self.center = Center::Review,
             M::RollBack(run_id) => {
+                if self.session.as_ref().is_none_or(SessionState::is_running) {
+                    return Task::none();
+                }
                 self.panel.prompt = format!("/rollback {run_id}");
-                return self.on_agent(M::Send);
+                let task = self.on_agent(M::Send);
+                if let Some(session) = &mut self.session
+                    && session.is_running()
+                {
+                    session.rollback_sent(&run_id);
+                }
+                return task;
             }
             _ => {}
         }
@@ -533,8 +579,41 @@ impl App {
         let Some(role) = role else {
             return;
         };
+        // Accept with some hunks rejected: ided takes whole runs only, so the run is rejected
+        // (nothing of it lands) and the client writes the kept hunks when the turn ends.
+        let mut option_id = option_id.to_owned();
+        let mut answer = option_id.clone();
+        if role == ChoiceRole::Accept
+            && let Some(review) = &session.review
+        {
+            let selection = self.review_pane.selection(review);
+            let reject = session
+                .permission
+                .as_ref()
+                .and_then(|p| p.choices.iter().find(|c| c.role == ChoiceRole::Reject))
+                .map(|c| c.id.clone());
+            if !selection.all() && !selection.none() {
+                let Some(reject) = reject else {
+                    self.error = Some("the agent offers no reject option: accept all or nothing".into());
+                    return;
+                };
+                self.apply_after_prompt = partial_writes(review, &selection, &self.workspace);
+                answer = format!("kept {} of {} hunks", selection.kept, selection.total);
+                option_id = reject;
+            } else if selection.none()
+                && let Some(reject) = reject
+            {
+                answer.clone_from(&reject);
+                option_id = reject;
+            }
+        }
+        let role = session
+            .permission
+            .as_ref()
+            .and_then(|p| p.choices.iter().find(|c| c.id == option_id))
+            .map_or(role, |c| c.role);
         let mut response = RequestPermissionResponse::new(RequestPermissionOutcome::Selected(
-            SelectedPermissionOutcome::new(option_id.to_owned()),
+            SelectedPermissionOutcome::new(option_id.clone()),
         ));
         if role == ChoiceRole::Feedback {
             let feedback = std::mem::take(&mut self.panel.feedback);
@@ -554,7 +633,7 @@ impl App {
                 .map(|f| workspace::absolute(&self.workspace, &f.path))
                 .collect();
         }
-        session.permission_answered(option_id);
+        session.permission_answered(&answer);
         if let Some(reply) = self.permission_reply.take() {
             reply.send(response);
         }
@@ -661,7 +740,15 @@ impl App {
                 )
                 .map(Message::History),
                 self.panel
-                    .view(self.session.as_ref(), self.connection.is_some(), &self.workspace)
+                    .view(
+                        self.session.as_ref(),
+                        self.connection.is_some(),
+                        &self.workspace,
+                        self.session.as_ref().and_then(|s| s.review.as_ref()).map(|r| {
+                            let selection = self.review_pane.selection(r);
+                            (selection.kept, selection.total)
+                        }),
+                    )
                     .map(Message::Agent),
             ]
             .spacing(6),
@@ -740,10 +827,20 @@ async fn read_file(path: PathBuf) -> Result<String, String> {
         .map_err(|e| format!("cannot read {}: {e}", path.display()))
 }
 
-async fn write_file(path: PathBuf, text: String) -> Result<(), String> {
-    tokio::fs::write(&path, text)
+/// Writes the buffer's text unless the file changed since the buffer last saw it (then
+/// nothing is written and the file's text comes back for the buffer to ask about).
+async fn save_checked(request: editor::SaveRequest) -> Result<editor::SaveOutcome, String> {
+    let path = &request.path;
+    match tokio::fs::read_to_string(path).await {
+        Ok(now) if now != request.expected => return Ok(editor::SaveOutcome::ChangedOnDisk(now)),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(format!("cannot save {}: {e}", path.display())),
+    }
+    tokio::fs::write(path, &request.text)
         .await
-        .map_err(|e| format!("cannot save {}: {e}", path.display()))
+        .map_err(|e| format!("cannot save {}: {e}", path.display()))?;
+    Ok(editor::SaveOutcome::Written(request.text))
 }
 
 async fn save_png(shot: iced::window::Screenshot, path: PathBuf) -> Result<PathBuf, String> {
@@ -773,4 +870,75 @@ async fn read_files(paths: Vec<PathBuf>) -> Vec<(PathBuf, String)> {
 /// The session's workspace-relative path for display.
 pub fn relative<'a>(workspace: &Path, path: &'a Path) -> &'a Path {
     path.strip_prefix(workspace).unwrap_or(path)
+}
+
+/// One file of a partly accepted review: write `text` (remove the file for `None`) if the file
+/// still holds `expected` (`None`: it must not exist).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartialWrite {
+    pub path: PathBuf,
+    pub expected: Option<String>,
+    pub text: Option<String>,
+}
+
+/// The writes that apply the kept hunks of `review` to the files as they were before the run.
+pub fn partial_writes(
+    review: &crate::session::Review,
+    selection: &review::Selection,
+    workspace: &Path,
+) -> Vec<PartialWrite> {
+    let mut writes = Vec::new();
+    for (file, kept) in review.files.iter().zip(&selection.files) {
+        if !kept.iter().any(|k| *k) {
+            continue;
+        }
+        let all = kept.iter().all(|k| *k);
+        let text = match file.status {
+            crate::session::FileStatus::Deleted if all => None,
+            _ => Some(file.text_with_hunks(kept)),
+        };
+        writes.push(PartialWrite {
+            path: workspace::absolute(workspace, &file.path),
+            expected: file.old_text.clone(),
+            text,
+        });
+    }
+    writes
+}
+
+/// Writes the kept hunks (each file only where it still holds the text the run started from),
+/// then reads `reload` and the written files back for the open tabs.
+async fn apply_writes(writes: Vec<PartialWrite>, mut reload: Vec<PathBuf>) -> (Vec<String>, Vec<(PathBuf, String)>) {
+    let mut notes = Vec::new();
+    let (mut written, mut skipped) = (0, Vec::new());
+    for write in writes {
+        let now = tokio::fs::read_to_string(&write.path).await.ok();
+        if now != write.expected {
+            skipped.push(format!("{} changed since the run started", write.path.display()));
+            continue;
+        }
+        let result = match &write.text {
+            Some(text) => {
+                if let Some(dir) = write.path.parent() {
+                    let _ = tokio::fs::create_dir_all(dir).await;
+                }
+                tokio::fs::write(&write.path, text).await
+            }
+            None => tokio::fs::remove_file(&write.path).await,
+        };
+        match result {
+            Ok(()) => written += 1,
+            Err(e) => skipped.push(format!("{}: {e}", write.path.display())),
+        }
+        if !reload.contains(&write.path) {
+            reload.push(write.path);
+        }
+    }
+    notes.push(format!(
+        "Applied the kept hunks to {written} file(s) in your working tree, uncommitted (the run itself was rejected; its branch is kept until cleanup)."
+    ));
+    if !skipped.is_empty() {
+        notes.push(format!("Not applied: {}.", skipped.join("; ")));
+    }
+    (notes, read_files(reload).await)
 }

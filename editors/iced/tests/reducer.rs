@@ -133,7 +133,7 @@ fn a_permission_request_offers_accept_reject_and_feedback_until_answered() {
 }
 
 #[test]
-fn cancelling_stops_the_run_and_marks_the_stage_in_progress_skipped() {
+fn cancelling_stops_the_run_marks_the_running_stage_cancelled_and_the_later_ones_skipped() {
     let events = RecordedEvent::parse_lines(include_str!("fixtures/cancel.jsonl")).unwrap();
     let mut state = RecordedEvent::replay("s-1", &events[..3]);
     assert_eq!(state.run, RunStatus::Cancelling, "cancel sent, prompt not answered yet");
@@ -143,8 +143,8 @@ fn cancelling_stops_the_run_and_marks_the_stage_in_progress_skipped() {
         steps(&state),
         [
             ("Plan (architect)", StepStatus::Completed),
-            ("Implement (coder)", StepStatus::Skipped),
-            ("Review (reviewer)", StepStatus::Pending)
+            ("Implement (coder)", StepStatus::Cancelled),
+            ("Review (reviewer)", StepStatus::Skipped)
         ]
     );
     assert_eq!(

@@ -1,6 +1,8 @@
 //! UI behaviour with iced_test's headless Simulator: typing and sending a prompt, the plan
 //! appearing, and the exact permission outcome each review button sends.
 
+mod support;
+
 use std::sync::{Arc, mpsc};
 
 use agent_client_protocol::v1::schema::{
@@ -378,4 +380,425 @@ fn the_agent_reads_the_unsaved_text_of_an_open_buffer() {
         "the agent sees the unsaved text, not the file on disk"
     );
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "x = 1\ny = 2\n");
+}
+
+fn advertise_commands(app: &mut App) {
+    update(
+        app,
+        json!({"sessionId":"s-1","update":{"sessionUpdate":"available_commands_update","availableCommands":[
+            {"name":"workflow","description":"Run a named workflow","input":{"hint":"NAME"}},
+            {"name":"dry-run","description":"Plan only"},
+            {"name":"runs","description":"List runs"},
+            {"name":"rollback","description":"Revert an accepted run","input":{"hint":"ID"}}]}}),
+    );
+}
+
+/// Issue 21, Iced defect 1: the slash-command list appearing under the typing took the prompt
+/// box's place in the widget tree, so each key moved the focus out of it.
+#[test]
+fn typing_a_slash_command_keeps_the_focus_in_the_prompt_while_the_list_changes() {
+    let (mut app, _commands, _dir) = connected_app();
+    advertise_commands(&mut app);
+    let mut live = support::Live::new();
+    live.click_id(&mut app, PROMPT_ID);
+    live.type_keys(&mut app, "/ru");
+    assert_eq!(app.panel.prompt, "/ru", "every key reached the prompt");
+    {
+        let mut ui = simulator(app.view());
+        assert!(ui.find("/runs").is_ok(), "the list shows the match");
+        assert!(ui.find("/workflow NAME").is_err());
+    }
+    live.type_keys(&mut app, "ns x");
+    assert_eq!(
+        app.panel.prompt, "/runs x",
+        "the list emptying does not take the focus either"
+    );
+}
+
+/// A `/rollback` turn ends with ided's answer (`Rolled back run ID` or an error).
+fn finish_rollback_turn(app: &mut App, answer: Result<&str, &str>) {
+    match answer {
+        Ok(text) => {
+            update(
+                app,
+                json!({"sessionId":"s-1","update":{"sessionUpdate":"agent_message_chunk",
+                    "content":{"type":"text","text":text}}}),
+            );
+            let _ = app.update(Message::Acp(Event::PromptDone {
+                session_id: "s-1".into(),
+                outcome: Ok(agent_client_protocol::v1::schema::StopReason::EndTurn),
+            }));
+        }
+        Err(error) => {
+            let _ = app.update(Message::Acp(Event::PromptDone {
+                session_id: "s-1".into(),
+                outcome: Err(error.into()),
+            }));
+        }
+    }
+}
+
+fn accepted_review_app() -> (
+    App,
+    futures::channel::mpsc::UnboundedReceiver<Command>,
+    tempfile::TempDir,
+) {
+    let (mut app, answers, dir) = reviewing_app();
+    click(&mut app, "Accept all");
+    assert_eq!(selected(answers.try_recv().unwrap()).0, "accept");
+    update(
+        &mut app,
+        json!({"sessionId":"s-1","update":{"sessionUpdate":"tool_call_update","toolCallId":"run-1/review-1",
+            "status":"completed","rawOutput":"Accepted: 1 commit(s)"}}),
+    );
+    let _ = app.update(Message::Acp(Event::PromptDone {
+        session_id: "s-1".into(),
+        outcome: Ok(agent_client_protocol::v1::schema::StopReason::EndTurn),
+    }));
+    let (connection, commands) = Connection::detached();
+    app.connection = Some(connection);
+    (app, commands, dir)
+}
+
+/// Issue 21, Iced defect 3: after a rollback the button went on offering it; a second click
+/// showed ided's refusal as raw JSON, twice.
+#[test]
+fn roll_back_is_offered_once_and_after_the_rollback_the_card_says_rolled_back() {
+    let (mut app, mut commands, _dir) = accepted_review_app();
+    click(&mut app, "Roll back run run-1");
+    assert!(matches!(commands.try_recv(), Ok(Command::Prompt { .. })));
+    {
+        let mut ui = simulator(app.view());
+        assert!(
+            ui.find("Roll back run run-1").is_err(),
+            "no second rollback while one runs"
+        );
+        assert!(ui.find("Rolling back run run-1…").is_ok());
+    }
+    finish_rollback_turn(
+        &mut app,
+        Ok("Rolled back run run-1: 1 revert commit(s) on main (abc1234567)."),
+    );
+    let mut ui = simulator(app.view());
+    assert!(
+        ui.find("Roll back run run-1").is_err(),
+        "a rolled-back run offers no Roll back"
+    );
+    assert!(ui.find("Run run-1 rolled back").is_ok());
+}
+
+#[test]
+fn a_refused_rollback_reads_as_text_once_and_roll_back_comes_back() {
+    let (mut app, mut commands, _dir) = accepted_review_app();
+    click(&mut app, "Roll back run run-1");
+    assert!(matches!(commands.try_recv(), Ok(Command::Prompt { .. })));
+    // What the connection makes of ided's JSON-RPC error (see acp::error_text).
+    let mut error = agent_client_protocol::Error::internal_error();
+    error.message = "run run-1 is rolled back, not accepted: nothing to roll back".into();
+    error.data = Some(json!({"code": "vcs_error", "details": "VcsError: run run-1 is rolled back"}));
+    let shown = ided_iced::acp::error_text::human(&error);
+    finish_rollback_turn(&mut app, Err(&shown));
+    let mut ui = simulator(app.view());
+    assert!(
+        ui.find("Prompt failed: run run-1 is rolled back, not accepted: nothing to roll back [vcs_error]")
+            .is_ok(),
+        "the transcript says why, as text"
+    );
+    assert!(ui.find("failed").is_ok(), "the header says only that it failed");
+    assert!(
+        ui.find(shown.as_str()).is_err() && ui.find(format!("failed: {shown}").as_str()).is_err(),
+        "said once"
+    );
+    assert!(ui.find("Roll back run run-1").is_ok(), "not rolled back: offered again");
+}
+
+/// Issue 21, Iced defect 6: after a cancel the later stages stayed `pending`.
+#[test]
+fn after_a_cancel_the_running_stage_is_cancelled_and_the_later_ones_skipped() {
+    let (mut app, _commands, _dir) = connected_app();
+    app.panel.prompt = "refactor".into();
+    let _ = app.update(Message::Agent(ided_iced::ui::agent_panel::Message::Send));
+    update(
+        &mut app,
+        json!({"sessionId":"s-1","update":{"sessionUpdate":"plan","entries":[
+            {"content":"Plan (planner)","priority":"high","status":"completed"},
+            {"content":"Implement (coder)","priority":"high","status":"in_progress"},
+            {"content":"Test (tester)","priority":"medium","status":"pending"}]}}),
+    );
+    let _ = app.update(Message::Agent(ided_iced::ui::agent_panel::Message::Cancel));
+    let _ = app.update(Message::Acp(Event::PromptDone {
+        session_id: "s-1".into(),
+        outcome: Ok(agent_client_protocol::v1::schema::StopReason::Cancelled),
+    }));
+    let statuses: Vec<_> = app
+        .session
+        .as_ref()
+        .unwrap()
+        .plan
+        .iter()
+        .map(|p| p.status.label())
+        .collect();
+    assert_eq!(statuses, ["completed", "cancelled", "skipped"]);
+    let mut ui = simulator(app.view());
+    assert!(ui.find("pending").is_err(), "no stage is left pending");
+    assert!(ui.find("cancelled").is_ok() && ui.find("skipped").is_ok());
+}
+
+/// Issue 21, Iced defect 6: a long tool-call title pushed the status past the card's edge.
+#[test]
+fn a_tool_calls_status_stays_inside_the_card_with_a_long_title() {
+    let (mut app, _commands, _dir) = connected_app();
+    let title = "Search the workspace for every caller of parse_configuration_file_with_overrides \
+                 and read each one of them to find the crash";
+    update(
+        &mut app,
+        json!({"sessionId":"s-1","update":{"sessionUpdate":"tool_call","toolCallId":"t-1",
+            "title":title,"kind":"search","status":"in_progress"}}),
+    );
+    let mut ui = simulator(app.view());
+    let status = ui.find("in_progress").expect("the status is on screen");
+    let (bounds, visible) = (status.bounds(), status.visible_bounds().expect("visible"));
+    assert!(
+        (bounds.width - visible.width).abs() < 0.5 && (bounds.x - visible.x).abs() < 0.5,
+        "the status is not clipped: {bounds:?} shown as {visible:?}"
+    );
+    assert!(bounds.x + bounds.width <= support::SIZE.width, "{bounds:?}");
+}
+
+fn ctrl_s() -> Vec<iced::Event> {
+    use iced::keyboard::{self, Key, Modifiers};
+    let key = Key::Character("s".into());
+    vec![iced::Event::Keyboard(keyboard::Event::KeyPressed {
+        key: key.clone(),
+        modified_key: key.clone(),
+        physical_key: keyboard::key::Physical::Code(keyboard::key::Code::KeyS),
+        location: keyboard::Location::Standard,
+        modifiers: Modifiers::CTRL,
+        text: None,
+        repeat: false,
+    })]
+}
+
+/// Presses Ctrl+S the way the window does (the keyboard subscription) and runs the save.
+fn save_with_ctrl_s(app: &mut App) {
+    for event in ctrl_s() {
+        let iced::Event::Keyboard(key) = event else { continue };
+        let task = app.update(Message::Key(key));
+        support::run_task(app, task);
+    }
+}
+
+fn end_turn(app: &mut App) {
+    let task = app.update(Message::Acp(Event::PromptDone {
+        session_id: "s-1".into(),
+        outcome: Ok(agent_client_protocol::v1::schema::StopReason::EndTurn),
+    }));
+    support::run_task(app, task);
+}
+
+/// Issue 21, Iced defect 2: after Roll back the open tab kept the accepted text, and Ctrl+S
+/// wrote the rolled-back change back to disk.
+#[test]
+fn an_open_tab_follows_its_file_after_a_rollback_and_ctrl_s_keeps_the_rolled_back_text() {
+    let (mut app, _commands, dir) = connected_app();
+    let path = dir.path().join("calc.py");
+    let (before, accepted) = ("x = 1\n", "x = 2\n");
+    std::fs::write(&path, accepted).unwrap();
+    app.buffers.open(path.clone(), accepted, Some(1));
+    // The rollback turn: ided reverts the file on disk, then the turn ends.
+    app.panel.prompt = "/rollback run-1".into();
+    let _ = app.update(Message::Agent(ided_iced::ui::agent_panel::Message::Send));
+    std::fs::write(&path, before).unwrap();
+    end_turn(&mut app);
+    assert_eq!(
+        app.buffers.open[0].content.text(),
+        before,
+        "the tab shows the file as it is now"
+    );
+    assert!(!app.buffers.open[0].dirty);
+    save_with_ctrl_s(&mut app);
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        before,
+        "Ctrl+S did not bring the change back"
+    );
+}
+
+#[test]
+fn a_tab_with_unsaved_edits_asks_before_it_follows_the_file_and_save_does_not_overwrite_it() {
+    let (mut app, _commands, dir) = connected_app();
+    let path = dir.path().join("calc.py");
+    std::fs::write(&path, "x = 1\n").unwrap();
+    app.buffers.open(path.clone(), "x = 1\n", None);
+    let mut live = support::Live::new();
+    live.click_id(&mut app, ided_iced::ui::editor::EDITOR_ID);
+    live.type_keys(&mut app, "# mine\n");
+    assert!(app.buffers.open[0].dirty);
+    let mine = app.buffers.open[0].content.text();
+    // A run is accepted meanwhile: the file changes on disk.
+    std::fs::write(&path, "x = 2\n").unwrap();
+    end_turn(&mut app);
+    assert_eq!(
+        app.buffers.open[0].content.text(),
+        mine,
+        "unsaved edits are not thrown away"
+    );
+    {
+        let mut ui = simulator(app.view());
+        assert!(
+            ui.find("calc.py changed on disk, and this tab has unsaved edits.")
+                .is_ok()
+        );
+    }
+    save_with_ctrl_s(&mut app);
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "x = 2\n",
+        "no silent overwrite"
+    );
+    click(&mut app, "Reload from disk");
+    assert_eq!(app.buffers.open[0].content.text(), "x = 2\n");
+    assert!(!app.buffers.open[0].dirty && app.buffers.open[0].changed_on_disk.is_none());
+}
+
+#[test]
+fn keeping_my_edits_over_a_changed_file_lets_the_next_save_write_them() {
+    let (mut app, _commands, dir) = connected_app();
+    let path = dir.path().join("calc.py");
+    std::fs::write(&path, "x = 1\n").unwrap();
+    app.buffers.open(path.clone(), "x = 1\n", None);
+    let mut live = support::Live::new();
+    live.click_id(&mut app, ided_iced::ui::editor::EDITOR_ID);
+    live.type_keys(&mut app, "# mine\n");
+    let mine = app.buffers.open[0].content.text();
+    std::fs::write(&path, "x = 2\n").unwrap();
+    end_turn(&mut app);
+    click(&mut app, "Keep my edits");
+    save_with_ctrl_s(&mut app);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), mine);
+    assert!(!app.buffers.open[0].dirty);
+}
+
+/// A review of `files` (path, old text, new text) with ided's three options pending.
+fn review_of_files(
+    files: &[(&str, &str, &str)],
+) -> (
+    App,
+    mpsc::Receiver<Result<RequestPermissionResponse, String>>,
+    tempfile::TempDir,
+) {
+    let (mut app, _commands, dir) = connected_app();
+    let root = dir.path().display().to_string();
+    let content: Vec<_> = files
+        .iter()
+        .map(|(path, old, new)| {
+            std::fs::write(dir.path().join(path), old).unwrap();
+            json!({"type":"diff","path":format!("{root}/{path}"),"oldText":old,"newText":new})
+        })
+        .collect();
+    update(
+        &mut app,
+        json!({"sessionId":"s-1","update":{"sessionUpdate":"tool_call","toolCallId":"run-2/review-1",
+            "title":"Review run run-2","kind":"edit","status":"pending","content":content,
+            "rawInput":{"run_id":"run-2"}}}),
+    );
+    let request: RequestPermissionRequest = serde_json::from_value(json!({
+        "sessionId":"s-1",
+        "toolCall":{"toolCallId":"run-2/review-1","title":"Review run run-2","kind":"edit","status":"pending"},
+        "options":[{"optionId":"accept","name":"Accept all","kind":"allow_once"},
+                   {"optionId":"reject","name":"Reject","kind":"reject_once"},
+                   {"optionId":"feedback","name":"Send feedback","kind":"reject_once"}]}))
+    .unwrap();
+    let (tx, rx) = mpsc::channel();
+    let reply = Reply::new(move |answer| tx.send(answer).unwrap());
+    let _ = app.update(Message::Acp(Event::Permission(Arc::new(request), reply)));
+    (app, rx, dir)
+}
+
+/// Issue 21, Iced defect 4: a long diff line wrapped and was painted over the next row.
+#[test]
+fn a_long_diff_line_stays_one_row_high_and_clear_of_the_next_row() {
+    let long = format!("x = \"{}\"", "wide ".repeat(80));
+    let new = format!("{long}\ny = 2\n");
+    let (app, _answers, _dir) = review_of_files(&[("a.py", "x = 1\ny = 1\n", &new)]);
+    let mut ui = simulator(app.view());
+    let first = ui.find(format!("+{long}").as_str()).expect("the long line").bounds();
+    let next = ui.find("+y = 2").expect("the next line").bounds();
+    assert!(
+        first.height <= ided_iced::ui::review::ROW_HEIGHT + 0.5,
+        "one row high: {first:?}"
+    );
+    assert!(first.y + first.height <= next.y + 0.5, "{first:?} overlaps {next:?}");
+}
+
+#[test]
+fn the_side_by_side_view_shows_the_old_line_left_of_the_new_one() {
+    let (mut app, _answers, _dir) = review_of_files(&[("a.py", "a = 0\nx = 1\nz = 0\n", "a = 0\nx = 2\nz = 0\n")]);
+    click(&mut app, "Side by side");
+    let mut ui = simulator(app.view());
+    let old = ui.find("x = 1").expect("the old line, unprefixed").bounds();
+    let new = ui.find("x = 2").expect("the new line").bounds();
+    assert!((old.y - new.y).abs() < 0.5, "on one row: {old:?} {new:?}");
+    assert!(old.x < new.x, "old on the left");
+    assert!(ui.find("+x = 2").is_err(), "no unified prefixes");
+}
+
+const TWO_HUNKS_OLD: &str = "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\nk\nl\nm\nn\n";
+const TWO_HUNKS_NEW: &str = "A\nb\nc\nd\ne\nf\ng\nh\ni\nj\nk\nl\nm\nN\n";
+
+#[test]
+fn rejecting_one_hunk_applies_only_the_kept_one_and_ided_is_told_reject() {
+    let (mut app, answers, dir) = review_of_files(&[("a.py", TWO_HUNKS_OLD, TWO_HUNKS_NEW), ("b.py", "1\n", "2\n")]);
+    assert_eq!(
+        app.session.as_ref().unwrap().review.as_ref().unwrap().files[0]
+            .hunks
+            .len(),
+        2
+    );
+    let _ = app.update(Message::Review(ided_iced::ui::review::Message::KeepHunk(0, 1, false)));
+    click(&mut app, "Reject file"); // the first file row's: a.py
+    click(&mut app, "Keep file"); // a.py again
+    let _ = app.update(Message::Review(ided_iced::ui::review::Message::KeepHunk(0, 1, false)));
+    // b.py rejected as a whole from its own row.
+    let _ = app.update(Message::Review(ided_iced::ui::review::Message::KeepFile(1, false)));
+    {
+        let mut ui = simulator(app.view());
+        assert!(ui.find("keeping 1 of 3 hunks").is_ok());
+        assert!(ui.find("1/2 hunks").is_ok() && ui.find("rejected").is_ok());
+    }
+    click(&mut app, "Apply 1 of 3 hunks");
+    assert_eq!(
+        selected(answers.try_recv().unwrap()).0,
+        "reject",
+        "ided takes whole runs: the run is rejected"
+    );
+    assert_eq!(
+        app.session.as_ref().unwrap().review.as_ref().unwrap().answer.as_deref(),
+        Some("kept 1 of 3 hunks")
+    );
+    end_turn(&mut app);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.py")).unwrap(),
+        TWO_HUNKS_OLD.replacen('a', "A", 1),
+        "only the kept hunk landed"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("b.py")).unwrap(),
+        "1\n",
+        "the rejected file is untouched"
+    );
+    let mut ui = simulator(app.view());
+    assert!(ui.find("Applied the kept hunks to 1 file(s) in your working tree, uncommitted (the run itself was rejected; its branch is kept until cleanup).").is_ok());
+}
+
+#[test]
+fn keeping_every_hunk_is_a_plain_accept_and_rejecting_every_hunk_a_plain_reject() {
+    let (mut app, answers, _dir) = review_of_files(&[("a.py", TWO_HUNKS_OLD, TWO_HUNKS_NEW)]);
+    click(&mut app, "Accept all");
+    assert_eq!(selected(answers.try_recv().unwrap()).0, "accept");
+    assert!(app.apply_after_prompt.is_empty());
+    let (mut app, answers, _dir) = review_of_files(&[("a.py", TWO_HUNKS_OLD, TWO_HUNKS_NEW)]);
+    click(&mut app, "Reject all");
+    click(&mut app, "Accept all");
+    assert_eq!(selected(answers.try_recv().unwrap()).0, "reject");
 }

@@ -206,7 +206,7 @@ async fn spawn_and_serve(launch: &Launch, events: &UnboundedSender<Event>) -> Re
     let code = status.and_then(|s| s.code());
     let message = match (&served, code) {
         (_, Some(0)) => "the agent exited".to_owned(),
-        (Err(err), _) => format!("the agent connection failed: {err}"),
+        (Err(err), _) => format!("the agent connection failed: {}", super::error_text::human(err)),
         (Ok(()), _) => "the agent exited".to_owned(),
     };
     Ok(AgentExit {
@@ -361,7 +361,10 @@ fn execute(
     let events = events.clone();
     let report = move |events: &UnboundedSender<Event>, what: &str, err: agent_client_protocol::Error| {
         log::warn!("{what} failed: {err}");
-        let _ = events.unbounded_send(Event::Failed(format!("{what} failed: {err}")));
+        let _ = events.unbounded_send(Event::Failed(format!(
+            "{what} failed: {}",
+            super::error_text::human(&err)
+        )));
     };
     match command {
         Command::NewSession => {
@@ -433,7 +436,7 @@ fn execute(
                     .block_task()
                     .await
                     .map(|r| r.stop_reason)
-                    .map_err(|e| e.to_string());
+                    .map_err(|e| super::error_text::human(&e));
                 let _ = events.unbounded_send(Event::PromptDone { session_id, outcome });
                 Ok(())
             })

@@ -2,6 +2,7 @@
 //! replies to the agent's requests.
 
 pub mod connection;
+pub mod error_text;
 pub mod launch;
 pub mod reply;
 

@@ -1,5 +1,6 @@
 //! Unified diffs of one file, computed from the old and new text that ACP's `diff` tool-call
-//! content carries (ided sends whole texts, the client renders the hunks).
+//! content carries (ided sends whole texts, the client renders the hunks), their side-by-side
+//! rows, and the file's text with only some of its hunks applied (per-hunk review).
 
 use std::path::PathBuf;
 
@@ -51,6 +52,18 @@ pub struct FileDiff {
     pub removed: usize,
     /// The text after the change (what the editor shows after accept).
     pub new_text: String,
+    /// The text before the change (`None`: a new file).
+    pub old_text: Option<String>,
+    /// Each hunk's index range in `lines` (its `@@` header first).
+    pub hunks: Vec<std::ops::Range<usize>>,
+}
+
+/// One row of the side-by-side view: the old line on the left, the new one on the right
+/// (either may be absent), or a hunk header across both.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SideRow {
+    Hunk { hunk: usize, text: String },
+    Lines { old: Option<usize>, new: Option<usize> },
 }
 
 impl FileDiff {
@@ -65,8 +78,10 @@ impl FileDiff {
         let old = old_text.unwrap_or("");
         let diff = TextDiff::from_lines(old, new_text);
         let mut lines = Vec::new();
+        let mut hunks = Vec::new();
         let (mut added, mut removed) = (0, 0);
         for group in diff.grouped_ops(CONTEXT_LINES) {
+            let hunk_start_index = lines.len();
             let (Some(first), Some(last)) = (group.first(), group.last()) else {
                 continue;
             };
@@ -106,6 +121,7 @@ impl FileDiff {
                     });
                 }
             }
+            hunks.push(hunk_start_index..lines.len());
         }
         Self {
             path,
@@ -114,7 +130,94 @@ impl FileDiff {
             added,
             removed,
             new_text: new_text.to_owned(),
+            old_text: old_text.map(str::to_owned),
+            hunks,
         }
+    }
+
+    /// The file's text with only the hunks whose `keep` is true applied to the old text
+    /// (`keep` shorter than the hunks: the rest are not applied).
+    pub fn text_with_hunks(&self, keep: &[bool]) -> String {
+        let old = self.old_text.as_deref().unwrap_or("");
+        let diff = TextDiff::from_lines(old, self.new_text.as_str());
+        let (old_lines, new_lines) = (diff.old_slices(), diff.new_slices());
+        let mut out = String::new();
+        let mut cursor = 0;
+        for (hunk, group) in diff.grouped_ops(CONTEXT_LINES).iter().enumerate() {
+            let kept = keep.get(hunk).copied().unwrap_or(false);
+            for op in group {
+                if op.tag() == similar::DiffTag::Equal {
+                    continue;
+                }
+                let (o, n) = (op.old_range(), op.new_range());
+                out.extend(old_lines[cursor..o.start].iter().copied());
+                if kept {
+                    out.extend(new_lines[n].iter().copied());
+                } else {
+                    out.extend(old_lines[o.clone()].iter().copied());
+                }
+                cursor = o.end;
+            }
+        }
+        out.extend(old_lines[cursor..].iter().copied());
+        out
+    }
+
+    /// The rows of the side-by-side view: context on both sides, each run of removed lines
+    /// paired with the added lines after it (indices into `lines`).
+    pub fn side_rows(&self) -> Vec<SideRow> {
+        let mut rows = Vec::with_capacity(self.lines.len());
+        for (hunk, range) in self.hunks.iter().enumerate() {
+            let mut i = range.start;
+            while i < range.end {
+                let line = &self.lines[i];
+                match line.kind {
+                    LineKind::Hunk => {
+                        rows.push(SideRow::Hunk {
+                            hunk,
+                            text: line.text.clone(),
+                        });
+                        i += 1;
+                    }
+                    LineKind::Context => {
+                        rows.push(SideRow::Lines {
+                            old: Some(i),
+                            new: Some(i),
+                        });
+                        i += 1;
+                    }
+                    LineKind::Added => {
+                        rows.push(SideRow::Lines {
+                            old: None,
+                            new: Some(i),
+                        });
+                        i += 1;
+                    }
+                    LineKind::Removed => {
+                        let removed_end = (i..range.end)
+                            .find(|&j| self.lines[j].kind != LineKind::Removed)
+                            .unwrap_or(range.end);
+                        let added_end = (removed_end..range.end)
+                            .find(|&j| self.lines[j].kind != LineKind::Added)
+                            .unwrap_or(range.end);
+                        let (removed, added) = (removed_end - i, added_end - removed_end);
+                        for k in 0..removed.max(added) {
+                            rows.push(SideRow::Lines {
+                                old: (k < removed).then_some(i + k),
+                                new: (k < added).then_some(removed_end + k),
+                            });
+                        }
+                        i = added_end;
+                    }
+                }
+            }
+        }
+        rows
+    }
+
+    /// The longest line, in characters (the width the diff view scrolls to).
+    pub fn widest_line(&self) -> usize {
+        self.lines.iter().map(|l| l.text.chars().count()).max().unwrap_or(0)
     }
 
     /// The diff as unified-diff text (`---`/`+++` headers, hunks), e.g. for copying.
@@ -161,6 +264,54 @@ mod tests {
         assert_eq!((added.status, added.added, added.removed), (FileStatus::Added, 2, 0));
         let deleted = FileDiff::compute("d.txt".into(), Some("x\n"), "");
         assert_eq!((deleted.status, deleted.removed), (FileStatus::Deleted, 1));
+    }
+
+    #[test]
+    fn applying_some_hunks_keeps_the_old_text_of_the_others() {
+        let old: String = (0..40).map(|i| format!("{i}\n")).collect();
+        let new: String = (0..40)
+            .map(|i| match i {
+                5 => "five\n".to_owned(),
+                35 => "thirty-five\n".to_owned(),
+                _ => format!("{i}\n"),
+            })
+            .collect();
+        let diff = FileDiff::compute("f".into(), Some(&old), &new);
+        assert_eq!(diff.hunks.len(), 2);
+        assert_eq!(diff.text_with_hunks(&[true, true]), new);
+        assert_eq!(diff.text_with_hunks(&[false, false]), old);
+        let first_only = diff.text_with_hunks(&[true, false]);
+        assert!(
+            first_only.contains("five\n") && first_only.contains("\n35\n"),
+            "{first_only}"
+        );
+        let added = FileDiff::compute("n".into(), None, "a\nb\n");
+        assert_eq!(added.text_with_hunks(&[false]), "");
+    }
+
+    #[test]
+    fn side_by_side_pairs_removed_lines_with_the_added_ones() {
+        let diff = FileDiff::compute("f".into(), Some("a\nb\nc\n"), "a\nB\nB2\nc\n");
+        let rows = diff.side_rows();
+        let pairs: Vec<(Option<&str>, Option<&str>)> = rows
+            .iter()
+            .filter_map(|r| match r {
+                SideRow::Lines { old, new } => Some((
+                    old.map(|i| diff.lines[i].text.as_str()),
+                    new.map(|i| diff.lines[i].text.as_str()),
+                )),
+                SideRow::Hunk { .. } => None,
+            })
+            .collect();
+        assert_eq!(
+            pairs,
+            [
+                (Some("a"), Some("a")),
+                (Some("b"), Some("B")),
+                (None, Some("B2")),
+                (Some("c"), Some("c"))
+            ]
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@ pub mod diff;
 pub mod record;
 pub mod state;
 
-pub use diff::{DiffLine, FileDiff, FileStatus, LineKind};
+pub use diff::{DiffLine, FileDiff, FileStatus, LineKind, SideRow};
 pub use record::RecordedEvent;
 pub use state::{
     AgentExit, Choice, ChoiceRole, Entry, EntryKind, Location, PendingPermission, PlanRow, Review, RunStatus,

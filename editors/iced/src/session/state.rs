@@ -20,6 +20,22 @@ pub const PLAN_STATUS_META: &str = "ided/status";
 /// ided's state of a review call on its final update: `_meta["ided/review"]`.
 pub const REVIEW_STATE_META: &str = "ided/review";
 
+/// The review state of a run whose `/rollback` is in flight (the client's own, until the
+/// turn ends).
+pub const ROLLING_BACK: &str = "rolling_back";
+/// ided's review state of a rolled-back run.
+pub const ROLLED_BACK: &str = "rolled_back";
+
+/// A `/rollback RUN_ID` the person sent, until its turn ends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingRollback {
+    pub run_id: String,
+    /// The transcript length when it went out (the turn's answer comes after).
+    from: usize,
+    /// Each affected tool call's review state before the rollback (restored if it fails).
+    previous: Vec<(usize, Option<String>)>,
+}
+
 /// The status of one plan step, including ided's failed/skipped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StepStatus {
@@ -28,6 +44,8 @@ pub enum StepStatus {
     Completed,
     Failed,
     Skipped,
+    /// The run was cancelled while this step ran.
+    Cancelled,
 }
 
 impl StepStatus {
@@ -39,6 +57,7 @@ impl StepStatus {
             StepStatus::Completed => "[x]",
             StepStatus::Failed => "[!]",
             StepStatus::Skipped => "[-]",
+            StepStatus::Cancelled => "[/]",
         }
     }
 
@@ -50,6 +69,7 @@ impl StepStatus {
             StepStatus::Completed => "completed",
             StepStatus::Failed => "failed",
             StepStatus::Skipped => "skipped",
+            StepStatus::Cancelled => "cancelled",
         }
     }
 }
@@ -214,6 +234,8 @@ pub struct SessionState {
     pub skipped: usize,
     /// Updates applied so far.
     pub applied: usize,
+    /// The `/rollback` in flight, if any.
+    pub rollback: Option<PendingRollback>,
     revision: u64,
 }
 
@@ -554,20 +576,67 @@ impl SessionState {
         let reason = stop_reason_label(stop);
         if reason == "cancelled" {
             self.notice("Run cancelled.".into());
+            // The step that ran was cancelled; the steps after it will not run.
             for row in &mut self.plan {
-                if row.status == StepStatus::InProgress {
-                    row.status = StepStatus::Skipped;
-                }
+                row.status = match row.status {
+                    StepStatus::InProgress => StepStatus::Cancelled,
+                    StepStatus::Pending => StepStatus::Skipped,
+                    other => other,
+                };
             }
             self.plan_revision = self.bump();
         }
+        self.finish_rollback(reason == "end_turn");
         self.run = RunStatus::Stopped(reason);
     }
 
     /// The prompt request failed.
     pub fn prompt_failed(&mut self, message: &str) {
         self.notice(format!("Prompt failed: {message}"));
+        self.finish_rollback(false);
         self.run = RunStatus::Failed(message.to_owned());
+    }
+
+    /// `/rollback RUN_ID` went out: the run's review calls show it in flight (no second Roll
+    /// back while it runs).
+    pub fn rollback_sent(&mut self, run_id: &str) {
+        let revision = self.bump();
+        let mut previous = Vec::new();
+        for (index, row) in self.tool_calls.iter_mut().enumerate() {
+            if row.run_id.as_deref() == Some(run_id) {
+                previous.push((index, row.review_state.replace(ROLLING_BACK.to_owned())));
+                row.revision = revision;
+            }
+        }
+        self.rollback = Some(PendingRollback {
+            run_id: run_id.to_owned(),
+            from: self.transcript.len(),
+            previous,
+        });
+    }
+
+    /// The rollback's turn ended: the run is rolled back when ided said so in the turn
+    /// (`Rolled back run ID`) or marked its review call `rolled_back`; otherwise (a refusal,
+    /// an error) the review calls get their state back and Roll back is offered again.
+    fn finish_rollback(&mut self, ended: bool) {
+        let Some(pending) = self.rollback.take() else {
+            return;
+        };
+        let said = format!("Rolled back run {}", pending.run_id);
+        let done = ended
+            && self.transcript[pending.from.min(self.transcript.len())..]
+                .iter()
+                .any(|e| matches!(&e.kind, EntryKind::Agent(t) if t.contains(&said)));
+        let revision = self.bump();
+        for (index, previous) in pending.previous {
+            let Some(row) = self.tool_calls.get_mut(index) else {
+                continue;
+            };
+            if row.review_state.as_deref() == Some(ROLLING_BACK) {
+                row.review_state = if done { Some(ROLLED_BACK.to_owned()) } else { previous };
+                row.revision = revision;
+            }
+        }
     }
 
     /// The agent process exited or crashed.
@@ -593,6 +662,11 @@ impl SessionState {
             *expanded = !*expanded;
             entry.revision = revision;
         }
+    }
+
+    /// A line from the client itself in the transcript.
+    pub fn client_notice(&mut self, text: String) {
+        self.notice(text);
     }
 
     fn notice(&mut self, text: String) {

@@ -9,6 +9,7 @@ use iced::widget::{button, checkbox, column, container, lazy, pick_list, row, sc
 use iced::{Element, Fill, Font, Length};
 
 use super::theme;
+use crate::session::state::{ROLLED_BACK, ROLLING_BACK};
 use crate::session::{ChoiceRole, Entry, EntryKind, PlanRow, RunStatus, SessionState, ToolCallRow, commands};
 
 /// How many transcript entries are shown at first (older ones behind "Show earlier").
@@ -106,11 +107,13 @@ impl AgentPanel {
     }
 
     /// The panel.
+    /// The panel; `kept` is what the review pane keeps of the review (kept, total hunks).
     pub fn view<'a>(
         &'a self,
         session: Option<&'a SessionState>,
         connected: bool,
         workspace: &'a Path,
+        kept: Option<(usize, usize)>,
     ) -> Element<'a, Message> {
         let Some(session) = session else {
             let hint = if connected {
@@ -124,7 +127,7 @@ impl AgentPanel {
             self.header(session),
             plan_view(&session.plan, session.plan_revision),
             self.transcript(session, workspace),
-            self.permission(session),
+            self.permission(session, kept),
             self.prompt_box(session),
         ]
         .spacing(8)
@@ -150,7 +153,8 @@ impl AgentPanel {
             RunStatus::Running => text("running").color(theme::ACTIVE),
             RunStatus::Cancelling => text("cancelling…").color(theme::WARN),
             RunStatus::Stopped(reason) => text(format!("stopped: {reason}")).color(theme::MUTED),
-            RunStatus::Failed(why) => text(format!("failed: {why}")).color(theme::ERROR),
+            // Why is said once, in the transcript.
+            RunStatus::Failed(_) => text("failed").color(theme::ERROR),
         };
         let mut header = row![
             text("Mode").size(13),
@@ -182,7 +186,7 @@ impl AgentPanel {
         scrollable(items.width(Fill)).anchor_bottom().height(Fill).into()
     }
 
-    fn permission<'a>(&'a self, session: &'a SessionState) -> Element<'a, Message> {
+    fn permission<'a>(&'a self, session: &'a SessionState, kept: Option<(usize, usize)>) -> Element<'a, Message> {
         let Some(permission) = &session.permission else {
             return column![].into();
         };
@@ -196,8 +200,15 @@ impl AgentPanel {
                 ChoiceRole::Reject => button::danger,
                 _ => button::secondary,
             };
+            // With some hunks rejected in the review pane, accept applies the kept ones.
+            let name = match kept {
+                Some((kept, total)) if choice.role == ChoiceRole::Accept && kept < total && kept > 0 => {
+                    format!("Apply {kept} of {total} hunks")
+                }
+                _ => choice.name.clone(),
+            };
             buttons = buttons.push(
-                button(text(choice.name.clone()).size(13))
+                button(text(name).size(13))
                     .style(style)
                     .on_press_maybe(enabled.then(|| Message::Choose(choice.id.clone()))),
             );
@@ -231,10 +242,13 @@ impl AgentPanel {
 
     fn prompt_box<'a>(&'a self, session: &'a SessionState) -> Element<'a, Message> {
         let suggestions = commands::suggestions(&session.commands, &self.prompt);
-        let mut col = column![].spacing(4);
+        // The suggestions live in a column of their own that is always there: the prompt box
+        // keeps its place in the widget tree, so iced keeps its state (focus, cursor) while the
+        // list grows and shrinks under the typing.
+        let mut list = column![].spacing(4);
         for command in suggestions {
             let hint = command.hint.as_deref().map(|h| format!(" {h}")).unwrap_or_default();
-            col = col.push(
+            list = list.push(
                 button(
                     row![
                         text(format!("/{}{hint}", command.name)).size(13).font(Font::MONOSPACE),
@@ -252,27 +266,29 @@ impl AgentPanel {
             .on_input(Message::PromptChanged)
             .on_submit_maybe(can_send.then_some(Message::Send))
             .size(14);
-        col.push(
-            row![
-                input,
-                button(text("Send")).on_press_maybe(can_send.then_some(Message::Send))
-            ]
-            .spacing(6),
-        )
-        .push(
-            row![
-                checkbox(self.attach_file)
-                    .label("Attach open file")
-                    .on_toggle(Message::AttachFile)
-                    .text_size(12),
-                checkbox(self.attach_selection)
-                    .label("Attach selection")
-                    .on_toggle(Message::AttachSelection)
-                    .text_size(12),
-            ]
-            .spacing(12),
-        )
-        .into()
+        column![list]
+            .spacing(4)
+            .push(
+                row![
+                    input,
+                    button(text("Send")).on_press_maybe(can_send.then_some(Message::Send))
+                ]
+                .spacing(6),
+            )
+            .push(
+                row![
+                    checkbox(self.attach_file)
+                        .label("Attach open file")
+                        .on_toggle(Message::AttachFile)
+                        .text_size(12),
+                    checkbox(self.attach_selection)
+                        .label("Attach selection")
+                        .on_toggle(Message::AttachSelection)
+                        .text_size(12),
+                ]
+                .spacing(12),
+            )
+            .into()
     }
 }
 
@@ -359,8 +375,8 @@ fn tool_view(tool: &ToolCallRow, workspace: &Path) -> Element<'static, Message> 
                 .font(Font::MONOSPACE)
                 .color(theme::MUTED)
                 .width(Length::Fixed(56.0)),
-            text(tool.title.clone()).size(13),
-            iced::widget::space::horizontal(),
+            // The title takes what is left (wrapping), so the status always fits the card.
+            text(tool.title.clone()).size(13).width(Fill),
             text(status).size(11).color(theme::tool_status_color(tool.status)),
         ]
         .spacing(6)
@@ -402,13 +418,18 @@ fn tool_view(tool: &ToolCallRow, workspace: &Path) -> Element<'static, Message> 
     if let Some(run_id) = &tool.run_id
         && !tool.diffs.is_empty()
         && tool.status == ToolCallStatus::Completed
-        && tool.review_state.as_deref() != Some("rolled_back")
     {
-        col = col.push(
-            button(text(format!("Roll back run {run_id}")).size(12))
+        col = col.push(match tool.review_state.as_deref() {
+            Some(ROLLED_BACK) => Element::from(text(format!("Run {run_id} rolled back")).size(12).color(theme::MUTED)),
+            Some(ROLLING_BACK) => text(format!("Rolling back run {run_id}…"))
+                .size(12)
+                .color(theme::WARN)
+                .into(),
+            _ => button(text(format!("Roll back run {run_id}")).size(12))
                 .style(button::secondary)
-                .on_press(Message::RollBack(run_id.clone())),
-        );
+                .on_press(Message::RollBack(run_id.clone()))
+                .into(),
+        });
     }
     if !tool.output.is_empty() {
         let output: String = tool.output.lines().take(12).collect::<Vec<_>>().join("\n");

@@ -1,39 +1,90 @@
 //! The review pane: the run's batched diff as a file list with +/− counts and the selected
-//! file's unified diff, rendered virtually (only the visible lines are laid out, so a
-//! 10,000-line diff scrolls like a short one).
+//! file's diff, unified or side by side, rendered virtually (only the visible rows are laid
+//! out, so a 10,000-line diff scrolls like a short one). Rows never wrap: each is one line
+//! high, and the pane scrolls sideways to the longest line.
+//!
+//! The person keeps or rejects each file and each hunk (every hunk starts kept); the
+//! permission card then accepts all, rejects all, or applies the kept hunks
+//! ([`ReviewPane::selection`]).
 
 use std::path::Path;
 
+use iced::widget::text::Wrapping;
 use iced::widget::{button, column, container, row, scrollable, space, text};
 use iced::{Element, Fill, Font, Length};
 
 use super::theme;
-use crate::session::{FileStatus, LineKind, Review};
+use crate::session::{DiffLine, FileDiff, FileStatus, LineKind, Review, SideRow};
 
-/// Height of one diff line in logical pixels.
+/// Height of one diff row in logical pixels.
 pub const ROW_HEIGHT: f32 = 18.0;
 /// Lines laid out beyond the viewport on each side.
 pub const OVERSCAN: usize = 20;
 /// Id of the diff scrollable.
 pub const DIFF_ID: &str = "diff";
+/// Width of one character of the 12 px monospace font (the sideways scroll extent).
+const CHAR_WIDTH: f32 = 7.3;
+/// Width of a line-number gutter.
+const GUTTER: f32 = 44.0;
 
-/// Which file is shown and where the diff is scrolled.
+/// How the selected file's diff is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Layout {
+    #[default]
+    Unified,
+    SideBySide,
+}
+
+/// Which file is shown, how, where it is scrolled, and which hunks are rejected.
 #[derive(Debug, Clone, Default)]
 pub struct ReviewPane {
     pub selected: usize,
     pub offset: f32,
     pub viewport: f32,
+    pub layout: Layout,
+    /// `(file, hunk)` pairs the person rejected (everything else is kept).
+    pub rejected: std::collections::BTreeSet<(usize, usize)>,
 }
 
 /// Review pane messages.
 #[derive(Debug, Clone)]
 pub enum Message {
     SelectFile(usize),
-    Scrolled { offset: f32, height: f32 },
+    Scrolled {
+        offset: f32,
+        height: f32,
+    },
+    ShowLayout(Layout),
+    /// Keep (true) or reject (false) hunk `.1` of file `.0`.
+    KeepHunk(usize, usize, bool),
+    /// Keep (true) or reject (false) every hunk of a file.
+    KeepFile(usize, bool),
+    /// Keep (true) or reject (false) every hunk of every file.
+    KeepAll(bool),
+}
+
+/// What the person kept of a review.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selection {
+    pub kept: usize,
+    pub total: usize,
+    /// Per file, per hunk: kept.
+    pub files: Vec<Vec<bool>>,
+}
+
+impl Selection {
+    /// Every hunk kept (a plain accept).
+    pub fn all(&self) -> bool {
+        self.kept == self.total
+    }
+    /// No hunk kept (a plain reject).
+    pub fn none(&self) -> bool {
+        self.kept == 0
+    }
 }
 
 impl ReviewPane {
-    pub fn update(&mut self, message: Message) {
+    pub fn update(&mut self, message: Message, review: Option<&Review>) {
         match message {
             Message::SelectFile(index) => {
                 self.selected = index;
@@ -43,10 +94,55 @@ impl ReviewPane {
                 self.offset = offset;
                 self.viewport = height;
             }
+            Message::ShowLayout(layout) => {
+                self.layout = layout;
+                self.offset = 0.0;
+            }
+            Message::KeepHunk(file, hunk, keep) => self.keep(file, hunk, keep),
+            Message::KeepFile(file, keep) => {
+                let hunks = review.and_then(|r| r.files.get(file)).map_or(0, |f| f.hunks.len());
+                for hunk in 0..hunks {
+                    self.keep(file, hunk, keep);
+                }
+            }
+            Message::KeepAll(keep) => {
+                if let Some(review) = review {
+                    for (file, diff) in review.files.iter().enumerate() {
+                        for hunk in 0..diff.hunks.len() {
+                            self.keep(file, hunk, keep);
+                        }
+                    }
+                }
+            }
         }
     }
 
-    /// The range of lines to lay out for `total` lines.
+    fn keep(&mut self, file: usize, hunk: usize, keep: bool) {
+        if keep {
+            self.rejected.remove(&(file, hunk));
+        } else {
+            self.rejected.insert((file, hunk));
+        }
+    }
+
+    /// What is kept of `review`.
+    pub fn selection(&self, review: &Review) -> Selection {
+        let files: Vec<Vec<bool>> = review
+            .files
+            .iter()
+            .enumerate()
+            .map(|(f, diff)| {
+                (0..diff.hunks.len())
+                    .map(|h| !self.rejected.contains(&(f, h)))
+                    .collect()
+            })
+            .collect();
+        let total = files.iter().map(Vec::len).sum();
+        let kept = files.iter().flatten().filter(|k| **k).count();
+        Selection { kept, total, files }
+    }
+
+    /// The range of rows to lay out for `total` rows.
     pub fn visible_range(&self, total: usize) -> std::ops::Range<usize> {
         let viewport = if self.viewport > 0.0 { self.viewport } else { 1200.0 };
         let count = (viewport / ROW_HEIGHT).ceil() as usize;
@@ -58,6 +154,7 @@ impl ReviewPane {
     }
 
     pub fn view<'a>(&'a self, review: &'a Review, workspace: &Path) -> Element<'a, Message> {
+        let selection = self.selection(review);
         let mut files = column![
             text(format!(
                 "{} files  +{} −{}",
@@ -66,88 +163,41 @@ impl ReviewPane {
                 review.removed()
             ))
             .size(13),
+            text(format!("keeping {} of {} hunks", selection.kept, selection.total))
+                .size(12)
+                .color(theme::MUTED),
+            row![
+                small_button("Keep all", Message::KeepAll(true), selection.all()),
+                small_button("Reject all", Message::KeepAll(false), selection.none()),
+            ]
+            .spacing(4),
         ]
-        .spacing(2);
+        .spacing(4);
         for (index, file) in review.files.iter().enumerate() {
-            let mark = match file.status {
-                FileStatus::Added => "A",
-                FileStatus::Modified => "M",
-                FileStatus::Deleted => "D",
-            };
-            let style = if index == self.selected {
-                theme::selected
-            } else {
-                theme::link
-            };
-            files = files.push(
-                button(
-                    row![
-                        text(mark).font(Font::MONOSPACE).size(12),
-                        text(
-                            file.path
-                                .strip_prefix(workspace)
-                                .unwrap_or(&file.path)
-                                .display()
-                                .to_string()
-                        )
-                        .size(12)
-                        .width(Fill),
-                        text(format!("+{}", file.added)).size(12).color(theme::OK),
-                        text(format!("−{}", file.removed)).size(12).color(theme::ERROR),
-                    ]
-                    .spacing(6),
-                )
-                .style(style)
-                .width(Fill)
-                .on_press(Message::SelectFile(index)),
-            );
+            files = files.push(self.file_row(index, file, &selection.files[index], workspace));
         }
         if let Some(answer) = &review.answer {
             files = files.push(text(format!("answered: {answer}")).size(12).color(theme::MUTED));
         }
         let diff: Element<'a, Message> = match review.files.get(self.selected) {
-            Some(file) => {
-                let total = file.lines.len();
-                let range = self.visible_range(total);
-                let mut lines = column![space::vertical().height(Length::Fixed(range.start as f32 * ROW_HEIGHT))];
-                for line in &file.lines[range.clone()] {
-                    let prefix = match line.kind {
-                        LineKind::Hunk => "",
-                        LineKind::Context => " ",
-                        LineKind::Added => "+",
-                        LineKind::Removed => "-",
-                    };
-                    let number = line
-                        .new_line
-                        .or(line.old_line)
-                        .map_or_else(String::new, |n| n.to_string());
-                    lines = lines.push(
-                        container(
-                            row![
-                                text(number)
-                                    .size(12)
-                                    .font(Font::MONOSPACE)
-                                    .color(theme::MUTED)
-                                    .width(Length::Fixed(48.0)),
-                                text(format!("{prefix}{}", line.text)).size(12).font(Font::MONOSPACE),
-                            ]
-                            .spacing(6),
-                        )
-                        .style(theme::diff_line(line.kind))
-                        .height(Length::Fixed(ROW_HEIGHT))
-                        .width(Fill),
-                    );
-                }
-                lines = lines.push(space::vertical().height(Length::Fixed((total - range.end) as f32 * ROW_HEIGHT)));
-                scrollable(lines.width(Fill))
-                    .id(DIFF_ID)
-                    .on_scroll(|viewport| Message::Scrolled {
-                        offset: viewport.absolute_offset().y,
-                        height: viewport.bounds().height,
-                    })
-                    .height(Fill)
-                    .into()
-            }
+            Some(file) => column![
+                row![
+                    small_button(
+                        "Unified",
+                        Message::ShowLayout(Layout::Unified),
+                        self.layout == Layout::Unified
+                    ),
+                    small_button(
+                        "Side by side",
+                        Message::ShowLayout(Layout::SideBySide),
+                        self.layout == Layout::SideBySide
+                    ),
+                ]
+                .spacing(4),
+                self.diff_view(file, &selection.files[self.selected]),
+            ]
+            .spacing(4)
+            .into(),
             None => text("No changes.").color(theme::MUTED).into(),
         };
         row![
@@ -158,6 +208,237 @@ impl ReviewPane {
         .height(Fill)
         .into()
     }
+
+    fn file_row<'a>(&self, index: usize, file: &'a FileDiff, kept: &[bool], workspace: &Path) -> Element<'a, Message> {
+        let mark = match file.status {
+            FileStatus::Added => "A",
+            FileStatus::Modified => "M",
+            FileStatus::Deleted => "D",
+        };
+        let style = if index == self.selected {
+            theme::selected
+        } else {
+            theme::link
+        };
+        let kept_count = kept.iter().filter(|k| **k).count();
+        let state = if kept_count == kept.len() {
+            "kept".to_owned()
+        } else if kept_count == 0 {
+            "rejected".to_owned()
+        } else {
+            format!("{kept_count}/{} hunks", kept.len())
+        };
+        column![
+            button(
+                row![
+                    text(mark).font(Font::MONOSPACE).size(12),
+                    text(
+                        file.path
+                            .strip_prefix(workspace)
+                            .unwrap_or(&file.path)
+                            .display()
+                            .to_string()
+                    )
+                    .size(12)
+                    .width(Fill),
+                    text(format!("+{}", file.added)).size(12).color(theme::OK),
+                    text(format!("−{}", file.removed)).size(12).color(theme::ERROR),
+                ]
+                .spacing(6),
+            )
+            .style(style)
+            .width(Fill)
+            .on_press(Message::SelectFile(index)),
+            row![
+                text(state).size(11).color(theme::MUTED).width(Fill),
+                small_button("Keep file", Message::KeepFile(index, true), kept_count == kept.len()),
+                small_button("Reject file", Message::KeepFile(index, false), kept_count == 0),
+            ]
+            .spacing(4)
+            .align_y(iced::Center),
+        ]
+        .spacing(1)
+        .into()
+    }
+
+    fn diff_view<'a>(&self, file: &'a FileDiff, kept: &[bool]) -> Element<'a, Message> {
+        let file_index = self.selected;
+        let hunk_of = |line: usize| file.hunks.iter().position(|h| h.contains(&line)).unwrap_or(0);
+        let hunk_header = |hunk: usize, header: &str, width: f32| -> Element<'a, Message> {
+            let keep = kept.get(hunk).copied().unwrap_or(true);
+            container(
+                row![
+                    text(header.to_owned())
+                        .size(12)
+                        .font(Font::MONOSPACE)
+                        .wrapping(Wrapping::None)
+                        .color(theme::HUNK_FG),
+                    text(if keep { "kept" } else { "rejected" }).size(11).color(if keep {
+                        theme::OK
+                    } else {
+                        theme::ERROR
+                    }),
+                    tiny_button("Keep hunk", Message::KeepHunk(file_index, hunk, true), keep),
+                    tiny_button("Reject hunk", Message::KeepHunk(file_index, hunk, false), !keep),
+                ]
+                .spacing(8)
+                .align_y(iced::Center),
+            )
+            .height(Length::Fixed(ROW_HEIGHT))
+            .width(Length::Fixed(width))
+            .clip(true)
+            .into()
+        };
+        let (rows, total, width): (Vec<Element<'a, Message>>, usize, f32) = match self.layout {
+            Layout::Unified => {
+                let width = (GUTTER + 8.0 + (file.widest_line() + 2) as f32 * CHAR_WIDTH).max(600.0);
+                let total = file.lines.len();
+                let range = self.visible_range(total);
+                let rows = file.lines[range.clone()]
+                    .iter()
+                    .enumerate()
+                    .map(|(offset, line)| {
+                        let index = range.start + offset;
+                        if line.kind == LineKind::Hunk {
+                            return hunk_header(hunk_of(index), &line.text, width);
+                        }
+                        let dimmed = !kept.get(hunk_of(index)).copied().unwrap_or(true);
+                        unified_row(line, width, dimmed)
+                    })
+                    .collect();
+                (rows, total, width)
+            }
+            Layout::SideBySide => {
+                let half = (GUTTER + 8.0 + (file.widest_line() + 2) as f32 * CHAR_WIDTH).max(300.0);
+                let width = half * 2.0 + 6.0;
+                let side = file.side_rows();
+                let total = side.len();
+                let range = self.visible_range(total);
+                let rows = side[range]
+                    .iter()
+                    .map(|r| match r {
+                        SideRow::Hunk { hunk, text } => hunk_header(*hunk, text, width),
+                        SideRow::Lines { old, new } => {
+                            let hunk = hunk_of(old.or(*new).unwrap_or(0));
+                            let dimmed = !kept.get(hunk).copied().unwrap_or(true);
+                            row![
+                                half_row(old.map(|i| &file.lines[i]), true, half, dimmed),
+                                half_row(new.map(|i| &file.lines[i]), false, half, dimmed),
+                            ]
+                            .spacing(6)
+                            .into()
+                        }
+                    })
+                    .collect();
+                (rows, total, width)
+            }
+        };
+        let range = self.visible_range(total);
+        let mut lines = column![space::vertical().height(Length::Fixed(range.start as f32 * ROW_HEIGHT))];
+        for row in rows {
+            lines = lines.push(row);
+        }
+        lines = lines.push(space::vertical().height(Length::Fixed((total - range.end) as f32 * ROW_HEIGHT)));
+        scrollable(lines.width(Length::Fixed(width)))
+            .id(DIFF_ID)
+            .direction(scrollable::Direction::Both {
+                vertical: scrollable::Scrollbar::default(),
+                horizontal: scrollable::Scrollbar::default(),
+            })
+            .on_scroll(|viewport| Message::Scrolled {
+                offset: viewport.absolute_offset().y,
+                height: viewport.bounds().height,
+            })
+            .width(Fill)
+            .height(Fill)
+            .into()
+    }
+}
+
+fn prefix(kind: LineKind) -> &'static str {
+    match kind {
+        LineKind::Hunk => "",
+        LineKind::Context => " ",
+        LineKind::Added => "+",
+        LineKind::Removed => "-",
+    }
+}
+
+/// One unified row: one line high whatever its length (no wrapping: the pane scrolls sideways).
+fn unified_row<'a>(line: &'a DiffLine, width: f32, dimmed: bool) -> Element<'a, Message> {
+    let number = line
+        .new_line
+        .or(line.old_line)
+        .map_or_else(String::new, |n| n.to_string());
+    let body = text(format!("{}{}", prefix(line.kind), line.text))
+        .size(12)
+        .font(Font::MONOSPACE)
+        .wrapping(Wrapping::None);
+    container(
+        row![
+            text(number)
+                .size(12)
+                .font(Font::MONOSPACE)
+                .color(theme::MUTED)
+                .wrapping(Wrapping::None)
+                .width(Length::Fixed(GUTTER)),
+            if dimmed { body.color(theme::MUTED) } else { body },
+        ]
+        .spacing(6),
+    )
+    .style(theme::diff_line(if dimmed { LineKind::Context } else { line.kind }))
+    .height(Length::Fixed(ROW_HEIGHT))
+    .width(Length::Fixed(width))
+    .clip(true)
+    .into()
+}
+
+/// One side of a side-by-side row (`old`: the left side, which shows removed lines).
+fn half_row<'a>(line: Option<&'a DiffLine>, old: bool, width: f32, dimmed: bool) -> Element<'a, Message> {
+    let Some(line) = line else {
+        return container(space::horizontal())
+            .height(Length::Fixed(ROW_HEIGHT))
+            .width(Length::Fixed(width))
+            .into();
+    };
+    let number = if old { line.old_line } else { line.new_line }.map_or_else(String::new, |n| n.to_string());
+    let body = text(line.text.clone())
+        .size(12)
+        .font(Font::MONOSPACE)
+        .wrapping(Wrapping::None);
+    container(
+        row![
+            text(number)
+                .size(12)
+                .font(Font::MONOSPACE)
+                .color(theme::MUTED)
+                .wrapping(Wrapping::None)
+                .width(Length::Fixed(GUTTER)),
+            if dimmed { body.color(theme::MUTED) } else { body },
+        ]
+        .spacing(6),
+    )
+    .style(theme::diff_line(if dimmed { LineKind::Context } else { line.kind }))
+    .height(Length::Fixed(ROW_HEIGHT))
+    .width(Length::Fixed(width))
+    .clip(true)
+    .into()
+}
+
+fn small_button(label: &str, message: Message, active: bool) -> Element<'static, Message> {
+    button(text(label.to_owned()).size(11))
+        .style(if active { theme::selected } else { theme::link })
+        .padding([1, 6])
+        .on_press(message)
+        .into()
+}
+
+fn tiny_button(label: &str, message: Message, active: bool) -> Element<'static, Message> {
+    button(text(label.to_owned()).size(10))
+        .style(if active { theme::selected } else { theme::link })
+        .padding([0, 4])
+        .on_press(message)
+        .into()
 }
 
 #[cfg(test)]
@@ -167,9 +448,9 @@ mod tests {
     #[test]
     fn only_the_lines_near_the_viewport_are_laid_out() {
         let pane = ReviewPane {
-            selected: 0,
             offset: 5_000.0 * ROW_HEIGHT,
             viewport: 40.0 * ROW_HEIGHT,
+            ..ReviewPane::default()
         };
         let range = pane.visible_range(10_000);
         assert_eq!(range, 4_980..5_060);

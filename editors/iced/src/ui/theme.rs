@@ -30,6 +30,7 @@ pub fn step_color(status: StepStatus) -> Color {
         StepStatus::Completed => OK,
         StepStatus::Failed => ERROR,
         StepStatus::Skipped => MUTED,
+        StepStatus::Cancelled => WARN,
     }
 }
 

@@ -1,0 +1,123 @@
+//! Test support shared by the UI tests: a live user interface that keeps iced's widget state
+//! (focus, cursor, scroll offsets) across view rebuilds, as the real runtime does. iced_test's
+//! `Simulator` builds each view with a fresh cache, so it cannot see a widget losing its state
+//! when the tree around it changes.
+
+#![allow(dead_code)]
+
+use iced::mouse;
+use iced::{Event, Font, Pixels, Point, Size};
+use iced_test::core::clipboard;
+use iced_test::core::renderer::Headless;
+use iced_test::runtime::UserInterface;
+use iced_test::runtime::user_interface::Cache;
+use iced_test::selector::{self, Bounded};
+use ided_iced::{App, Message};
+
+/// The window size every UI test uses (iced_test's default).
+pub const SIZE: Size = Size::new(1024.0, 768.0);
+
+/// A user interface whose widget state survives `App::update` and the rebuilt view.
+pub struct Live {
+    cache: Option<Cache>,
+    renderer: iced_test::renderer::Renderer,
+    cursor: mouse::Cursor,
+}
+
+impl Live {
+    pub fn new() -> Self {
+        let renderer = futures::executor::block_on(iced_test::renderer::Renderer::new(
+            Font::with_name("Fira Sans"),
+            Pixels(16.0),
+            None,
+        ))
+        .expect("a headless renderer");
+        Live {
+            cache: Some(Cache::default()),
+            renderer,
+            cursor: mouse::Cursor::Unavailable,
+        }
+    }
+
+    /// Feeds `events` to the current view, then runs the messages they produced through
+    /// `App::update` (the next call builds the view anew, with this one's widget state).
+    pub fn events(&mut self, app: &mut App, events: impl IntoIterator<Item = Event>) -> Vec<Message> {
+        let events: Vec<Event> = events.into_iter().collect();
+        let mut messages = Vec::new();
+        {
+            let mut ui = UserInterface::build(
+                app.view(),
+                SIZE,
+                self.cache.take().unwrap_or_default(),
+                &mut self.renderer,
+            );
+            let _ = ui.update(
+                &events,
+                self.cursor,
+                &mut self.renderer,
+                &mut clipboard::Null,
+                &mut messages,
+            );
+            self.cache = Some(ui.into_cache());
+        }
+        for message in &messages {
+            let _ = app.update(message.clone());
+        }
+        messages
+    }
+
+    /// Clicks the widget with `id` (found in the current view).
+    pub fn click_id(&mut self, app: &mut App, id: &'static str) {
+        let center = center_of(app, selector::id(id));
+        self.cursor = mouse::Cursor::Available(center);
+        self.events(app, iced_test::simulator::click());
+    }
+
+    /// Types `text` one key at a time, rebuilding the view after each key.
+    pub fn type_keys(&mut self, app: &mut App, text: &str) {
+        for c in text.chars() {
+            self.events(app, iced_test::simulator::typewrite(&c.to_string()));
+        }
+    }
+}
+
+fn center_of<S>(app: &App, target: S) -> Point
+where
+    S: iced_test::Selector + Send,
+    S::Output: Bounded + Clone + Send + Sync + 'static,
+{
+    let mut ui = iced_test::simulator(app.view());
+    let found = ui.find(target).unwrap_or_else(|e| panic!("not on screen: {e:?}"));
+    found.visible_bounds().expect("visible").center()
+}
+
+/// Runs `task` and everything its messages lead to through `App::update`, on a small tokio
+/// runtime (file reads and writes are real); returns the messages in the order they came.
+pub fn run_task(app: &mut App, task: iced::Task<Message>) -> Vec<Message> {
+    use futures::StreamExt;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    let mut pending = vec![task];
+    let mut seen = Vec::new();
+    while let Some(task) = pending.pop() {
+        let Some(mut stream) = iced_test::runtime::task::into_stream(task) else {
+            continue;
+        };
+        let outputs: Vec<Message> = runtime.block_on(async {
+            let mut out = Vec::new();
+            while let Some(action) = stream.next().await {
+                if let iced_test::runtime::Action::Output(message) = action {
+                    out.push(message);
+                }
+            }
+            out
+        });
+        for message in outputs {
+            seen.push(message.clone());
+            pending.push(app.update(message));
+        }
+    }
+    seen
+}
