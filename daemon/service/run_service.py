@@ -19,13 +19,13 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 
 from daemon.config import Config
+from daemon.core.ports import Workspace
 from daemon.errors import WorkspaceUntrusted
 from daemon.orchestration.agents import RunCommands
 from daemon.orchestration.graph_builder import graph_mermaid
 from daemon.orchestration.llm_providers import HOW_TO_CONFIGURE
 from daemon.orchestration.runtime import PipelineRuntime
 from daemon.orchestration.workflow_loader import WorkflowCatalog
-from daemon.service.agent_tools import CodeIntel
 from daemon.service.daemon_client import ClientKind
 from daemon.service.pipeline_host import open_pipeline
 from daemon.service.run_models import (
@@ -63,7 +63,7 @@ class LocalRunService(RunService):
         catalog: WorkflowCatalog | None = None,
         env: Mapping[str, str] | None = None,
         client: ClientKind = "cli",
-        intel: CodeIntel | None = None,
+        workspace: Workspace | None = None,
     ) -> AsyncGenerator[LocalRunService]:
         """The service of ``config``'s workspace (``open_pipeline`` says what each argument does)."""
         worktrees = RunWorktrees.for_config(config)
@@ -74,7 +74,7 @@ class LocalRunService(RunService):
             env=env,
             client=client,
             worktrees=worktrees if models_needed else None,
-            intel=intel,
+            workspace=workspace,
         ) as runtime:
             yield cls(runtime, RunReview(worktrees, runtime.store))
 
