@@ -209,13 +209,13 @@ class RunDriver:
         (no such commands, or the workspace is trusted: the trust store decides), ``cancelled`` for a prompt
         cancelled while asked."""
         runs = self.state.workspace.runs
-        if not runs.needs_trust():
+        if not await runs.needs_trust():
             return None
         if self.state.trusted is not None:
             return self.state.trusted
         root = self.state.workspace.root
         self.state.trust_rounds += 1
-        call = trust_call(runs.repository_commands(), root, f"trust-{self.state.trust_rounds}")
+        call = trust_call(await runs.repository_commands(), root, f"trust-{self.state.trust_rounds}")
         await self.send(self._sid, [call])
         permission = asyncio.create_task(
             self.client.request_permission(
@@ -251,7 +251,7 @@ class RunDriver:
         if answer == "refused":
             return (
                 "The repository's commands will not run; the run goes on with your own commands. "
-                f"`{self.state.workspace.runs.how_to_trust}` trusts the workspace."
+                f"`{await self.state.workspace.runs.how_to_trust()}` trusts the workspace."
             )
         if answer == "once":
             return "The repository's commands may run in this session's runs."

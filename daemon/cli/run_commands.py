@@ -199,7 +199,7 @@ def run(
             if not events:
                 print_selection(state.err, record.selection)
                 print_plan(state.err, record.plan)
-            missing = service.missing_models(record.plan)
+            missing = await service.missing_models(record.plan)
             if dry_run or missing:
                 if dry_run and not events:
                     state.err.print(graph_mermaid(record.plan), markup=False, highlight=False)
@@ -208,7 +208,7 @@ def run(
                     state.err.print(HOW_TO_CONFIGURE, markup=False, highlight=False)
                 return record
             trusted: bool | None = None
-            if (untrusted := service.untrusted_commands(record)) is not None:
+            if (untrusted := await service.untrusted_commands(record)) is not None:
                 trusted = True if trust else ask_trust(state, config.workspace_path, untrusted)
             return await _follow(state, service, lambda: service.execute(record.run_id, trusted=trusted), events)
 

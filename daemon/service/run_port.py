@@ -7,7 +7,8 @@ the run started (nothing is missed) up to and including its ``run_finished``. A 
 maps each event onto its protocol; it never subscribes, filters or waits by itself.
 
 The in-process implementation is ``daemon.service.run_service.LocalRunService``. Fronts hold the port
-and never ask which implementation answers.
+and never ask which implementation answers; every call is async, so an implementation may answer from
+another process.
 """
 
 from __future__ import annotations
@@ -134,28 +135,27 @@ class RunService(RunReviewPort, Protocol):
         launches it)."""
         ...
 
-    def missing_models(self, plan: ExecutionPlan) -> list[str]:
+    async def missing_models(self, plan: ExecutionPlan) -> list[str]:
         """Agent roles of ``plan`` that no model serves."""
         ...
 
-    def untrusted_commands(self, record: RunRecord) -> RunCommands | None:
+    async def untrusted_commands(self, record: RunRecord) -> RunCommands | None:
         """The repository's commands a planned editing run would be refused now (a front may ask), or None."""
         ...
 
-    def trust_refusal(self) -> WorkspaceUntrusted | None:
+    async def trust_refusal(self) -> WorkspaceUntrusted | None:
         """The refusal for an editing run when the repository defines commands the user has not trusted."""
         ...
 
-    def needs_trust(self) -> bool:
+    async def needs_trust(self) -> bool:
         """Whether the repository defines commands that run only in a trusted workspace."""
         ...
 
-    def repository_commands(self) -> dict[str, tuple[str, str]]:
+    async def repository_commands(self) -> dict[str, tuple[str, str]]:
         """The commands the repository defines: name -> (command line, source file)."""
         ...
 
-    @property
-    def how_to_trust(self) -> str:
+    async def how_to_trust(self) -> str:
         """The command that trusts the workspace."""
         ...
 

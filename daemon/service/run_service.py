@@ -134,23 +134,22 @@ class LocalRunService(RunService):
             attachments=run.attachments,
         )
 
-    def missing_models(self, plan: ExecutionPlan) -> list[str]:
+    async def missing_models(self, plan: ExecutionPlan) -> list[str]:
         return self._runtime.missing_models(plan)
 
-    def untrusted_commands(self, record: RunRecord) -> RunCommands | None:
+    async def untrusted_commands(self, record: RunRecord) -> RunCommands | None:
         return self._runtime.untrusted_commands(record)
 
-    def trust_refusal(self) -> WorkspaceUntrusted | None:
+    async def trust_refusal(self) -> WorkspaceUntrusted | None:
         return self._runtime.commands.refusal(self._runtime.catalog.workflows)
 
-    def needs_trust(self) -> bool:
+    async def needs_trust(self) -> bool:
         return self._runtime.commands.needs_trust(self._runtime.catalog.workflows)
 
-    def repository_commands(self) -> dict[str, tuple[str, str]]:
+    async def repository_commands(self) -> dict[str, tuple[str, str]]:
         return self._runtime.commands.repository_defined(self._runtime.catalog.workflows)
 
-    @property
-    def how_to_trust(self) -> str:
+    async def how_to_trust(self) -> str:
         return self._runtime.commands.how_to_trust
 
     # -- cancelling and inspecting ----------------------------------------------------------------

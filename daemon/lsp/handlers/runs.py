@@ -160,7 +160,7 @@ class LspRunHost:
 
         async def launch() -> RunFollow:
             if params.mode == "code" and not params.dry_run:
-                _refuse_untrusted(runs)
+                await _refuse_untrusted(runs)
             return await runs.start(
                 RunStart(
                     request=params.request,
@@ -180,7 +180,7 @@ class LspRunHost:
         runs = await self.service()
 
         async def launch() -> RunFollow:
-            _refuse_untrusted(runs)
+            await _refuse_untrusted(runs)
             return await runs.feedback(params.run_id, params.text)
 
         return await self._launch(launch, follow=True)
@@ -296,9 +296,9 @@ def register(server: IdedLanguageServer) -> None:
         )
 
 
-def _refuse_untrusted(runs: RunService) -> None:
+async def _refuse_untrusted(runs: RunService) -> None:
     """LSP cannot ask: an editing run in a workspace whose own commands are not trusted is refused
     (``workspace_untrusted``, with how to trust), before anything starts."""
-    refusal = runs.trust_refusal()
+    refusal = await runs.trust_refusal()
     if refusal is not None:
         raise refusal
