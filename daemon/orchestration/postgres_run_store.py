@@ -54,21 +54,6 @@ _SCHEMA: tuple[LiteralString, ...] = (
     )""",
     "CREATE INDEX IF NOT EXISTS ided_runs_created ON ided_runs (created_at DESC, run_id DESC)",
     "CREATE INDEX IF NOT EXISTS ided_runs_workspace ON ided_runs (workspace, created_at DESC, run_id DESC)",
-    """CREATE TABLE IF NOT EXISTS ided_decisions (
-        run_id TEXT NOT NULL,
-        seq INTEGER NOT NULL,
-        at TEXT NOT NULL,
-        kind TEXT NOT NULL,
-        summary TEXT NOT NULL,
-        data TEXT NOT NULL,
-        PRIMARY KEY (run_id, seq)
-    )""",
-    """CREATE TABLE IF NOT EXISTS ided_events (
-        run_id TEXT NOT NULL,
-        seq INTEGER NOT NULL,
-        event TEXT NOT NULL,
-        PRIMARY KEY (run_id, seq)
-    )""",
 )
 
 
@@ -104,7 +89,7 @@ class PostgresRunStore(SqlRunStore[_Connection]):
             try:
                 with conn.transaction():
                     conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (_LOCK_SPACE, _SCHEMA_LOCK))
-                    for statement in _SCHEMA:
+                    for statement in (*_SCHEMA, *self.dialect.entry_tables()):
                         conn.execute(statement)
             except psycopg.Error as exc:
                 conn.close()

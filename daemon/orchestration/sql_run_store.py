@@ -64,6 +64,30 @@ class SqlDialect:
         """``template`` with ``{runs}``, ``{decisions}``, ``{events}`` and ``{p}`` (a parameter) filled in."""
         return template.format(runs=self.runs, decisions=self.decisions, events=self.events, p=self.mark)
 
+    def entry_tables(self) -> tuple[LiteralString, ...]:
+        """The statements creating the decision-entry and event tables (alike in both engines)."""
+        return (
+            self.sql(
+                """CREATE TABLE IF NOT EXISTS {decisions} (
+                    run_id TEXT NOT NULL,
+                    seq INTEGER NOT NULL,
+                    at TEXT NOT NULL,
+                    kind TEXT NOT NULL,
+                    summary TEXT NOT NULL,
+                    data TEXT NOT NULL,
+                    PRIMARY KEY (run_id, seq)
+                )"""
+            ),
+            self.sql(
+                """CREATE TABLE IF NOT EXISTS {events} (
+                    run_id TEXT NOT NULL,
+                    seq INTEGER NOT NULL,
+                    event TEXT NOT NULL,
+                    PRIMARY KEY (run_id, seq)
+                )"""
+            ),
+        )
+
     def store_summary(self, summary: str) -> str:
         return json.dumps(summary, ensure_ascii=False) if self.json_summary else summary
 

@@ -32,21 +32,6 @@ CREATE TABLE IF NOT EXISTS runs (
     record TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS runs_created ON runs (created_at);
-CREATE TABLE IF NOT EXISTS decisions (
-    run_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    at TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    summary TEXT NOT NULL,
-    data TEXT NOT NULL,
-    PRIMARY KEY (run_id, seq)
-);
-CREATE TABLE IF NOT EXISTS events (
-    run_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    event TEXT NOT NULL,
-    PRIMARY KEY (run_id, seq)
-);
 """
 
 
@@ -69,6 +54,8 @@ class SqliteRunStore(SqlRunStore[sqlite3.Connection]):
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA busy_timeout=10000")
             self._db.executescript(_SCHEMA)
+            for statement in self.dialect.entry_tables():
+                self._db.execute(statement)
             columns = {row[1] for row in self._db.execute("PRAGMA table_info(runs)")}
             if "workspace" not in columns:  # a file from before runs carried their workspace id
                 self._db.execute("ALTER TABLE runs ADD COLUMN workspace TEXT NOT NULL DEFAULT ''")
