@@ -100,36 +100,20 @@ def decide_stages(workflow: Workflow, request: str, profile: ProjectProfile | No
     decisions: list[StageDecision] = []
     for stage in workflow.stages:
         if stage.required:
-            decisions.append(
-                StageDecision(
-                    stage_id=stage.stage_id, include=True, reason="required stage", source=DecisionSource.REQUIRED
-                )
-            )
+            decisions.append(StageDecision.required(stage.stage_id))
             continue
         hits = [k for k in stage.include_keywords if set(words(k)) and set(words(k)) <= request_words]
         if hits:
-            decision = StageDecision(
-                stage_id=stage.stage_id,
-                include=True,
-                reason=f"the request mentions '{hits[0]}'",
-                source=DecisionSource.RULE,
-            )
+            include, reason = True, f"the request mentions '{hits[0]}'"
         elif profile is not None and profile.security_sensitive and stage.type in (StageType.REVIEW, StageType.AUDIT):
-            decision = StageDecision(
-                stage_id=stage.stage_id,
-                include=True,
-                reason="the project has security-sensitive code (" + ", ".join(profile.security_markers[:3]) + ")",
-                source=DecisionSource.RULE,
-            )
+            include = True
+            reason = "the project has security-sensitive code (" + ", ".join(profile.security_markers[:3]) + ")"
         else:
             include = stage.default_decision is StageDefault.INCLUDE
-            decision = StageDecision(
-                stage_id=stage.stage_id,
-                include=include,
-                reason=f"no rule applies; the stage's default is to {stage.default_decision.value} it",
-                source=DecisionSource.RULE,
-            )
-        decisions.append(decision)
+            reason = f"no rule applies; the stage's default is to {stage.default_decision.value} it"
+        decisions.append(
+            StageDecision(stage_id=stage.stage_id, include=include, reason=reason, source=DecisionSource.RULE)
+        )
     return tuple(decisions)
 
 

@@ -26,7 +26,7 @@ from langchain_core.language_models import BaseChatModel
 from pydantic import SecretStr
 
 from daemon.config import ModelConfig, PipelineConfig
-from daemon.errors import ConfigError
+from daemon.errors import ConfigError, ErrorCode, PipelineError
 from daemon.orchestration.replay_provider import ReplayChatModel, ReplayScript
 from daemon.orchestration.resilience import ChatCaller, ModelEndpoint, ResilienceLayer, ResilientChat
 
@@ -214,6 +214,16 @@ class ModelRegistry:
             chain = self._chains(role)
             self._callers[role] = ResilientChat(self.layer, chain, role=role) if chain else None
         return self._callers[role]
+
+    def agent_caller(self, role: str) -> ChatCaller:
+        """The caller of an agent's model role; ``PipelineError(model_unavailable)`` when no model serves it."""
+        caller = self.caller(role)
+        if caller is None:
+            raise PipelineError(
+                f"no model serves agent role '{role}' (pipeline.models.{role}, .agents or .default)",
+                code=ErrorCode.MODEL_UNAVAILABLE,
+            )
+        return caller
 
     def missing(self, roles: Sequence[str]) -> list[str]:
         """The roles among ``roles`` that no model serves."""

@@ -11,6 +11,7 @@ import logging
 import os
 import re
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 from pydantic import Field
@@ -18,7 +19,7 @@ from pydantic import Field
 from daemon.core.frozen_model import FrozenModel
 from daemon.intel.languages import CODE_LANGUAGES, DOC_LANGUAGES, language_for_path
 
-__all__ = ["ProjectProfile", "profile_project"]
+__all__ = ["ProjectProfile", "profile_project", "workspace_files"]
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +55,16 @@ _SECURITY = re.compile(
 )
 _SECRET_FILES = re.compile(r"^(\.env(\..*)?|.*\.(pem|key|p12|pfx)|id_rsa.*|credentials.*)$", re.IGNORECASE)
 _TEST_PATH = re.compile(r"(^|/)(tests?|spec|__tests__)(/|$)|(^|/)test_[^/]+$|_test\.[a-z]+$|\.(test|spec)\.[a-z]+$")
+
+
+def workspace_files(root: Path) -> Iterator[tuple[str, str]]:
+    """(path relative to ``root``, file name) of every file under ``root``, in a stable order, without
+    walking dependency, build and cache directories. The caller stops when it has seen enough."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.endswith(".egg-info"))
+        rel_dir = Path(dirpath).relative_to(root).as_posix()
+        for name in sorted(filenames):
+            yield (name if rel_dir == "." else f"{rel_dir}/{name}"), name
 
 
 class ProjectProfile(FrozenModel):
@@ -99,23 +110,17 @@ def profile_project(root: Path, *, max_files: int = 20_000, max_markers: int = 1
     files = 0
     has_tests = False
     truncated = False
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.endswith(".egg-info"))
-        rel_dir = Path(dirpath).relative_to(root).as_posix()
-        for name in sorted(filenames):
-            files += 1
-            rel = name if rel_dir == "." else f"{rel_dir}/{name}"
-            language = language_for_path(rel)
-            if language in CODE_LANGUAGES or language in DOC_LANGUAGES:
-                languages[language] += 1
-            if not has_tests and language in CODE_LANGUAGES and _TEST_PATH.search(rel):
-                has_tests = True
-            if len(markers) < max_markers and (_SECRET_FILES.match(name) or _SECURITY.search(rel)):
-                markers.append(rel)
-            if files >= max_files:
-                truncated = True
-                break
-        if truncated:
+    for rel, name in workspace_files(root):
+        files += 1
+        language = language_for_path(rel)
+        if language in CODE_LANGUAGES or language in DOC_LANGUAGES:
+            languages[language] += 1
+        if not has_tests and language in CODE_LANGUAGES and _TEST_PATH.search(rel):
+            has_tests = True
+        if len(markers) < max_markers and (_SECRET_FILES.match(name) or _SECURITY.search(rel)):
+            markers.append(rel)
+        if files >= max_files:
+            truncated = True
             break
     ordered = dict(sorted(languages.items(), key=lambda kv: (-kv[1], kv[0])))
     profile = ProjectProfile(

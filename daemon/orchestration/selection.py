@@ -96,11 +96,7 @@ def validate_answer(
     decisions: list[StageDecision] = []
     for stage in chosen.stages:
         if stage.required:
-            decisions.append(
-                StageDecision(
-                    stage_id=stage.stage_id, include=True, reason="required stage", source=DecisionSource.REQUIRED
-                )
-            )
+            decisions.append(StageDecision.required(stage.stage_id))
         else:
             choice = choices[stage.stage_id]
             decisions.append(

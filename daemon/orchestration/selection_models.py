@@ -50,6 +50,11 @@ class StageDecision(FrozenModel):
     reason: str
     source: DecisionSource
 
+    @classmethod
+    def required(cls, stage_id: str) -> StageDecision:
+        """The decision for a required stage: included, whoever decides the others."""
+        return cls(stage_id=stage_id, include=True, reason="required stage", source=DecisionSource.REQUIRED)
+
 
 class WorkflowScore(FrozenModel):
     """How well a workflow matches a request, for the deterministic selector."""

@@ -23,7 +23,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import Field
 
 from daemon.core.frozen_model import FrozenModel
-from daemon.errors import ErrorCode, PipelineError
+from daemon.errors import PipelineError
 from daemon.orchestration.llm_providers import ModelRegistry
 from daemon.orchestration.plan import PlannedStage
 from daemon.orchestration.resilience import ChatCaller
@@ -166,13 +166,7 @@ class LlmAgentProvider:
         self._models = models
 
     def agent(self, spec: AgentSpec) -> StageAgent:
-        model = self._models.caller(spec.model_role)
-        if model is None:
-            raise PipelineError(
-                f"no model serves agent role '{spec.model_role}' (pipeline.models.{spec.model_role}, .agents or "
-                ".default)",
-                code=ErrorCode.MODEL_UNAVAILABLE,
-            )
+        model = self._models.agent_caller(spec.model_role)
         return LlmStageAgent(spec, model)
 
 

@@ -34,6 +34,7 @@ __all__ = [
     "WebSource",
     "audit_candidates",
     "candidate_from_hit",
+    "ranked",
 ]
 
 logger = logging.getLogger(__name__)
@@ -44,6 +45,30 @@ class Source(Protocol):
     def name(self) -> SourceName: ...
 
     async def fetch(self, plan: QueryPlan) -> list[Candidate]: ...
+
+
+def ranked(
+    source: SourceName,
+    query: str,
+    rank: int,
+    ident: str,
+    text: str,
+    attribution: Attribution,
+    *,
+    grounded: bool = False,
+) -> Candidate:
+    """The candidate at ``rank`` (from 1) of ``source``'s answer to ``query``, scored 1/rank; ``grounded`` when
+    its text is a verbatim slice of a workspace file."""
+    return Candidate(
+        id=ident,
+        source=source,
+        text=text,
+        attribution=attribution,
+        score=1.0 / rank,
+        rank=rank,
+        query=query,
+        grounded_text=grounded,
+    )
 
 
 def candidate_from_hit(source: SourceName, hit: SearchHit, *, rank: int, query: str) -> Candidate:
@@ -140,18 +165,7 @@ class LspSource:
                     ref=fact.kind,
                 )
                 ident = f"lsp:{fact.kind}:{fact.symbol}:{fact.path}:{fact.start_line}"
-                out.append(
-                    Candidate(
-                        id=ident,
-                        source=self.name,
-                        text=fact.text,
-                        attribution=attribution,
-                        score=1.0 / rank,
-                        rank=rank,
-                        query=symbol,
-                        grounded_text=fact.verbatim,
-                    )
-                )
+                out.append(ranked(self.name, symbol, rank, ident, fact.text, attribution, grounded=fact.verbatim))
         if failures and not out:
             raise SourceUnavailable("no language-server answer: " + "; ".join(failures[:3]))
         return out
@@ -216,19 +230,10 @@ class WebSource:
         out: list[Candidate] = []
         for query in plan.for_source(self.name):
             hits = await self._provider.search(query.text, limit=self._k)
-            out.extend(
-                Candidate(
-                    id=f"web:{hit.url}",
-                    source=self.name,
-                    text=f"{hit.title}\n{hit.text}".strip(),
-                    attribution=Attribution(url=hit.url, ref=self._provider.name),
-                    score=1.0 / rank,
-                    rank=rank,
-                    query=query.text,
-                    grounded_text=False,
-                )
-                for rank, hit in enumerate(hits, start=1)
-            )
+            for rank, hit in enumerate(hits, start=1):
+                attribution = Attribution(url=hit.url, ref=self._provider.name)
+                text = f"{hit.title}\n{hit.text}".strip()
+                out.append(ranked(self.name, query.text, rank, f"web:{hit.url}", text, attribution))
         return out
 
 
@@ -251,19 +256,9 @@ class AdvisorySource:
             out.extend(audit_candidates(report))
         for query in plan.for_source(self.name):
             hits = await self._provider.lookup(query.text, limit=self._k)
-            out.extend(
-                Candidate(
-                    id=f"advisory:{hit.ref or hit.url}",
-                    source=self.name,
-                    text=hit.text,
-                    attribution=Attribution(url=hit.url, ref=hit.ref),
-                    score=1.0 / rank,
-                    rank=rank,
-                    query=query.text,
-                    grounded_text=False,
-                )
-                for rank, hit in enumerate(hits, start=1)
-            )
+            for rank, hit in enumerate(hits, start=1):
+                attribution = Attribution(url=hit.url, ref=hit.ref)
+                out.append(ranked(self.name, query.text, rank, f"advisory:{hit.ref or hit.url}", hit.text, attribution))
         return out
 
 
@@ -302,18 +297,10 @@ def audit_candidates(report: AuditReport) -> list[Candidate]:
         lines.append(f"Advisories with version bounds that do not parse (check by hand): {unreadable}.")
     if scan.problems:
         lines.append("Files not read: " + "; ".join(scan.problems[:5]) + ".")
-    out = [
-        Candidate(
-            id="advisory:audit",
-            source=SourceName.ADVISORIES,
-            text=" ".join(lines),
-            attribution=Attribution(ref="dependency audit"),
-            score=1.0,
-            rank=1,
-            query=_AUDIT_QUERY,
-            grounded_text=False,
-        )
-    ]
+    summary = ranked(
+        SourceName.ADVISORIES, _AUDIT_QUERY, 1, "advisory:audit", " ".join(lines), Attribution(ref="dependency audit")
+    )
+    out = [summary]
     for rank, ((eco, name, version), findings) in enumerate(sorted(by_package.items()), start=2):
         head = findings[0]
         text = [
@@ -326,20 +313,11 @@ def audit_candidates(report: AuditReport) -> list[Candidate]:
             fix = f" Fixed in {', '.join(f.fixed)}." if f.fixed else " No fixed version known."
             summary = f.summary if f.summary.endswith((".", "!", "?")) else f.summary + "."
             text.append(f"- {f.advisory}{aliases}{severity}: {summary}{fix}")
-        out.append(
-            Candidate(
-                id=f"advisory:{eco}/{name}@{version}",
-                source=SourceName.ADVISORIES,
-                text="\n".join(text),
-                attribution=Attribution(
-                    url=f"https://osv.dev/vulnerability/{head.advisory}", ref=", ".join(f.advisory for f in findings)
-                ),
-                score=1.0 / rank,
-                rank=rank,
-                query=_AUDIT_QUERY,
-                grounded_text=False,
-            )
+        attribution = Attribution(
+            url=f"https://osv.dev/vulnerability/{head.advisory}", ref=", ".join(f.advisory for f in findings)
         )
+        ident = f"advisory:{eco}/{name}@{version}"
+        out.append(ranked(SourceName.ADVISORIES, _AUDIT_QUERY, rank, ident, "\n".join(text), attribution))
     return out
 
 

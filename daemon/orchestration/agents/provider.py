@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 
-from daemon.errors import ErrorCode, PipelineError
 from daemon.orchestration.agents.environment import AgentEnvironment
 from daemon.orchestration.agents.tool_agent import ToolCallingAgent
 from daemon.orchestration.llm_providers import ModelRegistry
@@ -25,13 +24,7 @@ class ToolAgentProvider:
         self.env = env
 
     def agent(self, spec: AgentSpec) -> StageAgent:
-        caller = self._models.caller(spec.model_role)
-        if caller is None:
-            raise PipelineError(
-                f"no model serves agent role '{spec.model_role}' (pipeline.models.{spec.model_role}, .agents or "
-                ".default)",
-                code=ErrorCode.MODEL_UNAVAILABLE,
-            )
+        caller = self._models.agent_caller(spec.model_role)
         if not self.env.has_tools or not isinstance(caller, ResilientChat):
             return LlmStageAgent(spec, caller)
         return ToolCallingAgent(spec, caller.chain, self._models.layer, self.env)

@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, cast
 
 from langchain_core.messages import ToolCall, ToolMessage
@@ -50,6 +50,13 @@ MODEL_OUTPUT_CHARS = 60_000
 """A tool's answer to the model is cut to this."""
 TOOL_TIMEOUT_S = 120.0
 """Upper bound for one non-command tool call (commands have their own timeout)."""
+
+
+def _tool(method: Callable[..., Awaitable[str]], args: type[BaseModel], description: str) -> BaseTool:
+    """A built-in tool: the bound ``method`` (its name less the leading ``_``), called with ``args``."""
+    name = method.__name__.removeprefix("_")
+    return StructuredTool.from_function(coroutine=method, name=name, description=description, args_schema=args)
+
 
 _KINDS: dict[str, ToolKindName] = {
     "read_file": "read",
@@ -149,44 +156,24 @@ class Toolbox:
         tools: list[BaseTool] = []
         if files is not None:
             tools += [
-                StructuredTool.from_function(
-                    coroutine=self._read_file,
-                    name="read_file",
-                    description="Read a text file of the workspace (optionally a line range).",
-                    args_schema=_ReadArgs,
-                ),
-                StructuredTool.from_function(
-                    coroutine=self._list_files,
-                    name="list_files",
-                    description="List a directory of the workspace (directories end with '/').",
-                    args_schema=_ListArgs,
-                ),
+                _tool(self._read_file, _ReadArgs, "Read a text file of the workspace (optionally a line range)."),
+                _tool(self._list_files, _ListArgs, "List a directory of the workspace (directories end with '/')."),
             ]
             if editable:
                 tools += [
-                    StructuredTool.from_function(
-                        coroutine=self._write_file,
-                        name="write_file",
-                        description="Create or overwrite a file with the given content.",
-                        args_schema=_WriteArgs,
-                    ),
-                    StructuredTool.from_function(
-                        coroutine=self._replace_in_file,
-                        name="replace_in_file",
-                        description="Replace an exact snippet of a file (it must occur once unless replace_all).",
-                        args_schema=_ReplaceArgs,
+                    _tool(self._write_file, _WriteArgs, "Create or overwrite a file with the given content."),
+                    _tool(
+                        self._replace_in_file,
+                        _ReplaceArgs,
+                        "Replace an exact snippet of a file (it must occur once unless replace_all).",
                     ),
                 ]
         if commands is not None and commands.commands:
-            tools.append(
-                StructuredTool.from_function(
-                    coroutine=self._run_command,
-                    name="run_command",
-                    description="Run a configured project command (tests, linters) in the workspace; returns its "
-                    "exit code and output. Commands: " + ", ".join(commands.names),
-                    args_schema=_CommandArgs,
-                )
+            description = (
+                "Run a configured project command (tests, linters) in the workspace; returns its "
+                "exit code and output. Commands: " + ", ".join(commands.names)
             )
+            tools.append(_tool(self._run_command, _CommandArgs, description))
         allowed = None if allowed_intel is None else set(allowed_intel)
         for tool in extra_tools:
             marked = bool((tool.metadata or {}).get(CODE_INTEL_MARK))

@@ -19,7 +19,6 @@ whose formatter is not on ``PATH`` is reported as such. Blocking: call in a thre
 from __future__ import annotations
 
 import logging
-import os
 import shlex
 import shutil
 from collections.abc import Callable, Sequence
@@ -27,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from daemon.intel.languages import language_for_path
+from daemon.orchestration.project_profile import workspace_files
 
 __all__ = ["FORMAT_PREFIX", "LINT_PREFIX", "MAX_FILES", "Toolchain", "check_command_names", "detect_toolchain"]
 
@@ -38,10 +38,6 @@ MAX_FILES = 500
 """Files handed to one formatter that takes a file list."""
 MAX_WALK = 20_000
 """Files looked at when finding the workspace's languages."""
-
-_SKIP_DIRS = frozenset(
-    {".git", ".ided", ".venv", "venv", "env", "node_modules", "__pycache__", "dist", "build", "target", "vendor"}
-)
 
 Which = Callable[[str], str | None]
 
@@ -69,18 +65,12 @@ def check_command_names(names: Sequence[str]) -> list[str]:
 
 def _files_by_language(root: Path) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
-    seen = 0
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.endswith(".egg-info"))
-        rel_dir = Path(dirpath).relative_to(root).as_posix()
-        for name in sorted(filenames):
-            seen += 1
-            rel = name if rel_dir == "." else f"{rel_dir}/{name}"
-            language = language_for_path(rel)
-            if language is not None:
-                found.setdefault(language, []).append(rel)
-            if seen >= MAX_WALK:
-                return found
+    for seen, (rel, _name) in enumerate(workspace_files(root), start=1):
+        language = language_for_path(rel)
+        if language is not None:
+            found.setdefault(language, []).append(rel)
+        if seen >= MAX_WALK:
+            break
     return found
 
 
