@@ -2,8 +2,9 @@
 the packed .vsix installed, driven in Debian's headless Chromium by Playwright
 (``tests/e2e/vscode_web/drive.mjs``), against the real ``ided lsp`` with the LLM scripted by the replay
 provider. One pass goes through search (with a bad ``ided.search.maxResults``), index status, a dry
-run, a run whose review opens in the diff editor, accept, rollback, and a refused second rollback;
-the report of what the UI showed, the screenshots and the repository are checked.
+run, a run whose review opens in the diff editor, feedback and accept from the review notification's
+buttons, rollback, and a refused second rollback; the report of what the UI showed, the screenshots,
+the output channel and the repository are checked.
 
 Needs the tools ``scripts/install-test-tools.sh`` installs (code-server and playwright-core under
 ``tests/e2e/vscode_web/node_modules``, Debian's ``chromium``); skipped with the reason without them."""
@@ -40,7 +41,7 @@ STEP_WAIT_MS = 60_000
 
 CALC = "def add(a, b):\n    return a + b\n"
 FIXED = "def add(a, b):\n    return a + b  # checked\n"
-MARKER = "# checked"
+ASKED = "def add(a, b):\n    return b + a  # as asked\n"
 
 
 def _chromium() -> str:
@@ -88,9 +89,15 @@ def repo(tmp_path: Path, isolated_home: Path) -> Path:
 
 
 def _replay(tmp_path: Path) -> list[str]:
-    """``--set`` pairs for a replayed bug_fix run whose coder adds a comment to ``add``."""
+    """``--set`` pairs for a replayed bug_fix run: the coder comments ``add``, and swaps it on feedback."""
     entries: list[dict[str, Any]] = [
         {"role": "orchestrator", "answer": choose("bug_fix", "a crash report", code_review="SKIP"), "repeat": True},
+        {
+            "role": "coder",
+            "match": "swap the operands",
+            "tool_calls": [{"name": "write_file", "args": {"path": "calc.py", "content": ASKED}}],
+        },  # each request opens its own pipeline, so the script starts over: the next answer ends the attempt
+        {"role": "coder", "match": "swap the operands", "answer": {"status": "success", "summary": "swapped"}},
         {"role": "coder", "tool_calls": [{"name": "write_file", "args": {"path": "calc.py", "content": FIXED}}]},
         everyone_succeeds(),
     ]
@@ -176,7 +183,9 @@ async def _drive(tmp_path: Path, url: str) -> dict[str, Any]:
         "searchQuery": "add",
         "dryRequest": "how should calc grow?",
         "request": "fix add",
-        "acceptedMarker": MARKER,
+        "feedback": "please swap the operands",
+        "fixedMarker": "# checked",
+        "acceptedMarker": "# as asked",
     }
     (tmp_path / "drive.json").write_text(json.dumps(settings))
     node = shutil.which("node")
@@ -245,18 +254,25 @@ async def test_search_status_run_review_accept_and_rollback_in_code_server(
     assert review["before"][:2] == CALC.splitlines() and review["after"][:2] == FIXED.splitlines()
     assert "ided: review 1 file(s)" in review["statusBar"]
 
-    accepted = _step(report, "accepted")
-    assert accepted["message"].startswith(f"ided: accepted run {run_id.group(1)}: 1 commit(s), 1 file(s) on main")
-    assert accepted["editor"][:2] == FIXED.splitlines()  # the open editor follows the file on disk
+    second = _step(report, "review 2")  # after feedback from the notification's button
+    assert second["message"] == f"ided: run {run_id.group(1)} is ready for review (round 2): 1 file(s) changed"
+    assert second["before"][:2] == CALC.splitlines() and second["after"][:2] == ASKED.splitlines()
+    assert second["run"]["rows"][-1].startswith("Log run finished: succeeded"), second["run"]
+    assert any(row.startswith("Fix completed · attempt 2") for row in second["run"]["rows"]), second["run"]
+
+    accepted = _step(report, "accepted")  # from the round-2 notification's button
+    assert accepted["message"].startswith(f"ided: accepted run {run_id.group(1)}: 2 commit(s), 1 file(s) on main")
+    assert accepted["editor"][:2] == ASKED.splitlines()  # the open editor follows the file on disk
     assert not any("before ↔ after" in tab for tab in accepted["tabs"])  # the run's diff editors closed
     assert "ided run accepted" in accepted["statusBar"]
+    assert accepted["run"]["rows"][-1].startswith("Log accepted on main: 2 commit(s), calc.py"), accepted["run"]
 
     rolled = _step(report, "rolled back")
     assert rolled["message"].startswith(f"ided: rolled back run {run_id.group(1)}: 1 file(s) restored on main")
     assert rolled["editor"][:2] == CALC.splitlines()
     assert "ided run rolled back" in rolled["statusBar"]
     assert rolled["run"]["rows"][0].endswith("· rolled back"), rolled["run"]
-    assert rolled["run"]["rows"][-1].startswith("Log rolled back: 1 revert commit(s), calc.py"), rolled["run"]
+    assert rolled["run"]["rows"][-1].startswith("Log rolled back: 2 revert commit(s), calc.py"), rolled["run"]
 
     refused = _step(report, "refused")["message"]
     assert refused.startswith(f"ided: rollback refused: run {run_id.group(1)} is rolled back, not accepted"), refused
@@ -265,7 +281,7 @@ async def test_search_status_run_review_accept_and_rollback_in_code_server(
     assert (repo / "calc.py").read_text() == CALC
     log = git(repo, "log", "--format=%s%n%b", "main")
     assert "ided-run: " in log and "Revert" in log
-    assert len(git(repo, "rev-list", "main").split()) == 3  # initial, the accepted commit, its revert
+    assert len(git(repo, "rev-list", "main").split()) == 5  # initial, the 2 accepted commits, 2 reverts
     channel = _output_channel(tmp_path)
     assert "Traceback" not in channel, channel
     for name in ("review", "accepted", "rolled-back"):

@@ -156,6 +156,8 @@ export class RunState {
   reviewFiles: ChangedFileStats[] = [];
   summary: string | null = null;
   lastSeq = 0;
+  /** How many reviews the run has reached (a feedback round ends in another one). */
+  reviewRound = 0;
 
   constructor(
     readonly runId: string,
@@ -251,6 +253,7 @@ export class RunState {
         break;
       case "review": {
         this.reviewFiles = [...(e.changes?.files ?? [])];
+        this.reviewRound += 1;
         const n = this.reviewFiles.length;
         this.log.push(`review: ${n} file(s) changed on ${e.changes?.branch ?? "the run branch"}`);
         break;
@@ -305,6 +308,12 @@ function finishedPhase(status: string | undefined, hasChanges: boolean): RunPhas
     return "cancelled";
   }
   return hasChanges ? "review" : "failed";
+}
+
+/** The notification that a run waits for its review (the round once feedback has run). */
+export function reviewReadyText(run: RunState): string {
+  const round = run.reviewRound > 1 ? ` (round ${run.reviewRound})` : "";
+  return `ided: run ${run.runId} is ready for review${round}: ${run.reviewFiles.length} file(s) changed`;
 }
 
 /** The codicon for a stage's status. */

@@ -19,6 +19,7 @@ import {
   phaseWords,
   refusalText,
   RejectResult,
+  reviewReadyText,
   reviewRow,
   RollbackResult,
   RUN_SCHEME,
@@ -150,7 +151,17 @@ class ReviewTree implements vscode.TreeDataProvider<DiffFile> {
 
 /** Serves `ided-run:/<runId>/<before|after>/<path>` from the diffs fetched so far (read-only). */
 class RunDocuments implements vscode.TextDocumentContentProvider {
+  private readonly changed = new vscode.EventEmitter<vscode.Uri>();
+  /** Fired for a run's documents when a newer diff arrives (after feedback), so open ones reload. */
+  readonly onDidChange = this.changed.event;
+
   constructor(private readonly runs: RunController) {}
+
+  reload(uris: vscode.Uri[]): void {
+    for (const uri of uris) {
+      this.changed.fire(uri);
+    }
+  }
 
   provideTextDocumentContent(uri: vscode.Uri): string {
     const parsed = parseRunDocumentPath(uri.path);
@@ -170,6 +181,7 @@ export class RunController implements vscode.Disposable {
   private readonly states = new Map<string, RunState>();
   private readonly runTree = new RunTree(this);
   private readonly reviewTree = new ReviewTree(this);
+  private readonly documents = new RunDocuments(this);
   private readonly bar: vscode.StatusBarItem;
   private readonly disposables: vscode.Disposable[] = [];
   private readonly runView: vscode.TreeView<RunNode>;
@@ -184,7 +196,7 @@ export class RunController implements vscode.Disposable {
       this.bar,
       this.runView,
       this.reviewView,
-      vscode.workspace.registerTextDocumentContentProvider(RUN_SCHEME, new RunDocuments(this)),
+      vscode.workspace.registerTextDocumentContentProvider(RUN_SCHEME, this.documents),
       vscode.commands.registerCommand("ided.run", () => this.start(false)),
       vscode.commands.registerCommand("ided.dryRun", () => this.start(true)),
       vscode.commands.registerCommand("ided.showRun", () => this.showRun()),
@@ -298,20 +310,27 @@ export class RunController implements vscode.Disposable {
 
   private async finished(run: RunState): Promise<void> {
     if (run.phase !== "review") {
-      const say = run.phase === "succeeded" ? vscode.window.showInformationMessage : vscode.window.showWarningMessage;
-      void say(`ided: run ${run.runId} ${phaseWords(run.phase)}${run.summary ? `: ${run.summary}` : ""}`);
+      const text = `ided: run ${run.runId} ${phaseWords(run.phase)}${run.summary ? `: ${run.summary}` : ""}`;
+      if (run.phase === "succeeded") {
+        void vscode.window.showInformationMessage(text);
+      } else {
+        void vscode.window.showWarningMessage(text);
+      }
       return;
     }
     if (run === this.current) {
       await this.review();
     }
-    const pick = await vscode.window.showInformationMessage(
-      `ided: run ${run.runId} is ready for review: ${run.reviewFiles.length} file(s) changed`,
-      "Accept",
-      "Reject",
-      "Feedback",
-    );
-    if (run !== this.current || run.phase !== "review") {
+    const round = run.reviewRound;
+    const pick = await vscode.window.showInformationMessage(reviewReadyText(run), "Accept", "Reject", "Feedback");
+    if (!pick) {
+      return;
+    }
+    if (run !== this.current || run.phase !== "review" || run.reviewRound !== round) {
+      // VS Code cannot withdraw a notification: an old one's buttons say why they do nothing.
+      void vscode.window.showInformationMessage(
+        `ided: that review of run ${run.runId} is over (the run is ${phaseWords(run.phase)}${run === this.current ? "" : "; another run is current"})`,
+      );
       return;
     }
     if (pick === "Accept") {
@@ -338,6 +357,7 @@ export class RunController implements vscode.Disposable {
       return;
     }
     this.diffs.set(run.runId, diff);
+    this.documents.reload(diff.files.flatMap((f) => [this.uri(run.runId, "before", f), this.uri(run.runId, "after", f)]));
     this.update();
     await vscode.commands.executeCommand("ided.reviewView.focus");
     if (diff.files.length === 0) {

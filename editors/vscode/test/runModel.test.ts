@@ -9,6 +9,7 @@ import {
   parseRunDocumentPath,
   ProgressEvent,
   refusalText,
+  reviewReadyText,
   reviewRow,
   runDocumentPath,
   RunProgressParams,
@@ -114,10 +115,14 @@ describe("RunState", () => {
     assert.equal(cancelled.phase, "cancelled");
     const run = finishedRun();
     assert.equal(runStatusView(run).text, "$(diff) ided: review 1 file(s)");
+    assert.equal(reviewReadyText(run), "ided: run r1 is ready for review: 1 file(s) changed");
     run.resumed("swap the operands");
     assert.equal(run.phase, "running");
     assert.deepEqual(run.reviewFiles, []);
     assert.equal(run.log[run.log.length - 1], "feedback: swap the operands");
+    run.apply(progress("review", { changes: { branch: "b", commits: [], files: [{ path: "a", status: "added", added: 1, removed: 0 }] } }));
+    run.apply(progress("run_finished", { status: "succeeded" }));
+    assert.equal(reviewReadyText(run), "ided: run r1 is ready for review (round 2): 1 file(s) changed");
   });
 });
 

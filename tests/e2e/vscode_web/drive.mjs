@@ -1,11 +1,13 @@
 // Drives a real VS Code (code-server, served to Debian's Chromium through Playwright) with the ided
 // extension installed, through ided's whole loop: search, index status, a dry run, a run, its
-// review in the diff editor, accept, rollback, and a refused second rollback. Writes a JSON report
+// review in the diff editor, feedback (from the notification), the second review, accept (from
+// the notification), rollback, and a refused second rollback. Writes a JSON report
 // (what the UI showed at each step) and screenshots; tests/e2e/test_vscode_code_server.py checks
 // them and the repository.
 //
 //   node drive.mjs SETTINGS.json
-//   settings: { url, chromium, out, shots, timeoutMs, request, dryRequest, searchQuery }
+//   settings: { url, chromium, out, shots, timeoutMs, searchQuery, dryRequest, request, feedback,
+//               fixedMarker, acceptedMarker }
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
@@ -139,6 +141,35 @@ async function answerInput(page, text) {
   await page.keyboard.press("Enter");
 }
 
+/** Click a button of the notification toast that shows `message`. */
+async function toastButton(page, message, label) {
+  const toast = page.locator(".notification-toast", { hasText: message }).first();
+  await toast.waitFor({ state: "visible", timeout: WAIT });
+  await toast.locator(".monaco-button", { hasText: label }).first().click();
+}
+
+/** The review as shown: the diff editor (waiting until its right side has `marker`), both views. */
+async function reviewState(page, marker) {
+  await page.waitForFunction(
+    (text) =>
+      [...document.querySelectorAll(".monaco-diff-editor .editor.modified .view-line")].some((l) =>
+        l.textContent.replace(/\u00a0/g, " ").includes(text),
+      ),
+    marker,
+    { timeout: WAIT, polling: 250 },
+  );
+  await page.locator(".part.sidebar .pane", { hasText: "calc.py" }).first().waitFor({ timeout: WAIT });
+  await waitForRow(page, "· waiting for your review", "the Run view's header in review");
+  return {
+    run: await pane(page, "Run"),
+    review: await pane(page, "Review"),
+    tabs: await tabs(page),
+    before: await editorLines(page, ".monaco-diff-editor .editor.original"),
+    after: await editorLines(page, ".monaco-diff-editor .editor.modified"),
+    statusBar: await statusBar(page),
+  };
+}
+
 async function shot(page, name) {
   const path = join(settings.shots, `${name}.png`);
   await page.screenshot({ path });
@@ -196,35 +227,35 @@ async function main() {
     // A run: progress in the status bar and the plan tree; the review opens in the diff editor.
     await command(page, "ided: Start a run");
     await answerInput(page, settings.request);
-    const ready = await waitForNotification(page, /is ready for review/, "review");
-    const diff = page.locator(".monaco-diff-editor");
-    await diff.waitFor({ state: "visible", timeout: WAIT });
-    await page.locator(".monaco-diff-editor .editor.modified .view-line").first().waitFor({ timeout: WAIT });
-    await page.locator(".part.sidebar .pane", { hasText: "calc.py" }).first().waitFor({ timeout: WAIT });
-    step("review", {
-      message: ready,
-      run: await pane(page, "Run"),
-      review: await pane(page, "Review"),
-      tabs: await tabs(page),
-      before: await editorLines(page, ".monaco-diff-editor .editor.original"),
-      after: await editorLines(page, ".monaco-diff-editor .editor.modified"),
-      statusBar: await statusBar(page),
-    });
+    const ready = await waitForNotification(page, /is ready for review: /, "review");
+    step("review", { message: ready, ...(await reviewState(page, settings.fixedMarker)) });
     await shot(page, "review");
 
-    // Accept: the change lands on the branch; the open calc.py editor follows the file on disk.
-    await command(page, "ided: Accept the run");
+    // Feedback from the notification's button: the run goes again and comes back for review.
+    await toastButton(page, ready, "Feedback");
+    await answerInput(page, settings.feedback);
+    const again = await waitForNotification(page, /is ready for review \(round 2\): /, "review after feedback");
+    step("review 2", { message: again, ...(await reviewState(page, settings.acceptedMarker)) });
+
+    // Accept from the notification: the change lands on the branch; the open calc.py editor
+    // follows the file on disk.
+    await toastButton(page, again, "Accept");
     const accepted = await waitForNotification(page, /^ided: accepted run /, "accept");
     await page.locator(".tabs-container .tab", { hasText: "calc.py" }).first().click();
     await page.waitForFunction(
-      (text) => [...document.querySelectorAll(".editor-instance .monaco-editor .view-line")].some((l) => l.textContent.replace(/\u00a0/g, " ").includes(text)),
+      (text) =>
+        [...document.querySelectorAll(".editor-instance .monaco-editor .view-line")].some((l) =>
+          l.textContent.replace(/\u00a0/g, " ").includes(text),
+        ),
       settings.acceptedMarker,
       { timeout: WAIT, polling: 250 },
     );
+    await waitForRow(page, "· accepted", "the Run view's header after the accept");
     step("accepted", {
       message: accepted,
       tabs: await tabs(page),
       editor: await editorLines(page, ".editor-instance .monaco-editor"),
+      run: await pane(page, "Run"),
       review: await pane(page, "Review"),
       statusBar: await statusBar(page),
     });
