@@ -3,8 +3,8 @@ the packed .vsix installed, driven in Debian's headless Chromium by Playwright
 (``tests/e2e/vscode_web/drive.mjs``), against the real ``ided lsp`` with the LLM scripted by the replay
 provider. One pass goes through search (with a bad ``ided.search.maxResults``), index status, a dry
 run, a run whose review opens in the diff editor, feedback and accept from the review notification's
-buttons, rollback, and a refused second rollback; the report of what the UI showed, the screenshots,
-the output channel and the repository are checked.
+buttons, rollback, a refused second rollback, and a second run that is rejected; the report of
+what the UI showed, the screenshots, the output channel and the repository are checked.
 
 Needs the tools ``scripts/install-test-tools.sh`` installs (code-server and playwright-core under
 ``tests/e2e/vscode_web/node_modules``, Debian's ``chromium``); skipped with the reason without them."""
@@ -277,6 +277,13 @@ async def test_search_status_run_review_accept_and_rollback_in_code_server(
     refused = _step(report, "refused")["message"]
     assert refused.startswith(f"ided: rollback refused: run {run_id.group(1)} is rolled back, not accepted"), refused
     assert "vcs_failed" in refused and "\n" not in refused
+
+    rejected = _step(report, "rejected")
+    second_id = re.search(r"run (\S+) is ready for review: ", rejected["ready"])
+    assert second_id is not None and second_id.group(1) != run_id.group(1), rejected["ready"]
+    assert rejected["message"] == f"ided: rejected run {second_id.group(1)}: your files are untouched"
+    assert not any("before ↔ after" in tab for tab in rejected["tabs"]), rejected["tabs"]
+    assert "ided run rejected" in rejected["statusBar"]
 
     assert (repo / "calc.py").read_text() == CALC
     log = git(repo, "log", "--format=%s%n%b", "main")

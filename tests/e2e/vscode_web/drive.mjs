@@ -1,7 +1,7 @@
 // Drives a real VS Code (code-server, served to Debian's Chromium through Playwright) with the ided
 // extension installed, through ided's whole loop: search, index status, a dry run, a run, its
 // review in the diff editor, feedback (from the notification), the second review, accept (from
-// the notification), rollback, and a refused second rollback. Writes a JSON report
+// the notification), rollback, a refused second rollback, and a second run that is rejected. Writes a JSON report
 // (what the UI showed at each step) and screenshots; tests/e2e/test_vscode_code_server.py checks
 // them and the repository.
 //
@@ -282,6 +282,23 @@ async function main() {
     await command(page, "ided: Roll back the accepted run");
     const refused = await waitForNotification(page, /^ided: rollback refused: /, "second rollback");
     step("refused", { message: refused });
+
+    // A second run, rejected: the review closes and the files stay as they are.
+    const first = /run (\S+) is ready/.exec(ready)[1];
+    await command(page, "ided: Start a run");
+    await answerInput(page, settings.request);
+    const ready2 = await waitForNotification(page, new RegExp(`run (?!${first})\\S+ is ready for review: `), "second run's review");
+    await reviewState(page, settings.fixedMarker);
+    await command(page, "ided: Reject the run");
+    const rejected = await waitForNotification(page, /^ided: rejected run /, "reject");
+    await waitForRow(page, "· rejected", "the Run view's header after the reject");
+    step("rejected", {
+      ready: ready2,
+      message: rejected,
+      tabs: await tabs(page),
+      run: await pane(page, "Run"),
+      statusBar: await statusBar(page),
+    });
   } catch (error) {
     report.error = String(error && error.stack ? error.stack : error);
     try {
