@@ -16,7 +16,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
@@ -27,13 +26,15 @@ import pytest
 
 from daemon.config import load_config
 from tests.e2e.lsp_support import overrides, server_args, stop_daemon
+from tests.e2e.vscode_support import packed_vsix
 from tests.pipeline_support import choose, everyone_succeeds, write_script
 from tests.vcs_support import git, make_repo
 
 pytestmark = pytest.mark.e2e
 
+__all__ = ["packed_vsix"]  # a fixture
+
 REPO = Path(__file__).parents[2]
-EXTENSION = REPO / "editors" / "vscode"
 WEB = Path(__file__).parent / "vscode_web"
 CODE_SERVER = WEB / "node_modules" / ".bin" / "code-server"
 DRIVE_TIMEOUT_S = 240
@@ -62,25 +63,10 @@ def _tools() -> tuple[str, str]:
     return str(CODE_SERVER), _chromium()
 
 
-def _npm(*args: str) -> subprocess.CompletedProcess[str]:
-    npm = shutil.which("npm")
-    assert npm is not None
-    return subprocess.run([npm, *args], cwd=EXTENSION, capture_output=True, text=True, timeout=300, check=False)
-
-
 @pytest.fixture(scope="module")
-def vsix(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The extension packed as users install it (``npm run package``'s command, into a temp dir)."""
+def vsix(packed_vsix: Path) -> Path:
     _tools()
-    stamp = EXTENSION / "node_modules" / ".package-lock.json"
-    lock = EXTENSION / "package-lock.json"
-    if not stamp.exists() or stamp.stat().st_mtime < lock.stat().st_mtime:
-        done = _npm("ci", "--no-audit", "--no-fund")
-        assert done.returncode == 0, done.stderr
-    out = tmp_path_factory.mktemp("vsix") / "ided.vsix"
-    done = _npm("exec", "--", "vsce", "package", "--allow-missing-repository", "--skip-license", "--out", str(out))
-    assert done.returncode == 0, done.stdout + done.stderr
-    return out
+    return packed_vsix
 
 
 @pytest.fixture

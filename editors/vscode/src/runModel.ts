@@ -175,10 +175,13 @@ export class RunState {
     }
   }
 
-  /** A feedback round started: the run runs again and ends with a review again. */
-  resumed(text: string): void {
-    this.phase = "running";
-    this.reviewFiles = [];
+  /** A feedback round started: the run runs again and ends with a review again. `overtaken`: the
+   * round's progress arrived before the answer to `ided/run/feedback`, so the state is already it. */
+  resumed(text: string, overtaken = false): void {
+    if (!overtaken) {
+      this.phase = "running";
+      this.reviewFiles = [];
+    }
     this.log.push(`feedback: ${firstLineOf(text)}`);
   }
 

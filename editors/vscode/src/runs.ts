@@ -35,6 +35,8 @@ import {
   stageRow,
 } from "./runModel";
 
+const MAX_EARLY_EVENTS = 1000;
+
 type RunNode =
   | { type: "header"; run: RunState }
   | { type: "stage"; run: RunState; stage: StageState }
@@ -179,6 +181,7 @@ export class RunController implements vscode.Disposable {
   /** run id -> the last `ided/run/diff` of it. */
   readonly diffs = new Map<string, RunDiff>();
   private readonly states = new Map<string, RunState>();
+  private readonly early = new Map<string, RunProgressParams[]>();
   private readonly runTree = new RunTree(this);
   private readonly reviewTree = new ReviewTree(this);
   private readonly documents = new RunDocuments(this);
@@ -287,7 +290,12 @@ export class RunController implements vscode.Disposable {
     const run = this.states.get(result.runId) ?? new RunState(result.runId, request.trim(), dryRun, result);
     this.states.set(result.runId, run);
     this.current = run;
+    const early = this.early.get(result.runId) ?? [];
+    this.early.delete(result.runId);
     this.update();
+    for (const params of early) {
+      this.onProgress(params);
+    }
     await this.showRun();
     if (dryRun) {
       const skipped = result.skipped.length > 0 ? `; skipped: ${result.skipped.join(", ")}` : "";
@@ -299,7 +307,16 @@ export class RunController implements vscode.Disposable {
 
   private onProgress(params: RunProgressParams): void {
     const run = this.states.get(params.runId);
-    if (!run || !run.apply(params)) {
+    if (!run) {
+      // A run's first events may overtake the answer to `ided/run/start`: kept until it arrives.
+      const early = this.early.get(params.runId) ?? [];
+      if (early.length < MAX_EARLY_EVENTS) {
+        early.push(params);
+      }
+      this.early.set(params.runId, early);
+      return;
+    }
+    if (!run.apply(params)) {
       return;
     }
     this.update();
@@ -463,11 +480,12 @@ export class RunController implements vscode.Disposable {
     if (!text || !text.trim()) {
       return;
     }
+    const seen = run.lastSeq;
     const result = await this.request<RunStartResult>("ided/run/feedback", { runId: run.runId, text: text.trim() });
     if (!result) {
       return;
     }
-    run.resumed(text.trim());
+    run.resumed(text.trim(), run.lastSeq !== seen);
     await this.closeRunEditors(run.runId);
     this.update();
     await this.showRun();

@@ -123,6 +123,9 @@ describe("RunState", () => {
     run.apply(progress("review", { changes: { branch: "b", commits: [], files: [{ path: "a", status: "added", added: 1, removed: 0 }] } }));
     run.apply(progress("run_finished", { status: "succeeded" }));
     assert.equal(reviewReadyText(run), "ided: run r1 is ready for review (round 2): 1 file(s) changed");
+    run.resumed("again, but faster", true); // the round's events came first: its review stays
+    assert.equal(run.phase, "review");
+    assert.equal(run.reviewFiles.length, 1);
   });
 });
 

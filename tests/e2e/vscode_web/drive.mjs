@@ -149,7 +149,7 @@ async function toastButton(page, message, label) {
 }
 
 /** The review as shown: the diff editor (waiting until its right side has `marker`), both views. */
-async function reviewState(page, marker) {
+async function reviewState(page, marker, row = "· waiting for your review") {
   await page.waitForFunction(
     (text) =>
       [...document.querySelectorAll(".monaco-diff-editor .editor.modified .view-line")].some((l) =>
@@ -159,7 +159,9 @@ async function reviewState(page, marker) {
     { timeout: WAIT, polling: 250 },
   );
   await page.locator(".part.sidebar .pane", { hasText: "calc.py" }).first().waitFor({ timeout: WAIT });
+  // The tree views follow a moment later than the editor (VS Code batches their refreshes).
   await waitForRow(page, "· waiting for your review", "the Run view's header in review");
+  await waitForRow(page, row, "the Run view in review");
   return {
     run: await pane(page, "Run"),
     review: await pane(page, "Review"),
@@ -235,7 +237,7 @@ async function main() {
     await toastButton(page, ready, "Feedback");
     await answerInput(page, settings.feedback);
     const again = await waitForNotification(page, /is ready for review \(round 2\): /, "review after feedback");
-    step("review 2", { message: again, ...(await reviewState(page, settings.acceptedMarker)) });
+    step("review 2", { message: again, ...(await reviewState(page, settings.acceptedMarker, "completed · attempt 2")) });
 
     // Accept from the notification: the change lands on the branch; the open calc.py editor
     // follows the file on disk.
