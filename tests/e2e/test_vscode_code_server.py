@@ -240,6 +240,9 @@ async def test_search_status_run_review_accept_and_rollback_in_code_server(
     assert review["before"][:2] == CALC.splitlines() and review["after"][:2] == FIXED.splitlines()
     assert "ided: review 1 file(s)" in review["statusBar"]
 
+    all_changes = _step(report, "all changes")["tabs"]
+    assert any(tab.startswith(f"ided run {run_id.group(1)} (1 file)") for tab in all_changes), all_changes
+
     second = _step(report, "review 2")  # after feedback from the notification's button
     assert second["message"] == f"ided: run {run_id.group(1)} is ready for review (round 2): 1 file(s) changed"
     assert second["before"][:2] == CALC.splitlines() and second["after"][:2] == ASKED.splitlines()
@@ -249,7 +252,7 @@ async def test_search_status_run_review_accept_and_rollback_in_code_server(
     accepted = _step(report, "accepted")  # from the round-2 notification's button
     assert accepted["message"].startswith(f"ided: accepted run {run_id.group(1)}: 2 commit(s), 1 file(s) on main")
     assert accepted["editor"][:2] == ASKED.splitlines()  # the open editor follows the file on disk
-    assert not any("before ↔ after" in tab for tab in accepted["tabs"])  # the run's diff editors closed
+    assert accepted["tabs"] == ["calc.py"], accepted["tabs"]  # the run's diff editors closed
     assert "ided run accepted" in accepted["statusBar"]
     assert accepted["run"]["rows"][-1].startswith("Log accepted on main: 2 commit(s), calc.py"), accepted["run"]
 

@@ -426,7 +426,10 @@ export class RunController implements vscode.Disposable {
     const tabs = vscode.window.tabGroups.all.flatMap((group) => group.tabs);
     const ours = tabs.filter((tab) => {
       const input = tab.input;
-      return input instanceof vscode.TabInputTextDiff && input.modified.scheme === RUN_SCHEME && input.modified.path.startsWith(prefix);
+      if (input instanceof vscode.TabInputTextDiff) {
+        return input.modified.scheme === RUN_SCHEME && input.modified.path.startsWith(prefix);
+      }
+      return tab.label.startsWith(`ided run ${runId}`); // the multi-diff editor of "Open all changes"
     });
     if (ours.length > 0) {
       await vscode.window.tabGroups.close(ours);

@@ -233,6 +233,12 @@ async function main() {
     step("review", { message: ready, ...(await reviewState(page, settings.fixedMarker)) });
     await shot(page, "review");
 
+    // Every changed file in one multi-diff editor.
+    await command(page, "ided: Open all changes of the run");
+    const first = /run (\S+) is ready/.exec(ready)[1];
+    await page.locator(`.tabs-container .tab[aria-label^="ided run ${first}"]`).first().waitFor({ timeout: WAIT });
+    step("all changes", { tabs: await tabs(page) });
+
     // Feedback from the notification's button: the run goes again and comes back for review.
     await toastButton(page, ready, "Feedback");
     await answerInput(page, settings.feedback);
@@ -286,7 +292,6 @@ async function main() {
     step("refused", { message: refused });
 
     // A second run, rejected: the review closes and the files stay as they are.
-    const first = /run (\S+) is ready/.exec(ready)[1];
     await command(page, "ided: Start a run");
     await answerInput(page, settings.request);
     const ready2 = await waitForNotification(page, new RegExp(`run (?!${first})\\S+ is ready for review: `), "second run's review");
