@@ -84,7 +84,11 @@ def _replay(tmp_path: Path) -> list[str]:
             "tool_calls": [{"name": "write_file", "args": {"path": "calc.py", "content": ASKED}}],
         },  # each request opens its own pipeline, so the script starts over: the next answer ends the attempt
         {"role": "coder", "match": "swap the operands", "answer": {"status": "success", "summary": "swapped"}},
-        {"role": "coder", "tool_calls": [{"name": "write_file", "args": {"path": "calc.py", "content": FIXED}}]},
+        {  # a model that takes a second: the run is seen in its Fix stage
+            "role": "coder",
+            "delay_seconds": 1.0,
+            "tool_calls": [{"name": "write_file", "args": {"path": "calc.py", "content": FIXED}}],
+        },
         everyone_succeeds(),
     ]
     script = write_script(tmp_path / "script.yaml", entries)
@@ -239,6 +243,8 @@ async def test_search_status_run_review_accept_and_rollback_in_code_server(
     assert any(f"calc.py (ided run {run_id.group(1)}: before ↔ after)" in tab for tab in review["tabs"]), review["tabs"]
     assert review["before"][:2] == CALC.splitlines() and review["after"][:2] == FIXED.splitlines()
     assert "ided: review 1 file(s)" in review["statusBar"]
+    # live progress: the status bar passed through the Fix stage (the scripted coder takes a second there)
+    assert any(re.fullmatch(r"ided 2/4 [Ff]ix", t) for t in report["statusTexts"]), report["statusTexts"]
 
     all_changes = _step(report, "all changes")["tabs"]
     assert any(tab.startswith(f"ided run {run_id.group(1)} (1 file)") for tab in all_changes), all_changes

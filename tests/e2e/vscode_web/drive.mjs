@@ -37,10 +37,25 @@ const RECORD_NOTIFICATIONS = () => {
       }
     }
   };
-  new MutationObserver(scan).observe(document, { childList: true, subtree: true, characterData: true });
+  // ...and every text the ided status bar items show (a run's progress passes through them).
+  window.__idedStatus = [];
+  const scanStatus = () => {
+    for (const item of document.querySelectorAll("#workbench\\.parts\\.statusbar .statusbar-item")) {
+      const text = item.textContent.trim();
+      const last = window.__idedStatus[window.__idedStatus.length - 1];
+      if (text.includes("ided") && text !== last && !window.__idedStatus.includes(text)) {
+        window.__idedStatus.push(text);
+      }
+    }
+  };
+  new MutationObserver(() => {
+    scan();
+    scanStatus();
+  }).observe(document, { childList: true, subtree: true, characterData: true });
 };
 
 async function notifications(page) {
+  report.statusTexts = await page.evaluate(() => window.__idedStatus ?? []);
   report.notifications = await page.evaluate(() => window.__idedSeen ?? []);
   return report.notifications;
 }
