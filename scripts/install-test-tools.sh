@@ -137,4 +137,59 @@ if [ ! -f "$acp_ts_stamp" ]; then
   fi
 fi
 
+# --- VS Code in a browser (tests/e2e/test_vscode_code_server.py) -------------------------------
+# code-server (VS Code's own build, served to a browser) and playwright-core, pinned by
+# tests/e2e/vscode_web/package.json + package-lock.json, drive the packed extension in Debian's
+# Chromium. code-server's install builds VS Code's native modules (node-gyp against the system's
+# Node headers, so nothing is fetched from outside the registries) and would download ripgrep from
+# GitHub: Debian's ripgrep is put in its download cache instead. Without npm, Chromium or a
+# successful build the test is skipped with the reason.
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    say "chromium from Debian"
+    if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1; then
+      apt-get update -qq >/dev/null 2>&1 || true
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null \
+        || say "chromium could not be installed: the VS Code end-to-end test will be skipped"
+    fi
+  else
+    say "chromium not found and not root: the VS Code end-to-end test will be skipped (apt-get install chromium)"
+  fi
+fi
+vscode_web="$PWD/tests/e2e/vscode_web"
+vscode_web_stamp="$vscode_web/node_modules/.ided-lock-$(cksum <"$vscode_web/package-lock.json" | cut -d' ' -f1)"
+if [ ! -f "$vscode_web_stamp" ]; then
+  if command -v npm >/dev/null 2>&1 && [ "$(node -p 'process.versions.node.split(".")[0]')" = 20 ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+      for pkg in ripgrep libkrb5-dev libxkbfile-dev libsecret-1-dev; do
+        dpkg -s "$pkg" >/dev/null 2>&1 || missing_pkgs="${missing_pkgs:-} $pkg"
+      done
+      if [ -n "${missing_pkgs:-}" ]; then
+        say "code-server build dependencies from Debian:$missing_pkgs"
+        # shellcheck disable=SC2086
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing_pkgs >/dev/null 2>&1 \
+          || { apt-get update -qq >/dev/null 2>&1 || true; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing_pkgs >/dev/null 2>&1; } \
+          || say "could not install$missing_pkgs: the code-server build may fail"
+      fi
+    fi
+    say "code-server + playwright-core (npm ci, builds VS Code's native modules: a few minutes) into $vscode_web/node_modules"
+    rg_cache=$(mktemp -d)
+    if command -v rg >/dev/null 2>&1; then
+      # @vscode/ripgrep (1.15.11 in code-server 4.100.3's shrinkwrap) takes a cached release archive.
+      mkdir -p "$rg_cache/vscode-ripgrep-cache-1.15.11"
+      cp "$(command -v rg)" "$rg_cache/rg"
+      tar czf "$rg_cache/vscode-ripgrep-cache-1.15.11/ripgrep-v13.0.0-10-x86_64-unknown-linux-musl.tar.gz" -C "$rg_cache" rg
+    fi
+    if (cd "$vscode_web" && TMPDIR="$rg_cache" npm_config_yes=true npm_config_nodedir=/usr npm_config_unsafe_perm=true \
+      npm ci --silent --no-audit --no-fund >/dev/null 2>&1); then
+      touch "$vscode_web_stamp"
+    else
+      say "code-server could not be installed: the VS Code end-to-end test will be skipped"
+    fi
+    rm -rf "$rg_cache"
+  else
+    say "npm with Node.js 20 not found: the VS Code end-to-end test will be skipped (code-server 4.100 needs Node.js 20)"
+  fi
+fi
+
 exit 0

@@ -1,18 +1,21 @@
 // ided for VS Code: starts `ided lsp` (which attaches to the workspace's ided daemon), offers a
-// search command (QuickPick, opens the hit) and shows index progress in the status bar.
+// search command (QuickPick, opens the hit), shows index progress in the status bar, and drives
+// agent runs (runs.ts: start, plan tree, review in the diff editor, accept / reject / feedback /
+// rollback).
 import * as vscode from "vscode";
 import {
   LanguageClient,
   LanguageClientOptions,
   ServerOptions,
   StaticFeature,
-  TransportKind,
   WorkDoneProgress,
   WorkDoneProgressCreateParams,
   WorkDoneProgressCreateRequest,
 } from "vscode-languageclient/node";
 
 import { hitToItem, HitItem, IndexSearchResult, IndexStatus, ProgressValue, searchParams, serverArgs } from "./format";
+import { refusalText } from "./runModel";
+import { RunController } from "./runs";
 import { IndexStatusBar } from "./statusBar";
 
 const STATUS_POLL_MS = 15_000;
@@ -20,6 +23,7 @@ const STATUS_POLL_MS = 15_000;
 let client: LanguageClient | undefined;
 let statusBar: IndexStatusBar | undefined;
 let poll: NodeJS.Timeout | undefined;
+let runs: RunController | undefined;
 
 /** Takes over `window/workDoneProgress/create` so the status bar follows the server's progress. */
 class StatusBarProgress implements StaticFeature {
@@ -66,7 +70,9 @@ async function refreshStatus(): Promise<void> {
 async function startClient(context: vscode.ExtensionContext): Promise<void> {
   const command = settings().get<string>("path", "ided");
   const args = serverArgs(settings().get<string[]>("extraArgs", []));
-  const serverOptions: ServerOptions = { command, args, transport: TransportKind.stdio };
+  // No `transport`: with TransportKind.stdio the client appends `--stdio`, which `ided lsp` refuses;
+  // an executable without one talks over stdin/stdout all the same.
+  const serverOptions: ServerOptions = { command, args };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: "file" }],
     outputChannelName: "ided",
@@ -75,6 +81,7 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
   const lsp = new LanguageClient("ided", "ided", serverOptions, clientOptions);
   lsp.registerFeature(new StatusBarProgress(lsp, statusBar));
   lsp.onNotification("ided/index/changed", () => void refreshStatus());
+  runs?.attach(lsp);
   client = lsp;
   try {
     await lsp.start();
@@ -97,10 +104,16 @@ async function search(): Promise<void> {
     return;
   }
   const params = searchParams(query, settings().get<number>("search.maxResults", 30), settings().get<string>("search.mode", "hybrid"));
-  const result = await vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Window, title: "ided: searching" },
-    () => lsp.sendRequest<IndexSearchResult>("ided/index/search", params),
-  );
+  let result: IndexSearchResult;
+  try {
+    result = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Window, title: "ided: searching" },
+      () => lsp.sendRequest<IndexSearchResult>("ided/index/search", params),
+    );
+  } catch (error) {
+    void vscode.window.showErrorMessage(refusalText("ided/index/search", error));
+    return;
+  }
   if (result.hits.length === 0) {
     void vscode.window.showInformationMessage(`ided: nothing found for "${query}"`);
     return;
@@ -121,7 +134,13 @@ async function showStatus(): Promise<void> {
   if (!client) {
     return;
   }
-  const status = await client.sendRequest<IndexStatus>("ided/index/status", {});
+  let status: IndexStatus;
+  try {
+    status = await client.sendRequest<IndexStatus>("ided/index/status", {});
+  } catch (error) {
+    void vscode.window.showErrorMessage(refusalText("ided/index/status", error));
+    return;
+  }
   statusBar?.onStatus(status);
   const embedded = Math.round(100 * status.embeddedFraction);
   const state = status.busy ? `busy: ${status.busy}` : status.ready ? "ready" : `not ready: ${status.reason ?? "?"}`;
@@ -131,7 +150,9 @@ async function showStatus(): Promise<void> {
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  runs = new RunController(() => client);
   context.subscriptions.push(
+    runs,
     vscode.commands.registerCommand("ided.search", search),
     vscode.commands.registerCommand("ided.status", showStatus),
     vscode.commands.registerCommand("ided.restart", async () => {

@@ -112,7 +112,7 @@ export function hitToItem(hit: SearchHit): HitItem {
 
 /** The search request's params from a query and the extension's settings. */
 export function searchParams(query: string, maxResults: number, mode: string): Record<string, unknown> {
-  const k = Math.max(1, Math.min(200, Math.round(maxResults)));
+  const k = Number.isFinite(maxResults) ? Math.max(1, Math.min(200, Math.round(maxResults))) : 30;
   return { query: query.trim(), k, mode };
 }
 
