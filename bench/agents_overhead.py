@@ -38,7 +38,7 @@ from daemon.orchestration.resilience import ResilienceLayer
 from daemon.orchestration.run_store import DecisionKind
 from daemon.orchestration.runtime import PipelineRuntime
 from daemon.orchestration.workflow_loader import WorkflowCatalog, builtin_workflow_dir
-from daemon.vcs import RunWorktrees
+from daemon.vcs.worktrees import RunWorktrees
 
 __all__ = ["main"]
 

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from daemon.vcs import RunWorktrees
+from daemon.vcs.worktrees import RunWorktrees
 
 __all__ = ["main"]
 

@@ -75,7 +75,7 @@ from daemon.orchestration.stage_agents import AgentProvider
 from daemon.orchestration.state import Attachment, ExecutionState
 from daemon.orchestration.stop_decision import cancelled_stop
 from daemon.orchestration.workflow_loader import WorkflowCatalog
-from daemon.vcs import RunWorktrees
+from daemon.vcs.worktrees import RunWorktrees
 
 __all__ = ["PipelineRuntime", "RuntimeSettings", "runs_db_path"]
 

@@ -45,7 +45,7 @@ from daemon.service.retrieval_sources import agent_retriever, build_retrieval_ag
 from daemon.service.workspace_local import LocalWorkspace
 from daemon.service.workspace_remote import DaemonWorkspace
 from daemon.trust import TrustStore, how_to_trust
-from daemon.vcs import RunWorktrees
+from daemon.vcs.worktrees import RunWorktrees
 
 __all__ = [
     "WorkspaceRetriever",

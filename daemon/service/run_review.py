@@ -17,7 +17,8 @@ from daemon.config import Config
 from daemon.errors import ConflictError
 from daemon.orchestration.run_store import DecisionKind, RunStore
 from daemon.orchestration.run_store_open import open_run_store
-from daemon.vcs import AcceptResult, ChangeSet, CleanupReport, ConflictReport, RollbackResult, RunBranch, RunWorktrees
+from daemon.vcs.models import AcceptResult, ChangeSet, CleanupReport, ConflictReport, RollbackResult, RunBranch
+from daemon.vcs.worktrees import RunWorktrees
 
 __all__ = ["RunReview"]
 

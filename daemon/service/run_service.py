@@ -41,7 +41,7 @@ from daemon.service.run_models import (
 )
 from daemon.service.run_port import RunFollow, RunLoan, RunService, RunStart
 from daemon.service.run_review import RunReview
-from daemon.vcs import RunWorktrees
+from daemon.vcs.worktrees import RunWorktrees
 
 __all__ = ["HOW_TO_CONFIGURE", "LocalRunService", "RunCommands", "graph_mermaid"]
 

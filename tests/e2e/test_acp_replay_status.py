@@ -21,7 +21,7 @@ from daemon.orchestration.run_store import DecisionKind
 from daemon.orchestration.sqlite_run_store import SqliteRunStore, runs_db_path
 from daemon.service.api import DaemonStatus, Methods, ReindexParams
 from daemon.service.daemon_client import DaemonClient, DaemonUnavailable
-from daemon.vcs import RunWorktrees
+from daemon.vcs.worktrees import RunWorktrees
 from tests.e2e.acp_support import (
     CALC,
     WAIT_S,

@@ -16,7 +16,7 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 from daemon.config import load_config
-from daemon.vcs import RunWorktrees
+from daemon.vcs.worktrees import RunWorktrees
 from tests.e2e.lsp_support import (
     WAIT_S,
     IdedTestClient,

@@ -24,7 +24,7 @@ from daemon.orchestration.resilience import ResilienceLayer
 from daemon.orchestration.run_store import DecisionKind, RunStatus
 from daemon.orchestration.runtime import PipelineRuntime
 from daemon.orchestration.state import Attachment
-from daemon.vcs import RunWorktrees
+from daemon.vcs.worktrees import RunWorktrees
 from tests.pipeline_support import FAST_RESILIENCE, WAIT, builtin_catalog, choose, replay_config, write_script
 from tests.scripted_models import AsyncScriptedChatModel
 

@@ -18,7 +18,7 @@ from daemon.orchestration.resilience import ResilienceLayer
 from daemon.orchestration.run_store import DecisionKind, RunStatus
 from daemon.orchestration.runtime import PipelineRuntime
 from daemon.orchestration.workflow_loader import WorkflowCatalog, builtin_workflow_dir
-from daemon.vcs import RunWorktrees
+from daemon.vcs.worktrees import RunWorktrees
 from tests.pipeline_support import WAIT, builtin_catalog, choose, replay_config, write_script
 
 FEATURE = "feature_with_iterative_testing"

@@ -8,7 +8,7 @@ from daemon.service.run_models import ProgressKind, RunStatus
 from daemon.service.run_port import RunStart
 from daemon.service.run_review import RunReview
 from daemon.service.run_service import LocalRunService
-from daemon.vcs import RunWorktrees
+from daemon.vcs.worktrees import RunWorktrees
 from tests.integration.test_agents_runtime import (
     FEATURE,
     ONLY_IMPLEMENTATION,

@@ -21,7 +21,7 @@ from daemon.orchestration.run_store import RunRecord, RunStatus
 from daemon.orchestration.runtime import PipelineRuntime
 from daemon.orchestration.state import ExecutionState
 from daemon.orchestration.workflow_loader import WorkflowCatalog, builtin_workflow_dir
-from daemon.vcs import RunWorktrees
+from daemon.vcs.worktrees import RunWorktrees
 from tests.pipeline_support import WAIT, choose, replay_config, write_script
 
 SPEC = Path(__file__).parents[1] / "fixtures" / "spec_workflows"

@@ -13,7 +13,8 @@ from daemon.cli.app import app
 from daemon.cli.review_commands import EXIT_CONFLICT
 from daemon.orchestration.run_store import DecisionEntry, DecisionKind
 from daemon.orchestration.sqlite_run_store import SqliteRunStore, runs_db_path
-from daemon.vcs import ChangeSet, RunWorktrees
+from daemon.vcs.models import ChangeSet
+from daemon.vcs.worktrees import RunWorktrees
 from tests.vcs_support import git, make_repo, write
 
 runner = CliRunner()

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from daemon.errors import ConflictError, ErrorCode, VcsError
-from daemon.vcs import ConflictReport, RunWorktrees
+from daemon.vcs.models import ConflictReport
+from daemon.vcs.worktrees import RunWorktrees
 from tests.vcs_support import git, make_repo, write
 
 APP_V1 = "def main():\n    return 1\n"

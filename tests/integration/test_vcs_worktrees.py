@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from daemon.errors import EditLockHeld, ErrorCode, VcsError
-from daemon.vcs import RunWorktrees
+from daemon.vcs.worktrees import RunWorktrees
 from tests.vcs_support import git, make_repo, write
 
 

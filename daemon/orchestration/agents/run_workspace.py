@@ -27,7 +27,7 @@ from daemon.orchestration.agents.workspace_files import FileReader, RunFiles
 from daemon.orchestration.plan import ExecutionPlan
 from daemon.orchestration.progress import ChangedFile, RunChanges
 from daemon.orchestration.state import StageResult
-from daemon.vcs import RunWorktrees
+from daemon.vcs.worktrees import RunWorktrees
 
 __all__ = ["RunWorkspace", "plan_edits"]
 
