@@ -802,3 +802,63 @@ fn keeping_every_hunk_is_a_plain_accept_and_rejecting_every_hunk_a_plain_reject(
     click(&mut app, "Accept all");
     assert_eq!(selected(answers.try_recv().unwrap()).0, "reject");
 }
+
+/// Issue 21, Iced defect 6: the transcript did not follow new output.
+#[test]
+fn the_transcript_follows_new_output_unless_the_person_scrolled_up() {
+    let (mut app, _commands, _dir) = connected_app();
+    let mut live = support::Live::new();
+    let say = |app: &mut App, text: String| {
+        update(
+            app,
+            json!({"sessionId":"s-1","update":{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":text}}}),
+        );
+        update(
+            app,
+            json!({"sessionId":"s-1","update":{"sessionUpdate":"tool_call","toolCallId":format!("t-{text}"),
+                "title":format!("read {text}"),"kind":"read","status":"completed"}}),
+        );
+    };
+    for i in 0..5 {
+        say(&mut app, format!("step {i}"));
+        assert!(live.shows(&app, &format!("read step {i}")));
+    }
+    for i in 5..60 {
+        say(&mut app, format!("step {i}"));
+        let _ = live.shows(&app, "read step 0");
+    }
+    assert!(live.shows(&app, "read step 59"), "the newest output is on screen");
+    assert!(!live.shows(&app, "read step 0"), "the oldest scrolled away");
+    // The person scrolls up to read: new output does not move what they read.
+    let at = live.center_of_text(&app, "read step 59");
+    live.wheel(&mut app, at, 6.0);
+    assert!(!live.shows(&app, "read step 59"), "scrolled up");
+    say(&mut app, "step 60".into());
+    assert!(
+        !live.shows(&app, "read step 60"),
+        "not dragged to the end while reading"
+    );
+    // Back at the end, it follows again.
+    live.wheel(&mut app, at, -1000.0);
+    say(&mut app, "step 61".into());
+    assert!(live.shows(&app, "read step 61"), "following again");
+}
+
+/// Issue 21, Iced defect 6: each start or Restart added an empty untitled session to History.
+#[test]
+fn history_leaves_out_the_sessions_nobody_prompted() {
+    let (mut app, _commands, _dir) = connected_app();
+    let past = |id: &str, title: &str| ided_iced::acp::PastSession {
+        session_id: id.into(),
+        title: title.into(),
+        updated_at: "2026-11-25T10:00:00+00:00".into(),
+    };
+    let _ = app.update(Message::Acp(Event::Sessions(vec![
+        past("s-empty-1", ""),
+        past("s-fix", "fix the crash in divide"),
+        past("s-empty-2", ""),
+    ])));
+    let mut ui = simulator(app.view());
+    assert!(ui.find("fix the crash in divide").is_ok());
+    assert!(ui.find("s-empty-1").is_err() && ui.find("s-empty-2").is_err());
+}

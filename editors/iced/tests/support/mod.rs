@@ -121,3 +121,48 @@ pub fn run_task(app: &mut App, task: iced::Task<Message>) -> Vec<Message> {
     }
     seen
 }
+
+impl Live {
+    /// Lays out the current view with this interface's widget state, then finds `text`:
+    /// whether it is on screen (inside every scrollable's viewport).
+    pub fn shows(&mut self, app: &App, text: &str) -> bool {
+        use iced_test::core::widget::Operation;
+        let mut ui = UserInterface::build(
+            app.view(),
+            SIZE,
+            self.cache.take().unwrap_or_default(),
+            &mut self.renderer,
+        );
+        let mut operation = iced_test::Selector::find(text.to_owned());
+        ui.operate(
+            &self.renderer,
+            &mut iced_test::core::widget::operation::black_box(&mut operation),
+        );
+        let found = match operation.finish() {
+            iced_test::core::widget::operation::Outcome::Some(Some(target)) => {
+                target.visible_bounds().is_some_and(|b| b.height > 1.0)
+            }
+            _ => false,
+        };
+        self.cache = Some(ui.into_cache());
+        found
+    }
+}
+
+impl Live {
+    /// Turns the mouse wheel by `lines` (negative: towards the end) over the point `at`.
+    pub fn wheel(&mut self, app: &mut App, at: Point, lines: f32) {
+        self.cursor = mouse::Cursor::Available(at);
+        self.events(
+            app,
+            [Event::Mouse(mouse::Event::WheelScrolled {
+                delta: mouse::ScrollDelta::Lines { x: 0.0, y: lines },
+            })],
+        );
+    }
+
+    /// The centre of `text` in the current view.
+    pub fn center_of_text(&self, app: &App, text: &str) -> Point {
+        center_of(app, text.to_owned())
+    }
+}
