@@ -862,3 +862,36 @@ fn history_leaves_out_the_sessions_nobody_prompted() {
     assert!(ui.find("fix the crash in divide").is_ok());
     assert!(ui.find("s-empty-1").is_err() && ui.find("s-empty-2").is_err());
 }
+
+/// What ided's dry run says (graph_mermaid of the feature workflow, as the daemon printed it).
+const DRY_RUN_MERMAID: &str = "---\nconfig:\n  flowchart:\n    curve: linear\n---\ngraph TD;\n\t__start__([<p>__start__</p>]):::first\n\trequirements_analysis(requirements_analysis)\n\timplementation(implementation)\n\ttest_writing(test_writing)\n\ttest_execution(test_execution)\n\tcode_review(code_review)\n\tdocumentation(documentation)\n\tadaptive_retrieval(adaptive_retrieval)\n\tdone(done)\n\tabort(abort)\n\t__end__([<p>__end__</p>]):::last\n\t__start__ --> requirements_analysis;\n\tadaptive_retrieval -.-> abort;\n\tadaptive_retrieval -.-> documentation;\n\tadaptive_retrieval -.-> implementation;\n\tadaptive_retrieval -.-> requirements_analysis;\n\tadaptive_retrieval -.-> test_writing;\n\tcode_review -.-> abort;\n\tcode_review -.-> adaptive_retrieval;\n\tcode_review -.-> documentation;\n\tdocumentation -.-> abort;\n\tdocumentation -.-> adaptive_retrieval;\n\tdocumentation -.-> done;\n\timplementation -.-> abort;\n\timplementation -.-> adaptive_retrieval;\n\timplementation -.-> test_writing;\n\trequirements_analysis -.-> abort;\n\trequirements_analysis -.-> adaptive_retrieval;\n\trequirements_analysis -.-> implementation;\n\ttest_execution -.-> abort;\n\ttest_execution -.-> adaptive_retrieval;\n\ttest_execution -.-> code_review;\n\ttest_writing -.-> abort;\n\ttest_writing -.-> adaptive_retrieval;\n\ttest_writing -.-> code_review;\n\ttest_writing -.-> test_execution;\n\tabort --> __end__;\n\tdone --> __end__;\n\tclassDef default fill:#f2f0ff,line-height:1.2\n\tclassDef first fill-opacity:0\n\tclassDef last fill:#bfb6fc\n";
+
+/// Issue 21, Iced defect 5: a dry run showed the Mermaid source, tabs as empty boxes.
+#[test]
+fn a_dry_runs_plan_graph_is_drawn_as_a_graph_not_mermaid_source() {
+    let (mut app, _commands, _dir) = connected_app();
+    let message = format!(
+        "Dry run: run r-1 planned with workflow feature; nothing executed.\n\n```mermaid\n{DRY_RUN_MERMAID}\n```"
+    );
+    update(
+        &mut app,
+        json!({"sessionId":"s-1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":message}}}),
+    );
+    let mut ui = simulator(app.view());
+    assert!(
+        ui.find("Dry run: run r-1 planned with workflow feature; nothing executed.")
+            .is_ok()
+    );
+    assert!(ui.find("Plan graph").is_ok());
+    let start = ui.find("start").expect("the start node").bounds();
+    let first = ui.find("requirements_analysis").expect("a stage node").bounds();
+    let later = ui.find("implementation").expect("a later stage").bounds();
+    assert!(
+        start.y < first.y && first.y < later.y,
+        "layered top-down: {start:?} {first:?} {later:?}"
+    );
+    assert!(ui.find("end").is_ok());
+    for source in ["graph TD;", "```mermaid", "__start__ --> requirements_analysis;"] {
+        assert!(ui.find(source).is_err(), "{source} is not shown");
+    }
+}
