@@ -217,6 +217,8 @@ async fn editing_run(bin: &str, option: &'static str) -> (App, PathBuf, String, 
         launch: Ok(launch.clone()),
         script: vec!["fix the crash in divide when b is 0".into()],
         screenshot: None,
+        answer: None,
+        side_by_side: false,
         bench: None,
         started: std::time::Instant::now(),
     });
@@ -247,6 +249,8 @@ async fn a_dry_run_prompt_reaches_the_client_state_as_a_plan_with_a_skipped_stag
         launch: Ok(launch.clone()),
         script: vec!["/dry-run fix the crash in add".into()],
         screenshot: None,
+        answer: None,
+        side_by_side: false,
         bench: None,
         started: std::time::Instant::now(),
     });
@@ -367,6 +371,8 @@ async fn roll_back_on_an_accepted_review_reverts_the_run_with_a_new_commit() {
         launch: Ok(launch.clone()),
         script: vec!["fix the crash in divide when b is 0".into()],
         screenshot: None,
+        answer: None,
+        side_by_side: false,
         bench: None,
         started: std::time::Instant::now(),
     });
@@ -444,6 +450,8 @@ async fn loading_a_past_session_from_history_replays_its_request_and_run() {
         launch: Ok(launch.clone()),
         script: Vec::new(),
         screenshot: None,
+        answer: None,
+        side_by_side: false,
         bench: None,
         started: std::time::Instant::now(),
     });
@@ -514,6 +522,8 @@ async fn feedback_reaches_the_agent_and_a_second_attempt_comes_back_for_review()
         launch: Ok(launch.clone()),
         script: vec!["fix the crash in divide when b is 0".into()],
         screenshot: None,
+        answer: None,
+        side_by_side: false,
         bench: None,
         started: std::time::Instant::now(),
     });

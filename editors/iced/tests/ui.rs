@@ -30,6 +30,8 @@ fn connected_app() -> (
         launch: Ok(launch),
         script: Vec::new(),
         screenshot: None,
+        answer: None,
+        side_by_side: false,
         bench: None,
         started: std::time::Instant::now(),
     });
@@ -548,6 +550,14 @@ fn after_a_cancel_the_running_stage_is_cancelled_and_the_later_ones_skipped() {
 #[test]
 fn a_tool_calls_status_stays_inside_the_card_with_a_long_title() {
     let (mut app, _commands, _dir) = connected_app();
+    // Enough output that the transcript scrolls (its scrollbar showed over the cards' edge).
+    for i in 0..40 {
+        update(
+            &mut app,
+            json!({"sessionId":"s-1","update":{"sessionUpdate":"tool_call","toolCallId":format!("r-{i}"),
+                "title":format!("read file {i}"),"kind":"read","status":"completed"}}),
+        );
+    }
     let title = "Search the workspace for every caller of parse_configuration_file_with_overrides \
                  and read each one of them to find the crash";
     update(
@@ -563,6 +573,14 @@ fn a_tool_calls_status_stays_inside_the_card_with_a_long_title() {
         "the status is not clipped: {bounds:?} shown as {visible:?}"
     );
     assert!(bounds.x + bounds.width <= support::SIZE.width, "{bounds:?}");
+    // The panel's right edge is the Send button's; the transcript's scrollbar lane is
+    // there, so the card and its status must end before it.
+    let send = ui.find("Send").expect("the Send button").bounds();
+    let panel_right = send.x + send.width;
+    assert!(
+        bounds.x + bounds.width <= panel_right - 8.0,
+        "the status stays left of the scrollbar: {bounds:?}, panel ends at {panel_right}"
+    );
 }
 
 fn ctrl_s() -> Vec<iced::Event> {

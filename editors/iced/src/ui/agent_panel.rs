@@ -183,7 +183,13 @@ impl AgentPanel {
         for (index, entry) in session.transcript.iter().enumerate().skip(start) {
             items = items.push(entry_view(index, entry, &session.tool_calls, workspace));
         }
-        scrollable(items.width(Fill)).anchor_bottom().height(Fill).into()
+        // The scrollbar gets its own lane: drawn over the entries it hid their right edge (a
+        // tool call's status, the end of long lines).
+        scrollable(items.width(Fill))
+            .direction(scrollable::Direction::Vertical(scrollable::Scrollbar::new().spacing(4)))
+            .anchor_bottom()
+            .height(Fill)
+            .into()
     }
 
     fn permission<'a>(&'a self, session: &'a SessionState, kept: Option<(usize, usize)>) -> Element<'a, Message> {

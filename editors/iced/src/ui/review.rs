@@ -194,7 +194,13 @@ impl ReviewPane {
                     ),
                 ]
                 .spacing(4),
-                self.diff_view(file, &selection.files[self.selected]),
+                {
+                    let kept = selection.files[self.selected].clone();
+                    let pane = self.clone();
+                    // The rows fill the pane at least (their backgrounds span it), and the
+                    // longest line at most (the pane scrolls sideways to it).
+                    iced::widget::responsive(move |size| pane.diff_view(file, &kept, size.width - 12.0))
+                },
             ]
             .spacing(4)
             .into(),
@@ -261,7 +267,7 @@ impl ReviewPane {
         .into()
     }
 
-    fn diff_view<'a>(&self, file: &'a FileDiff, kept: &[bool]) -> Element<'a, Message> {
+    fn diff_view<'a>(&self, file: &'a FileDiff, kept: &[bool], pane_width: f32) -> Element<'a, Message> {
         let file_index = self.selected;
         let hunk_of = |line: usize| file.hunks.iter().position(|h| h.contains(&line)).unwrap_or(0);
         let hunk_header = |hunk: usize, header: &str, width: f32| -> Element<'a, Message> {
@@ -291,7 +297,7 @@ impl ReviewPane {
         };
         let (rows, total, width): (Vec<Element<'a, Message>>, usize, f32) = match self.layout {
             Layout::Unified => {
-                let width = (GUTTER + 8.0 + (file.widest_line() + 2) as f32 * CHAR_WIDTH).max(600.0);
+                let width = (GUTTER + 8.0 + (file.widest_line() + 2) as f32 * CHAR_WIDTH).max(pane_width);
                 let total = file.lines.len();
                 let range = self.visible_range(total);
                 let rows = file.lines[range.clone()]
@@ -309,7 +315,7 @@ impl ReviewPane {
                 (rows, total, width)
             }
             Layout::SideBySide => {
-                let half = (GUTTER + 8.0 + (file.widest_line() + 2) as f32 * CHAR_WIDTH).max(300.0);
+                let half = (GUTTER + 8.0 + (file.widest_line() + 2) as f32 * CHAR_WIDTH).max((pane_width - 6.0) / 2.0);
                 let width = half * 2.0 + 6.0;
                 let side = file.side_rows();
                 let total = side.len();
