@@ -295,6 +295,33 @@ async fn a_dry_run_prompt_reaches_the_client_state_as_a_plan_with_a_skipped_stag
         "commands: {names:?}"
     );
     assert_eq!(session.skipped, 0, "every update ided sent parsed");
+    // The dry run's Mermaid graph is drawn as a graph: it parses into the plan's stages.
+    let message: String = session
+        .transcript
+        .iter()
+        .filter_map(|e| match &e.kind {
+            ided_iced::session::EntryKind::Agent(text) => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let graphs: Vec<_> = ided_iced::session::plan_graph::segments(&message)
+        .into_iter()
+        .filter_map(|s| match s {
+            ided_iced::session::plan_graph::Segment::Graph(g) => Some(g),
+            ided_iced::session::plan_graph::Segment::Text(_) => None,
+        })
+        .collect();
+    assert_eq!(graphs.len(), 1, "one plan graph in: {message}");
+    let labels: Vec<&str> = graphs[0].nodes.iter().map(|n| n.label.as_str()).collect();
+    assert!(labels.contains(&"start") && labels.contains(&"end"), "{labels:?}");
+    assert!(
+        graphs[0].nodes.len() >= 6 && graphs[0].layers.len() >= 4,
+        "{:?}",
+        graphs[0]
+    );
+    let mut ui = iced_test::simulator(app.view());
+    assert!(ui.find("Plan graph").is_ok(), "drawn in the transcript");
+    assert!(ui.find("graph TD;").is_err());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -398,11 +425,24 @@ async fn roll_back_on_an_accepted_review_reverts_the_run_with_a_new_commit() {
             };
             let mut ui = iced_test::simulator(app.view());
             button_seen.set(ui.click(format!("Roll back run {run_id}").as_str()).is_ok());
-            return ui.into_messages().collect();
+            // calc.py is open in a tab with the accepted text when the rollback goes out.
+            let mut messages: Vec<Message> =
+                vec![Message::FileOpened(repo.join("calc.py"), Some(1), Ok(FIXED.to_owned()))];
+            messages.extend(ui.into_messages());
+            return messages;
         }
         Vec::new()
     };
-    let rolled_back = |app: &App| rolled.get() && finished(app);
+    // Done once the rollback turn ended and the open calc.py tab shows the file as it is now.
+    let original = "def add(a, b):\n    return a + b\n";
+    let rolled_back = |app: &App| {
+        rolled.get()
+            && finished(app)
+            && app
+                .buffers
+                .find(&repo.join("calc.py"))
+                .is_some_and(|b| b.content.text() == original && !b.dirty)
+    };
     drive(&mut app, launch, person, rolled_back).await;
     assert!(button_seen.get(), "the accepted review offers Roll back");
     let session = app.session.as_ref().unwrap();
@@ -429,6 +469,11 @@ async fn roll_back_on_an_accepted_review_reverts_the_run_with_a_new_commit() {
         "a revert commit, history kept: {log}"
     );
     assert_eq!(git(&repo, &["status", "--porcelain"]), "");
+    // The card says rolled back, with no second Roll back.
+    let run_id = session.review.as_ref().and_then(|r| r.run_id.clone()).unwrap();
+    let mut ui = iced_test::simulator(app.view());
+    assert!(ui.find(format!("Run {run_id} rolled back").as_str()).is_ok());
+    assert!(ui.find(format!("Roll back run {run_id}").as_str()).is_err());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -315,7 +315,10 @@ impl ReviewPane {
                 (rows, total, width)
             }
             Layout::SideBySide => {
-                let half = (GUTTER + 8.0 + (file.widest_line() + 2) as f32 * CHAR_WIDTH).max((pane_width - 6.0) / 2.0);
+                // Each side gets half the pane and cuts what does not fit (scrolling both
+                // sideways together would push the new side out of view; the unified view
+                // shows long lines whole).
+                let half = ((pane_width - 6.0) / 2.0).max(160.0);
                 let width = half * 2.0 + 6.0;
                 let side = file.side_rows();
                 let total = side.len();
