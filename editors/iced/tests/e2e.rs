@@ -613,3 +613,112 @@ async fn feedback_reaches_the_agent_and_a_second_attempt_comes_back_for_review()
     );
     assert_eq!(git(&repo, &["status", "--porcelain"]), "");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keeping_one_file_of_two_writes_only_that_file_and_ided_keeps_the_run_unaccepted() {
+    let bin = require_ided!();
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = fixture_repo(tmp.path());
+    let head = git(&repo, &["rev-parse", "HEAD"]);
+    let script = json!({"responses": [
+        {"role": "orchestrator", "answer": {"workflow": "bug_fix", "rationale": "a crash report",
+            "stage_decisions": [{"stage_id": "code_review", "decision": "SKIP", "reason": "scripted skip"}]}},
+        {"role": "coder", "tool_calls": [
+            {"name": "write_file", "args": {"path": "calc.py", "content": FIXED}},
+            {"name": "write_file", "args": {"path": "README.md", "content": "# calc\n\nNow with divide.\n"}}]},
+        {"role": "*", "answer": {"status": "success", "summary": "done"}, "repeat": true}
+    ]});
+    let script_path = tmp.path().join("script.yaml");
+    std::fs::write(&script_path, serde_json::to_string_pretty(&script).unwrap()).unwrap();
+    let mut launch = Launch::resolve(Some(&bin), &repo).unwrap();
+    launch.env = ided_env(tmp.path(), &script_path);
+    let (mut app, _) = App::new(Options {
+        workspace: repo.clone(),
+        launch: Ok(launch.clone()),
+        script: vec!["fix the crash in divide when b is 0".into()],
+        screenshot: None,
+        answer: None,
+        side_by_side: false,
+        bench: None,
+        started: std::time::Instant::now(),
+    });
+    let answered = Cell::new(false);
+    let person = |app: &App| -> Vec<Message> {
+        let Some(session) = app.session.as_ref().filter(|s| s.permission.is_some()) else {
+            return Vec::new();
+        };
+        if answered.replace(true) {
+            return Vec::new();
+        }
+        let review = session.review.as_ref().expect("the review");
+        let readme = review
+            .files
+            .iter()
+            .position(|f| f.path.ends_with("README.md"))
+            .expect("README.md is in the review");
+        // Reject README.md with its file button, then press the accept button, which now
+        // applies the kept hunks.
+        let mut messages = vec![Message::Review(ided_iced::ui::review::Message::KeepFile(readme, false))];
+        let mut preview = App::new(Options {
+            workspace: repo.clone(),
+            launch: Err("preview".into()),
+            script: Vec::new(),
+            screenshot: None,
+            answer: None,
+            side_by_side: false,
+            bench: None,
+            started: std::time::Instant::now(),
+        })
+        .0;
+        preview.session = app.session.clone();
+        let _ = preview.update(messages[0].clone());
+        let mut ui = iced_test::simulator(preview.view());
+        let label = format!("Apply {} of {} hunks", review.files.len() - 1, review.files.len());
+        ui.click(label.as_str()).unwrap_or_else(|e| panic!("{label}: {e:?}"));
+        assert!(
+            ui.into_messages()
+                .any(|m| matches!(m, Message::Agent(ided_iced::ui::agent_panel::Message::Choose(_)))),
+            "the apply button chooses an option"
+        );
+        messages.push(Message::Agent(ided_iced::ui::agent_panel::Message::Choose(
+            "accept".into(),
+        )));
+        messages
+    };
+    let applied = |app: &App| {
+        finished(app)
+            && app.session.as_ref().is_some_and(|s| {
+                s.transcript
+                    .iter()
+                    .any(|e| matches!(&e.kind, ided_iced::session::EntryKind::Notice(t) if t.starts_with("Applied the kept hunks")))
+            })
+    };
+    drive(&mut app, launch, person, applied).await;
+    let session = app.session.as_ref().unwrap();
+    assert_eq!(
+        session.review.as_ref().unwrap().answer.as_deref(),
+        Some("kept 1 of 2 hunks"),
+        "{:?}",
+        session.transcript
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.join("calc.py")).unwrap(),
+        FIXED,
+        "the kept file"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.join("README.md")).unwrap(),
+        "# calc\n",
+        "the rejected file"
+    );
+    assert_eq!(
+        git(&repo, &["rev-parse", "HEAD"]),
+        head,
+        "ided accepted nothing: no commit"
+    );
+    assert_eq!(
+        git(&repo, &["status", "--porcelain"]),
+        " M calc.py",
+        "calc.py is an uncommitted change"
+    );
+}
