@@ -9,6 +9,7 @@ use agent_client_protocol::v1::schema::{
     ContentBlock, RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse, SessionMode,
     SessionModeState,
 };
+use iced::Point;
 use iced::keyboard::key::Named;
 use iced_test::{selector, simulator};
 use ided_iced::acp::{AgentInfo, Command, Connection, Event, Launch, Reply};
@@ -860,6 +861,22 @@ fn the_transcript_follows_new_output_unless_the_person_scrolled_up() {
     live.wheel(&mut app, at, -1000.0);
     say(&mut app, "step 61".into());
     assert!(live.shows(&app, "read step 61"), "following again");
+    // Dragging the scroller down to the end of its track follows too.
+    let send = {
+        let mut ui = simulator(app.view());
+        ui.find("Send").expect("the Send button").bounds()
+    };
+    let last = live.center_of_text(&app, "read step 61");
+    let track_x = send.x + send.width - 4.0;
+    live.drag(
+        &mut app,
+        Point::new(track_x, last.y - 4.0),
+        Point::new(track_x, last.y + 200.0),
+    );
+    for i in 62..70 {
+        say(&mut app, format!("step {i}"));
+    }
+    assert!(live.shows(&app, "read step 69"), "following after a drag to the end");
 }
 
 /// Issue 21, Iced defect 6: each start or Restart added an empty untitled session to History.

@@ -166,3 +166,14 @@ impl Live {
         center_of(app, text.to_owned())
     }
 }
+
+impl Live {
+    /// Presses the left button at `from`, moves to `to` and releases there (a drag).
+    pub fn drag(&mut self, app: &mut App, from: Point, to: Point) {
+        self.cursor = mouse::Cursor::Available(from);
+        self.events(app, [Event::Mouse(mouse::Event::ButtonPressed(mouse::Button::Left))]);
+        self.cursor = mouse::Cursor::Available(to);
+        self.events(app, [Event::Mouse(mouse::Event::CursorMoved { position: to })]);
+        self.events(app, [Event::Mouse(mouse::Event::ButtonReleased(mouse::Button::Left))]);
+    }
+}
