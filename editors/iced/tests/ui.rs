@@ -818,7 +818,7 @@ fn keeping_every_hunk_is_a_plain_accept_and_rejecting_every_hunk_a_plain_reject(
     assert!(app.apply_after_prompt.is_empty());
     let (mut app, answers, _dir) = review_of_files(&[("a.py", TWO_HUNKS_OLD, TWO_HUNKS_NEW)]);
     click(&mut app, "Reject all");
-    click(&mut app, "Accept all");
+    click(&mut app, "Reject (0 of 2 hunks kept)");
     assert_eq!(selected(answers.try_recv().unwrap()).0, "reject");
 }
 

@@ -208,7 +208,10 @@ impl AgentPanel {
             };
             // With some hunks rejected in the review pane, accept applies the kept ones.
             let name = match kept {
-                Some((kept, total)) if choice.role == ChoiceRole::Accept && kept < total && kept > 0 => {
+                Some((0, total)) if choice.role == ChoiceRole::Accept && total > 0 => {
+                    format!("Reject (0 of {total} hunks kept)")
+                }
+                Some((kept, total)) if choice.role == ChoiceRole::Accept && kept < total => {
                     format!("Apply {kept} of {total} hunks")
                 }
                 _ => choice.name.clone(),
