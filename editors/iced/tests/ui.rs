@@ -748,6 +748,28 @@ fn a_long_diff_line_stays_one_row_high_and_clear_of_the_next_row() {
         "one row high: {first:?}"
     );
     assert!(first.y + first.height <= next.y + 0.5, "{first:?} overlaps {next:?}");
+    // What is drawn: right of "+y = 2" its row is empty (a wrapped line painted text there).
+    let image = support::pixels(&app);
+    let beside = iced::Rectangle {
+        x: next.x + next.width + 24.0,
+        y: next.y + 2.0,
+        width: 240.0,
+        height: next.height - 4.0,
+    };
+    assert_eq!(
+        support::bright_pixels(&image, beside),
+        0,
+        "nothing painted over the next row"
+    );
+    let on_line = iced::Rectangle {
+        y: first.y + 2.0,
+        height: first.height - 4.0,
+        ..beside
+    };
+    assert!(
+        support::bright_pixels(&image, on_line) > 0,
+        "the long line itself is drawn there"
+    );
 }
 
 #[test]

@@ -256,7 +256,8 @@ impl ReviewPane {
             .width(Fill)
             .on_press(Message::SelectFile(index)),
             row![
-                text(state).size(11).color(theme::MUTED).width(Fill),
+                text(state).size(11).color(theme::MUTED),
+                space::horizontal(),
                 small_button("Keep file", Message::KeepFile(index, true), kept_count == kept.len()),
                 small_button("Reject file", Message::KeepFile(index, false), kept_count == 0),
             ]

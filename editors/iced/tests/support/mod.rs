@@ -177,3 +177,45 @@ impl Live {
         self.events(app, [Event::Mouse(mouse::Event::ButtonReleased(mouse::Button::Left))]);
     }
 }
+
+/// The view drawn by the headless renderer: (width, height, RGBA bytes).
+pub fn pixels(app: &App) -> (usize, usize, Vec<u8>) {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let mut ui = iced_test::simulator(app.view());
+    let snapshot = ui.snapshot(&app.theme()).expect("a snapshot");
+    assert!(snapshot.matches_image(dir.path().join("view")).expect("written"));
+    let png = std::fs::read_dir(dir.path())
+        .expect("the snapshot dir")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "png"))
+        .expect("the snapshot PNG");
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(png).expect("open")));
+    let mut reader = decoder.read_info().expect("a PNG");
+    let mut bytes = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut bytes).expect("a frame");
+    bytes.truncate(info.buffer_size());
+    (info.width as usize, info.height as usize, bytes)
+}
+
+/// How many pixels in the rectangle (logical pixels) are bright (text drawn there: luminance
+/// above 0.55).
+pub fn bright_pixels(image: &(usize, usize, Vec<u8>), area: iced::Rectangle) -> usize {
+    let (width, height, rgba) = image;
+    // The snapshot is drawn at the renderer's scale factor; `area` is in logical pixels.
+    let scale = *width as f32 / SIZE.width;
+    let (x0, y0) = ((area.x * scale).max(0.0) as usize, (area.y * scale).max(0.0) as usize);
+    let x1 = (((area.x + area.width) * scale) as usize).min(*width);
+    let y1 = (((area.y + area.height) * scale) as usize).min(*height);
+    let mut count = 0;
+    for y in y0..y1 {
+        for x in x0..x1 {
+            let i = (y * width + x) * 4;
+            let l = 0.2126 * f32::from(rgba[i]) + 0.7152 * f32::from(rgba[i + 1]) + 0.0722 * f32::from(rgba[i + 2]);
+            if l / 255.0 > 0.55 {
+                count += 1;
+            }
+        }
+    }
+    count
+}
