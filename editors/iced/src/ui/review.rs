@@ -255,11 +255,11 @@ impl ReviewPane {
             .style(style)
             .width(Fill)
             .on_press(Message::SelectFile(index)),
+            // The buttons first (they must stay reachable in a narrow list), the state after.
             row![
-                text(state).size(11).color(theme::MUTED),
-                space::horizontal(),
                 small_button("Keep file", Message::KeepFile(index, true), kept_count == kept.len()),
                 small_button("Reject file", Message::KeepFile(index, false), kept_count == 0),
+                text(state).size(11).color(theme::MUTED),
             ]
             .spacing(4)
             .align_y(iced::Center),
