@@ -40,6 +40,11 @@ pub struct Options {
     /// Where to write a PNG screenshot once the scripted prompts are done (or a review waits);
     /// the app exits afterwards.
     pub screenshot: Option<PathBuf>,
+    /// The permission option that answers each review of the scripted prompts (demos,
+    /// screenshots); `{run}` in a later scripted prompt becomes the reviewed run's id.
+    pub answer: Option<String>,
+    /// Show reviews side by side.
+    pub side_by_side: bool,
     /// A built-in benchmark instead of an agent (`--bench`).
     pub bench: Option<crate::bench::Mode>,
     /// When `main` started (for the first-frame benchmark).
@@ -71,6 +76,8 @@ pub struct App {
     /// Scripted prompts still to send.
     pub script: std::collections::VecDeque<String>,
     pub screenshot: Option<PathBuf>,
+    /// See [`Options::answer`].
+    pub answer: Option<String>,
     pub bench: Option<crate::bench::Bench>,
     /// The "open folder" box of the file tree.
     pub open_path: String,
@@ -122,7 +129,14 @@ impl App {
             session: None,
             buffers: editor::Buffers::default(),
             panel: agent_panel::AgentPanel::default(),
-            review_pane: review::ReviewPane::default(),
+            review_pane: review::ReviewPane {
+                layout: if options.side_by_side {
+                    review::Layout::SideBySide
+                } else {
+                    review::Layout::Unified
+                },
+                ..review::ReviewPane::default()
+            },
             center: Center::Editor,
             history: Vec::new(),
             status: String::new(),
@@ -133,6 +147,7 @@ impl App {
             apply_after_prompt: Vec::new(),
             script: options.script.into(),
             screenshot: options.screenshot,
+            answer: options.answer,
             bench: options
                 .bench
                 .map(|mode| crate::bench::Bench::new(mode, options.started)),
@@ -324,7 +339,15 @@ impl App {
     fn next_scripted(&mut self) -> Task<Message> {
         match self.script.pop_front() {
             Some(prompt) => {
-                self.panel.prompt = prompt;
+                let run = self
+                    .session
+                    .as_ref()
+                    .and_then(|s| s.review.as_ref())
+                    .and_then(|r| r.run_id.clone());
+                self.panel.prompt = match run {
+                    Some(run) => prompt.replace("{run}", &run),
+                    None => prompt,
+                };
                 self.on_agent(agent_panel::Message::Send)
             }
             None => self.screenshot_soon(),
@@ -393,7 +416,10 @@ impl App {
                     }
                     _ => {
                         self.session = Some(SessionState::for_session(session_id, modes.as_ref()));
-                        self.review_pane = review::ReviewPane::default();
+                        self.review_pane = review::ReviewPane {
+                            layout: self.review_pane.layout,
+                            ..review::ReviewPane::default()
+                        };
                         self.viewing_loaded = loaded;
                     }
                 }
@@ -413,8 +439,15 @@ impl App {
                 if let Some(old) = self.permission_reply.replace(reply) {
                     old.send(RequestPermissionResponse::new(RequestPermissionOutcome::Cancelled));
                 }
-                self.review_pane = review::ReviewPane::default();
+                self.review_pane = review::ReviewPane {
+                    layout: self.review_pane.layout,
+                    ..review::ReviewPane::default()
+                };
                 self.center = Center::Review;
+                if let Some(option) = self.answer.clone() {
+                    self.answer_permission(&option);
+                    return Task::none();
+                }
                 if self.script.is_empty() {
                     return self.screenshot_soon();
                 }
@@ -553,13 +586,7 @@ impl App {
                     return Task::none();
                 }
                 self.panel.prompt = format!("/rollback {run_id}");
-                let task = self.on_agent(M::Send);
-                if let Some(session) = &mut self.session
-                    && session.is_running()
-                {
-                    session.rollback_sent(&run_id);
-                }
-                return task;
+                return self.on_agent(M::Send);
             }
             _ => {}
         }

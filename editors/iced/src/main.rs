@@ -1,5 +1,5 @@
-//! `ided-iced [WORKSPACE] [--ided COMMAND] [--prompt TEXT]... [--screenshot PNG]`: the Iced IDE
-//! client for ided.
+//! `ided-iced [WORKSPACE] [--ided COMMAND] [--prompt TEXT]... [--answer OPTION] [--side-by-side]
+//! [--screenshot PNG]`: the Iced IDE client for ided.
 
 use std::path::PathBuf;
 
@@ -7,10 +7,13 @@ use ided_iced::acp::Launch;
 use ided_iced::bench::Mode;
 use ided_iced::{App, Options};
 
-const USAGE: &str = "usage: ided-iced [WORKSPACE] [--ided COMMAND] [--prompt TEXT]... [--screenshot PNG]\n\
+const USAGE: &str = "usage: ided-iced [WORKSPACE] [--ided COMMAND] [--prompt TEXT]... [--answer OPTION] [--side-by-side] [--screenshot PNG]\n\
   WORKSPACE     the folder to open (default: the current directory)\n\
   --ided        the ided command (default: $IDED_BIN, else `ided` on PATH); `acp` is appended\n\
-  --prompt      a prompt sent once the session is ready (repeat: each after the previous ends)\n\
+  --prompt      a prompt sent once the session is ready (repeat: each after the previous ends);\n\
+                {run} in it becomes the id of the run last reviewed\n\
+  --answer      answer each review of the scripted prompts with this option (accept, reject)\n\
+  --side-by-side  show reviews side by side\n\
   --screenshot  after the prompts (or when a review waits), write the window to PNG and exit";
 
 fn main() -> iced::Result {
@@ -38,11 +41,15 @@ fn parse(mut args: impl Iterator<Item = String>, started: std::time::Instant) ->
     let mut ided: Option<String> = None;
     let mut script = Vec::new();
     let mut screenshot = None;
+    let mut answer = None;
+    let mut side_by_side = false;
     let mut bench = None;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--ided" => ided = Some(args.next().ok_or("--ided needs a command")?),
             "--prompt" => script.push(args.next().ok_or("--prompt needs a text")?),
+            "--answer" => answer = Some(args.next().ok_or("--answer needs an option id")?),
+            "--side-by-side" => side_by_side = true,
             "--screenshot" => screenshot = Some(PathBuf::from(args.next().ok_or("--screenshot needs a path")?)),
             "--bench" => {
                 let name = args.next().ok_or("--bench needs first-frame, stream or rss")?;
@@ -64,6 +71,8 @@ fn parse(mut args: impl Iterator<Item = String>, started: std::time::Instant) ->
         workspace,
         script,
         screenshot,
+        answer,
+        side_by_side,
         bench,
         started,
     })

@@ -217,6 +217,8 @@ async fn editing_run(bin: &str, option: &'static str) -> (App, PathBuf, String, 
         launch: Ok(launch.clone()),
         script: vec!["fix the crash in divide when b is 0".into()],
         screenshot: None,
+        answer: None,
+        side_by_side: false,
         bench: None,
         started: std::time::Instant::now(),
     });
@@ -247,6 +249,8 @@ async fn a_dry_run_prompt_reaches_the_client_state_as_a_plan_with_a_skipped_stag
         launch: Ok(launch.clone()),
         script: vec!["/dry-run fix the crash in add".into()],
         screenshot: None,
+        answer: None,
+        side_by_side: false,
         bench: None,
         started: std::time::Instant::now(),
     });
@@ -291,6 +295,33 @@ async fn a_dry_run_prompt_reaches_the_client_state_as_a_plan_with_a_skipped_stag
         "commands: {names:?}"
     );
     assert_eq!(session.skipped, 0, "every update ided sent parsed");
+    // The dry run's Mermaid graph is drawn as a graph: it parses into the plan's stages.
+    let message: String = session
+        .transcript
+        .iter()
+        .filter_map(|e| match &e.kind {
+            ided_iced::session::EntryKind::Agent(text) => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let graphs: Vec<_> = ided_iced::session::plan_graph::segments(&message)
+        .into_iter()
+        .filter_map(|s| match s {
+            ided_iced::session::plan_graph::Segment::Graph(g) => Some(g),
+            ided_iced::session::plan_graph::Segment::Text(_) => None,
+        })
+        .collect();
+    assert_eq!(graphs.len(), 1, "one plan graph in: {message}");
+    let labels: Vec<&str> = graphs[0].nodes.iter().map(|n| n.label.as_str()).collect();
+    assert!(labels.contains(&"start") && labels.contains(&"end"), "{labels:?}");
+    assert!(
+        graphs[0].nodes.len() >= 6 && graphs[0].layers.len() >= 4,
+        "{:?}",
+        graphs[0]
+    );
+    let mut ui = iced_test::simulator(app.view());
+    assert!(ui.find("Plan graph").is_ok(), "drawn in the transcript");
+    assert!(ui.find("graph TD;").is_err());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -367,6 +398,8 @@ async fn roll_back_on_an_accepted_review_reverts_the_run_with_a_new_commit() {
         launch: Ok(launch.clone()),
         script: vec!["fix the crash in divide when b is 0".into()],
         screenshot: None,
+        answer: None,
+        side_by_side: false,
         bench: None,
         started: std::time::Instant::now(),
     });
@@ -392,11 +425,24 @@ async fn roll_back_on_an_accepted_review_reverts_the_run_with_a_new_commit() {
             };
             let mut ui = iced_test::simulator(app.view());
             button_seen.set(ui.click(format!("Roll back run {run_id}").as_str()).is_ok());
-            return ui.into_messages().collect();
+            // calc.py is open in a tab with the accepted text when the rollback goes out.
+            let mut messages: Vec<Message> =
+                vec![Message::FileOpened(repo.join("calc.py"), Some(1), Ok(FIXED.to_owned()))];
+            messages.extend(ui.into_messages());
+            return messages;
         }
         Vec::new()
     };
-    let rolled_back = |app: &App| rolled.get() && finished(app);
+    // Done once the rollback turn ended and the open calc.py tab shows the file as it is now.
+    let original = "def add(a, b):\n    return a + b\n";
+    let rolled_back = |app: &App| {
+        rolled.get()
+            && finished(app)
+            && app
+                .buffers
+                .find(&repo.join("calc.py"))
+                .is_some_and(|b| b.content.text() == original && !b.dirty)
+    };
     drive(&mut app, launch, person, rolled_back).await;
     assert!(button_seen.get(), "the accepted review offers Roll back");
     let session = app.session.as_ref().unwrap();
@@ -423,6 +469,11 @@ async fn roll_back_on_an_accepted_review_reverts_the_run_with_a_new_commit() {
         "a revert commit, history kept: {log}"
     );
     assert_eq!(git(&repo, &["status", "--porcelain"]), "");
+    // The card says rolled back, with no second Roll back.
+    let run_id = session.review.as_ref().and_then(|r| r.run_id.clone()).unwrap();
+    let mut ui = iced_test::simulator(app.view());
+    assert!(ui.find(format!("Run {run_id} rolled back").as_str()).is_ok());
+    assert!(ui.find(format!("Roll back run {run_id}").as_str()).is_err());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -444,6 +495,8 @@ async fn loading_a_past_session_from_history_replays_its_request_and_run() {
         launch: Ok(launch.clone()),
         script: Vec::new(),
         screenshot: None,
+        answer: None,
+        side_by_side: false,
         bench: None,
         started: std::time::Instant::now(),
     });
@@ -514,6 +567,8 @@ async fn feedback_reaches_the_agent_and_a_second_attempt_comes_back_for_review()
         launch: Ok(launch.clone()),
         script: vec!["fix the crash in divide when b is 0".into()],
         screenshot: None,
+        answer: None,
+        side_by_side: false,
         bench: None,
         started: std::time::Instant::now(),
     });
@@ -557,4 +612,113 @@ async fn feedback_reaches_the_agent_and_a_second_attempt_comes_back_for_review()
         "rejected: nothing on the user's branch"
     );
     assert_eq!(git(&repo, &["status", "--porcelain"]), "");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keeping_one_file_of_two_writes_only_that_file_and_ided_keeps_the_run_unaccepted() {
+    let bin = require_ided!();
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = fixture_repo(tmp.path());
+    let head = git(&repo, &["rev-parse", "HEAD"]);
+    let script = json!({"responses": [
+        {"role": "orchestrator", "answer": {"workflow": "bug_fix", "rationale": "a crash report",
+            "stage_decisions": [{"stage_id": "code_review", "decision": "SKIP", "reason": "scripted skip"}]}},
+        {"role": "coder", "tool_calls": [
+            {"name": "write_file", "args": {"path": "calc.py", "content": FIXED}},
+            {"name": "write_file", "args": {"path": "README.md", "content": "# calc\n\nNow with divide.\n"}}]},
+        {"role": "*", "answer": {"status": "success", "summary": "done"}, "repeat": true}
+    ]});
+    let script_path = tmp.path().join("script.yaml");
+    std::fs::write(&script_path, serde_json::to_string_pretty(&script).unwrap()).unwrap();
+    let mut launch = Launch::resolve(Some(&bin), &repo).unwrap();
+    launch.env = ided_env(tmp.path(), &script_path);
+    let (mut app, _) = App::new(Options {
+        workspace: repo.clone(),
+        launch: Ok(launch.clone()),
+        script: vec!["fix the crash in divide when b is 0".into()],
+        screenshot: None,
+        answer: None,
+        side_by_side: false,
+        bench: None,
+        started: std::time::Instant::now(),
+    });
+    let answered = Cell::new(false);
+    let person = |app: &App| -> Vec<Message> {
+        let Some(session) = app.session.as_ref().filter(|s| s.permission.is_some()) else {
+            return Vec::new();
+        };
+        if answered.replace(true) {
+            return Vec::new();
+        }
+        let review = session.review.as_ref().expect("the review");
+        let readme = review
+            .files
+            .iter()
+            .position(|f| f.path.ends_with("README.md"))
+            .expect("README.md is in the review");
+        // Reject README.md with its file button, then press the accept button, which now
+        // applies the kept hunks.
+        let mut messages = vec![Message::Review(ided_iced::ui::review::Message::KeepFile(readme, false))];
+        let mut preview = App::new(Options {
+            workspace: repo.clone(),
+            launch: Err("preview".into()),
+            script: Vec::new(),
+            screenshot: None,
+            answer: None,
+            side_by_side: false,
+            bench: None,
+            started: std::time::Instant::now(),
+        })
+        .0;
+        preview.session = app.session.clone();
+        let _ = preview.update(messages[0].clone());
+        let mut ui = iced_test::simulator(preview.view());
+        let label = format!("Apply {} of {} hunks", review.files.len() - 1, review.files.len());
+        ui.click(label.as_str()).unwrap_or_else(|e| panic!("{label}: {e:?}"));
+        assert!(
+            ui.into_messages()
+                .any(|m| matches!(m, Message::Agent(ided_iced::ui::agent_panel::Message::Choose(_)))),
+            "the apply button chooses an option"
+        );
+        messages.push(Message::Agent(ided_iced::ui::agent_panel::Message::Choose(
+            "accept".into(),
+        )));
+        messages
+    };
+    let applied = |app: &App| {
+        finished(app)
+            && app.session.as_ref().is_some_and(|s| {
+                s.transcript
+                    .iter()
+                    .any(|e| matches!(&e.kind, ided_iced::session::EntryKind::Notice(t) if t.starts_with("Applied the kept hunks")))
+            })
+    };
+    drive(&mut app, launch, person, applied).await;
+    let session = app.session.as_ref().unwrap();
+    assert_eq!(
+        session.review.as_ref().unwrap().answer.as_deref(),
+        Some("kept 1 of 2 hunks"),
+        "{:?}",
+        session.transcript
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.join("calc.py")).unwrap(),
+        FIXED,
+        "the kept file"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.join("README.md")).unwrap(),
+        "# calc\n",
+        "the rejected file"
+    );
+    assert_eq!(
+        git(&repo, &["rev-parse", "HEAD"]),
+        head,
+        "ided accepted nothing: no commit"
+    );
+    assert_eq!(
+        git(&repo, &["status", "--porcelain"]),
+        " M calc.py",
+        "calc.py is an uncommitted change"
+    );
 }

@@ -9,6 +9,7 @@ use agent_client_protocol::v1::schema::{
     ContentBlock, RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse, SessionMode,
     SessionModeState,
 };
+use iced::Point;
 use iced::keyboard::key::Named;
 use iced_test::{selector, simulator};
 use ided_iced::acp::{AgentInfo, Command, Connection, Event, Launch, Reply};
@@ -30,6 +31,8 @@ fn connected_app() -> (
         launch: Ok(launch),
         script: Vec::new(),
         screenshot: None,
+        answer: None,
+        side_by_side: false,
         bench: None,
         started: std::time::Instant::now(),
     });
@@ -548,6 +551,14 @@ fn after_a_cancel_the_running_stage_is_cancelled_and_the_later_ones_skipped() {
 #[test]
 fn a_tool_calls_status_stays_inside_the_card_with_a_long_title() {
     let (mut app, _commands, _dir) = connected_app();
+    // Enough output that the transcript scrolls (its scrollbar showed over the cards' edge).
+    for i in 0..40 {
+        update(
+            &mut app,
+            json!({"sessionId":"s-1","update":{"sessionUpdate":"tool_call","toolCallId":format!("r-{i}"),
+                "title":format!("read file {i}"),"kind":"read","status":"completed"}}),
+        );
+    }
     let title = "Search the workspace for every caller of parse_configuration_file_with_overrides \
                  and read each one of them to find the crash";
     update(
@@ -563,6 +574,14 @@ fn a_tool_calls_status_stays_inside_the_card_with_a_long_title() {
         "the status is not clipped: {bounds:?} shown as {visible:?}"
     );
     assert!(bounds.x + bounds.width <= support::SIZE.width, "{bounds:?}");
+    // The panel's right edge is the Send button's; the transcript's scrollbar lane is
+    // there, so the card and its status must end before it.
+    let send = ui.find("Send").expect("the Send button").bounds();
+    let panel_right = send.x + send.width;
+    assert!(
+        bounds.x + bounds.width <= panel_right - 8.0,
+        "the status stays left of the scrollbar: {bounds:?}, panel ends at {panel_right}"
+    );
 }
 
 fn ctrl_s() -> Vec<iced::Event> {
@@ -729,6 +748,28 @@ fn a_long_diff_line_stays_one_row_high_and_clear_of_the_next_row() {
         "one row high: {first:?}"
     );
     assert!(first.y + first.height <= next.y + 0.5, "{first:?} overlaps {next:?}");
+    // What is drawn: right of "+y = 2" its row is empty (a wrapped line painted text there).
+    let image = support::pixels(&app);
+    let beside = iced::Rectangle {
+        x: next.x + next.width + 24.0,
+        y: next.y + 2.0,
+        width: 240.0,
+        height: next.height - 4.0,
+    };
+    assert_eq!(
+        support::bright_pixels(&image, beside),
+        0,
+        "nothing painted over the next row"
+    );
+    let on_line = iced::Rectangle {
+        y: first.y + 2.0,
+        height: first.height - 4.0,
+        ..beside
+    };
+    assert!(
+        support::bright_pixels(&image, on_line) > 0,
+        "the long line itself is drawn there"
+    );
 }
 
 #[test]
@@ -799,6 +840,115 @@ fn keeping_every_hunk_is_a_plain_accept_and_rejecting_every_hunk_a_plain_reject(
     assert!(app.apply_after_prompt.is_empty());
     let (mut app, answers, _dir) = review_of_files(&[("a.py", TWO_HUNKS_OLD, TWO_HUNKS_NEW)]);
     click(&mut app, "Reject all");
-    click(&mut app, "Accept all");
+    click(&mut app, "Reject (0 of 2 hunks kept)");
     assert_eq!(selected(answers.try_recv().unwrap()).0, "reject");
+}
+
+/// Issue 21, Iced defect 6: the transcript did not follow new output.
+#[test]
+fn the_transcript_follows_new_output_unless_the_person_scrolled_up() {
+    let (mut app, _commands, _dir) = connected_app();
+    let mut live = support::Live::new();
+    let say = |app: &mut App, text: String| {
+        update(
+            app,
+            json!({"sessionId":"s-1","update":{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":text}}}),
+        );
+        update(
+            app,
+            json!({"sessionId":"s-1","update":{"sessionUpdate":"tool_call","toolCallId":format!("t-{text}"),
+                "title":format!("read {text}"),"kind":"read","status":"completed"}}),
+        );
+    };
+    for i in 0..5 {
+        say(&mut app, format!("step {i}"));
+        assert!(live.shows(&app, &format!("read step {i}")));
+    }
+    for i in 5..60 {
+        say(&mut app, format!("step {i}"));
+        let _ = live.shows(&app, "read step 0");
+    }
+    assert!(live.shows(&app, "read step 59"), "the newest output is on screen");
+    assert!(!live.shows(&app, "read step 0"), "the oldest scrolled away");
+    // The person scrolls up to read: new output does not move what they read.
+    let at = live.center_of_text(&app, "read step 59");
+    live.wheel(&mut app, at, 6.0);
+    assert!(!live.shows(&app, "read step 59"), "scrolled up");
+    say(&mut app, "step 60".into());
+    assert!(
+        !live.shows(&app, "read step 60"),
+        "not dragged to the end while reading"
+    );
+    // Back at the end, it follows again.
+    live.wheel(&mut app, at, -1000.0);
+    say(&mut app, "step 61".into());
+    assert!(live.shows(&app, "read step 61"), "following again");
+    // Dragging the scroller down to the end of its track follows too.
+    let send = {
+        let mut ui = simulator(app.view());
+        ui.find("Send").expect("the Send button").bounds()
+    };
+    let last = live.center_of_text(&app, "read step 61");
+    let track_x = send.x + send.width - 4.0;
+    live.drag(
+        &mut app,
+        Point::new(track_x, last.y - 4.0),
+        Point::new(track_x, last.y + 200.0),
+    );
+    for i in 62..70 {
+        say(&mut app, format!("step {i}"));
+    }
+    assert!(live.shows(&app, "read step 69"), "following after a drag to the end");
+}
+
+/// Issue 21, Iced defect 6: each start or Restart added an empty untitled session to History.
+#[test]
+fn history_leaves_out_the_sessions_nobody_prompted() {
+    let (mut app, _commands, _dir) = connected_app();
+    let past = |id: &str, title: &str| ided_iced::acp::PastSession {
+        session_id: id.into(),
+        title: title.into(),
+        updated_at: "2026-11-25T10:00:00+00:00".into(),
+    };
+    let _ = app.update(Message::Acp(Event::Sessions(vec![
+        past("s-empty-1", ""),
+        past("s-fix", "fix the crash in divide"),
+        past("s-empty-2", ""),
+    ])));
+    let mut ui = simulator(app.view());
+    assert!(ui.find("fix the crash in divide").is_ok());
+    assert!(ui.find("s-empty-1").is_err() && ui.find("s-empty-2").is_err());
+}
+
+/// What ided's dry run says (graph_mermaid of the feature workflow, as the daemon printed it).
+const DRY_RUN_MERMAID: &str = "---\nconfig:\n  flowchart:\n    curve: linear\n---\ngraph TD;\n\t__start__([<p>__start__</p>]):::first\n\trequirements_analysis(requirements_analysis)\n\timplementation(implementation)\n\ttest_writing(test_writing)\n\ttest_execution(test_execution)\n\tcode_review(code_review)\n\tdocumentation(documentation)\n\tadaptive_retrieval(adaptive_retrieval)\n\tdone(done)\n\tabort(abort)\n\t__end__([<p>__end__</p>]):::last\n\t__start__ --> requirements_analysis;\n\tadaptive_retrieval -.-> abort;\n\tadaptive_retrieval -.-> documentation;\n\tadaptive_retrieval -.-> implementation;\n\tadaptive_retrieval -.-> requirements_analysis;\n\tadaptive_retrieval -.-> test_writing;\n\tcode_review -.-> abort;\n\tcode_review -.-> adaptive_retrieval;\n\tcode_review -.-> documentation;\n\tdocumentation -.-> abort;\n\tdocumentation -.-> adaptive_retrieval;\n\tdocumentation -.-> done;\n\timplementation -.-> abort;\n\timplementation -.-> adaptive_retrieval;\n\timplementation -.-> test_writing;\n\trequirements_analysis -.-> abort;\n\trequirements_analysis -.-> adaptive_retrieval;\n\trequirements_analysis -.-> implementation;\n\ttest_execution -.-> abort;\n\ttest_execution -.-> adaptive_retrieval;\n\ttest_execution -.-> code_review;\n\ttest_writing -.-> abort;\n\ttest_writing -.-> adaptive_retrieval;\n\ttest_writing -.-> code_review;\n\ttest_writing -.-> test_execution;\n\tabort --> __end__;\n\tdone --> __end__;\n\tclassDef default fill:#f2f0ff,line-height:1.2\n\tclassDef first fill-opacity:0\n\tclassDef last fill:#bfb6fc\n";
+
+/// Issue 21, Iced defect 5: a dry run showed the Mermaid source, tabs as empty boxes.
+#[test]
+fn a_dry_runs_plan_graph_is_drawn_as_a_graph_not_mermaid_source() {
+    let (mut app, _commands, _dir) = connected_app();
+    let message = format!(
+        "Dry run: run r-1 planned with workflow feature; nothing executed.\n\n```mermaid\n{DRY_RUN_MERMAID}\n```"
+    );
+    update(
+        &mut app,
+        json!({"sessionId":"s-1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":message}}}),
+    );
+    let mut ui = simulator(app.view());
+    assert!(
+        ui.find("Dry run: run r-1 planned with workflow feature; nothing executed.")
+            .is_ok()
+    );
+    assert!(ui.find("Plan graph").is_ok());
+    let start = ui.find("start").expect("the start node").bounds();
+    let first = ui.find("requirements_analysis").expect("a stage node").bounds();
+    let later = ui.find("implementation").expect("a later stage").bounds();
+    assert!(
+        start.y < first.y && first.y < later.y,
+        "layered top-down: {start:?} {first:?} {later:?}"
+    );
+    assert!(ui.find("end").is_ok());
+    for source in ["graph TD;", "```mermaid", "__start__ --> requirements_analysis;"] {
+        assert!(ui.find(source).is_err(), "{source} is not shown");
+    }
 }

@@ -548,7 +548,8 @@ impl SessionState {
         }
     }
 
-    /// A prompt went out.
+    /// A prompt went out (a `/rollback RUN_ID`, typed or from the Roll back button, marks the
+    /// run's review calls as rolling back until the turn ends).
     pub fn prompt_sent(&mut self, text: &str) {
         let revision = self.bump();
         self.transcript.push(Entry {
@@ -556,6 +557,12 @@ impl SessionState {
             revision,
         });
         self.run = RunStatus::Running;
+        if let Some(run_id) = text.trim().strip_prefix("/rollback ").map(str::trim)
+            && !run_id.is_empty()
+            && !run_id.contains(char::is_whitespace)
+        {
+            self.rollback_sent(run_id);
+        }
     }
 
     /// `session/cancel` went out.
@@ -598,8 +605,8 @@ impl SessionState {
     }
 
     /// `/rollback RUN_ID` went out: the run's review calls show it in flight (no second Roll
-    /// back while it runs).
-    pub fn rollback_sent(&mut self, run_id: &str) {
+    /// back while it runs). The transcript entry of the prompt itself is before `from`.
+    fn rollback_sent(&mut self, run_id: &str) {
         let revision = self.bump();
         let mut previous = Vec::new();
         for (index, row) in self.tool_calls.iter_mut().enumerate() {

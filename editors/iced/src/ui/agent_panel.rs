@@ -183,7 +183,13 @@ impl AgentPanel {
         for (index, entry) in session.transcript.iter().enumerate().skip(start) {
             items = items.push(entry_view(index, entry, &session.tool_calls, workspace));
         }
-        scrollable(items.width(Fill)).anchor_bottom().height(Fill).into()
+        // The scrollbar gets its own lane: drawn over the entries it hid their right edge (a
+        // tool call's status, the end of long lines).
+        scrollable(items.width(Fill))
+            .direction(scrollable::Direction::Vertical(scrollable::Scrollbar::new().spacing(4)))
+            .anchor_bottom()
+            .height(Fill)
+            .into()
     }
 
     fn permission<'a>(&'a self, session: &'a SessionState, kept: Option<(usize, usize)>) -> Element<'a, Message> {
@@ -202,7 +208,10 @@ impl AgentPanel {
             };
             // With some hunks rejected in the review pane, accept applies the kept ones.
             let name = match kept {
-                Some((kept, total)) if choice.role == ChoiceRole::Accept && kept < total && kept > 0 => {
+                Some((0, total)) if choice.role == ChoiceRole::Accept && total > 0 => {
+                    format!("Reject (0 of {total} hunks kept)")
+                }
+                Some((kept, total)) if choice.role == ChoiceRole::Accept && kept < total => {
                     format!("Apply {kept} of {total} hunks")
                 }
                 _ => choice.name.clone(),
@@ -336,7 +345,7 @@ fn entry_view<'a>(index: usize, entry: &'a Entry, tools: &'a [ToolCallRow], work
                 .style(theme::card)
                 .width(Fill)
                 .into(),
-            EntryKind::Agent(t) => text(t.clone()).size(14).into(),
+            EntryKind::Agent(t) => agent_text(t),
             EntryKind::Thought { text: t, expanded } => {
                 let shown = if *expanded {
                     t.clone()
@@ -436,4 +445,30 @@ fn tool_view(tool: &ToolCallRow, workspace: &Path) -> Element<'static, Message> 
         col = col.push(text(output).size(11).font(Font::MONOSPACE).color(theme::MUTED));
     }
     container(col).padding(6).style(theme::card).width(Fill).into()
+}
+
+/// Agent text, with a Mermaid plan graph (a dry run's) drawn as a graph.
+fn agent_text(t: &str) -> Element<'static, Message> {
+    use crate::session::plan_graph::{Segment, segments};
+    if !t.contains("```mermaid") {
+        return text(t.replace('\t', "    ")).size(14).into();
+    }
+    let mut col = column![].spacing(6);
+    for segment in segments(t) {
+        col = col.push(match segment {
+            Segment::Text(t) => Element::from(text(t).size(14)),
+            Segment::Graph(graph) => container(
+                column![
+                    text("Plan graph").size(12).color(theme::MUTED),
+                    scrollable(super::plan_graph::view(&graph))
+                        .direction(scrollable::Direction::Horizontal(scrollable::Scrollbar::default())),
+                ]
+                .spacing(4),
+            )
+            .padding(6)
+            .style(theme::card)
+            .into(),
+        });
+    }
+    col.into()
 }

@@ -1,5 +1,7 @@
 //! Past sessions (`session/list`), loaded with `session/load` (which replays their runs; each
-//! reviewed run then shows a Roll back button).
+//! reviewed run then shows a Roll back button). A session nobody prompted has no title (ided
+//! titles a session with its first prompt) and nothing to replay: every start of the client
+//! makes one, so the list leaves them out.
 
 use iced::widget::{button, column, row, scrollable, text};
 use iced::{Element, Fill};
@@ -23,15 +25,12 @@ pub fn view(sessions: &[PastSession], can_list: bool, can_load: bool) -> Element
             .on_press_maybe(can_list.then_some(Message::Refresh)),
     ]]
     .spacing(2);
-    if sessions.is_empty() {
+    let shown: Vec<&PastSession> = sessions.iter().filter(|s| !s.title.trim().is_empty()).collect();
+    if shown.is_empty() {
         col = col.push(text("No past sessions.").size(12).color(theme::MUTED));
     }
-    for session in sessions {
-        let title = if session.title.is_empty() {
-            session.session_id.clone()
-        } else {
-            session.title.clone()
-        };
+    for session in shown {
+        let title = session.title.clone();
         col = col.push(
             row![
                 button(text(title).size(12))

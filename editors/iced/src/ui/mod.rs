@@ -4,6 +4,7 @@ pub mod agent_panel;
 pub mod editor;
 pub mod file_tree;
 pub mod history;
+pub mod plan_graph;
 pub mod review;
 pub mod status_bar;
 pub mod theme;

@@ -194,7 +194,13 @@ impl ReviewPane {
                     ),
                 ]
                 .spacing(4),
-                self.diff_view(file, &selection.files[self.selected]),
+                {
+                    let kept = selection.files[self.selected].clone();
+                    let pane = self.clone();
+                    // The rows fill the pane at least (their backgrounds span it), and the
+                    // longest line at most (the pane scrolls sideways to it).
+                    iced::widget::responsive(move |size| pane.diff_view(file, &kept, size.width - 12.0))
+                },
             ]
             .spacing(4)
             .into(),
@@ -249,10 +255,11 @@ impl ReviewPane {
             .style(style)
             .width(Fill)
             .on_press(Message::SelectFile(index)),
+            // The buttons first (they must stay reachable in a narrow list), the state after.
             row![
-                text(state).size(11).color(theme::MUTED).width(Fill),
                 small_button("Keep file", Message::KeepFile(index, true), kept_count == kept.len()),
                 small_button("Reject file", Message::KeepFile(index, false), kept_count == 0),
+                text(state).size(11).color(theme::MUTED),
             ]
             .spacing(4)
             .align_y(iced::Center),
@@ -261,7 +268,7 @@ impl ReviewPane {
         .into()
     }
 
-    fn diff_view<'a>(&self, file: &'a FileDiff, kept: &[bool]) -> Element<'a, Message> {
+    fn diff_view<'a>(&self, file: &'a FileDiff, kept: &[bool], pane_width: f32) -> Element<'a, Message> {
         let file_index = self.selected;
         let hunk_of = |line: usize| file.hunks.iter().position(|h| h.contains(&line)).unwrap_or(0);
         let hunk_header = |hunk: usize, header: &str, width: f32| -> Element<'a, Message> {
@@ -291,7 +298,7 @@ impl ReviewPane {
         };
         let (rows, total, width): (Vec<Element<'a, Message>>, usize, f32) = match self.layout {
             Layout::Unified => {
-                let width = (GUTTER + 8.0 + (file.widest_line() + 2) as f32 * CHAR_WIDTH).max(600.0);
+                let width = (GUTTER + 8.0 + (file.widest_line() + 2) as f32 * CHAR_WIDTH).max(pane_width);
                 let total = file.lines.len();
                 let range = self.visible_range(total);
                 let rows = file.lines[range.clone()]
@@ -309,7 +316,10 @@ impl ReviewPane {
                 (rows, total, width)
             }
             Layout::SideBySide => {
-                let half = (GUTTER + 8.0 + (file.widest_line() + 2) as f32 * CHAR_WIDTH).max(300.0);
+                // Each side gets half the pane and cuts what does not fit (scrolling both
+                // sideways together would push the new side out of view; the unified view
+                // shows long lines whole).
+                let half = ((pane_width - 6.0) / 2.0).max(160.0);
                 let width = half * 2.0 + 6.0;
                 let side = file.side_rows();
                 let total = side.len();

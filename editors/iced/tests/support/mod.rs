@@ -121,3 +121,101 @@ pub fn run_task(app: &mut App, task: iced::Task<Message>) -> Vec<Message> {
     }
     seen
 }
+
+impl Live {
+    /// Lays out the current view with this interface's widget state, then finds `text`:
+    /// whether it is on screen (inside every scrollable's viewport).
+    pub fn shows(&mut self, app: &App, text: &str) -> bool {
+        use iced_test::core::widget::Operation;
+        let mut ui = UserInterface::build(
+            app.view(),
+            SIZE,
+            self.cache.take().unwrap_or_default(),
+            &mut self.renderer,
+        );
+        let mut operation = iced_test::Selector::find(text.to_owned());
+        ui.operate(
+            &self.renderer,
+            &mut iced_test::core::widget::operation::black_box(&mut operation),
+        );
+        let found = match operation.finish() {
+            iced_test::core::widget::operation::Outcome::Some(Some(target)) => {
+                target.visible_bounds().is_some_and(|b| b.height > 1.0)
+            }
+            _ => false,
+        };
+        self.cache = Some(ui.into_cache());
+        found
+    }
+}
+
+impl Live {
+    /// Turns the mouse wheel by `lines` (negative: towards the end) over the point `at`.
+    pub fn wheel(&mut self, app: &mut App, at: Point, lines: f32) {
+        self.cursor = mouse::Cursor::Available(at);
+        self.events(
+            app,
+            [Event::Mouse(mouse::Event::WheelScrolled {
+                delta: mouse::ScrollDelta::Lines { x: 0.0, y: lines },
+            })],
+        );
+    }
+
+    /// The centre of `text` in the current view.
+    pub fn center_of_text(&self, app: &App, text: &str) -> Point {
+        center_of(app, text.to_owned())
+    }
+}
+
+impl Live {
+    /// Presses the left button at `from`, moves to `to` and releases there (a drag).
+    pub fn drag(&mut self, app: &mut App, from: Point, to: Point) {
+        self.cursor = mouse::Cursor::Available(from);
+        self.events(app, [Event::Mouse(mouse::Event::ButtonPressed(mouse::Button::Left))]);
+        self.cursor = mouse::Cursor::Available(to);
+        self.events(app, [Event::Mouse(mouse::Event::CursorMoved { position: to })]);
+        self.events(app, [Event::Mouse(mouse::Event::ButtonReleased(mouse::Button::Left))]);
+    }
+}
+
+/// The view drawn by the headless renderer: (width, height, RGBA bytes).
+pub fn pixels(app: &App) -> (usize, usize, Vec<u8>) {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let mut ui = iced_test::simulator(app.view());
+    let snapshot = ui.snapshot(&app.theme()).expect("a snapshot");
+    assert!(snapshot.matches_image(dir.path().join("view")).expect("written"));
+    let png = std::fs::read_dir(dir.path())
+        .expect("the snapshot dir")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "png"))
+        .expect("the snapshot PNG");
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(png).expect("open")));
+    let mut reader = decoder.read_info().expect("a PNG");
+    let mut bytes = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut bytes).expect("a frame");
+    bytes.truncate(info.buffer_size());
+    (info.width as usize, info.height as usize, bytes)
+}
+
+/// How many pixels in the rectangle (logical pixels) are bright (text drawn there: luminance
+/// above 0.55).
+pub fn bright_pixels(image: &(usize, usize, Vec<u8>), area: iced::Rectangle) -> usize {
+    let (width, height, rgba) = image;
+    // The snapshot is drawn at the renderer's scale factor; `area` is in logical pixels.
+    let scale = *width as f32 / SIZE.width;
+    let (x0, y0) = ((area.x * scale).max(0.0) as usize, (area.y * scale).max(0.0) as usize);
+    let x1 = (((area.x + area.width) * scale) as usize).min(*width);
+    let y1 = (((area.y + area.height) * scale) as usize).min(*height);
+    let mut count = 0;
+    for y in y0..y1 {
+        for x in x0..x1 {
+            let i = (y * width + x) * 4;
+            let l = 0.2126 * f32::from(rgba[i]) + 0.7152 * f32::from(rgba[i + 1]) + 0.0722 * f32::from(rgba[i + 2]);
+            if l / 255.0 > 0.55 {
+                count += 1;
+            }
+        }
+    }
+    count
+}
