@@ -4,8 +4,10 @@
 files differ from where the run started (``git diff`` against the start commit, plus untracked files
 that are not ignored; paths relative to the run's workdir, so they are workspace-relative like the
 index's) and re-chunks only those whose size or modification time moved since it last read them,
-into an in-memory ``OverlayIndex`` (``daemon.index.overlay``). A file the run reverted leaves the
-overlay. It is held in memory for the run and dropped (``close``) when the run ends.
+into an in-memory ``OverlayIndex`` (``daemon.index.overlay``). Searches asked together share one
+refresh (one that began after they were asked), so the concurrent searches of upfront retrieval pay
+the git calls about once. A file the run reverted leaves the overlay. It is held in memory for the
+run and dropped (``close``) when the run ends.
 
 Over it:
 
@@ -87,6 +89,7 @@ class RunTreeOverlay:
         self._seen: dict[str, tuple[int, int]] = {}
         self._lock = threading.Lock()
         self._closed = False
+        self._begun = 0
 
     @property
     def masked(self) -> frozenset[str]:
@@ -108,12 +111,24 @@ class RunTreeOverlay:
         present.update(git.zsplit("ls-files", "--others", "--exclude-standard", "-z"))
         return present, deleted
 
-    def refresh(self) -> RefreshReport:
-        """Bring the overlay in line with the worktree now (blocking; ``VcsError`` when git fails)."""
+    @property
+    def refreshes(self) -> int:
+        """How many refreshes have begun (read it when a search is asked; pass it to ``refresh(after=...)``)."""
+        return self._begun
+
+    def refresh(self, *, after: int | None = None) -> RefreshReport | None:
+        """Bring the overlay in line with the worktree now (blocking; ``VcsError`` when git fails).
+
+        ``after``: ``refreshes`` when the caller's search was asked; None, and nothing done, when a
+        refresh that began after that already ran (searches asked together share one).
+        """
         started = time.perf_counter()
         with self._lock:
             if self._closed:
                 return RefreshReport(changed=0, deleted=0, reread=0, chunks=0, seconds=0.0)
+            if after is not None and self._begun > after:
+                return None
+            self._begun += 1
             present, deleted = self._changes()
             reread = 0
             for path in set(self._seen) - present - deleted:
@@ -154,8 +169,8 @@ class RunTreeOverlay:
         return 1
 
     def search(self, query: str, *, k: int, filters: SearchFilters | None) -> tuple[SearchResult, frozenset[str]]:
-        """The overlay's hits after a ``refresh``, and the paths it masks (blocking)."""
-        self.refresh()
+        """The overlay's hits after a ``refresh`` begun since this call (blocking), and the paths it masks."""
+        self.refresh(after=self._begun)
         with self._lock:
             return self._index.search(query, k=k, filters=filters), self._index.masked
 

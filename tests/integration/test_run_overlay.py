@@ -90,3 +90,16 @@ def _base(index: WorkspaceIndex) -> OverlaySearch:
     empty = RunTreeOverlay(Path("/nonexistent"), "HEAD")
     empty.close()
     return OverlaySearch(BlockingIndexSearch(index), empty)
+
+
+def test_searches_asked_before_a_refresh_began_share_it_and_later_ones_refresh_again(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "repo")
+    branch = RunWorktrees(repo, tmp_path / "runs").create("overlay2")
+    overlay = RunTreeOverlay(branch.workdir, branch.start_commit)
+    asked = overlay.refreshes
+    first = overlay.refresh(after=asked)
+    assert first is not None and first.changed == 0
+    assert overlay.refresh(after=asked) is None  # asked before the first began: it saw what they would
+    (branch.workdir / "src" / "extra.py").write_text(RUN_EXTRA, encoding="utf-8")
+    later = overlay.refresh(after=overlay.refreshes)
+    assert later is not None and later.changed == 1 and overlay.masked == {"src/extra.py"}
