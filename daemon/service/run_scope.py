@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -26,6 +27,7 @@ from langchain_core.tools import BaseTool
 
 from daemon.config import Config
 from daemon.core.ports import Workspace
+from daemon.errors import DaemonError
 from daemon.orchestration.progress import RunChanges
 from daemon.orchestration.retriever import AgentRetriever, Retriever
 from daemon.retrieval.agent import RetrievalAgent
@@ -40,6 +42,8 @@ from daemon.service.agent_tools import code_intel_tools
 from daemon.vcs import RunWorktrees
 
 __all__ = ["RunScopeFactory", "ServiceRunScope"]
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,7 +78,11 @@ class RunScopeFactory:
     async def __call__(self, run_id: str, changes: RunChanges | None) -> ServiceRunScope:
         overlay: RunTreeOverlay | None = None
         if changes is not None and self._worktrees is not None:
-            branch = await asyncio.to_thread(self._worktrees.get, run_id)
+            try:
+                branch = await asyncio.to_thread(self._worktrees.get, run_id)
+            except DaemonError as exc:  # no branch record: the run searches the workspace index as it is
+                logger.warning("run %s has no branch record; its searches do not see its tree: %s", run_id, exc)
+                return ServiceRunScope(retriever=self._retriever(run_id, None), tools=self._tools(self._workspace))
             overlay = RunTreeOverlay(
                 branch.workdir,
                 branch.start_commit,
@@ -82,8 +90,11 @@ class RunScopeFactory:
                 max_chunk_lines=self._config.index.max_chunk_lines,
             )
         view: Workspace = OverlayWorkspace(self._workspace, overlay) if overlay is not None else self._workspace
-        tools = code_intel_tools(view) if view.serves_intel else ()
-        return ServiceRunScope(retriever=self._retriever(run_id, overlay), tools=tools, overlay=overlay)
+        return ServiceRunScope(retriever=self._retriever(run_id, overlay), tools=self._tools(view), overlay=overlay)
+
+    @staticmethod
+    def _tools(view: Workspace) -> Sequence[BaseTool]:
+        return code_intel_tools(view) if view.serves_intel else ()
 
     def _retriever(self, run_id: str, overlay: RunTreeOverlay | None) -> Retriever | None:
         agent = self._agent

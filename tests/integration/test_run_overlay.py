@@ -12,7 +12,10 @@ from daemon.config import Config, load_config
 from daemon.core.models import SearchFilters
 from daemon.index.workspace_index import WorkspaceIndex
 from daemon.retrieval.ports import BlockingIndexSearch
-from daemon.retrieval.run_overlay import OverlaySearch, RunTreeOverlay
+from daemon.retrieval.run_overlay import OverlaySearch, OverlayWorkspace, RunTreeOverlay
+from daemon.service.capabilities import SEARCH_CODE
+from daemon.service.intel_params import SearchCodeParams
+from daemon.service.workspace_local import LocalWorkspace
 from daemon.vcs import RunWorktrees
 
 GIT = ["git", "-c", "user.name=Test", "-c", "user.email=test@example.com", "-c", "init.defaultBranch=main"]
@@ -103,3 +106,26 @@ def test_searches_asked_before_a_refresh_began_share_it_and_later_ones_refresh_a
     (branch.workdir / "src" / "extra.py").write_text(RUN_EXTRA, encoding="utf-8")
     later = overlay.refresh(after=overlay.refreshes)
     assert later is not None and later.changed == 1 and overlay.masked == {"src/extra.py"}
+
+
+async def test_the_agents_search_tool_inside_a_run_finds_the_run_s_code(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "repo")
+    config = load_config(
+        repo,
+        env={"HOME": str(tmp_path / "home")},
+        overrides={"state_dir": str(tmp_path / "state"), "embedding": {"enabled": False}},
+    )
+    with WorkspaceIndex.open(config) as index:
+        index.index()
+    branch = RunWorktrees(repo, tmp_path / "runs").create("overlay3")
+    (branch.workdir / "src" / "calc.py").write_text(RUN_CALC, encoding="utf-8")
+    async with LocalWorkspace.open_index(config) as workspace:
+        view = OverlayWorkspace(workspace, RunTreeOverlay(branch.workdir, branch.start_commit))
+        found = await SEARCH_CODE.run(view, SearchCodeParams(query="frobnicate total values"))
+        original = await SEARCH_CODE.run(view, SearchCodeParams(query="scale total"))
+        await view.aclose()  # the run ended: its view drops the overlay, the workspace stays open
+        after = await SEARCH_CODE.run(workspace, SearchCodeParams(query="scale total"))
+    assert [h.chunk.text for h in found.hits if h.chunk.path == "src/calc.py"] == [RUN_CALC.rstrip("\n")]
+    assert all(h.chunk.text != CALC.rstrip("\n") for h in original.hits)
+    assert any("run overlay" in n for n in found.notes)
+    assert [h.chunk.text for h in after.hits if h.chunk.path == "src/calc.py"] == [CALC.rstrip("\n")]
