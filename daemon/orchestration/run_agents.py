@@ -1,7 +1,9 @@
 """What one run's agents get: the provider over its worktree, the commands it may run, its commits.
 
 ``RunAgents`` holds the runtime's agent-side parts (models, commands, the run workspace, default tools)
-and what each host lent a run (``RunHost``: an editor's file reader, a client's tools, trust). Commands:
+and what each host lent a run (``RunHost``: an editor's file reader, a client's tools, trust). A run's
+search scope (``scopes``, ``daemon.orchestration.run_scope``) replaces the default tools when the
+runtime was given an opener: its code-intel and search tools see the run's tree. Commands:
 a run gets the user's own; the repository's only when trusted (``CommandSources``); what an untrusted
 run withheld is logged (``trust``) and said as a ``thought`` event. A ``lint_and_format`` stage adds the
 formatters and linters found for the worktree. ``committer`` turns a stage attempt that changed files
@@ -21,6 +23,7 @@ from daemon.orchestration.agents.run_workspace import RunWorkspace, plan_edits
 from daemon.orchestration.agents.toolchain import detect_toolchain
 from daemon.orchestration.llm_providers import ModelRegistry
 from daemon.orchestration.reporter import RunReporter
+from daemon.orchestration.run_scope import RunScopeOpener, RunScopes
 from daemon.orchestration.run_store import DecisionKind, RunRecord, RunStore
 from daemon.orchestration.runtime_settings import RunHost
 from daemon.orchestration.stage_agents import AgentProvider, LlmAgentProvider
@@ -48,6 +51,7 @@ class RunAgents:
         default_tools: Sequence[BaseTool] = (),
         injected: AgentProvider | None = None,
         is_cancelled: Callable[[str], Awaitable[bool]],
+        run_scopes: RunScopeOpener | None = None,
     ) -> None:
         self._catalog = catalog
         self._models = models
@@ -59,6 +63,7 @@ class RunAgents:
         self.injected = injected is not None
         self._is_cancelled = is_cancelled
         self.hosts: dict[str, RunHost] = {}
+        self.scopes = RunScopes(run_scopes)
 
     def run_commands(self, record: RunRecord) -> RunCommands:
         """The commands ``record``'s agents may run, and those withheld (an untrusted repository's)."""
@@ -100,12 +105,14 @@ class RunAgents:
         if self.injected:
             return self._provider
         host = self.hosts.get(record.run_id, RunHost())
+        scope = await self.scopes.get(record.run_id, record.changes)
+        tools = tuple(scope.tools) if scope is not None else self._default_tools
         env = self._workspace.environment(
             record.run_id,
             record.changes,
             events=reporter,
             file_reader=host.file_reader,
-            extra_tools=(*self._default_tools, *host.extra_tools),
+            extra_tools=(*tools, *host.extra_tools),
             cancelled=lambda: self._is_cancelled(record.run_id),
             commands=await self._workflow_commands(record, reporter),
         )

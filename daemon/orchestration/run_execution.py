@@ -1,7 +1,8 @@
 """Executing runs: a run's (or a follow-up's) LangGraph graph on the run's thread, and how a run ends.
 
 ``RunEngine.execute`` compiles the plan's graph, gives it the run's dependencies as the LangGraph runtime
-context (``RunContext``: agents, reporter, cancellation, retriever, the commit of a stage attempt) and
+context (``RunContext``: agents, reporter, cancellation, retriever — the run's own search scope's when the
+runtime has one, ``daemon.orchestration.run_scope``, dropped in ``finish`` — the commit of a stage attempt) and
 invokes it on the run's checkpoint thread (a fresh run gets its initial state and the upfront retrieval
 context; a resumed one continues from its last checkpoint); the last checkpointed state decides the stop
 (``decide_stop``). ``follow_up`` invokes the follow-up graph (``compile_follow_up_graph``: one attempt of
@@ -107,13 +108,18 @@ class RunEngine:
         )
         return await self.store.update(run_id, changes=changes)
 
+    async def _retriever(self, record: RunRecord) -> Retriever | None:
+        """The run's own retriever (its search scope: the run's tree, not its own notes), else the runtime's."""
+        scope = await self.agents.scopes.get(record.run_id, record.changes)
+        return scope.retriever if scope is not None else self.retriever
+
     async def _context(self, record: RunRecord, reporter: RunReporter, *, feedback: str | None = None) -> RunContext:
         run_id = record.run_id
         return RunContext(
             agents=await self.agents.provider(record, reporter),
             reporter=reporter,
             cancelled=lambda: self.flags.requested(run_id),
-            retriever=self.retriever,
+            retriever=await self._retriever(record),
             query_writer=self.models.caller(RETRIEVAL_ROLE),
             max_iterations=self.settings.max_iterations,
             stage_timeout_seconds=self.settings.stage_timeout_seconds,
@@ -122,9 +128,9 @@ class RunEngine:
             feedback=feedback,
         )
 
-    async def _upfront(self, plan: ExecutionPlan, reporter: RunReporter) -> dict[str, Any]:
+    async def _upfront(self, plan: ExecutionPlan, reporter: RunReporter, retriever: Retriever | None) -> dict[str, Any]:
         """Planning-time context for every planned stage (the retrieval agent's upfront mode), as channel JSON."""
-        context = await upfront_context(plan, self.retriever)
+        context = await upfront_context(plan, retriever)
         if context:
             counts = {stage_id: len(snippets) for stage_id, snippets in context.items()}
             await reporter.log(
@@ -136,6 +142,7 @@ class RunEngine:
 
     async def _interrupted(self, run_id: str, reporter: RunReporter | None) -> None:
         await self.store.update(run_id, status=RunStatus.INTERRUPTED, pid=None)
+        await self.agents.scopes.drop(run_id)
         if reporter is not None:
             await reporter.log(DecisionKind.ERROR, "interrupted: the runtime closed while the run was in flight")
         await self.workspace.release(run_id)
@@ -167,7 +174,7 @@ class RunEngine:
         stop: StopDecision
         try:
             if graph_input is not None:
-                graph_input["enriched_context"] = await self._upfront(plan, reporter)
+                graph_input["enriched_context"] = await self._upfront(plan, reporter, context.retriever)
             # plain JSON input keeps the checkpoints free of pickled objects; LangGraph validates it
             await graph.ainvoke(  # pyright: ignore[reportUnknownMemberType]
                 cast("ExecutionState | None", graph_input), config, context=context, durability="sync"
@@ -241,6 +248,7 @@ class RunEngine:
         )
         await self.workspace.release(run_id)  # before the review: accepting needs the lock free
         self.agents.hosts.pop(run_id, None)
+        await self.agents.scopes.drop(run_id)  # the run's overlay is dropped with the run
         await reporter.log(DecisionKind.STOP, f"{stop.status.value}: {stop.reason}", stop.model_dump(mode="json"))
         if changes is not None and not changes.empty:
             await reporter.log(

@@ -57,6 +57,7 @@ from daemon.orchestration.retriever import Retriever
 from daemon.orchestration.run_agents import RunAgents
 from daemon.orchestration.run_execution import CancelFlags, RunEngine
 from daemon.orchestration.run_preparation import announce, prepare_run
+from daemon.orchestration.run_scope import RunScopeOpener
 from daemon.orchestration.run_store import (
     DecisionEntry,
     DecisionKind,
@@ -98,6 +99,7 @@ class PipelineRuntime:
         workspace: Path | None = None,
         default_tools: Sequence[BaseTool] = (),
         commands: CommandSources | None = None,
+        run_scopes: RunScopeOpener | None = None,
     ) -> None:
         self.catalog = catalog
         self.models = models
@@ -117,6 +119,7 @@ class PipelineRuntime:
             default_tools=default_tools,
             injected=agents,
             is_cancelled=self._flags.requested,
+            run_scopes=run_scopes,
         )
         self._engine = RunEngine(
             store=store,
@@ -149,6 +152,7 @@ class PipelineRuntime:
         runs: RunsConfig | None = None,
         commands: CommandSources | None = None,
         vcs: VcsConfig | None = None,
+        run_scopes: RunScopeOpener | None = None,
     ) -> AsyncGenerator[PipelineRuntime]:
         """``worktrees``: the workspace's run branches (code-mode runs edit in worktrees; None: no editing
         runs); ``workspace``: the folder read-only runs read (default: the worktrees' workspace);
@@ -156,7 +160,9 @@ class PipelineRuntime:
         run's agents get beside their file and command tools (ided's code-intel tools); ``runs``: where
         records and checkpoints live (``[runs]``; default: SQLite files in ``state_dir``); ``commands``: where
         the commands come from and whether the repository's may run (default: ``agents_config.commands``,
-        all the caller's own); ``vcs``: run branches (``include_uncommitted``: what a run that does not say gets)."""
+        all the caller's own); ``vcs``: run branches (``include_uncommitted``: what a run that does not say gets);
+        ``run_scopes``: opens each run's search scope (``daemon.orchestration.run_scope``: its retriever and
+        tools over the run's tree; None: every run uses ``retriever`` and ``default_tools``)."""
         runs = runs or RunsConfig()
         home = workspace or (worktrees.workspace if worktrees is not None else state_dir)
         async with (
@@ -176,6 +182,7 @@ class PipelineRuntime:
                 workspace=workspace,
                 default_tools=default_tools,
                 commands=commands,
+                run_scopes=run_scopes,
             )
             try:
                 yield runtime
@@ -451,3 +458,4 @@ class PipelineRuntime:
             task.cancel()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
+        await self._agents.scopes.aclose()

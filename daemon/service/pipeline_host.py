@@ -7,6 +7,8 @@ project profile, and the retrieval agent (``daemon.retrieval``) over one ``Works
 (``open_workspace``: the daemon's when one runs, one connection for the whole runtime, else the
 index opened in this process) and the run history; when the workspace serves code intelligence it
 also becomes the agents' code-intel tools (``agent_tools``, derived from the capability registry).
+Inside a run, retrieval and those tools see the run's tree (``daemon.service.run_scope``: the run's
+changed files laid over the workspace index, dropped when the run ends).
 ``models_needed=False`` opens a light runtime for inspecting, listing and cancelling runs: no
 models, no profile, no retriever, no worktrees.
 
@@ -33,7 +35,7 @@ from daemon.orchestration.agents import CommandSources
 from daemon.orchestration.llm_providers import RETRIEVAL_ROLE, ModelRegistry
 from daemon.orchestration.project_profile import profile_project
 from daemon.orchestration.resilience import ResilienceLayer
-from daemon.orchestration.retriever import RetrievalQuery, RetrievedSnippet, Retriever
+from daemon.orchestration.retriever import AgentRetriever, RetrievalQuery, RetrievedSnippet
 from daemon.orchestration.run_store import RunStore
 from daemon.orchestration.run_store_open import connect_run_store
 from daemon.orchestration.runtime import PipelineRuntime
@@ -42,6 +44,7 @@ from daemon.service.agent_tools import code_intel_tools
 from daemon.service.daemon_client import ClientKind
 from daemon.service.daemon_files import remove_stale
 from daemon.service.retrieval_sources import agent_retriever, build_retrieval_agent
+from daemon.service.run_scope import RunScopeFactory
 from daemon.service.workspace_local import LocalWorkspace
 from daemon.service.workspace_remote import DaemonWorkspace
 from daemon.trust import TrustStore, how_to_trust
@@ -205,7 +208,7 @@ async def open_pipeline(
                 workspace = await stack.enter_async_context(open_workspace(config, client))
             workflows = catalog if catalog is not None else load_catalog(config)
             profile = await asyncio.to_thread(profile_project, config.workspace_path) if models_needed else None
-            agent: Retriever | None = None
+            agent: AgentRetriever | None = None
             if workspace is not None and models_needed:
                 history = await asyncio.to_thread(
                     connect_run_store, config.runs, state_dir=config.state_path, workspace=config.workspace_path
@@ -224,6 +227,11 @@ async def open_pipeline(
             if worktrees is None and models_needed:
                 worktrees = RunWorktrees.for_config(config)
             tools = code_intel_tools(workspace) if workspace is not None and workspace.serves_intel else ()
+            scopes = (
+                RunScopeFactory(config, workspace=workspace, agent=agent.agent, worktrees=worktrees)
+                if workspace is not None and agent is not None
+                else None
+            )
             async with PipelineRuntime.open(
                 catalog=workflows,
                 models=models,
@@ -238,6 +246,7 @@ async def open_pipeline(
                 default_tools=tools,
                 commands=command_sources(config, workflows, env=env),
                 vcs=config.vcs,
+                run_scopes=scopes,
             ) as runtime:
                 yield runtime
         finally:
