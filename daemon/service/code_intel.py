@@ -47,7 +47,7 @@ from daemon.core.intel_models import (
 from daemon.core.models import ChunkKind, SearchFilters, SearchMode, SearchResult
 from daemon.errors import InvalidToolInput, LanguageServerError
 from daemon.index.scanner import Scanner
-from daemon.index.shared_index import SharedIndex
+from daemon.index.shared_index import OwnerThread, SharedIndex
 from daemon.intel.ast_nodes import SyntaxFile, excerpt
 from daemon.intel.import_lines import in_import_statement
 from daemon.intel.languages import CODE_LANGUAGES, language_for_path
@@ -137,12 +137,18 @@ class CodeIntelService:
     @classmethod
     @asynccontextmanager
     async def open(
-        cls, config: Config, *, background: bool = True, index: WorkspaceIndex | None = None
+        cls,
+        config: Config,
+        *,
+        background: bool = True,
+        index: WorkspaceIndex | None = None,
+        run_on_owner: OwnerThread[object] | None = None,
     ) -> AsyncGenerator[CodeIntelService]:
         """Create the pool and open the index in the background (tools wait for it, bounded).
 
         ``background=False`` skips the prestart of language servers and the startup index pass.
-        ``index``: an index the caller owns and keeps fresh (the daemon's); it is used, not opened.
+        ``index``: an index the caller owns and keeps fresh (the daemon's); it is used, not opened, and
+        ``run_on_owner`` (the owner's thread, see ``SharedIndex.adopt``) is where every use of it runs.
         """
         # Resolving the servers touches the disk (and probes a rustup proxy): off the event loop.
         pool = await asyncio.to_thread(
@@ -162,7 +168,7 @@ class CodeIntelService:
         )
         service = cls(config, pool=pool)
         if index is not None:
-            service.index.adopt(index)
+            service.index.adopt(index, run=run_on_owner)
         else:
             service._spawn(service._open_index(run_pass=background and config.intel.index_on_start))
         if background and config.intel.prestart:
