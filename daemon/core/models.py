@@ -182,7 +182,7 @@ class IndexReport(BaseModel):
     seconds: float = 0.0
 
 
-class EmbeddingProgress(BaseModel):
+class EmbeddingProgress(FrozenModel):
     """How far dense embedding has got."""
 
     chunks_total: int
