@@ -44,7 +44,7 @@ from daemon.core.intel_models import (
     SymbolInfo,
     SymbolsResult,
 )
-from daemon.core.models import ChunkKind, SearchFilters, SearchMode, SearchResult
+from daemon.core.models import SearchFilters, SearchMode, SearchResult
 from daemon.errors import InvalidToolInput, LanguageServerError
 from daemon.index.scanner import Scanner
 from daemon.index.shared_index import OwnerThread, SharedIndex
@@ -61,7 +61,6 @@ from daemon.intel.workspace_paths import WorkspacePaths
 from daemon.service.intel_outline import chunk_outline, outline_result
 from daemon.service.intel_results import IntelResults
 from daemon.service.intel_targets import Target, TargetFinder, language_of
-from daemon.service.search_trim import trim_search_result
 from daemon.service.server_exclusions import server_exclusions
 from daemon.service.symbol_resolver import SymbolResolver, name_position
 
@@ -522,28 +521,11 @@ class CodeIntelService:
 
     # -- tools: index ---------------------------------------------------------------------------
 
-    async def search_code(
-        self,
-        query: str,
-        *,
-        k: int = 10,
-        language: str | None = None,
-        path_glob: str | None = None,
-        max_chars: int = 1500,
-    ) -> SearchResult:
-        filters = SearchFilters(kind=ChunkKind.CODE, language=language, path_glob=path_glob)
-        result = await asyncio.to_thread(self.index.search, query, k, filters)
-        return trim_search_result(result, max_chars)
-
     async def search(
         self, query: str, *, k: int | None, filters: SearchFilters | None, mode: SearchMode | None = None
     ) -> SearchResult:
         """Hybrid (or ``mode``) search over the workspace index, waiting (bounded) for it to open."""
         return await asyncio.to_thread(self.index.search, query, k, filters, mode)
-
-    async def search_docs(self, query: str, *, k: int = 10, max_chars: int = 1500) -> SearchResult:
-        result = await asyncio.to_thread(self.index.search, query, k, SearchFilters(kind=ChunkKind.DOCS))
-        return trim_search_result(result, max_chars)
 
     async def index_status(self) -> IntelStatus:
         status, note = await asyncio.to_thread(self.index.status)

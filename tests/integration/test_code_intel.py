@@ -13,7 +13,10 @@ import pytest_asyncio
 
 from daemon.core.intel_models import SignatureSource
 from daemon.errors import InvalidToolInput, PathOutsideWorkspace
+from daemon.service.capabilities import SEARCH_CODE
 from daemon.service.code_intel import CodeIntelService
+from daemon.service.intel_params import SearchCodeParams
+from daemon.service.workspace_local import LocalWorkspace
 from tests.intel_tools import copy_workspace, require_server, workspace_config
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -108,7 +111,8 @@ async def test_call_hierarchy_lists_callers_and_callees(python_intel: CodeIntelS
 
 
 async def test_search_code_finds_a_function_by_what_its_docstring_says(python_intel: CodeIntelService) -> None:
-    result = await within(python_intel.search_code("arithmetic mean of points", k=3))
+    workspace = LocalWorkspace(python_intel.config, python_intel.index, python_intel)
+    result = await within(SEARCH_CODE.run(workspace, SearchCodeParams(query="arithmetic mean of points", k=3)))
     assert result.hits[0].chunk.qualified_name == "centroid"
     status = await within(python_intel.index_status())
     assert status.index is not None and status.index.files_indexed == 4

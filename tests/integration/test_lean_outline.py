@@ -5,7 +5,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from daemon.service.capabilities import SEARCH_CODE
 from daemon.service.code_intel import CodeIntelService
+from daemon.service.intel_params import SearchCodeParams
+from daemon.service.workspace_local import LocalWorkspace
 from tests.intel_tools import require_server, workspace_config
 
 SOURCE = '''\
@@ -69,6 +72,8 @@ async def test_the_outline_is_two_levels_without_locals_by_default_and_says_what
         signature = await asyncio.wait_for(intel.get_signature("Client.send", max_chars=20), 90)
         assert len(signature.signature) <= 20
         assert "signature cut to max_chars=20" in signature.notes
-        found = await asyncio.wait_for(intel.search_code("function_number_7 argument", max_chars=30), 90)
+        workspace = LocalWorkspace(intel.config, intel.index, intel)
+        query = SearchCodeParams(query="function_number_7 argument", max_chars=30)
+        found = await asyncio.wait_for(SEARCH_CODE.run(workspace, query), 90)
         assert found.hits and all(len(h.chunk.text) <= 30 for h in found.hits)
         assert any("hits was cut to max_chars=30" in n for n in found.notes)
