@@ -24,9 +24,7 @@ import asyncio
 import contextlib
 import functools
 import logging
-import time
-from collections.abc import AsyncGenerator, Callable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -40,7 +38,6 @@ from daemon.core.intel_models import (
     IntelStatus,
     ReferencesResult,
     SignatureResult,
-    SignatureSource,
     SymbolInfo,
     SymbolsResult,
 )
@@ -48,7 +45,7 @@ from daemon.core.models import SearchFilters, SearchMode, SearchResult
 from daemon.errors import InvalidToolInput, LanguageServerError
 from daemon.index.scanner import Scanner
 from daemon.index.shared_index import OwnerThread, SharedIndex
-from daemon.intel.ast_nodes import SyntaxFile, excerpt
+from daemon.intel.ast_nodes import SyntaxFile
 from daemon.intel.import_lines import in_import_statement
 from daemon.intel.languages import CODE_LANGUAGES, language_for_path
 from daemon.intel.lsp.convert import FileLines, LspTarget, diagnostic_info, flatten_document_symbols, symbol_information
@@ -56,13 +53,15 @@ from daemon.intel.lsp.documents import read_text
 from daemon.intel.lsp.pool import LanguageServerPool
 from daemon.intel.lsp.requests import ServerRequests
 from daemon.intel.parsers import has_grammar
-from daemon.intel.syntax_budget import BudgetClock, SyntaxBudget
+from daemon.intel.syntax_budget import SyntaxBudget
 from daemon.intel.workspace_paths import WorkspacePaths
 from daemon.service.intel_outline import chunk_outline, outline_result
 from daemon.service.intel_results import IntelResults
+from daemon.service.intel_signatures import Signatures
 from daemon.service.intel_targets import Target, TargetFinder, language_of
-from daemon.service.server_exclusions import server_exclusions
-from daemon.service.symbol_resolver import SymbolResolver, name_position
+from daemon.service.language_server_pool import open_pool
+from daemon.service.symbol_resolver import SymbolResolver
+from daemon.service.syntax_worker import SyntaxWorker
 
 if TYPE_CHECKING:
     from lsprotocol import types as lsp
@@ -74,24 +73,6 @@ __all__ = ["CodeIntelService"]
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-_SYNTAX_THREADS = 2
-"""Threads for Tree-sitter requests: hostile requests queue here instead of taking every thread."""
-
-
-def untrusted_servers(config: Config) -> dict[str, tuple[str, str]]:
-    """Language -> (why, how to trust) for the servers an untrusted repository's ``.ided.toml`` chose."""
-    project = config.project
-    return {
-        lang: (
-            f"the {lang} language server is chosen by this repository's {project.file} "
-            f"({', '.join(k for k in project.withheld if k.startswith(f'intel.servers.{lang}.'))}), and the "
-            f"workspace is not trusted, so it is not started; trust it with `{project.how_to_trust}` "
-            "(docs/configuration.md, Workspace trust) and restart the daemon (`ided stop`)",
-            project.how_to_trust,
-        )
-        for lang in project.untrusted_languages
-    }
 
 
 class CodeIntelService:
@@ -127,7 +108,8 @@ class CodeIntelService:
             seconds=config.intel.syntax_timeout_seconds, max_depth=config.intel.syntax_max_depth
         )
         self._results = IntelResults(self.paths, self._budget)
-        self._syntax_threads = ThreadPoolExecutor(max_workers=_SYNTAX_THREADS, thread_name_prefix="ided-syntax")
+        self._signatures = Signatures(self.paths, self._requests, self._resolver, self._results)
+        self._syntax = SyntaxWorker()
         self._representative: dict[str, Path] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
 
@@ -149,22 +131,7 @@ class CodeIntelService:
         ``index``: an index the caller owns and keeps fresh (the daemon's); it is used, not opened, and
         ``run_on_owner`` (the owner's thread, see ``SharedIndex.adopt``) is where every use of it runs.
         """
-        # Resolving the servers touches the disk (and probes a rustup proxy): off the event loop.
-        pool = await asyncio.to_thread(
-            functools.partial(
-                LanguageServerPool,
-                config.workspace_path,
-                config.intel,
-                refused=untrusted_servers(config),
-                exclusions=functools.partial(
-                    server_exclusions,
-                    config.workspace_path,
-                    max_file_bytes=config.index.max_file_bytes,
-                    extra=config.index.exclude,
-                    respect_gitignore=config.index.respect_gitignore,
-                ),
-            )
-        )
+        pool = await open_pool(config)
         service = cls(config, pool=pool)
         if index is not None:
             service.index.adopt(index, run=run_on_owner)
@@ -184,7 +151,7 @@ class CodeIntelService:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         await self.pool.aclose()
-        self._syntax_threads.shutdown(wait=False, cancel_futures=True)
+        self._syntax.close()
         await asyncio.to_thread(self.index.close)
 
     def _spawn(self, coro: Any) -> None:
@@ -306,53 +273,7 @@ class CodeIntelService:
         targets, notes, query = await self._finder.targets(symbol, file, line, column)
         target = targets[0]
         server = self.pool.server_for(target.language).name
-        try:
-            parsed = await self._requests.hover(target, target.name)
-        except LanguageServerError as exc:
-            parsed = None
-            notes.append(f"language server unavailable ({exc.message})")
-        if parsed is not None:
-            signature, documentation = parsed
-            notes.extend(_cut_notes(max_chars, signature=signature, documentation=documentation))
-            return SignatureResult(
-                query=query,
-                signature=excerpt(signature, max_chars),
-                documentation=excerpt(documentation, max_chars) if documentation else None,
-                source=SignatureSource.HOVER,
-                location=await asyncio.to_thread(
-                    self._results.point_location, target.absolute, target.line, target.column, target.name
-                ),
-                server=server,
-                notes=tuple(notes),
-            )
-        return await self._tree_sitter_signature(target, query, notes, max_chars)
-
-    async def _tree_sitter_signature(
-        self, target: Target, query: str, notes: list[str], max_chars: int
-    ) -> SignatureResult:
-        match = target.match
-        if match is None and target.name:
-            matches, _via = await asyncio.to_thread(self._resolver.resolve, target.name, limit=1)
-            match = matches[0] if matches else None
-        if match is None or not match.signature:
-            raise InvalidToolInput(
-                f"no signature found for {query}: the language server gave no hover there and no definition "
-                "of that name was found in the workspace"
-            )
-        notes.append("fallback: the language server gave no hover, this is the Tree-sitter signature")
-        absolute = self.paths.root / match.path
-        text = await asyncio.to_thread(read_text, absolute, display=match.path)
-        def_line, def_col = name_position(text.split("\n"), match)
-        notes.extend(_cut_notes(max_chars, signature=match.signature or "", documentation=match.docstring))
-        return SignatureResult(
-            query=query,
-            signature=excerpt(match.signature, max_chars),
-            documentation=excerpt(match.docstring, max_chars) if match.docstring else None,
-            source=SignatureSource.TREE_SITTER,
-            location=await asyncio.to_thread(self._results.point_location, absolute, def_line, def_col, match.name),
-            server=None,
-            notes=tuple(notes),
-        )
+        return await self._signatures.signature(target, query, notes, max_chars=max_chars, server=server)
 
     async def call_hierarchy(
         self,
@@ -398,21 +319,8 @@ class CodeIntelService:
             syntax = SyntaxFile.parse(language, text.encode("utf-8"), clock=clock)
             return syntax.describe(line, column, max_text=max_chars)
 
-        result = await self._syntax_work(describe, clock)
+        result = await self._syntax.run(describe, clock)
         return result.model_copy(update={"path": resolved.relative})
-
-    async def _syntax_work(self, work: Callable[[], T], clock: BudgetClock) -> T:
-        """Run Tree-sitter work on the syntax threads, off the event loop, within ``clock``'s budget.
-
-        The work checks the clock itself and stops with ``TooComplex``; the wait here is a backstop
-        with a grace period for a work item that cannot check (one long call into Tree-sitter).
-        """
-        future = asyncio.get_running_loop().run_in_executor(self._syntax_threads, work)
-        grace = max(1.0, clock.budget.seconds)
-        try:
-            return await asyncio.wait_for(future, max(0.0, clock.deadline - time.monotonic()) + grace)
-        except TimeoutError:
-            raise clock.timed_out() from None
 
     async def document_symbols(
         self,
@@ -532,12 +440,3 @@ class CodeIntelService:
         return IntelStatus(
             workspace=str(self.paths.root), index=status, index_note=note, servers=tuple(self.pool.statuses())
         )
-
-
-def _cut_notes(max_chars: int, *, signature: str, documentation: str | None) -> list[str]:
-    cut = [
-        name
-        for name, text in (("signature", signature), ("documentation", documentation or ""))
-        if len(text) > max_chars
-    ]
-    return [f"{' and '.join(cut)} cut to max_chars={max_chars}"] if cut else []
