@@ -27,7 +27,7 @@ import logging
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from daemon.config import Config
 from daemon.core.intel_models import (
@@ -56,6 +56,16 @@ from daemon.intel.parsers import has_grammar
 from daemon.intel.syntax_budget import SyntaxBudget
 from daemon.intel.workspace_paths import WorkspacePaths
 from daemon.service.intel_outline import chunk_outline, outline_result
+from daemon.service.intel_params import (
+    AstNodeParams,
+    CallHierarchyParams,
+    DefinitionParams,
+    DiagnosticsParams,
+    DocumentSymbolsParams,
+    ReferencesParams,
+    SignatureParams,
+    WorkspaceSymbolsParams,
+)
 from daemon.service.intel_results import IntelResults
 from daemon.service.intel_signatures import Signatures
 from daemon.service.intel_targets import Target, TargetFinder, language_of
@@ -184,17 +194,9 @@ class CodeIntelService:
 
     # -- tools: positions -----------------------------------------------------------------------
 
-    async def find_definition(
-        self,
-        symbol: str | None = None,
-        *,
-        file: str | None = None,
-        line: int | None = None,
-        column: int | None = None,
-        max_results: int = 10,
-        max_chars: int = 2000,
-    ) -> DefinitionResult:
-        targets, notes, query = await self._finder.targets(symbol, file, line, column)
+    async def find_definition(self, p: DefinitionParams) -> DefinitionResult:
+        max_results, max_chars = p.max_results, p.max_chars
+        targets, notes, query = await self._finder.targets(p.symbol, p.file, p.line, p.column)
         found: list[LspTarget] = []
         server: str | None = None
         for target in targets:
@@ -229,17 +231,9 @@ class CodeIntelService:
         onward = [t for t in await self._requests.definitions(target, hit.selection.start) if t.path != hit.path]
         return onward or [hit]
 
-    async def get_references(
-        self,
-        symbol: str | None = None,
-        *,
-        file: str | None = None,
-        line: int | None = None,
-        column: int | None = None,
-        include_declaration: bool = True,
-        max_results: int = 50,
-    ) -> ReferencesResult:
-        targets, notes, query = await self._finder.targets(symbol, file, line, column)
+    async def get_references(self, p: ReferencesParams) -> ReferencesResult:
+        include_declaration, max_results = p.include_declaration, p.max_results
+        targets, notes, query = await self._finder.targets(p.symbol, p.file, p.line, p.column)
         found: list[LspTarget] = []
         server: str | None = None
         for target in targets:
@@ -261,31 +255,16 @@ class CodeIntelService:
             notes=tuple(notes),
         )
 
-    async def get_signature(
-        self,
-        symbol: str | None = None,
-        *,
-        file: str | None = None,
-        line: int | None = None,
-        column: int | None = None,
-        max_chars: int = 4000,
-    ) -> SignatureResult:
-        targets, notes, query = await self._finder.targets(symbol, file, line, column)
+    async def get_signature(self, p: SignatureParams) -> SignatureResult:
+        max_chars = p.max_chars
+        targets, notes, query = await self._finder.targets(p.symbol, p.file, p.line, p.column)
         target = targets[0]
         server = self.pool.server_for(target.language).name
         return await self._signatures.signature(target, query, notes, max_chars=max_chars, server=server)
 
-    async def call_hierarchy(
-        self,
-        symbol: str | None = None,
-        *,
-        file: str | None = None,
-        line: int | None = None,
-        column: int | None = None,
-        direction: Literal["incoming", "outgoing"] = "incoming",
-        max_results: int = 50,
-    ) -> CallHierarchyResult:
-        targets, notes, query = await self._finder.targets(symbol, file, line, column)
+    async def call_hierarchy(self, p: CallHierarchyParams) -> CallHierarchyResult:
+        direction, max_results = p.direction, p.max_results
+        targets, notes, query = await self._finder.targets(p.symbol, p.file, p.line, p.column)
         target = targets[0]
         server = self.pool.server_for(target.language)
         item, calls = await self._requests.call_hierarchy(target, direction)
@@ -305,9 +284,8 @@ class CodeIntelService:
 
     # -- tools: files ---------------------------------------------------------------------------
 
-    async def get_ast_node(
-        self, file: str, line: int, column: int | None = None, *, max_chars: int = 200
-    ) -> AstNodeResult:
+    async def get_ast_node(self, p: AstNodeParams) -> AstNodeResult:
+        file, line, column, max_chars = p.file, p.line, p.column, p.max_chars
         resolved = self.paths.resolve(file)
         language = language_for_path(resolved.relative)
         if language is None or not has_grammar(language):
@@ -322,17 +300,11 @@ class CodeIntelService:
         result = await self._syntax.run(describe, clock)
         return result.model_copy(update={"path": resolved.relative})
 
-    async def document_symbols(
-        self,
-        file: str,
-        *,
-        max_results: int = 200,
-        depth: int | None = 2,
-        include_locals: bool = False,
-        max_chars: int | None = 20_000,
-    ) -> SymbolsResult:
+    async def document_symbols(self, p: DocumentSymbolsParams) -> SymbolsResult:
         """The file's outline: nested at most ``depth`` deep, without what sits inside functions unless
         ``include_locals``, and at most ``max_chars`` of symbols (as JSON); ``notes`` say what was left out."""
+        file, max_results, depth, include_locals = p.file, p.max_results, p.depth, p.include_locals
+        max_chars = p.max_chars
         resolved = self.paths.resolve(file)
         language = language_of(resolved.relative)
         notes: list[str] = []
@@ -365,9 +337,8 @@ class CodeIntelService:
             resolved.relative, flat, depth=depth, max_chars=max_chars, server=server_name, notes=notes
         )
 
-    async def workspace_symbols(
-        self, query: str, *, language: str | None = None, max_results: int = 50
-    ) -> SymbolsResult:
+    async def workspace_symbols(self, p: WorkspaceSymbolsParams) -> SymbolsResult:
+        query, language, max_results = p.query, p.language, p.max_results
         if not query.strip():
             raise InvalidToolInput("give a non-empty query (a symbol name or its start)")
         if language is not None:
@@ -411,7 +382,8 @@ class CodeIntelService:
         lines = FileLines(self.paths)
         return [symbol_information(item, lines) for item in items]
 
-    async def diagnostics(self, file: str, *, max_results: int = 100) -> DiagnosticsResult:
+    async def diagnostics(self, p: DiagnosticsParams) -> DiagnosticsResult:
+        file, max_results = p.file, p.max_results
         resolved = self.paths.resolve(file)
         language = language_of(resolved.relative)
         notes: list[str] = []
