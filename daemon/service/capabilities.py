@@ -24,6 +24,7 @@ from daemon.core.intel_models import (
 from daemon.core.models import ChunkKind, SearchFilters, SearchResult
 from daemon.core.ports import Workspace
 from daemon.service.capability import Capability
+from daemon.service.code_intel import CodeIntelService
 from daemon.service.intel_params import (
     AstNodeParams,
     CallHierarchyParams,
@@ -77,7 +78,7 @@ SIGNATURE = Capability(
     description="Exact signature (with types) and documentation of a function, method, class or variable, from the\n"
     "language server's hover. Give a symbol name ('Class.method', 'module.func') or file + line (+ column).\n"
     "When the server has nothing, the Tree-sitter signature is returned and `source` says 'tree_sitter'.",
-    work=lambda s, p: s.get_signature(p.symbol, file=p.file, line=p.line, column=p.column, max_chars=p.max_chars),
+    work=CodeIntelService.get_signature,
 )
 
 DEFINITION = Capability(
@@ -90,9 +91,7 @@ DEFINITION = Capability(
     description="Where a symbol is defined (following imports across files) with the definition's source code.\n"
     "Give a symbol name ('Class.method', 'module.func', 'ns::func') or the position of a use as\n"
     "file + line + column. Locations outside the workspace (library stubs) have in_workspace=false.",
-    work=lambda s, p: s.find_definition(
-        p.symbol, file=p.file, line=p.line, column=p.column, max_results=p.max_results, max_chars=p.max_chars
-    ),
+    work=CodeIntelService.find_definition,
 )
 
 REFERENCES = Capability(
@@ -105,14 +104,7 @@ REFERENCES = Capability(
     description="Every use of a symbol across the workspace, each with the function/class that contains it\n"
     "(`container`), from the language server. Give a symbol name or file + line + column. `total` and\n"
     "`files` count all references even when the list is cut to max_results.",
-    work=lambda s, p: s.get_references(
-        p.symbol,
-        file=p.file,
-        line=p.line,
-        column=p.column,
-        include_declaration=p.include_declaration,
-        max_results=p.max_results,
-    ),
+    work=CodeIntelService.get_references,
 )
 
 AST_NODE = Capability(
@@ -125,7 +117,7 @@ AST_NODE = Capability(
     description="The Tree-sitter syntax node at file:line:column, its ancestors up to the root (type, range, text\n"
     "excerpt, field name) and the enclosing function and class. Works without a language server, for any\n"
     "language with a bundled grammar; `has_errors` tells whether the file has syntax errors.",
-    work=lambda s, p: s.get_ast_node(p.file, p.line, p.column, max_chars=p.max_chars),
+    work=CodeIntelService.get_ast_node,
 )
 
 DOCUMENT_SYMBOLS = Capability(
@@ -138,9 +130,7 @@ DOCUMENT_SYMBOLS = Capability(
     description="Outline of one file: its classes, functions, methods, variables with kinds and nesting\n"
     "(`container`), from the language server, or from the Tree-sitter chunker when no server is\n"
     "available. Compact by default (two levels, no locals); `notes` say what was left out.",
-    work=lambda s, p: s.document_symbols(
-        p.file, max_results=p.max_results, depth=p.depth, include_locals=p.include_locals, max_chars=p.max_chars
-    ),
+    work=CodeIntelService.document_symbols,
 )
 
 WORKSPACE_SYMBOLS = Capability(
@@ -153,7 +143,7 @@ WORKSPACE_SYMBOLS = Capability(
     description="Find symbol definitions by name across the workspace with the language servers' workspace-symbol\n"
     "search (classes, functions, methods, ...). Use it to locate something whose file you do not know;\n"
     "use search_code for natural-language questions.",
-    work=lambda s, p: s.workspace_symbols(p.query, language=p.language, max_results=p.max_results),
+    work=CodeIntelService.workspace_symbols,
 )
 
 CALL_HIERARCHY = Capability(
@@ -165,9 +155,7 @@ CALL_HIERARCHY = Capability(
     kind="search",
     description="Callers (incoming) or callees (outgoing) of a function or method, with the call sites, from the\n"
     "language server's call hierarchy. Fails with a clear error when the server does not support it.",
-    work=lambda s, p: s.call_hierarchy(
-        p.symbol, file=p.file, line=p.line, column=p.column, direction=p.direction, max_results=p.max_results
-    ),
+    work=CodeIntelService.call_hierarchy,
 )
 
 DIAGNOSTICS = Capability(
@@ -179,7 +167,7 @@ DIAGNOSTICS = Capability(
     kind="read",
     description="Errors and warnings the language server reports for one file's current content on disk (type\n"
     "errors, unresolved imports, syntax errors), with ranges and severity.",
-    work=lambda s, p: s.diagnostics(p.file, max_results=p.max_results),
+    work=CodeIntelService.diagnostics,
 )
 
 SEARCH_CODE = Capability(

@@ -24,12 +24,10 @@ import asyncio
 import contextlib
 import functools
 import logging
-import time
-from collections.abc import AsyncGenerator, Callable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from daemon.config import Config
 from daemon.core.intel_models import (
@@ -40,15 +38,14 @@ from daemon.core.intel_models import (
     IntelStatus,
     ReferencesResult,
     SignatureResult,
-    SignatureSource,
     SymbolInfo,
     SymbolsResult,
 )
-from daemon.core.models import ChunkKind, SearchFilters, SearchMode, SearchResult
+from daemon.core.models import SearchFilters, SearchMode, SearchResult
 from daemon.errors import InvalidToolInput, LanguageServerError
 from daemon.index.scanner import Scanner
-from daemon.index.shared_index import SharedIndex
-from daemon.intel.ast_nodes import SyntaxFile, excerpt
+from daemon.index.shared_index import OwnerThread, SharedIndex
+from daemon.intel.ast_nodes import SyntaxFile
 from daemon.intel.import_lines import in_import_statement
 from daemon.intel.languages import CODE_LANGUAGES, language_for_path
 from daemon.intel.lsp.convert import FileLines, LspTarget, diagnostic_info, flatten_document_symbols, symbol_information
@@ -56,14 +53,25 @@ from daemon.intel.lsp.documents import read_text
 from daemon.intel.lsp.pool import LanguageServerPool
 from daemon.intel.lsp.requests import ServerRequests
 from daemon.intel.parsers import has_grammar
-from daemon.intel.syntax_budget import BudgetClock, SyntaxBudget
+from daemon.intel.syntax_budget import SyntaxBudget
 from daemon.intel.workspace_paths import WorkspacePaths
 from daemon.service.intel_outline import chunk_outline, outline_result
+from daemon.service.intel_params import (
+    AstNodeParams,
+    CallHierarchyParams,
+    DefinitionParams,
+    DiagnosticsParams,
+    DocumentSymbolsParams,
+    ReferencesParams,
+    SignatureParams,
+    WorkspaceSymbolsParams,
+)
 from daemon.service.intel_results import IntelResults
+from daemon.service.intel_signatures import Signatures
 from daemon.service.intel_targets import Target, TargetFinder, language_of
-from daemon.service.search_trim import trim_search_result
-from daemon.service.server_exclusions import server_exclusions
-from daemon.service.symbol_resolver import SymbolResolver, name_position
+from daemon.service.language_server_pool import open_pool
+from daemon.service.symbol_resolver import SymbolResolver
+from daemon.service.syntax_worker import SyntaxWorker
 
 if TYPE_CHECKING:
     from lsprotocol import types as lsp
@@ -75,24 +83,6 @@ __all__ = ["CodeIntelService"]
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-_SYNTAX_THREADS = 2
-"""Threads for Tree-sitter requests: hostile requests queue here instead of taking every thread."""
-
-
-def untrusted_servers(config: Config) -> dict[str, tuple[str, str]]:
-    """Language -> (why, how to trust) for the servers an untrusted repository's ``.ided.toml`` chose."""
-    project = config.project
-    return {
-        lang: (
-            f"the {lang} language server is chosen by this repository's {project.file} "
-            f"({', '.join(k for k in project.withheld if k.startswith(f'intel.servers.{lang}.'))}), and the "
-            f"workspace is not trusted, so it is not started; trust it with `{project.how_to_trust}` "
-            "(docs/configuration.md, Workspace trust) and restart the daemon (`ided stop`)",
-            project.how_to_trust,
-        )
-        for lang in project.untrusted_languages
-    }
 
 
 class CodeIntelService:
@@ -128,7 +118,8 @@ class CodeIntelService:
             seconds=config.intel.syntax_timeout_seconds, max_depth=config.intel.syntax_max_depth
         )
         self._results = IntelResults(self.paths, self._budget)
-        self._syntax_threads = ThreadPoolExecutor(max_workers=_SYNTAX_THREADS, thread_name_prefix="ided-syntax")
+        self._signatures = Signatures(self.paths, self._requests, self._resolver, self._results)
+        self._syntax = SyntaxWorker()
         self._representative: dict[str, Path] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
 
@@ -137,32 +128,23 @@ class CodeIntelService:
     @classmethod
     @asynccontextmanager
     async def open(
-        cls, config: Config, *, background: bool = True, index: WorkspaceIndex | None = None
+        cls,
+        config: Config,
+        *,
+        background: bool = True,
+        index: WorkspaceIndex | None = None,
+        run_on_owner: OwnerThread[object] | None = None,
     ) -> AsyncGenerator[CodeIntelService]:
         """Create the pool and open the index in the background (tools wait for it, bounded).
 
         ``background=False`` skips the prestart of language servers and the startup index pass.
-        ``index``: an index the caller owns and keeps fresh (the daemon's); it is used, not opened.
+        ``index``: an index the caller owns and keeps fresh (the daemon's); it is used, not opened, and
+        ``run_on_owner`` (the owner's thread, see ``SharedIndex.adopt``) is where every use of it runs.
         """
-        # Resolving the servers touches the disk (and probes a rustup proxy): off the event loop.
-        pool = await asyncio.to_thread(
-            functools.partial(
-                LanguageServerPool,
-                config.workspace_path,
-                config.intel,
-                refused=untrusted_servers(config),
-                exclusions=functools.partial(
-                    server_exclusions,
-                    config.workspace_path,
-                    max_file_bytes=config.index.max_file_bytes,
-                    extra=config.index.exclude,
-                    respect_gitignore=config.index.respect_gitignore,
-                ),
-            )
-        )
+        pool = await open_pool(config)
         service = cls(config, pool=pool)
         if index is not None:
-            service.index.adopt(index)
+            service.index.adopt(index, run=run_on_owner)
         else:
             service._spawn(service._open_index(run_pass=background and config.intel.index_on_start))
         if background and config.intel.prestart:
@@ -179,7 +161,7 @@ class CodeIntelService:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         await self.pool.aclose()
-        self._syntax_threads.shutdown(wait=False, cancel_futures=True)
+        self._syntax.close()
         await asyncio.to_thread(self.index.close)
 
     def _spawn(self, coro: Any) -> None:
@@ -212,17 +194,9 @@ class CodeIntelService:
 
     # -- tools: positions -----------------------------------------------------------------------
 
-    async def find_definition(
-        self,
-        symbol: str | None = None,
-        *,
-        file: str | None = None,
-        line: int | None = None,
-        column: int | None = None,
-        max_results: int = 10,
-        max_chars: int = 2000,
-    ) -> DefinitionResult:
-        targets, notes, query = await self._finder.targets(symbol, file, line, column)
+    async def find_definition(self, p: DefinitionParams) -> DefinitionResult:
+        max_results, max_chars = p.max_results, p.max_chars
+        targets, notes, query = await self._finder.targets(p.symbol, p.file, p.line, p.column)
         found: list[LspTarget] = []
         server: str | None = None
         for target in targets:
@@ -257,17 +231,9 @@ class CodeIntelService:
         onward = [t for t in await self._requests.definitions(target, hit.selection.start) if t.path != hit.path]
         return onward or [hit]
 
-    async def get_references(
-        self,
-        symbol: str | None = None,
-        *,
-        file: str | None = None,
-        line: int | None = None,
-        column: int | None = None,
-        include_declaration: bool = True,
-        max_results: int = 50,
-    ) -> ReferencesResult:
-        targets, notes, query = await self._finder.targets(symbol, file, line, column)
+    async def get_references(self, p: ReferencesParams) -> ReferencesResult:
+        include_declaration, max_results = p.include_declaration, p.max_results
+        targets, notes, query = await self._finder.targets(p.symbol, p.file, p.line, p.column)
         found: list[LspTarget] = []
         server: str | None = None
         for target in targets:
@@ -289,77 +255,16 @@ class CodeIntelService:
             notes=tuple(notes),
         )
 
-    async def get_signature(
-        self,
-        symbol: str | None = None,
-        *,
-        file: str | None = None,
-        line: int | None = None,
-        column: int | None = None,
-        max_chars: int = 4000,
-    ) -> SignatureResult:
-        targets, notes, query = await self._finder.targets(symbol, file, line, column)
+    async def get_signature(self, p: SignatureParams) -> SignatureResult:
+        max_chars = p.max_chars
+        targets, notes, query = await self._finder.targets(p.symbol, p.file, p.line, p.column)
         target = targets[0]
         server = self.pool.server_for(target.language).name
-        try:
-            parsed = await self._requests.hover(target, target.name)
-        except LanguageServerError as exc:
-            parsed = None
-            notes.append(f"language server unavailable ({exc.message})")
-        if parsed is not None:
-            signature, documentation = parsed
-            notes.extend(_cut_notes(max_chars, signature=signature, documentation=documentation))
-            return SignatureResult(
-                query=query,
-                signature=excerpt(signature, max_chars),
-                documentation=excerpt(documentation, max_chars) if documentation else None,
-                source=SignatureSource.HOVER,
-                location=await asyncio.to_thread(
-                    self._results.point_location, target.absolute, target.line, target.column, target.name
-                ),
-                server=server,
-                notes=tuple(notes),
-            )
-        return await self._tree_sitter_signature(target, query, notes, max_chars)
+        return await self._signatures.signature(target, query, notes, max_chars=max_chars, server=server)
 
-    async def _tree_sitter_signature(
-        self, target: Target, query: str, notes: list[str], max_chars: int
-    ) -> SignatureResult:
-        match = target.match
-        if match is None and target.name:
-            matches, _via = await asyncio.to_thread(self._resolver.resolve, target.name, limit=1)
-            match = matches[0] if matches else None
-        if match is None or not match.signature:
-            raise InvalidToolInput(
-                f"no signature found for {query}: the language server gave no hover there and no definition "
-                "of that name was found in the workspace"
-            )
-        notes.append("fallback: the language server gave no hover, this is the Tree-sitter signature")
-        absolute = self.paths.root / match.path
-        text = await asyncio.to_thread(read_text, absolute, display=match.path)
-        def_line, def_col = name_position(text.split("\n"), match)
-        notes.extend(_cut_notes(max_chars, signature=match.signature or "", documentation=match.docstring))
-        return SignatureResult(
-            query=query,
-            signature=excerpt(match.signature, max_chars),
-            documentation=excerpt(match.docstring, max_chars) if match.docstring else None,
-            source=SignatureSource.TREE_SITTER,
-            location=await asyncio.to_thread(self._results.point_location, absolute, def_line, def_col, match.name),
-            server=None,
-            notes=tuple(notes),
-        )
-
-    async def call_hierarchy(
-        self,
-        symbol: str | None = None,
-        *,
-        file: str | None = None,
-        line: int | None = None,
-        column: int | None = None,
-        direction: Literal["incoming", "outgoing"] = "incoming",
-        max_results: int = 50,
-    ) -> CallHierarchyResult:
-        targets, notes, query = await self._finder.targets(symbol, file, line, column)
+    async def call_hierarchy(self, p: CallHierarchyParams) -> CallHierarchyResult:
+        direction, max_results = p.direction, p.max_results
+        targets, notes, query = await self._finder.targets(p.symbol, p.file, p.line, p.column)
         target = targets[0]
         server = self.pool.server_for(target.language)
         item, calls = await self._requests.call_hierarchy(target, direction)
@@ -379,9 +284,8 @@ class CodeIntelService:
 
     # -- tools: files ---------------------------------------------------------------------------
 
-    async def get_ast_node(
-        self, file: str, line: int, column: int | None = None, *, max_chars: int = 200
-    ) -> AstNodeResult:
+    async def get_ast_node(self, p: AstNodeParams) -> AstNodeResult:
+        file, line, column, max_chars = p.file, p.line, p.column, p.max_chars
         resolved = self.paths.resolve(file)
         language = language_for_path(resolved.relative)
         if language is None or not has_grammar(language):
@@ -393,33 +297,14 @@ class CodeIntelService:
             syntax = SyntaxFile.parse(language, text.encode("utf-8"), clock=clock)
             return syntax.describe(line, column, max_text=max_chars)
 
-        result = await self._syntax_work(describe, clock)
+        result = await self._syntax.run(describe, clock)
         return result.model_copy(update={"path": resolved.relative})
 
-    async def _syntax_work(self, work: Callable[[], T], clock: BudgetClock) -> T:
-        """Run Tree-sitter work on the syntax threads, off the event loop, within ``clock``'s budget.
-
-        The work checks the clock itself and stops with ``TooComplex``; the wait here is a backstop
-        with a grace period for a work item that cannot check (one long call into Tree-sitter).
-        """
-        future = asyncio.get_running_loop().run_in_executor(self._syntax_threads, work)
-        grace = max(1.0, clock.budget.seconds)
-        try:
-            return await asyncio.wait_for(future, max(0.0, clock.deadline - time.monotonic()) + grace)
-        except TimeoutError:
-            raise clock.timed_out() from None
-
-    async def document_symbols(
-        self,
-        file: str,
-        *,
-        max_results: int = 200,
-        depth: int | None = 2,
-        include_locals: bool = False,
-        max_chars: int | None = 20_000,
-    ) -> SymbolsResult:
+    async def document_symbols(self, p: DocumentSymbolsParams) -> SymbolsResult:
         """The file's outline: nested at most ``depth`` deep, without what sits inside functions unless
         ``include_locals``, and at most ``max_chars`` of symbols (as JSON); ``notes`` say what was left out."""
+        file, max_results, depth, include_locals = p.file, p.max_results, p.depth, p.include_locals
+        max_chars = p.max_chars
         resolved = self.paths.resolve(file)
         language = language_of(resolved.relative)
         notes: list[str] = []
@@ -452,9 +337,8 @@ class CodeIntelService:
             resolved.relative, flat, depth=depth, max_chars=max_chars, server=server_name, notes=notes
         )
 
-    async def workspace_symbols(
-        self, query: str, *, language: str | None = None, max_results: int = 50
-    ) -> SymbolsResult:
+    async def workspace_symbols(self, p: WorkspaceSymbolsParams) -> SymbolsResult:
+        query, language, max_results = p.query, p.language, p.max_results
         if not query.strip():
             raise InvalidToolInput("give a non-empty query (a symbol name or its start)")
         if language is not None:
@@ -498,7 +382,8 @@ class CodeIntelService:
         lines = FileLines(self.paths)
         return [symbol_information(item, lines) for item in items]
 
-    async def diagnostics(self, file: str, *, max_results: int = 100) -> DiagnosticsResult:
+    async def diagnostics(self, p: DiagnosticsParams) -> DiagnosticsResult:
+        file, max_results = p.file, p.max_results
         resolved = self.paths.resolve(file)
         language = language_of(resolved.relative)
         notes: list[str] = []
@@ -516,40 +401,14 @@ class CodeIntelService:
 
     # -- tools: index ---------------------------------------------------------------------------
 
-    async def search_code(
-        self,
-        query: str,
-        *,
-        k: int = 10,
-        language: str | None = None,
-        path_glob: str | None = None,
-        max_chars: int = 1500,
-    ) -> SearchResult:
-        filters = SearchFilters(kind=ChunkKind.CODE, language=language, path_glob=path_glob)
-        result = await asyncio.to_thread(self.index.search, query, k, filters)
-        return trim_search_result(result, max_chars)
-
     async def search(
         self, query: str, *, k: int | None, filters: SearchFilters | None, mode: SearchMode | None = None
     ) -> SearchResult:
         """Hybrid (or ``mode``) search over the workspace index, waiting (bounded) for it to open."""
         return await asyncio.to_thread(self.index.search, query, k, filters, mode)
 
-    async def search_docs(self, query: str, *, k: int = 10, max_chars: int = 1500) -> SearchResult:
-        result = await asyncio.to_thread(self.index.search, query, k, SearchFilters(kind=ChunkKind.DOCS))
-        return trim_search_result(result, max_chars)
-
     async def index_status(self) -> IntelStatus:
         status, note = await asyncio.to_thread(self.index.status)
         return IntelStatus(
             workspace=str(self.paths.root), index=status, index_note=note, servers=tuple(self.pool.statuses())
         )
-
-
-def _cut_notes(max_chars: int, *, signature: str, documentation: str | None) -> list[str]:
-    cut = [
-        name
-        for name, text in (("signature", signature), ("documentation", documentation or ""))
-        if len(text) > max_chars
-    ]
-    return [f"{' and '.join(cut)} cut to max_chars={max_chars}"] if cut else []

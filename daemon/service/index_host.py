@@ -110,6 +110,16 @@ class IndexHost:
     def workspace_index(self) -> WorkspaceIndex:
         return self._require()
 
+    def run_blocking(self, work: Callable[[WorkspaceIndex], T], wait_s: float) -> T:
+        """Run ``work`` on the index thread from another thread (never the event loop's), waiting at
+        most ``wait_s``: ``TimeoutError`` past it, and the work is dropped if it has not started."""
+        future = self._thread.submit(work, self._require())
+        try:
+            return future.result(timeout=wait_s)
+        except TimeoutError:
+            future.cancel()
+            raise
+
     def on_files_changed(self, callback: Callable[[list[str]], Coroutine[Any, Any, None]]) -> None:
         """Also tell ``callback`` which paths the watcher saw change (language servers resync them)."""
         self._listeners.append(callback)

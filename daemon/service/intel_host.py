@@ -3,8 +3,8 @@
 The methods are derived from the capability registry (``daemon.service.capabilities``): each one
 validates the capability's params model and runs its ``work`` on this process's service.
 
-Uses the daemon's own index (no second owner) and forwards the watcher's changes to the
-language servers so their answers follow the files on disk.
+Uses the daemon's own index (no second owner: every use of it runs on the index thread) and
+forwards the watcher's changes to the language servers so their answers follow the files on disk.
 """
 
 from __future__ import annotations
@@ -38,7 +38,9 @@ class IntelHost:
 
     async def start(self) -> None:
         self._service = await self._stack.enter_async_context(
-            CodeIntelService.open(self._config, index=self._index.workspace_index)
+            CodeIntelService.open(
+                self._config, index=self._index.workspace_index, run_on_owner=self._index.run_blocking
+            )
         )
         self._index.on_files_changed(self._files_changed)
 

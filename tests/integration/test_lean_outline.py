@@ -5,7 +5,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from daemon.service.capabilities import SEARCH_CODE
 from daemon.service.code_intel import CodeIntelService
+from daemon.service.intel_params import DocumentSymbolsParams, SearchCodeParams, SignatureParams
+from daemon.service.workspace_local import LocalWorkspace
 from tests.intel_tools import require_server, workspace_config
 
 SOURCE = '''\
@@ -39,7 +42,7 @@ async def test_the_outline_is_two_levels_without_locals_by_default_and_says_what
     many = "".join(f"def function_number_{i}(argument: int) -> int:\n    return argument\n\n\n" for i in range(300))
     (workspace / "many.py").write_text(many)
     async with CodeIntelService.open(workspace_config(workspace, tmp_path / "state")) as intel:
-        compact = await asyncio.wait_for(intel.document_symbols("client.py"), 90)
+        compact = await asyncio.wait_for(intel.document_symbols(DocumentSymbolsParams(file="client.py")), 90)
         names = [(s.container, s.name) for s in compact.symbols]
         assert names == [
             (None, "Client"),
@@ -52,23 +55,29 @@ async def test_the_outline_is_two_levels_without_locals_by_default_and_says_what
         assert any("parameters/locals inside functions omitted" in n for n in compact.notes)
         assert any("nested deeper than 2" in n for n in compact.notes)  # Options.retries
 
-        full = await asyncio.wait_for(intel.document_symbols("client.py", depth=None, include_locals=True), 90)
+        full = await asyncio.wait_for(
+            intel.document_symbols(DocumentSymbolsParams(file="client.py", depth=64, include_locals=True)), 90
+        )
         full_names = {(s.container, s.name) for s in full.symbols}
         assert {("Client.send", "prepared"), ("Client.Options", "retries"), ("helper", "doubled")} <= full_names
         assert not full.truncated and full.total == len(full.symbols)
 
-        top = await asyncio.wait_for(intel.document_symbols("client.py", depth=1), 90)
+        top = await asyncio.wait_for(intel.document_symbols(DocumentSymbolsParams(file="client.py", depth=1)), 90)
         assert [s.name for s in top.symbols] == ["Client", "helper"]
 
-        budgeted = await asyncio.wait_for(intel.document_symbols("many.py", max_results=1000, max_chars=2000), 90)
+        budgeted = await asyncio.wait_for(
+            intel.document_symbols(DocumentSymbolsParams(file="many.py", max_results=500, max_chars=2000)), 90
+        )
         size = sum(len(s.model_dump_json(exclude_defaults=True)) + 1 for s in budgeted.symbols)
         assert 0 < len(budgeted.symbols) < 300 and size <= 2000
         assert budgeted.truncated
         assert any("to stay within max_chars=2000" in n for n in budgeted.notes)
 
-        signature = await asyncio.wait_for(intel.get_signature("Client.send", max_chars=20), 90)
+        signature = await asyncio.wait_for(intel.get_signature(SignatureParams(symbol="Client.send", max_chars=20)), 90)
         assert len(signature.signature) <= 20
         assert "signature cut to max_chars=20" in signature.notes
-        found = await asyncio.wait_for(intel.search_code("function_number_7 argument", max_chars=30), 90)
+        workspace = LocalWorkspace(intel.config, intel.index, intel)
+        query = SearchCodeParams(query="function_number_7 argument", max_chars=30)
+        found = await asyncio.wait_for(SEARCH_CODE.run(workspace, query), 90)
         assert found.hits and all(len(h.chunk.text) <= 30 for h in found.hits)
         assert any("hits was cut to max_chars=30" in n for n in found.notes)

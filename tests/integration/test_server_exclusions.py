@@ -8,6 +8,7 @@ from pathlib import Path
 
 from daemon.intel.lsp.registry import exclusion_settings
 from daemon.service.code_intel import CodeIntelService
+from daemon.service.intel_params import WorkspaceSymbolsParams
 from daemon.service.server_exclusions import server_exclusions
 from tests.intel_tools import require_server, workspace_config
 
@@ -65,7 +66,9 @@ def test_what_git_ignores_is_excluded_too(tmp_path: Path) -> None:
 async def _symbols(root: Path, state: Path, max_file_bytes: int) -> set[str]:
     config = workspace_config(root, state, index={"max_file_bytes": max_file_bytes})
     async with CodeIntelService.open(config) as intel:
-        found = await asyncio.wait_for(intel.workspace_symbols("lookup_marker", language="python"), 90)
+        found = await asyncio.wait_for(
+            intel.workspace_symbols(WorkspaceSymbolsParams(query="lookup_marker", language="python")), 90
+        )
         return {s.location.path for s in found.symbols}
 
 

@@ -19,6 +19,7 @@ from daemon.index.scanner import Scanner
 from daemon.index.shared_index import SharedIndex
 from daemon.intel.languages import language_for_path
 from daemon.service.code_intel import CodeIntelService
+from daemon.service.intel_params import DefinitionParams, ReferencesParams, SignatureParams
 from daemon.service.symbol_resolver import SymbolResolver
 from tests.intel_tools import require_server, workspace_config
 
@@ -161,13 +162,13 @@ def test_with_a_built_index_names_are_answered_from_it_without_a_scan(workspace:
 async def test_find_definition_references_and_signature_take_the_public_name(workspace: Path, tmp_path: Path) -> None:
     require_server("python")
     async with CodeIntelService.open(workspace_config(workspace, tmp_path / "state")) as intel:
-        found = await asyncio.wait_for(intel.find_definition("mypkg.get"), 90)
+        found = await asyncio.wait_for(intel.find_definition(DefinitionParams(symbol="mypkg.get")), 90)
         (definition,) = found.definitions
         assert (definition.location.path, definition.location.range.start_line) == ("mypkg/api.py", 1)
         assert any("re-exported by mypkg/__init__.py" in note for note in found.notes)
-        refs = await asyncio.wait_for(intel.get_references("mypkg.Session.request"), 90)
+        refs = await asyncio.wait_for(intel.get_references(ReferencesParams(symbol="mypkg.Session.request")), 90)
         assert {r.location.path for r in refs.references} >= {"app.py"}
-        signature = await asyncio.wait_for(intel.get_signature("mypkg.send"), 90)
+        signature = await asyncio.wait_for(intel.get_signature(SignatureParams(symbol="mypkg.send")), 90)
         assert "def post(url: str) -> str" in signature.signature
         with pytest.raises(InvalidToolInput, match=r"mypkg\.delete"):
-            await intel.find_definition("mypkg.delete")
+            await intel.find_definition(DefinitionParams(symbol="mypkg.delete"))
