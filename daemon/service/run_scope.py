@@ -39,7 +39,7 @@ from daemon.retrieval.run_overlay import (
     RunTreeOverlay,
 )
 from daemon.service.agent_tools import code_intel_tools
-from daemon.vcs import RunWorktrees
+from daemon.vcs.worktrees import RunWorktrees
 
 __all__ = ["RunScopeFactory", "ServiceRunScope"]
 

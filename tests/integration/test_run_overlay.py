@@ -16,7 +16,7 @@ from daemon.retrieval.run_overlay import OverlaySearch, OverlayWorkspace, RunTre
 from daemon.service.capabilities import SEARCH_CODE
 from daemon.service.intel_params import SearchCodeParams
 from daemon.service.workspace_local import LocalWorkspace
-from daemon.vcs import RunWorktrees
+from daemon.vcs.worktrees import RunWorktrees
 
 GIT = ["git", "-c", "user.name=Test", "-c", "user.email=test@example.com", "-c", "init.defaultBranch=main"]
 

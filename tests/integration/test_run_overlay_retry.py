@@ -12,7 +12,7 @@ from daemon.config import load_config
 from daemon.index.workspace_index import WorkspaceIndex
 from daemon.orchestration.run_store import DecisionKind, RunStatus
 from daemon.service.pipeline_host import open_pipeline
-from daemon.vcs import RunWorktrees
+from daemon.vcs.worktrees import RunWorktrees
 from tests.pipeline_support import FAST_RESILIENCE, WAIT, choose, write_script
 
 FEATURE = "feature_with_iterative_testing"
