@@ -165,8 +165,8 @@ class SkipReason(StrEnum):
     PARSE_ERROR = "parse_error"
 
 
-class IndexReport(FrozenModel):
-    """What one (re-)index pass did."""
+class IndexReport(BaseModel):
+    """What one (re-)index pass did (filled in as the pass goes, so not frozen)."""
 
     model_config = ConfigDict(extra="forbid")
 
