@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from daemon.core.languages import CODE_LANGUAGES, language_for_path
 from daemon.intel.chunking import chunk_source
-from daemon.intel.languages import CODE_LANGUAGES, language_for_path
 from daemon.intel.parsers import get_parser
 
 __all__ = ["main"]

@@ -32,11 +32,11 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from daemon.config import Config, load_config
+from daemon.core.languages import language_for_path
 from daemon.core.models import SearchMode
 from daemon.core.ports import DenseEmbedder
 from daemon.index.file_worker import FileJob, WorkerSettings, process_batch
 from daemon.index.workspace_index import WorkspaceIndex
-from daemon.intel.languages import language_for_path
 from daemon.intel.parsers import parse
 
 TREE_SITTER_LANGUAGES = {"python", "javascript", "typescript", "tsx", "go", "rust", "java", "c", "cpp", "markdown"}

@@ -25,9 +25,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from daemon.core.languages import language_for_path
 from daemon.core.models import Chunk, SymbolKind, content_hash
 from daemon.intel.chunking import chunk_source
-from daemon.intel.languages import language_for_path
 
 __all__ = ["CodeSample", "default_node_roots", "extract_js_samples"]
 

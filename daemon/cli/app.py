@@ -15,15 +15,6 @@ import typer
 
 from daemon.cli.context import CliState, JsonOpt, WorkspaceOpt
 from daemon.cli.cve_commands import register_cve_commands
-from daemon.cli.daemon_commands import (
-    daemon_running,
-    remote_reindex,
-    remote_search,
-    remote_status,
-    run_daemon,
-    run_daemon_detached,
-    stop_daemon,
-)
 from daemon.cli.eval_command import eval_command
 from daemon.cli.render import print_daemon, print_report, print_search, print_status
 from daemon.cli.review_commands import register_review_commands
@@ -34,9 +25,18 @@ from daemon.config import Config, config_json_schema
 from daemon.core.models import ChunkKind, SearchMode
 from daemon.errors import DaemonError
 from daemon.service.api import SearchParams
+from daemon.service.daemon_process import (
+    daemon_running,
+    remote_reindex,
+    remote_search,
+    remote_status,
+    run_daemon,
+    run_daemon_detached,
+    stop_daemon,
+)
 
 if TYPE_CHECKING:
-    from daemon.index.workspace_index import WorkspaceIndex
+    from daemon.service.local_index import WorkspaceIndex
 
 __all__ = ["app"]
 
@@ -54,11 +54,10 @@ register_cve_commands(app)
 @contextmanager
 def _open(state: CliState, config: Config, command: str) -> Generator[WorkspaceIndex]:
     """The index opened in this process; ``command`` names this process in the lock (``ided index``)."""
-    from daemon.index.workspace_index import WorkspaceIndex  # the index's imports only where it is opened
+    from daemon.service.local_index import open_local_index  # the index's imports only where it is opened
 
     try:
-        # a moment's wait: another command's look at the lock (`daemon_running`) holds it for an instant
-        with WorkspaceIndex.open(config, holder=f"ided {command}", lock_wait_s=1.0) as ws:
+        with open_local_index(config, command=command) as ws:
             yield ws
     except DaemonError as exc:
         state.fail(str(exc))

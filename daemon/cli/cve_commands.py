@@ -48,14 +48,12 @@ def cve_sync(
     as_json: JsonOpt = False,
 ) -> None:
     """Import the OSV records of an export into the mirror (validated; running it twice changes nothing)."""
-    from daemon.retrieval.osv_sync import sync_mirror
-    from daemon.service.retrieval_sources import mirror_path
+    from daemon.service.osv_audit import sync_osv_mirror
 
     state = _state(ctx)
     config = state.config(workspace)
     try:
-        target = mirror if mirror is not None else mirror_path(config)
-        report = sync_mirror(source, target)
+        report = sync_osv_mirror(config, source, mirror)
     except DaemonError as exc:
         state.fail(str(exc))
     if as_json:
@@ -77,14 +75,12 @@ def cve_audit(
     ctx: typer.Context, mirror: MirrorOpt = None, workspace: WorkspaceOpt = None, as_json: JsonOpt = False
 ) -> None:
     """Match the workspace's locked dependencies against the mirror (what a security stage is given)."""
-    from daemon.retrieval.osv_mirror import OsvMirror
-    from daemon.retrieval.sources import audit_candidates
-    from daemon.service.retrieval_sources import mirror_path
+    from daemon.service.osv_audit import audit_texts, audit_workspace
 
     state = _state(ctx)
     config = state.config(workspace)
     try:
-        report = OsvMirror(mirror if mirror is not None else mirror_path(config)).audit_blocking(config.workspace_path)
+        report = audit_workspace(config, mirror)
     except DaemonError as exc:
         state.fail(str(exc))
     if as_json:
@@ -111,8 +107,8 @@ def cve_audit(
         }
         print(json.dumps(body, indent=2))
         return
-    for candidate in audit_candidates(report):
-        state.out.print(candidate.text, highlight=False, markup=False)
+    for text in audit_texts(report):
+        state.out.print(text, highlight=False, markup=False)
     if report.findings:
         raise typer.Exit(1)
 

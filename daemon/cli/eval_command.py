@@ -78,8 +78,14 @@ def eval_command(
     ] = None,
 ) -> None:
     """Run the golden retrieval set (or, with --localization, a localization set) against its frozen baseline."""
-    from daemon.cli.eval_run import run_with_answers
-    from daemon.retrieval.harness import Baseline, HarnessConfig, check, load_yaml_model, make_baseline
+    from daemon.service.evaluation import (
+        Baseline,
+        HarnessConfig,
+        check,
+        load_yaml_model,
+        make_baseline,
+        run_with_answers,
+    )
 
     state = ctx.obj
     assert isinstance(state, CliState)
@@ -95,7 +101,15 @@ def eval_command(
     try:
         config = load_yaml_model(harness, HarnessConfig)
         baseline_path = harness.parent / config.baseline
-        artifacts = asyncio.run(run_with_answers(golden, config, state, model_answers=answers is AnswerMode.MODEL))
+        artifacts = asyncio.run(
+            run_with_answers(
+                golden,
+                config,
+                state.overrides,
+                model_answers=answers is AnswerMode.MODEL,
+                workspace_config=state.config,
+            )
+        )
     except (OSError, ValueError, DaemonError) as exc:
         state.fail(f"ided eval: {exc}")
     folder = out or Path(tempfile.mkdtemp(prefix="ided-eval-artifacts-"))

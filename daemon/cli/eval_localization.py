@@ -1,72 +1,24 @@
 """``ided eval --localization SET``: real issues over a real repository snapshot, against a frozen baseline.
 
-The set's archive is unpacked into a temporary folder and indexed lexically with its own state (no
-user config, no vectors: the run is reproducible and takes seconds); each task's issue text goes
-through ``WorkspaceIndex.search`` — the ranking every front uses — and is scored by
-:mod:`daemon.retrieval.localization`. A ranking regression (an aggregate under its frozen value, or a
-gold file that leaves the top 5) fails the run; ``--update-baseline`` freezes a new one, and needs a
-higher version and a new justification.
+The set is unpacked, indexed and searched by :mod:`daemon.service.localization_eval`; this prints the
+scores. A ranking regression (an aggregate under its frozen value, or a gold file that leaves the top
+5) fails the run; ``--update-baseline`` freezes a new one, and needs a higher version and a new
+justification.
 """
 
 from __future__ import annotations
 
-import tarfile
-import tempfile
 from pathlib import Path
 
-import yaml
-
 from daemon.cli.context import CliState
-from daemon.config import load_config
-from daemon.core.models import SearchMode
-from daemon.retrieval.localization import (
+from daemon.service.localization_eval import (
     LocalizationBaseline,
-    LocalizationSet,
-    TaskScore,
     aggregate,
     regressions,
-    score_hits,
+    score_localization_set,
 )
 
-__all__ = ["run_localization_set", "score_localization_set"]
-
-SEARCH_K = 50
-
-
-def _read(root: Path, rel: str) -> str | None:
-    try:
-        return (root / rel).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-
-
-def score_localization_set(set_path: Path) -> tuple[LocalizationSet, list[TaskScore]]:
-    """Unpack, index and search every task of the set; the tasks' scores, in order."""
-    from daemon.index.workspace_index import WorkspaceIndex
-
-    spec = LocalizationSet.model_validate(yaml.safe_load(set_path.read_text(encoding="utf-8")))
-    archive = set_path.parent / spec.archive
-    with tempfile.TemporaryDirectory(prefix="ided-eval-localization-") as tmp:
-        root = Path(tmp) / "workspace"
-        root.mkdir()
-        with tarfile.open(archive) as tar:
-            tar.extractall(root, filter="data")
-        config = load_config(
-            root,
-            env={},
-            user_file=Path(tmp) / "no-user-config.toml",
-            overrides={"state_dir": str(Path(tmp) / "state"), "embedding": {"enabled": False}},
-        )
-        scores: list[TaskScore] = []
-        with WorkspaceIndex.open(config) as ws:
-            ws.index()
-            for task in spec.tasks:
-                result = ws.search(task.query, k=SEARCH_K, mode=SearchMode.LEXICAL)
-                hits = [(h.chunk.path, h.chunk.start_line) for h in result.hits]
-                scores.append(
-                    score_hits(task.id, task.gold_files, task.gold_functions, hits, lambda rel: _read(root, rel))
-                )
-    return spec, scores
+__all__ = ["run_localization_set"]
 
 
 def run_localization_set(state: CliState, set_path: Path, *, update_baseline: bool, as_json: bool) -> bool:

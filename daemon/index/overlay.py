@@ -21,6 +21,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable
 
+from daemon.core.languages import language_for_path
 from daemon.core.models import (
     Chunk,
     MatchConfidence,
@@ -36,7 +37,6 @@ from daemon.index.query_analysis import analyze_query
 from daemon.index.ranking import confidence, rank
 from daemon.index.sparse import CodeBm25Encoder
 from daemon.intel.chunking import chunk_source
-from daemon.intel.languages import language_for_path
 
 __all__ = ["OverlayIndex"]
 

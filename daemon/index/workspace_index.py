@@ -12,6 +12,7 @@ from types import TracebackType
 from typing import Self
 
 from daemon.config import Config, default_cache_root
+from daemon.core.languages import language_for_path
 from daemon.core.models import (
     Chunk,
     IndexReport,
@@ -35,7 +36,6 @@ from daemon.index.sparse import CodeBm25Encoder
 from daemon.index.state_files import check_free_space, ensure_state_dir
 from daemon.index.store_factory import open_store
 from daemon.index.workspace_lock import WorkspaceLock
-from daemon.intel.languages import language_for_path
 
 __all__ = ["WorkspaceIndex"]
 

@@ -5,7 +5,7 @@ thread-safe, so ``get_parser`` keeps one per language *per thread*. ``parse(...,
 parses under a request's budget: Tree-sitter's progress callback stops it at the deadline
 (``TooComplex``) and the parser is reset for the next file.
 
-Grammar ids: the code ids of ``daemon.intel.languages`` (``python``, ``javascript``, ``typescript``,
+Grammar ids: the code ids of ``daemon.core.languages`` (``python``, ``javascript``, ``typescript``,
 ``tsx``, ``go``, ``rust``, ``java``, ``c``, ``cpp``) plus ``markdown`` (block grammar) and
 ``markdown_inline`` (inline grammar).
 """

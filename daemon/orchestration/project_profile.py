@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import Field
 
 from daemon.core.frozen_model import FrozenModel
-from daemon.intel.languages import CODE_LANGUAGES, DOC_LANGUAGES, language_for_path
+from daemon.core.languages import CODE_LANGUAGES, DOC_LANGUAGES, language_for_path
 
 __all__ = ["ProjectProfile", "profile_project", "workspace_files"]
 

@@ -26,8 +26,8 @@ from typing import Protocol
 
 from daemon.config import EmbeddingConfig, RetrievalConfig
 from daemon.core.frozen_model import FrozenModel
+from daemon.core.languages import language_for_path
 from daemon.core.models import Chunk, ChunkKind, SearchFilters, SearchHit, SearchMode, SearchResult, SymbolKind
-from daemon.intel.languages import language_for_path
 from daemon.orchestration.plan import ExecutionPlan
 from daemon.orchestration.resilience import ChatCaller
 from daemon.orchestration.state import EnrichedSnippet, StageResult

@@ -10,9 +10,9 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
+from daemon.core.languages import language_for_path
 from daemon.core.models import ChunkKind, SymbolKind
 from daemon.intel.chunking import chunk_source
-from daemon.intel.languages import language_for_path
 from daemon.intel.workspace_paths import contained, secret_reason
 
 __all__ = ["ast_context_map"]

@@ -34,9 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+from daemon.core.languages import language_for_path
 from daemon.core.models import Chunk, SymbolKind
 from daemon.intel.chunking import chunk_source
-from daemon.intel.languages import language_for_path
 from daemon.retrieval.lexical import terms
 from daemon.retrieval.manifests import normalize_name, read_dependencies
 from daemon.retrieval.models import Attribution, Candidate, SourceName

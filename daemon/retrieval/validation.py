@@ -30,8 +30,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from daemon.core.languages import language_for_path
 from daemon.intel.chunking import chunk_source
-from daemon.intel.languages import language_for_path
 from daemon.intel.workspace_paths import contained, secret_reason
 from daemon.retrieval.fusion import FusedPiece
 from daemon.retrieval.lexical import terms

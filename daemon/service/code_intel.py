@@ -41,13 +41,13 @@ from daemon.core.intel_models import (
     SymbolInfo,
     SymbolsResult,
 )
+from daemon.core.languages import CODE_LANGUAGES, language_for_path
 from daemon.core.models import SearchFilters, SearchMode, SearchResult
 from daemon.errors import InvalidToolInput, LanguageServerError
 from daemon.index.scanner import Scanner
 from daemon.index.shared_index import OwnerThread, SharedIndex
 from daemon.intel.ast_nodes import SyntaxFile
 from daemon.intel.import_lines import in_import_statement
-from daemon.intel.languages import CODE_LANGUAGES, language_for_path
 from daemon.intel.lsp.convert import FileLines, LspTarget, diagnostic_info, flatten_document_symbols, symbol_information
 from daemon.intel.lsp.documents import read_text
 from daemon.intel.lsp.pool import LanguageServerPool

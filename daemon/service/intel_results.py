@@ -14,10 +14,10 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from daemon.core.intel_models import CallHierarchyCall, Definition, Location, Reference, SymbolInfo
+from daemon.core.languages import language_for_path
 from daemon.errors import TooComplex
 from daemon.intel.ast_nodes import SyntaxFile, excerpt
 from daemon.intel.chunking import chunk_source
-from daemon.intel.languages import language_for_path
 from daemon.intel.lsp.convert import FileLines, LspTarget, path_of_uri, symbol_kind_name
 from daemon.intel.lsp.documents import read_text, to_lsp_character
 from daemon.intel.parsers import has_grammar

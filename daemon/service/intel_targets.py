@@ -12,8 +12,8 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
+from daemon.core.languages import CODE_LANGUAGES, language_for_path
 from daemon.errors import InvalidToolInput
-from daemon.intel.languages import CODE_LANGUAGES, language_for_path
 from daemon.intel.lsp.documents import read_text
 from daemon.intel.lsp.requests import Place
 from daemon.intel.workspace_paths import WorkspacePaths

@@ -17,9 +17,9 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
+from daemon.core.languages import CODE_LANGUAGES, language_for_path
 from daemon.core.secret_rules import secret_content, secret_name
 from daemon.index.scanner import BUILTIN_EXCLUDED_DIRS
-from daemon.intel.languages import CODE_LANGUAGES, language_for_path
 
 __all__ = ["server_exclusions"]
 

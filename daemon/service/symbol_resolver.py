@@ -17,10 +17,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
+from daemon.core.languages import CODE_LANGUAGES, language_for_path
 from daemon.core.models import Chunk, SymbolKind
 from daemon.index.scanner import Scanner
 from daemon.intel.chunking import chunk_source
-from daemon.intel.languages import CODE_LANGUAGES, language_for_path
 from daemon.service.symbol_reexports import follow, read_workspace_file
 
 __all__ = ["SymbolMatch", "SymbolResolver", "normalize_symbol"]

@@ -14,10 +14,10 @@ from langchain_core.messages import BaseMessage
 from typer.testing import CliRunner
 
 from daemon.cli.app import app
-from daemon.cli.eval_run import run_golden
 from daemon.retrieval.answers import model_answerer
 from daemon.retrieval.harness import Baseline, HarnessConfig, check, load_yaml_model
 from daemon.retrieval.models import Attribution, ContextPiece, SourceName
+from daemon.service.evaluation import run_golden
 
 ROOT = Path(__file__).parents[2]
 GOLDEN = ROOT / "tests" / "golden" / "retrieval_golden.yaml"

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 import daemon.index.ranking as ranking
-from daemon.cli.eval_localization import score_localization_set
 from daemon.retrieval.localization import LocalizationBaseline, aggregate, regressions
+from daemon.service.localization_eval import score_localization_set
 
 SET = Path(__file__).resolve().parents[1] / "golden" / "localization.yaml"
 BASELINE = SET.parent / "localization_baseline.json"

@@ -13,11 +13,11 @@ from textwrap import dedent
 
 import pytest
 
+from daemon.core.languages import language_for_path
 from daemon.core.models import Chunk
 from daemon.errors import InvalidToolInput
 from daemon.index.scanner import Scanner
 from daemon.index.shared_index import SharedIndex
-from daemon.intel.languages import language_for_path
 from daemon.service.code_intel import CodeIntelService
 from daemon.service.intel_params import DefinitionParams, ReferencesParams, SignatureParams
 from daemon.service.symbol_resolver import SymbolResolver

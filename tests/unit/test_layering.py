@@ -1,4 +1,9 @@
-"""Dependencies point one way: fronts -> service -> orchestration -> retrieval | vcs -> index | intel -> core."""
+"""Dependencies point one way: fronts -> service -> orchestration -> retrieval | vcs -> index | intel -> core.
+
+Fronts (``cli``, ``lsp``, ``acp``, ``mcp_servers``) reach the rest only through ``service`` and
+``core``, plus the configuration floor (``config``, ``errors`` and the top-level modules config itself
+stands on: ``trust``, ``workspace_roots``, ``logging_setup``). See docs/architecture.md.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,8 @@ from pathlib import Path
 ROOT = Path(__file__).parents[2]
 LAYERS = {"core": 0, "index": 1, "intel": 1, "retrieval": 2, "vcs": 2, "orchestration": 3, "service": 4}
 FRONTS = {"cli", "lsp", "acp"}
+# what a front may import besides its own package
+FRONT_MAY_IMPORT = {"service", "core", "config", "errors", "trust", "workspace_roots", "logging_setup"}
 
 
 def _imports(path: Path) -> list[str]:
@@ -21,27 +28,35 @@ def _imports(path: Path) -> list[str]:
     return found
 
 
+def _violations_of(rel: Path, modules: list[str]) -> list[str]:
+    """What is wrong with the file at ``rel`` (relative to the root) importing ``modules``."""
+    bad: list[str] = []
+    top, second = rel.parts[0], (rel.parts[1] if len(rel.parts) > 1 else "")
+    here = second if top == "daemon" and len(rel.parts) > 2 else top
+    for module in modules:
+        parts = module.split(".")
+        if parts[0] == "mcp_servers" and here != "mcp_servers":
+            bad.append(f"{rel}: imports {module} (only the MCP front itself)")
+        if parts[0] != "daemon" or len(parts) < 2:
+            continue
+        there = parts[1]
+        if (here in FRONTS or here == "mcp_servers") and there != here and there not in FRONT_MAY_IMPORT:
+            bad.append(f"{rel}: front {here} imports {module} (fronts reach the rest through service and core)")
+        if here in LAYERS and there in LAYERS and LAYERS[there] > LAYERS[here]:
+            bad.append(f"{rel}: {here} imports {module} (a lower layer reaching up)")
+        if here in LAYERS and there in FRONTS:
+            bad.append(f"{rel}: {here} imports the front {module}")
+        if here in FRONTS and there in FRONTS and there != here:
+            bad.append(f"{rel}: front {here} imports front {module}")
+        if here == "core" and there not in {"core"}:
+            bad.append(f"{rel}: core imports {module} (core imports only stdlib and pydantic)")
+    return bad
+
+
 def _violations() -> list[str]:
     bad: list[str] = []
     for path in sorted([*ROOT.glob("daemon/**/*.py"), *ROOT.glob("mcp_servers/**/*.py")]):
-        rel = path.relative_to(ROOT)
-        top, second = rel.parts[0], (rel.parts[1] if len(rel.parts) > 1 else "")
-        here = second if top == "daemon" and path.parent != ROOT / "daemon" else top
-        for module in _imports(path):
-            parts = module.split(".")
-            if parts[0] == "mcp_servers" and here != "mcp_servers":
-                bad.append(f"{rel}: imports {module} (only the MCP front itself)")
-            if parts[0] != "daemon" or len(parts) < 2:
-                continue
-            there = parts[1]
-            if here in LAYERS and there in LAYERS and LAYERS[there] > LAYERS[here]:
-                bad.append(f"{rel}: {here} imports {module} (a lower layer reaching up)")
-            if here in LAYERS and there in FRONTS:
-                bad.append(f"{rel}: {here} imports the front {module}")
-            if here in FRONTS and there in FRONTS and there != here:
-                bad.append(f"{rel}: front {here} imports front {module}")
-            if here == "core" and there not in {"core"}:
-                bad.append(f"{rel}: core imports {module} (core imports only stdlib and pydantic)")
+        bad += _violations_of(path.relative_to(ROOT), _imports(path))
     return bad
 
 
@@ -52,3 +67,22 @@ def test_imports_follow_the_layering() -> None:
 def test_the_scan_sees_the_packages_it_checks() -> None:
     scanned = {p.relative_to(ROOT).parts[1] for p in ROOT.glob("daemon/*/*.py")}
     assert {"core", "index", "intel", "service", "orchestration", "cli", "lsp"} <= scanned
+
+
+def test_a_front_reaching_past_the_service_is_reported() -> None:
+    for front in (
+        "daemon/acp/agent.py",
+        "daemon/cli/app.py",
+        "daemon/lsp/server.py",
+        "mcp_servers/code_intel/server.py",
+    ):
+        for lower in (
+            "orchestration.runtime",
+            "index.workspace_index",
+            "intel.lsp.pool",
+            "vcs.models",
+            "retrieval.agent",
+        ):
+            assert _violations_of(Path(front), [f"daemon.{lower}"]), (front, lower)
+        allowed = ["daemon.service.api", "daemon.core.models", "daemon.config", "daemon.errors", "daemon.trust"]
+        assert _violations_of(Path(front), allowed) == []

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 from typing import Protocol
 
+from daemon.core.languages import CODE_LANGUAGES
 from daemon.core.models import Chunk, ChunkKind
 from daemon.intel.chunking.c_family import CChunker, CppChunker
 from daemon.intel.chunking.ecmascript import EcmaScriptChunker
@@ -30,7 +31,6 @@ from daemon.intel.chunking.python import PythonChunker
 from daemon.intel.chunking.rst import RstChunker
 from daemon.intel.chunking.rust import RustChunker
 from daemon.intel.chunking.text import text_kind, window_chunks
-from daemon.intel.languages import CODE_LANGUAGES
 
 __all__ = ["chunk_source"]
 

@@ -24,8 +24,8 @@ from pydantic import BaseModel
 from pygls.exceptions import JsonRpcException
 
 from daemon.core import intel_models
+from daemon.core.languages import language_for_path
 from daemon.errors import ErrorCode
-from daemon.intel.languages import language_for_path
 from daemon.lsp.convert import PositionMapper
 from daemon.lsp.handlers import daemon_params
 from daemon.service.capabilities import DEFINITION, REFERENCES, SIGNATURE

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from daemon.intel.languages import language_for_path
+from daemon.core.languages import language_for_path
 from daemon.orchestration.project_profile import workspace_files
 
 __all__ = ["FORMAT_PREFIX", "LINT_PREFIX", "MAX_FILES", "Toolchain", "check_command_names", "detect_toolchain"]

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from daemon.core.languages import ALL_LANGUAGES
 from daemon.core.models import Chunk, ChunkKind, SymbolKind
 from daemon.intel.chunking import chunk_source
 from daemon.intel.chunking._common import clean_comment, dedent_doc, normalize_signature, split_rows
-from daemon.intel.languages import ALL_LANGUAGES
 from tests.unit.intel.chunking_support import FIXTURES
 
 

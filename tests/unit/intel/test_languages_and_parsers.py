@@ -7,8 +7,8 @@ import threading
 import pytest
 import tree_sitter
 
+from daemon.core.languages import ALL_LANGUAGES, CODE_LANGUAGES, DOC_LANGUAGES, language_for_path
 from daemon.errors import IndexingError
-from daemon.intel.languages import ALL_LANGUAGES, CODE_LANGUAGES, DOC_LANGUAGES, language_for_path
 from daemon.intel.parsers import GRAMMAR_LANGUAGES, get_language, get_parser, has_grammar, parse
 
 

@@ -1,4 +1,5 @@
-"""``ided daemon`` / ``ided stop`` and the daemon-aware paths of ``index``, ``search`` and ``status``."""
+"""The daemon as a process, for the command line: run it (foreground or detached), stop it, and the
+daemon-aware paths of ``ided index``, ``search`` and ``status`` (through it when it runs)."""
 
 from __future__ import annotations
 

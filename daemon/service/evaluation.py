@@ -1,7 +1,8 @@
-"""The work behind ``ided eval`` (see ``eval_command``): index each fixture workspace, run its tasks.
+"""The work behind ``ided eval``: index each fixture workspace of a golden set, run its tasks, check them.
 
-Imported by the command only when it runs, so that every other ``ided`` command starts without the
-retrieval and chat-model stacks.
+The command (``daemon.cli.eval_command``) imports this only when it runs, so that every other
+``ided`` command starts without the retrieval and chat-model stacks; it reads the harness's models
+(``Baseline``, ``HarnessConfig``, ...) from here too.
 """
 
 from __future__ import annotations
@@ -10,19 +11,38 @@ import asyncio
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from daemon.cli.context import CliState
-from daemon.config import load_config
+from daemon.config import Config, load_config
 from daemon.errors import ConfigError
 from daemon.index.workspace_index import WorkspaceIndex
 from daemon.orchestration.workflow_schema import RetrievalStrategyConfig
 from daemon.retrieval.answers import Answerer, extractive_answer, model_answerer
-from daemon.retrieval.harness import GoldenSet, HarnessConfig, TaskArtifact, inputs_hash, load_yaml_model, run_task
+from daemon.retrieval.harness import (
+    Baseline,
+    GoldenSet,
+    HarnessConfig,
+    TaskArtifact,
+    check,
+    inputs_hash,
+    load_yaml_model,
+    make_baseline,
+    run_task,
+)
 from daemon.service.retrieval_sources import build_retrieval_agent
 
-__all__ = ["ANSWER_ROLE", "run_golden", "run_with_answers"]
+__all__ = [
+    "ANSWER_ROLE",
+    "Baseline",
+    "HarnessConfig",
+    "check",
+    "load_yaml_model",
+    "make_baseline",
+    "run_golden",
+    "run_with_answers",
+]
 
 ANSWER_ROLE = "answer"
 
@@ -81,16 +101,21 @@ async def run_golden(
 
 
 async def run_with_answers(
-    golden: Path, harness: HarnessConfig, state: CliState, *, model_answers: bool
+    golden: Path,
+    harness: HarnessConfig,
+    overrides: dict[str, Any],
+    *,
+    model_answers: bool,
+    workspace_config: Callable[[], Config],
 ) -> list[TaskArtifact]:
-    """``run_golden`` with extractive answers, or with the workspace's chat model writing them."""
+    """``run_golden`` with extractive answers, or with the chat model of ``workspace_config()`` writing them."""
     if not model_answers:
-        return await run_golden(golden, harness, state.overrides)
+        return await run_golden(golden, harness, overrides)
     # the chat-model stack (LangChain) is imported only for model answers: every ided command would pay it
     from daemon.orchestration.llm_providers import HOW_TO_CONFIGURE, ModelRegistry
     from daemon.orchestration.resilience import ResilienceLayer
 
-    workspace = state.config()
+    workspace = workspace_config()
     layer = ResilienceLayer(workspace.pipeline.resilience, cache_path=None)
     try:
         models = ModelRegistry.from_config(
@@ -99,6 +124,6 @@ async def run_with_answers(
         caller = models.caller(ANSWER_ROLE)
         if caller is None:
             raise ConfigError(f"--answers model: no chat model serves the '{ANSWER_ROLE}' role; {HOW_TO_CONFIGURE}")
-        return await run_golden(golden, harness, state.overrides, model_answerer(caller))
+        return await run_golden(golden, harness, overrides, model_answerer(caller))
     finally:
         layer.close()
