@@ -7,15 +7,12 @@ workspace's run branches are available). Anything else is a request for a run.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from enum import StrEnum
 
 from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
 
 __all__ = ["CommandError", "CommandKind", "ParsedPrompt", "available_commands", "parse_command"]
-
-logger = logging.getLogger(__name__)
 
 
 class CommandKind(StrEnum):

@@ -9,7 +9,6 @@ are refused with a message that says so.
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,7 +29,6 @@ from daemon.service.run_models import Attachment
 
 __all__ = ["PromptBlock", "PromptContent", "read_prompt"]
 
-logger = logging.getLogger(__name__)
 
 PromptBlock = (
     TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceContentBlock | EmbeddedResourceContentBlock

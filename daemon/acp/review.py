@@ -11,7 +11,6 @@ and in a ``session/load`` replay (``daemon.acp.review_replay``).
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -52,7 +51,6 @@ __all__ = [
     "review_outcome",
 ]
 
-logger = logging.getLogger(__name__)
 
 ACCEPT = "accept"
 REJECT = "reject"

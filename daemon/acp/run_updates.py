@@ -17,7 +17,6 @@ loaded session shows what the live one showed.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,7 +58,6 @@ from daemon.service.run_models import PlanEntry as StagePlanEntry
 
 __all__ = ["RunPresenter", "SessionUpdate", "selection_thoughts"]
 
-logger = logging.getLogger(__name__)
 
 SessionUpdate = (
     AgentPlanUpdate

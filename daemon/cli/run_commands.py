@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import os
 import sys
 from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine
@@ -44,7 +43,6 @@ if TYPE_CHECKING:  # LangGraph, LangChain, git and YAML load only when a command
 
 __all__ = ["register_run_commands", "runs_app", "workflows_app"]
 
-logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 

@@ -28,7 +28,6 @@ limit. In hybrid search (RRF with the BM25 vector) all four land within 0.826-0.
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Callable
 from typing import Literal
@@ -45,7 +44,6 @@ __all__ = [
     "whole_text",
 ]
 
-logger = logging.getLogger(__name__)
 
 TextVariant = Literal["whole", "compact"]
 DEFAULT_VARIANT: TextVariant = "compact"

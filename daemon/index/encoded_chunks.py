@@ -15,7 +15,6 @@ columns; any other store gets :class:`~daemon.core.ports.StoredPoint` values reb
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -24,8 +23,6 @@ from daemon.core.models import Chunk
 from daemon.core.ports import SparseVector, StoredPoint, VectorStore
 
 __all__ = ["EncodedChunkWriter", "EncodedChunks", "write_encoded"]
-
-logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -12,7 +12,6 @@ query on the same lexical index, and its notes say how complete the vectors are.
 
 from __future__ import annotations
 
-import logging
 import time
 
 from daemon.core.models import MatchConfidence, SearchFilters, SearchHit, SearchMode, SearchResult
@@ -23,7 +22,6 @@ from daemon.index.ranking import confidence, rank
 
 __all__ = ["DENSE_MIN_FRACTION", "LEXICAL_CANDIDATES", "MAX_K", "HybridSearcher"]
 
-logger = logging.getLogger(__name__)
 
 LEXICAL_CANDIDATES = 400
 DENSE_MIN_FRACTION = 0.95

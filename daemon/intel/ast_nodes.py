@@ -12,7 +12,6 @@ them off the event loop.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 
 from tree_sitter import Node, Tree
@@ -24,7 +23,6 @@ from daemon.intel.syntax_budget import DEFAULT_BUDGET, BudgetClock, SyntaxBudget
 
 __all__ = ["CLASS_NODE_TYPES", "FUNCTION_NODE_TYPES", "SyntaxFile", "excerpt"]
 
-logger = logging.getLogger(__name__)
 
 FUNCTION_NODE_TYPES: frozenset[str] = frozenset(
     {

@@ -17,7 +17,6 @@ resolved path, so ``src/../../etc/passwd`` and a link to ``/etc`` are both caugh
 from __future__ import annotations
 
 import errno
-import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -28,7 +27,6 @@ from daemon.errors import InvalidToolInput, PathOutsideWorkspace, SecretRefused
 
 __all__ = ["PATH_MAX", "SECRET_SNIFF_BYTES", "ResolvedPath", "WorkspacePaths", "contained", "locate", "secret_reason"]
 
-logger = logging.getLogger(__name__)
 
 PATH_MAX = 4096
 """The longest path Linux accepts (``PATH_MAX``); a longer one is refused before it touches the disk."""

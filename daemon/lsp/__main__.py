@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,8 +18,6 @@ from daemon.logging_setup import configure_logging
 from daemon.lsp.server import build_server, serve_stdio, serve_tcp
 
 __all__ = ["main", "parse_overrides"]
-
-logger = logging.getLogger(__name__)
 
 
 def parse_overrides(pairs: list[str]) -> dict[str, Any]:

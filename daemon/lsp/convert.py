@@ -8,7 +8,6 @@ functions here read files, so handlers call them off the event loop (``asyncio.t
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
 from lsprotocol import types
@@ -40,7 +39,6 @@ __all__ = [
     "symbol_information",
 ]
 
-logger = logging.getLogger(__name__)
 
 PREVIEW_LINES = 8
 PREVIEW_CHARS = 600

@@ -13,7 +13,6 @@ race its migrations.
 from __future__ import annotations
 
 import importlib
-import logging
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -28,7 +27,6 @@ from daemon.orchestration.run_store_open import driver_missing, redact_url
 
 __all__ = ["checkpoint_path", "checkpoint_url", "open_checkpointer"]
 
-logger = logging.getLogger(__name__)
 
 _LOCK_SPACE = 0x1DED  # the run store's advisory-lock space; 1: the checkpoint tables' set-up
 _SETUP_LOCK = 1

@@ -15,7 +15,6 @@ Required stages are always included.
 
 from __future__ import annotations
 
-import logging
 import math
 import re
 from collections import Counter
@@ -35,7 +34,6 @@ from daemon.orchestration.workflow_schema import StageDefault, StageType, Workfl
 
 __all__ = ["decide_stages", "score_workflows", "select_deterministically", "words"]
 
-logger = logging.getLogger(__name__)
 
 _WORD = re.compile(r"[a-z][a-z0-9]+")
 # fmt: off

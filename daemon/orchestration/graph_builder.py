@@ -19,7 +19,6 @@ decides no route.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -57,7 +56,6 @@ __all__ = [
     "graph_mermaid",
 ]
 
-logger = logging.getLogger(__name__)
 
 PipelineGraph = CompiledStateGraph[ExecutionState, "RunContext", ExecutionState, ExecutionState]
 

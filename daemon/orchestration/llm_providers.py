@@ -18,7 +18,6 @@ the environment in (only the composition root reads ``os.environ``).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -40,7 +39,6 @@ __all__ = [
     "role_candidates",
 ]
 
-logger = logging.getLogger(__name__)
 
 ORCHESTRATOR_ROLE = "orchestrator"
 RETRIEVAL_ROLE = "retrieval"

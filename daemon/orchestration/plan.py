@@ -13,7 +13,6 @@ Required stages are always planned, whatever the decisions say.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 
 from pydantic import Field
@@ -35,8 +34,6 @@ from daemon.orchestration.workflow_schema import (
 )
 
 __all__ = ["ExecutionPlan", "PlannedStage", "SkippedStage", "StageRoute", "assemble_plan"]
-
-logger = logging.getLogger(__name__)
 
 
 class StageRoute(FrozenModel):

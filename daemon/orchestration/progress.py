@@ -21,7 +21,6 @@ Kinds that fronts map 1:1 onto their protocol (ACP session updates, LSP ``ided/r
 from __future__ import annotations
 
 import asyncio
-import logging
 from enum import StrEnum
 from types import TracebackType
 from typing import Any, Literal, Self
@@ -47,7 +46,6 @@ __all__ = [
     "ToolLocation",
 ]
 
-logger = logging.getLogger(__name__)
 
 PROGRESS_MESSAGE_TYPE = "langgraph_execution_progress"
 

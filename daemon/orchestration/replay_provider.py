@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import re
 import threading
 import time
@@ -56,8 +55,6 @@ from daemon.core.frozen_model import FrozenModel
 from daemon.errors import ConfigError
 
 __all__ = ["ReplayChatModel", "ReplayEntry", "ReplayExhausted", "ReplayScript", "ReplayToolCall", "ScriptedFailure"]
-
-logger = logging.getLogger(__name__)
 
 
 class ReplayExhausted(RuntimeError):

@@ -9,7 +9,6 @@ agents' event sink (``AgentEvents``): their text and tool calls become ``agent_m
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from daemon.orchestration.agents.events import AgentRef, ToolCallEvent
@@ -29,8 +28,6 @@ from daemon.orchestration.state import ExecutionState, StageResult
 from daemon.orchestration.stop_decision import StopDecision, utc_now
 
 __all__ = ["RunReporter"]
-
-logger = logging.getLogger(__name__)
 
 
 class RunReporter:

@@ -19,7 +19,6 @@ runtime can put its answer into the initial ``enriched_context``.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -56,8 +55,6 @@ __all__ = [
     "stage_hints",
     "upfront_context",
 ]
-
-logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -17,7 +17,6 @@ in words, for the decision log.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
 
@@ -39,7 +38,6 @@ __all__ = [
     "route_entry",
 ]
 
-logger = logging.getLogger(__name__)
 
 ADAPTIVE_NODE = "adaptive_retrieval"
 DONE_NODE = "done"

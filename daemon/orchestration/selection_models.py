@@ -7,7 +7,6 @@ which sends the answer back to the model with the validation error).
 
 from __future__ import annotations
 
-import logging
 from enum import StrEnum
 from typing import Literal
 
@@ -25,8 +24,6 @@ __all__ = [
     "StageDecision",
     "WorkflowScore",
 ]
-
-logger = logging.getLogger(__name__)
 
 
 class SelectionPath(StrEnum):

@@ -13,7 +13,6 @@ The prompt names ``Stage:``, ``Agent:`` and ``Attempt:`` on lines of their own, 
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -44,8 +43,6 @@ __all__ = [
     "run_stage",
     "task_lines",
 ]
-
-logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, kw_only=True)

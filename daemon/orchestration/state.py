@@ -7,7 +7,6 @@ models.
 
 from __future__ import annotations
 
-import logging
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -26,8 +25,6 @@ __all__ = [
     "StageResult",
     "to_channel_values",
 ]
-
-logger = logging.getLogger(__name__)
 
 
 class AgentOutcome(FrozenModel):

@@ -12,7 +12,6 @@ and ``run:<id>/route:<n>`` for the n-th routing decision (1-based).
 
 from __future__ import annotations
 
-import logging
 from datetime import UTC, datetime
 from enum import StrEnum
 
@@ -23,8 +22,6 @@ from daemon.orchestration.plan import ExecutionPlan
 from daemon.orchestration.state import ExecutionState
 
 __all__ = ["StopDecision", "StopStatus", "cancelled_stop", "decide_stop", "error_stop", "utc_now"]
-
-logger = logging.getLogger(__name__)
 
 
 def utc_now() -> str:

@@ -9,7 +9,6 @@ enough to hand back to the model for a retry.
 from __future__ import annotations
 
 import json
-import logging
 import re
 from typing import Any, TypeVar
 
@@ -17,7 +16,6 @@ from pydantic import BaseModel, ValidationError
 
 __all__ = ["AnswerInvalid", "extract_json", "json_instructions", "parse_answer"]
 
-logger = logging.getLogger(__name__)
 
 M = TypeVar("M", bound=BaseModel)
 

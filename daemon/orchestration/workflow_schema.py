@@ -16,7 +16,6 @@ duplicate ids) lives in ``workflow_loader``.
 
 from __future__ import annotations
 
-import logging
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -48,7 +47,6 @@ __all__ = [
     "workflow_json_schema",
 ]
 
-logger = logging.getLogger(__name__)
 
 DONE = "DONE"
 """Routing target: the run reached its end (the stop decision still judges the results)."""

@@ -26,7 +26,6 @@ specification's objects, and numbers that name no stage, are problems (``Spellin
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -36,7 +35,6 @@ from daemon.orchestration.workflow_schema import StageType, WorkflowNote
 
 __all__ = ["Normalised", "SpellingProblem", "normalise"]
 
-logger = logging.getLogger(__name__)
 
 _WORKFLOW_TYPES = {
     "code_implementation": "code",

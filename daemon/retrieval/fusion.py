@@ -47,7 +47,6 @@
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -62,7 +61,6 @@ from daemon.retrieval.tokens import TokenCounter
 
 __all__ = ["FusedPiece", "Fusion", "fit_budget", "outline_wanted", "render_piece"]
 
-logger = logging.getLogger(__name__)
 
 _RRF_K = 10
 _RANK_WEIGHT = 0.2

@@ -17,7 +17,6 @@ the context and its quote is in a cited file at the cited lines now.
 from __future__ import annotations
 
 import json
-import logging
 import time
 import uuid
 from collections.abc import Sequence
@@ -63,7 +62,6 @@ __all__ = [
     "run_task",
 ]
 
-logger = logging.getLogger(__name__)
 
 ARTIFACT_VERSION = 1
 

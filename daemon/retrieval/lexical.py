@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Iterable
 
 __all__ = ["ENGLISH_STOP_WORDS", "overlap", "terms"]
 
-logger = logging.getLogger(__name__)
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")

@@ -24,7 +24,6 @@ dependency keeps where it was declared (``file:line``) so a finding can be cited
 from __future__ import annotations
 
 import json
-import logging
 import os
 import re
 import tomllib
@@ -35,7 +34,6 @@ from typing import Any, cast
 
 __all__ = ["MAX_DEPTH", "Dependency", "DependencyScan", "normalize_name", "read_dependencies"]
 
-logger = logging.getLogger(__name__)
 
 MAX_DEPTH = 4
 _MAX_BYTES = 20 * 1024 * 1024

@@ -6,7 +6,6 @@ is the internal value the sources hand to fusion (a frozen dataclass).
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -33,8 +32,6 @@ __all__ = [
     "StageHints",
     "WorkflowKind",
 ]
-
-logger = logging.getLogger(__name__)
 
 
 class SourceName(StrEnum):

@@ -16,7 +16,6 @@ The report counts records added, updated, unchanged, older than the stored ones 
 from __future__ import annotations
 
 import json
-import logging
 import os
 import tempfile
 import zipfile
@@ -32,7 +31,6 @@ from daemon.retrieval.osv_records import INDEX_NAME, INDEX_VERSION, IndexEntry, 
 
 __all__ = ["MAX_RECORD_BYTES", "SyncReport", "sync_mirror"]
 
-logger = logging.getLogger(__name__)
 
 MAX_RECORD_BYTES = 8 * 1024 * 1024
 _KEPT_PROBLEMS = 10

@@ -8,7 +8,6 @@ protocols instead of importing the workflow schema.
 from __future__ import annotations
 
 import asyncio
-import logging
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -35,8 +34,6 @@ __all__ = [
     "StrategyLike",
     "SyncSearchable",
 ]
-
-logger = logging.getLogger(__name__)
 
 
 class RagSourceLike(Protocol):

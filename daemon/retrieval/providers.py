@@ -8,7 +8,6 @@ configured timeout; the agent adds its own per-source timeout and circuit breake
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -29,7 +28,6 @@ __all__ = [
     "web_provider",
 ]
 
-logger = logging.getLogger(__name__)
 
 _ADVISORY_ID = re.compile(r"^(CVE-\d{4}-\d{4,}|GHSA(-[0-9a-z]{4}){3}|PYSEC-\d{4}-\d+)$", re.I)
 _PINNED = re.compile(r"^([A-Za-z][\w.-]*)==(\d[\w.+-]*)$")

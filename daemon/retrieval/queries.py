@@ -9,7 +9,6 @@ task itself too. Both generators' queries go to the decision log with their purp
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -24,7 +23,6 @@ from daemon.retrieval.ports import QueryModel
 
 __all__ = ["QueryPlan", "deterministic_queries", "extract_signals", "model_queries"]
 
-logger = logging.getLogger(__name__)
 
 _IDENT = re.compile(
     r"`([^`\n]{2,80})`|\b([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+|[A-Za-z_][A-Za-z0-9_]*)\b"

@@ -7,7 +7,6 @@ agent runs them in parallel, each under a timeout and a circuit breaker (``Sourc
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -36,8 +35,6 @@ __all__ = [
     "candidate_from_hit",
     "ranked",
 ]
-
-logger = logging.getLogger(__name__)
 
 
 class Source(Protocol):

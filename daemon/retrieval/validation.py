@@ -24,7 +24,6 @@ Every drop is a ``Rejection`` with its reason; the agent puts them in the decisi
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -39,7 +38,6 @@ from daemon.retrieval.models import Rejection, SourceName, WorkflowKind
 
 __all__ = ["ValidationOutcome", "Validator", "grounded"]
 
-logger = logging.getLogger(__name__)
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _NEGATION = re.compile(r"\b(not|never|no longer|deprecated|instead of|rejected|superseded|don't|do not|avoid)\b", re.I)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
@@ -11,8 +10,6 @@ from daemon.core.models import Chunk, content_hash
 from daemon.core.ports import DenseEmbedder, VectorStore
 
 __all__ = ["EmbedderVectors", "IndexVectors", "StoreVectors"]
-
-logger = logging.getLogger(__name__)
 
 
 class StoreVectors:

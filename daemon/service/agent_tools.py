@@ -16,7 +16,6 @@ workspace's language servers, which follow the user's tree (agents read their ed
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool
@@ -29,7 +28,6 @@ from daemon.service.capability import Capability
 
 __all__ = ["INTEL_TOOL_NAMES", "code_intel_tools"]
 
-logger = logging.getLogger(__name__)
 
 INTEL_TOOL_NAMES: tuple[str, ...] = tuple(c.name for c in CAPABILITIES)
 """The agents' code-intel tool names: every capability of the registry."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import os
 import re
 import sys
@@ -21,7 +20,6 @@ from daemon.service.rpc import STREAM_LIMIT, NotificationHandler, RpcConnection
 
 __all__ = ["DaemonClient", "DaemonUnavailable", "spawn_daemon"]
 
-logger = logging.getLogger(__name__)
 
 M = TypeVar("M", bound=BaseModel)
 ClientKind = Literal["lsp", "mcp", "acp", "cli", "other"]

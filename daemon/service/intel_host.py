@@ -10,7 +10,6 @@ forwards the watcher's changes to the language servers so their answers follow t
 from __future__ import annotations
 
 import contextlib
-import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,8 +22,6 @@ from daemon.service.index_host import IndexHost
 from daemon.service.rpc import Handler
 
 __all__ = ["IntelHost"]
-
-logger = logging.getLogger(__name__)
 
 
 class IntelHost:

@@ -10,7 +10,6 @@ the new tip. Everything else the user has (other edits, staged or not) stays as 
 
 from __future__ import annotations
 
-import logging
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,7 +31,6 @@ __all__ = [
     "user_branch",
 ]
 
-logger = logging.getLogger(__name__)
 
 LITERAL: Mapping[str, str] = {"GIT_LITERAL_PATHSPECS": "1"}
 """Paths are paths, never glob patterns."""

@@ -6,7 +6,6 @@ command and what git printed; callers that expect a non-zero exit (``diff --quie
 
 from __future__ import annotations
 
-import logging
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -19,7 +18,6 @@ from daemon.errors import VcsError
 
 __all__ = ["DEFAULT_TIMEOUT_S", "IDED_IDENTITY", "GitRunner", "temp_index_env"]
 
-logger = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT_S = 120.0
 """Upper bound of one git call (a worktree checkout of a large repository is the slowest)."""

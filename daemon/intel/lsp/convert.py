@@ -6,7 +6,6 @@ columns and to quote lines): async callers run it through ``asyncio.to_thread``.
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,7 +33,6 @@ __all__ = [
     "symbol_kind_name",
 ]
 
-logger = logging.getLogger(__name__)
 
 _FENCE = re.compile(r"```[\w+-]*\n(.*?)```", re.DOTALL)
 Severity = Literal["error", "warning", "information", "hint"]

@@ -13,7 +13,6 @@ tool needs (binary, too large).
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 import time
 from collections import OrderedDict
@@ -34,7 +33,6 @@ __all__ = [
     "to_lsp_character",
 ]
 
-logger = logging.getLogger(__name__)
 
 MAX_DOCUMENT_BYTES = 5_000_000
 """Files larger than this are not sent to a language server (generated code, bundles)."""

@@ -23,7 +23,6 @@ server: its spec carries the refusal and ``how_to_trust``, and its calls answer 
 
 from __future__ import annotations
 
-import logging
 import os
 import shutil
 import subprocess
@@ -35,8 +34,6 @@ from typing import Any
 from daemon.config import IntelConfig
 
 __all__ = ["LANGUAGE_IDS", "ServerCandidate", "ServerSpec", "exclusion_settings", "lsp_language_id", "resolve_servers"]
-
-logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

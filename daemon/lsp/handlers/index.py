@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
@@ -18,7 +17,6 @@ if TYPE_CHECKING:
 
 __all__ = ["SYMBOL_CANDIDATES", "SYMBOL_LIMIT", "register"]
 
-logger = logging.getLogger(__name__)
 
 SYMBOL_CANDIDATES = 100
 SYMBOL_LIMIT = 50

@@ -15,7 +15,6 @@ serves it instead or why it does not: a registry entry that is in neither fails 
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -32,8 +31,6 @@ if TYPE_CHECKING:
     from daemon.lsp.server import IdedLanguageServer
 
 __all__ = ["BINDINGS", "ELSEWHERE", "LspBinding", "register", "target_values"]
-
-logger = logging.getLogger(__name__)
 
 
 def target_values(mapper: PositionMapper, params: SymbolTargetParams, method: str) -> dict[str, Any]:

@@ -9,7 +9,6 @@ loop detaches from the daemon once it returns.
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,8 +21,6 @@ if TYPE_CHECKING:
     from daemon.lsp.server import IdedLanguageServer
 
 __all__ = ["register", "workspace_root"]
-
-logger = logging.getLogger(__name__)
 
 
 def workspace_root(params: types.InitializeParams) -> Path:

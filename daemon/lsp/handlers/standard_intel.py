@@ -15,7 +15,6 @@ failures (no language server, a timeout) are JSON-RPC errors carrying the ided e
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -36,7 +35,6 @@ if TYPE_CHECKING:
 
 __all__ = ["OPTION", "enabled", "hover_markdown", "register"]
 
-logger = logging.getLogger(__name__)
 
 R = TypeVar("R", bound=BaseModel)
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import os
 import shlex
 import signal
@@ -24,7 +23,6 @@ from daemon.errors import InvalidToolInput
 
 __all__ = ["CommandResult", "CommandRunner"]
 
-logger = logging.getLogger(__name__)
 
 _KILL_WAIT_S = 5.0
 _READ_SIZE = 65536

@@ -7,7 +7,6 @@ and no host tools offers nothing to call: its agents are the plain one-call ``Ll
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -18,8 +17,6 @@ from daemon.orchestration.agents.events import NO_EVENTS, AgentEvents
 from daemon.orchestration.agents.workspace_files import RunFiles
 
 __all__ = ["AgentEnvironment"]
-
-logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, kw_only=True)

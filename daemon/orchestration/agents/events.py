@@ -7,13 +7,11 @@ sink, which the runtime implements with the run's reporter (events ``agent_messa
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 __all__ = ["NO_EVENTS", "AgentEvents", "AgentRef", "NoEvents", "ToolCallEvent", "ToolCallLocation"]
 
-logger = logging.getLogger(__name__)
 
 ToolKindName = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
 ToolStatusName = Literal["pending", "in_progress", "completed", "failed"]

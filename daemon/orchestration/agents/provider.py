@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import logging
-
 from daemon.orchestration.agents.environment import AgentEnvironment
 from daemon.orchestration.agents.tool_agent import ToolCallingAgent
 from daemon.orchestration.llm_providers import ModelRegistry
@@ -12,8 +10,6 @@ from daemon.orchestration.stage_agents import LlmStageAgent, StageAgent
 from daemon.orchestration.workflow_schema import AgentSpec
 
 __all__ = ["ToolAgentProvider"]
-
-logger = logging.getLogger(__name__)
 
 
 class ToolAgentProvider:

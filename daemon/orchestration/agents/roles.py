@@ -9,13 +9,10 @@ stage's task context come after it.
 
 from __future__ import annotations
 
-import logging
-
 from daemon.orchestration.workflow_schema import StageType
 
 __all__ = ["COMMAND_STAGE_TYPES", "EDITING_STAGE_TYPES", "role_prompt"]
 
-logger = logging.getLogger(__name__)
 
 EDITING_STAGE_TYPES = frozenset(
     {

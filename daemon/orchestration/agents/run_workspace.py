@@ -11,7 +11,6 @@ writes nothing. All git work runs in worker threads.
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
@@ -30,8 +29,6 @@ from daemon.orchestration.state import StageResult
 from daemon.vcs.worktrees import RunWorktrees
 
 __all__ = ["RunWorkspace", "plan_edits"]
-
-logger = logging.getLogger(__name__)
 
 
 def plan_edits(plan: ExecutionPlan) -> bool:

@@ -17,7 +17,6 @@ agent (the first whose id names format or lint, else the first agent) runs every
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Sequence
 
@@ -38,7 +37,6 @@ from daemon.orchestration.workflow_schema import AgentSpec, StageType
 
 __all__ = ["TEST_COMMAND", "ToolCallingAgent"]
 
-logger = logging.getLogger(__name__)
 
 TEST_COMMAND = "test"
 """The command a test_execution stage runs when its agent ran none."""

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
-import logging
 import os
 from pathlib import Path
 from typing import Protocol
@@ -23,7 +22,6 @@ from daemon.intel.workspace_paths import contained, secret_reason
 
 __all__ = ["MAX_LIST_ENTRIES", "MAX_READ_CHARS", "FileReader", "RunFiles", "WriteRefused"]
 
-logger = logging.getLogger(__name__)
 
 MAX_READ_CHARS = 200_000
 """A read returns at most this many characters (the rest is cut with a note)."""
