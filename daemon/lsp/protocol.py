@@ -293,127 +293,77 @@ class IndexChangedParams:
 
 
 # -- messages -----------------------------------------------------------------------------------
-# One request and one response class per method, as lsprotocol has for the standard methods.
+# One request and one response class per method, as lsprotocol has for the standard methods; built
+# by one factory (the extension modules, ``run_protocol``, use it too).
 
 
-@_wire
-@attrs.frozen(kw_only=True)
-class IndexSearchRequest:
-    id: int | str
-    params: IndexSearchParams
-    method: str = LspMethods.INDEX_SEARCH
-    jsonrpc: str = "2.0"
+def request_types(
+    name: str, method: str, params: Any, result: type, *, params_optional: bool = False
+) -> tuple[type, type]:
+    """The wire request ``<name>Request`` (``id``, ``params``, ``method``) and response ``<name>Response``."""
+    params_field = attrs.field(type=params | None, default=None) if params_optional else attrs.field(type=params)
+    request = attrs.make_class(
+        name + "Request",
+        {
+            "id": attrs.field(type=int | str),
+            "params": params_field,
+            "method": attrs.field(type=str, default=method),
+            "jsonrpc": attrs.field(type=str, default="2.0"),
+        },
+        frozen=True,
+        kw_only=True,
+    )
+    response = attrs.make_class(
+        name + "Response",
+        {
+            "id": attrs.field(type=int | str),
+            "result": attrs.field(type=result),
+            "jsonrpc": attrs.field(type=str, default="2.0"),
+        },
+        frozen=True,
+        kw_only=True,
+    )
+    return _wire(request), _wire(response)
 
 
-@_wire
-@attrs.frozen(kw_only=True)
-class IndexSearchResponse:
-    id: int | str
-    result: IndexSearchResult
-    jsonrpc: str = "2.0"
+def notification_type(name: str, method: str, params: type) -> type:
+    """The wire notification ``name`` (``params``, ``method``)."""
+    notification = attrs.make_class(
+        name,
+        {
+            "params": attrs.field(type=params),
+            "method": attrs.field(type=str, default=method),
+            "jsonrpc": attrs.field(type=str, default="2.0"),
+        },
+        frozen=True,
+        kw_only=True,
+    )
+    return _wire(notification)
 
 
-@_wire
-@attrs.frozen(kw_only=True)
-class IndexStatusRequest:
-    id: int | str
-    params: EmptyParams | None = None
-    method: str = LspMethods.INDEX_STATUS
-    jsonrpc: str = "2.0"
-
-
-@_wire
-@attrs.frozen(kw_only=True)
-class IndexStatusResponse:
-    id: int | str
-    result: IndexStatusResult
-    jsonrpc: str = "2.0"
-
-
-@_wire
-@attrs.frozen(kw_only=True)
-class DefinitionRequest:
-    id: int | str
-    params: SymbolTargetParams
-    method: str = LspMethods.INTEL_DEFINITION
-    jsonrpc: str = "2.0"
-
-
-@_wire
-@attrs.frozen(kw_only=True)
-class DefinitionResponse:
-    id: int | str
-    result: DefinitionResult
-    jsonrpc: str = "2.0"
-
-
-@_wire
-@attrs.frozen(kw_only=True)
-class ReferencesRequest:
-    id: int | str
-    params: ReferencesParams
-    method: str = LspMethods.INTEL_REFERENCES
-    jsonrpc: str = "2.0"
-
-
-@_wire
-@attrs.frozen(kw_only=True)
-class ReferencesResponse:
-    id: int | str
-    result: ReferencesResult
-    jsonrpc: str = "2.0"
-
-
-@_wire
-@attrs.frozen(kw_only=True)
-class SignatureRequest:
-    id: int | str
-    params: SymbolTargetParams
-    method: str = LspMethods.INTEL_SIGNATURE
-    jsonrpc: str = "2.0"
-
-
-@_wire
-@attrs.frozen(kw_only=True)
-class SignatureResponse:
-    id: int | str
-    result: SignatureResult
-    jsonrpc: str = "2.0"
-
-
-@_wire
-@attrs.frozen(kw_only=True)
-class AstNodeRequest:
-    id: int | str
-    params: AstNodeParams
-    method: str = LspMethods.INTEL_AST_NODE
-    jsonrpc: str = "2.0"
-
-
-@_wire
-@attrs.frozen(kw_only=True)
-class AstNodeResponse:
-    id: int | str
-    result: AstNodeResult
-    jsonrpc: str = "2.0"
-
-
-@_wire
-@attrs.frozen(kw_only=True)
-class IndexChangedNotification:
-    params: IndexChangedParams
-    method: str = LspMethods.INDEX_CHANGED
-    jsonrpc: str = "2.0"
-
+IndexSearchRequest, IndexSearchResponse = request_types(
+    "IndexSearch", LspMethods.INDEX_SEARCH, IndexSearchParams, IndexSearchResult
+)
 
 MESSAGE_TYPES: dict[str, tuple[type, type | None]] = {
     LspMethods.INDEX_SEARCH: (IndexSearchRequest, IndexSearchResponse),
-    LspMethods.INDEX_STATUS: (IndexStatusRequest, IndexStatusResponse),
-    LspMethods.INTEL_DEFINITION: (DefinitionRequest, DefinitionResponse),
-    LspMethods.INTEL_REFERENCES: (ReferencesRequest, ReferencesResponse),
-    LspMethods.INTEL_SIGNATURE: (SignatureRequest, SignatureResponse),
-    LspMethods.INTEL_AST_NODE: (AstNodeRequest, AstNodeResponse),
-    LspMethods.INDEX_CHANGED: (IndexChangedNotification, None),
+    LspMethods.INDEX_STATUS: request_types(
+        "IndexStatus", LspMethods.INDEX_STATUS, EmptyParams, IndexStatusResult, params_optional=True
+    ),
+    LspMethods.INTEL_DEFINITION: request_types(
+        "Definition", LspMethods.INTEL_DEFINITION, SymbolTargetParams, DefinitionResult
+    ),
+    LspMethods.INTEL_REFERENCES: request_types(
+        "References", LspMethods.INTEL_REFERENCES, ReferencesParams, ReferencesResult
+    ),
+    LspMethods.INTEL_SIGNATURE: request_types(
+        "Signature", LspMethods.INTEL_SIGNATURE, SymbolTargetParams, SignatureResult
+    ),
+    LspMethods.INTEL_AST_NODE: request_types("AstNode", LspMethods.INTEL_AST_NODE, AstNodeParams, AstNodeResult),
+    LspMethods.INDEX_CHANGED: (
+        notification_type("IndexChangedNotification", LspMethods.INDEX_CHANGED, IndexChangedParams),
+        None,
+    ),
 }
 
 

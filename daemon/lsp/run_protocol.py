@@ -10,7 +10,7 @@ from typing import Any
 
 import attrs
 
-from daemon.lsp.protocol import LspMethods, extend_messages, wire
+from daemon.lsp.protocol import LspMethods, extend_messages, notification_type, request_types, wire
 
 __all__ = [
     "RunAcceptResult",
@@ -168,42 +168,8 @@ class RunProgressParams:
 
 
 def _request(name: str, method: str, params: type, result: type) -> tuple[type, type]:
-    request = attrs.make_class(
-        name + "Request",
-        {
-            "id": attrs.field(type=int | str),
-            "params": attrs.field(type=params),
-            "method": attrs.field(type=str, default=method),
-            "jsonrpc": attrs.field(type=str, default="2.0"),
-        },
-        frozen=True,
-        kw_only=True,
-    )
-    response = attrs.make_class(
-        name + "Response",
-        {
-            "id": attrs.field(type=int | str),
-            "result": attrs.field(type=result),
-            "jsonrpc": attrs.field(type=str, default="2.0"),
-        },
-        frozen=True,
-        kw_only=True,
-    )
-    return wire(request), wire(response)
+    return request_types(name, method, params, result)
 
-
-RunProgressNotification = wire(
-    attrs.make_class(
-        "RunProgressNotification",
-        {
-            "params": attrs.field(type=RunProgressParams),
-            "method": attrs.field(type=str, default=LspMethods.RUN_PROGRESS),
-            "jsonrpc": attrs.field(type=str, default="2.0"),
-        },
-        frozen=True,
-        kw_only=True,
-    )
-)
 
 extend_messages(
     {
@@ -214,6 +180,9 @@ extend_messages(
         LspMethods.RUN_REJECT: _request("RunReject", LspMethods.RUN_REJECT, RunIdParams, RunRejectResult),
         LspMethods.RUN_ROLLBACK: _request("RunRollback", LspMethods.RUN_ROLLBACK, RunIdParams, RunRollbackResult),
         LspMethods.RUN_FEEDBACK: _request("RunFeedback", LspMethods.RUN_FEEDBACK, RunFeedbackParams, RunStartResult),
-        LspMethods.RUN_PROGRESS: (RunProgressNotification, None),
+        LspMethods.RUN_PROGRESS: (
+            notification_type("RunProgressNotification", LspMethods.RUN_PROGRESS, RunProgressParams),
+            None,
+        ),
     }
 )

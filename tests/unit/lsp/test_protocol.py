@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import cattrs
 import pytest
 from lsprotocol import types
 
 from daemon.core.models import SearchMode
 from daemon.lsp.protocol import (
+    IndexSearchParams,
     IndexSearchRequest,
     ReferencesParams,
     ScopeItem,
@@ -20,11 +23,14 @@ from daemon.lsp.protocol import (
 def test_params_travel_in_camel_case_and_enums_by_value() -> None:
     converter = make_converter()
     params = {"query": "q", "pathGlob": "src/*", "mode": "lexical"}
+    envelope: type[Any] = IndexSearchRequest
     request = converter.structure(
-        {"jsonrpc": "2.0", "id": 1, "method": "ided/index/search", "params": params}, IndexSearchRequest
+        {"jsonrpc": "2.0", "id": 1, "method": "ided/index/search", "params": params}, envelope
     )
-    assert request.params.path_glob == "src/*"
-    assert request.params.mode is SearchMode.LEXICAL
+    searched = request.params
+    assert isinstance(searched, IndexSearchParams)  # the generated envelope holds the typed params
+    assert searched.path_glob == "src/*"
+    assert searched.mode is SearchMode.LEXICAL
     references = converter.structure({"symbol": "f", "includeDeclaration": True, "maxResults": 3}, ReferencesParams)
     assert (references.include_declaration, references.max_results) == (True, 3)
 
