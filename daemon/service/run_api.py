@@ -1,0 +1,119 @@
+"""The ``runs/*`` methods' params and results: the ``RunService`` port spoken over the daemon socket.
+
+The names are in ``daemon.service.api.Methods`` (``RUNS_*``). The daemon serves them from one
+``LocalRunService`` (``daemon.service.run_host``); ``daemon.service.run_remote.DaemonRunService`` calls
+them. What a launch lends a run that cannot cross the socket (an editor's file reader, a client's tool
+objects) is not in these params: a run the daemon executes reads the files on disk and gets the
+daemon's own tools; only ``trusted`` travels.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field, TypeAdapter
+
+from daemon.core.frozen_model import FrozenModel
+from daemon.errors import WorkspaceUntrusted
+from daemon.orchestration.agents import RunCommands
+from daemon.service.run_models import Attachment, ExecutionPlan, RunMode
+from daemon.service.run_port import RunStart
+
+__all__ = [
+    "COMMANDS",
+    "CleanupParams",
+    "MissingModelsParams",
+    "RunFeedbackParams",
+    "RunIdParams",
+    "RunLaunchParams",
+    "RunListParams",
+    "RunStartParams",
+    "RunTrust",
+    "RunWaitParams",
+]
+
+COMMANDS: TypeAdapter[RunCommands | None] = TypeAdapter(RunCommands | None)
+"""``runs/untrusted_commands``' result (a dataclass, so an adapter rather than a model)."""
+
+
+class RunStartParams(FrozenModel):
+    """``runs/prepare`` and ``runs/start``: a ``RunStart`` (and, to start, ``dry_run`` and ``trusted``)."""
+
+    request: str = Field(min_length=1)
+    workflow: str | None = None
+    mode: RunMode = "code"
+    include_uncommitted: bool | None = None
+    attachments: tuple[Attachment, ...] = ()
+    dry_run: bool = False
+    trusted: bool | None = Field(
+        default=None, description="Whether the repository's commands may run; None: the trust store's."
+    )
+
+    @classmethod
+    def of(cls, run: RunStart, *, dry_run: bool = False, trusted: bool | None = None) -> RunStartParams:
+        return cls(
+            request=run.request,
+            workflow=run.workflow,
+            mode=run.mode,
+            include_uncommitted=run.include_uncommitted,
+            attachments=run.attachments,
+            dry_run=dry_run,
+            trusted=trusted,
+        )
+
+    def run(self) -> RunStart:
+        return RunStart(
+            request=self.request,
+            workflow=self.workflow,
+            mode=self.mode,
+            include_uncommitted=self.include_uncommitted,
+            attachments=self.attachments,
+        )
+
+
+class RunIdParams(FrozenModel):
+    run_id: str = Field(min_length=1)
+
+
+class RunLaunchParams(RunIdParams):
+    """``runs/execute`` and ``runs/resume``."""
+
+    trusted: bool | None = None
+
+
+class RunFeedbackParams(RunLaunchParams):
+    text: str = Field(min_length=1)
+
+
+class RunWaitParams(RunIdParams):
+    wait_seconds: float | None = Field(default=None, ge=0)
+
+
+class RunListParams(FrozenModel):
+    limit: int = Field(default=50, ge=1, le=10_000)
+    all_workspaces: bool = False
+
+
+class CleanupParams(FrozenModel):
+    older_than_days: int | None = Field(default=None, ge=0)
+
+
+class MissingModelsParams(FrozenModel):
+    plan: ExecutionPlan
+
+
+class RunTrust(FrozenModel):
+    """``runs/trust``: the workspace's trust facts the port's trust queries answer from."""
+
+    refusal: str | None = Field(default=None, description="Why an editing run is refused now (None: it is not).")
+    needs_trust: bool
+    repository_commands: dict[str, tuple[str, str]]
+    how_to_trust: str
+
+    def refused(self) -> WorkspaceUntrusted | None:
+        return None if self.refusal is None else WorkspaceUntrusted(self.refusal, how_to_trust=self.how_to_trust)
+
+
+def dumped(value: Any) -> Any:
+    """``runs/untrusted_commands``' answer on the wire."""
+    return COMMANDS.dump_python(value, mode="json")

@@ -1,0 +1,95 @@
+"""Runs owned by the workspace daemon: started through one connection, followed, reviewed from another.
+
+A real daemon (spawned as ``ided daemon --detach``) in a temp git repository; the LLM is the scripted
+(replay) provider the daemon reads from ``IDED_PIPELINE__REPLAY_SCRIPT``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from daemon.config import load_config
+from daemon.errors import DaemonError, ErrorCode
+from daemon.service.api import DaemonStatus, Methods
+from daemon.service.daemon_client import DaemonClient
+from daemon.service.run_models import ProgressKind, RunStatus
+from daemon.service.run_port import RunStart
+from daemon.service.run_remote import DaemonRunService
+from tests.e2e.test_mcp_stdio import _env
+from tests.integration.test_agents_runtime import ONLY_IMPLEMENTATION, ORIGINAL, coder_writes, folder, ok, rest_succeeds
+from tests.pipeline_support import WAIT, write_script
+
+pytestmark = pytest.mark.e2e
+
+
+def _head(repo: Path) -> str:
+    log = subprocess.run(["git", "log", "-1", "--format=%H"], cwd=repo, capture_output=True, text=True, check=True)
+    return log.stdout.strip()
+
+
+WITH_PRODUCT = ORIGINAL + "\n\ndef multiply(a, b):\n    return a * b\n"
+
+
+async def test_a_run_started_through_one_connection_is_followed_and_accepted_through_another(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = folder(tmp_path / "repo")
+    for key, value in _env(tmp_path / "state", tmp_path / "home").items():
+        monkeypatch.setenv(key, value)
+    script = write_script(
+        tmp_path / "script.yaml",
+        [
+            ONLY_IMPLEMENTATION,
+            coder_writes(WITH_PRODUCT, match=r"Attempt: 1\b"),
+            {"role": "coder", "match": r"Attempt: 1\b", **ok("multiply added")},
+            rest_succeeds(),
+        ],
+    )
+    monkeypatch.setenv("IDED_PIPELINE__REPLAY_SCRIPT", str(script))
+    config = load_config(repo)
+    starter = await DaemonRunService.attach(config, client="cli", start=True)
+    reviewer: DaemonRunService | None = None
+    control = await DaemonClient.attach(config, client="other", start=False)
+    try:
+        async with await starter.start(RunStart(request="Add a multiply function")) as started:
+            reviewer = await DaemonRunService.attach(config, client="cli", start=False)
+            async with await reviewer.follow(started.run_id) as followed:
+                seen_by_reviewer = [e async for e in followed]
+            seen_by_starter = [e async for e in started]
+        stored = await reviewer.events(started.run_id)
+        finished = await reviewer.wait(started.run_id, wait_seconds=WAIT)
+        changes = await reviewer.diff(started.run_id)
+        accepted = await reviewer.accept(started.run_id)
+        branch = await starter.branch(started.run_id)
+        listed = await starter.list_runs()
+        with pytest.raises(DaemonError) as unknown:
+            await reviewer.get("no-such-run")
+        status = await control.call_model(Methods.DAEMON_STATUS, None, DaemonStatus)
+    finally:
+        await starter.aclose()
+        if reviewer is not None:
+            await reviewer.aclose()
+        await control.call(Methods.SHUTDOWN, None)
+        await asyncio.wait_for(control.wait_closed(), 30)
+        await control.close()
+
+    # one daemon served both connections (and the control one)
+    assert {c.client for c in status.clients} >= {"cli", "other"} and len(status.clients) == 3
+    assert finished.status is RunStatus.SUCCEEDED
+    # both followers saw the same run, from its start to its end, as it was stored
+    assert seen_by_starter[0].event is ProgressKind.RUN_STARTED
+    assert seen_by_starter[-1].event is ProgressKind.RUN_FINISHED
+    assert [e.seq for e in seen_by_reviewer] == [e.seq for e in stored] == [e.seq for e in seen_by_starter]
+    assert {e.run_id for e in seen_by_reviewer} == {started.run_id}
+    # reviewed from the second connection: the run's commit is on the user's branch now
+    assert "multiply" in changes.diff and [c.attempt for c in changes.commits] == [1]
+    assert accepted.files == ("src/calc.py",)
+    assert (repo / "src" / "calc.py").read_text() == WITH_PRODUCT
+    assert _head(repo) == accepted.head
+    assert branch.review == "accepted"
+    assert started.run_id in [r.run_id for r in listed]
+    assert unknown.value.code is ErrorCode.RUN_NOT_FOUND and "no-such-run" in unknown.value.message
