@@ -33,6 +33,7 @@ from daemon.service.daemon_files import remove_stale, socket_path, write_record
 from daemon.service.index_host import IndexHost
 from daemon.service.intel_host import IntelHost
 from daemon.service.rpc import STREAM_LIMIT, Handler, RpcConnection
+from daemon.service.run_api import settings_digest
 from daemon.service.run_host import RunHost
 from daemon.service.workspace_hosted import HostedWorkspace
 
@@ -79,6 +80,7 @@ class DaemonServer:
         self._connections: dict[RpcConnection, ClientInfo] = {}
         self._subscribers: set[RpcConnection] = set()
         self._run_followers: set[RpcConnection] = set()
+        self._runs_hello = {"runs_settings": settings_digest(config)} if self.runs is not None else {}
         self._shutdown = asyncio.Event()
         self._last_client_left = time.monotonic()
         self._started = datetime.now(UTC)
@@ -187,7 +189,7 @@ class DaemonServer:
             self._editor_attached = self._editor_attached or p.client in _EDITOR_CLIENTS
             if p.subscribe:
                 self._subscribers.add(conn)
-            return {"pid": os.getpid(), "version": __version__, "workspace": self.config.workspace}
+            return {"pid": os.getpid(), "version": __version__, "workspace": self.config.workspace, **self._runs_hello}
 
         async def status(params: dict[str, Any]) -> DaemonStatus:
             return await self.status()

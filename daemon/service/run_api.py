@@ -9,18 +9,23 @@ daemon's own tools; only ``trusted`` travels.
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+import hashlib
+import json
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, TypeAdapter
 
+from daemon.config import Config
 from daemon.core.frozen_model import FrozenModel
 from daemon.errors import WorkspaceUntrusted
-from daemon.orchestration.agents import RunCommands
 from daemon.service.run_models import Attachment, ExecutionPlan, RunMode
 from daemon.service.run_port import RunStart
 
+if TYPE_CHECKING:
+    from daemon.orchestration.agents import RunCommands
+
 __all__ = [
-    "COMMANDS",
     "CleanupParams",
     "MissingModelsParams",
     "RunFeedbackParams",
@@ -30,10 +35,31 @@ __all__ = [
     "RunStartParams",
     "RunTrust",
     "RunWaitParams",
+    "commands_adapter",
+    "dumped",
+    "settings_digest",
 ]
 
-COMMANDS: TypeAdapter[RunCommands | None] = TypeAdapter(RunCommands | None)
-"""``runs/untrusted_commands``' result (a dataclass, so an adapter rather than a model)."""
+
+@functools.cache
+def commands_adapter() -> TypeAdapter[RunCommands | None]:
+    """``runs/untrusted_commands``' result (a dataclass, so an adapter rather than a model); built on first
+    use, as the agents' module loads LangChain."""
+    from daemon.orchestration.agents import RunCommands
+
+    return TypeAdapter(RunCommands | None)
+
+
+def settings_digest(config: Config) -> str:
+    """What a run depends on in ``config`` (pipeline, agents, runs, version control, retrieval), as a digest:
+    a front hands its runs to the daemon only when the daemon's digest is its own."""
+    sections = {name: getattr(config, name).model_dump(mode="json") for name in _RUN_SECTIONS}
+    sections["workspace"] = str(config.workspace_path)
+    sections["state"] = str(config.state_path)
+    return hashlib.sha256(json.dumps(sections, sort_keys=True).encode()).hexdigest()[:16]
+
+
+_RUN_SECTIONS = ("pipeline", "agents", "runs", "vcs", "retrieval")
 
 
 class RunStartParams(FrozenModel):
@@ -116,4 +142,4 @@ class RunTrust(FrozenModel):
 
 def dumped(value: Any) -> Any:
     """``runs/untrusted_commands``' answer on the wire."""
-    return COMMANDS.dump_python(value, mode="json")
+    return commands_adapter().dump_python(value, mode="json")

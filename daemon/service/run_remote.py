@@ -8,7 +8,9 @@ client of the daemon can be followed, cancelled and reviewed through it.
 
 What a ``RunLoan`` lends that cannot cross the socket (an editor's file reader, a client's tool objects)
 is not sent: the daemon's runs read the files on disk and get the daemon's own tools (its code
-intelligence and search included); ``trusted`` is sent. The daemon's coded errors come back as
+intelligence and search included); ``trusted`` is sent. It attaches only to a daemon whose run settings
+(``run_api.settings_digest``) are this front's, else ``daemon_running``: a run never silently uses
+another model or script than the front was configured with. The daemon's coded errors come back as
 ``DaemonError`` with the same code (``WorkspaceUntrusted`` for ``workspace_untrusted``). A lost
 connection ends every follow with a ``DaemonError``; the service does not re-attach.
 """
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel, TypeAdapter
@@ -29,7 +31,6 @@ from daemon.service.api import Methods
 from daemon.service.daemon_client import ClientKind, DaemonClient
 from daemon.service.rpc import RpcError
 from daemon.service.run_api import (
-    COMMANDS,
     CleanupParams,
     MissingModelsParams,
     RunFeedbackParams,
@@ -39,6 +40,8 @@ from daemon.service.run_api import (
     RunStartParams,
     RunTrust,
     RunWaitParams,
+    commands_adapter,
+    settings_digest,
 )
 from daemon.service.run_models import (
     AcceptResult,
@@ -99,12 +102,24 @@ class DaemonRunService(RunService):
         self._how_to_trust: str | None = None
 
     @classmethod
-    async def attach(cls, config: Config, *, client: ClientKind, start: bool) -> DaemonRunService:
-        """Attach to the workspace's daemon (``start``: spawn one when none runs; else ``DaemonUnavailable``)."""
+    async def attach(
+        cls, config: Config, *, client: ClientKind, start: bool, overrides: Mapping[str, Any] | None = None
+    ) -> DaemonRunService:
+        """Attach to the workspace's daemon (``start``: spawn one, given ``overrides``, when none runs; else
+        ``DaemonUnavailable``)."""
         service = cls(config)
-        connection = await DaemonClient.attach(config, client=client, start=start, on_notification=service._notified)
+        connection = await DaemonClient.attach(
+            config, client=client, start=start, on_notification=service._notified, overrides=overrides
+        )
         service._client = connection
         try:
+            theirs = connection.hello.get("runs_settings")
+            if theirs != settings_digest(config):
+                raise DaemonError(
+                    f"the daemon of {config.workspace} (pid {connection.daemon_pid}) runs with other run settings "
+                    "(pipeline, agents, runs, vcs, retrieval) than this front: `ided stop` stops it",
+                    code=ErrorCode.DAEMON_RUNNING,
+                )
             await connection.call(Methods.RUNS_SUBSCRIBE)
         except BaseException:
             await connection.close()
@@ -209,7 +224,7 @@ class DaemonRunService(RunService):
 
     async def untrusted_commands(self, record: RunRecord) -> RunCommands | None:
         answer = await self._raw(Methods.RUNS_UNTRUSTED_COMMANDS, RunIdParams(run_id=record.run_id))
-        return COMMANDS.validate_python(answer)
+        return commands_adapter().validate_python(answer)
 
     async def _trust(self) -> RunTrust:
         trust = await self._call(Methods.RUNS_TRUST, None, RunTrust)
