@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CleanupParams",
     "MissingModelsParams",
+    "NoParams",
     "RunFeedbackParams",
     "RunIdParams",
     "RunLaunchParams",
@@ -95,6 +96,10 @@ class RunStartParams(FrozenModel):
             include_uncommitted=self.include_uncommitted,
             attachments=self.attachments,
         )
+
+
+class NoParams(FrozenModel):
+    """``runs/trust`` and ``runs/is_repository`` take none."""
 
 
 class RunIdParams(FrozenModel):

@@ -24,12 +24,14 @@ from pydantic import BaseModel
 
 from daemon.config import Config
 from daemon.core.ports import Workspace
+from daemon.errors import ConflictError
 from daemon.service.api import Methods
 from daemon.service.index_host import Publish
-from daemon.service.rpc import Handler
+from daemon.service.rpc import DOMAIN_ERROR, Handler, RpcError
 from daemon.service.run_api import (
     CleanupParams,
     MissingModelsParams,
+    NoParams,
     RunFeedbackParams,
     RunIdParams,
     RunLaunchParams,
@@ -112,7 +114,11 @@ class RunHost:
         def on(model: type[BaseModel], answer: Callable[[LocalRunService, Any], Awaitable[Any]]) -> Handler:
             async def handle(params: dict[str, Any]) -> Any:
                 parsed = model.model_validate(params)
-                return await answer(await self._runs(), parsed)
+                try:
+                    return await answer(await self._runs(), parsed)
+                except ConflictError as exc:  # the report travels with the code (``DaemonRunService`` rebuilds it)
+                    report = exc.report.model_dump(mode="json") if isinstance(exc.report, BaseModel) else None
+                    raise RpcError(DOMAIN_ERROR, str(exc), {"code": exc.code.value, "report": report}) from exc
 
             return handle
 
@@ -160,7 +166,7 @@ class RunHost:
             Methods.RUNS_EVENTS: on(RunIdParams, lambda r, p: r.events(p.run_id)),
             Methods.RUNS_MISSING_MODELS: on(MissingModelsParams, lambda r, p: r.missing_models(p.plan)),
             Methods.RUNS_UNTRUSTED_COMMANDS: on(RunIdParams, untrusted),
-            Methods.RUNS_TRUST: on(BaseModel, trust),
+            Methods.RUNS_TRUST: on(NoParams, trust),
             Methods.RUNS_DIFF: on(RunIdParams, lambda r, p: r.diff(p.run_id)),
             Methods.RUNS_ACCEPT: on(RunIdParams, lambda r, p: r.accept(p.run_id)),
             Methods.RUNS_REJECT: on(RunIdParams, lambda r, p: r.reject(p.run_id)),
@@ -168,5 +174,5 @@ class RunHost:
             Methods.RUNS_CLEANUP: on(CleanupParams, cleanup),
             Methods.RUNS_BRANCH: on(RunIdParams, lambda r, p: r.branch(p.run_id)),
             Methods.RUNS_PEEK: on(RunIdParams, lambda r, p: r.peek(p.run_id)),
-            Methods.RUNS_IS_REPOSITORY: on(BaseModel, is_repository),
+            Methods.RUNS_IS_REPOSITORY: on(NoParams, is_repository),
         }

@@ -11,7 +11,8 @@ is not sent: the daemon's runs read the files on disk and get the daemon's own t
 intelligence and search included); ``trusted`` is sent. It attaches only to a daemon whose run settings
 (``run_api.settings_digest``) are this front's, else ``daemon_running``: a run never silently uses
 another model or script than the front was configured with. The daemon's coded errors come back as
-``DaemonError`` with the same code (``WorkspaceUntrusted`` for ``workspace_untrusted``). A lost
+``DaemonError`` with the same code (``WorkspaceUntrusted`` for ``workspace_untrusted``, ``ConflictError``
+with its report for ``change_conflict``). A lost
 connection ends every follow with a ``DaemonError``; the service does not re-attach.
 """
 
@@ -25,7 +26,7 @@ from typing import Any, TypeVar, cast
 from pydantic import BaseModel, TypeAdapter
 
 from daemon.config import Config
-from daemon.errors import DaemonError, ErrorCode, WorkspaceUntrusted
+from daemon.errors import ConflictError, DaemonError, ErrorCode, WorkspaceUntrusted
 from daemon.orchestration.agents import RunCommands
 from daemon.service.api import Methods
 from daemon.service.daemon_client import ClientKind, DaemonClient
@@ -47,6 +48,7 @@ from daemon.service.run_models import (
     AcceptResult,
     ChangeSet,
     CleanupReport,
+    ConflictReport,
     DecisionEntry,
     ExecutionPlan,
     ExecutionProgress,
@@ -173,6 +175,8 @@ class DaemonRunService(RunService):
         message = exc.message.split(" [see ", 1)[0]
         if err_code is ErrorCode.WORKSPACE_UNTRUSTED:
             return WorkspaceUntrusted(message, how_to_trust=await self.how_to_trust())
+        if err_code is ErrorCode.CHANGE_CONFLICT and isinstance(data.get("report"), dict):
+            return ConflictError(message, report=ConflictReport.model_validate(data["report"]))
         return DaemonError(message, code=err_code)
 
     async def _call(self, method: str, params: BaseModel | None, result: type[R], *, wait_s: float = 120) -> R:
