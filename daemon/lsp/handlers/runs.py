@@ -195,8 +195,17 @@ class LspRunHost:
         return await self._launch(launch, follow=True)
 
     async def _launch(self, launch: Callable[[], Awaitable[RunFollow]], *, follow: bool) -> RunStartResult:
-        ready: asyncio.Future[RunStartResult] = asyncio.get_running_loop().create_future()
-        task = asyncio.create_task(self._drive(launch, ready, follow=follow), name="ided-lsp-run")
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[RunStartResult] = loop.create_future()
+        # The run's notifications go out after this request's response: the server writes the response in a
+        # done-callback of the request's task registered before this one, so this one fires after it.
+        answered: asyncio.Future[None] = loop.create_future()
+        request = asyncio.current_task()
+        if request is None:
+            answered.set_result(None)
+        else:
+            request.add_done_callback(lambda _: answered.done() or answered.set_result(None))
+        task = asyncio.create_task(self._drive(launch, ready, answered, follow=follow), name="ided-lsp-run")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         try:
@@ -207,12 +216,18 @@ class LspRunHost:
             raise JsonRpcException(code=REQUEST_FAILED, message="ided: the run did not start in time") from None
 
     async def _drive(
-        self, launch: Callable[[], Awaitable[RunFollow]], ready: asyncio.Future[RunStartResult], *, follow: bool
+        self,
+        launch: Callable[[], Awaitable[RunFollow]],
+        ready: asyncio.Future[RunStartResult],
+        answered: asyncio.Future[None],
+        *,
+        follow: bool,
     ) -> None:
         try:
             async with await launch() as run:
                 ready.set_result(_start_result(run.record, []))
                 if follow:
+                    await answered  # the client knows the run before its first progress notification
                     async for event in run:
                         self._notify(event)
         except DaemonError as exc:
