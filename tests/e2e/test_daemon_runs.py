@@ -21,7 +21,8 @@ from daemon.service.run_port import RunStart
 from daemon.service.run_remote import DaemonRunService
 from tests.e2e.test_mcp_stdio import _env
 from tests.integration.test_agents_runtime import ONLY_IMPLEMENTATION, ORIGINAL, coder_writes, folder, ok, rest_succeeds
-from tests.pipeline_support import WAIT, write_script
+from tests.intel_tools import copy_workspace, require_server
+from tests.pipeline_support import WAIT, choose, everyone_succeeds, write_script
 
 pytestmark = pytest.mark.e2e
 
@@ -93,3 +94,51 @@ async def test_a_run_started_through_one_connection_is_followed_and_accepted_thr
     assert branch.review == "accepted"
     assert started.run_id in [r.run_id for r in listed]
     assert unknown.value.code is ErrorCode.RUN_NOT_FOUND and "no-such-run" in unknown.value.message
+
+
+async def test_a_run_in_the_daemon_asks_the_daemons_own_language_servers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    require_server("python")
+    workspace = copy_workspace("intel_python", tmp_path)
+    for key, value in _env(tmp_path / "state", tmp_path / "home").items():
+        monkeypatch.setenv(key, value)
+    script = write_script(
+        tmp_path / "script.yaml",
+        [
+            {"role": "orchestrator", "answer": choose("bug_fix")},
+            {
+                "role": "debugger",
+                "match": r"Attempt: 1\b",
+                "tool_calls": [{"name": "find_definition", "args": {"symbol": "Reporter"}}],
+            },
+            everyone_succeeds(),
+        ],
+    )
+    monkeypatch.setenv("IDED_PIPELINE__REPLAY_SCRIPT", str(script))
+    config = load_config(workspace)
+    runs = await DaemonRunService.attach(config, client="cli", start=True)
+    control = await DaemonClient.attach(config, client="other", start=False)
+    try:
+        await control.call(Methods.INDEX_REINDEX, None, wait_s=120)  # answers once the pass is done
+        run = RunStart(request="Reporter renders the wrong title", workflow="bug_fix", mode="ask")
+        async with await runs.start(run) as started:
+            seen = [e async for e in started]
+        finished = await runs.wait(started.run_id, wait_seconds=WAIT)
+        status = await control.call_model(Methods.DAEMON_STATUS, None, DaemonStatus)
+    finally:
+        await runs.aclose()
+        await control.call(Methods.SHUTDOWN, None)
+        await asyncio.wait_for(control.wait_closed(), 30)
+        await control.close()
+
+    assert finished.status is RunStatus.SUCCEEDED
+    done = [
+        e
+        for e in seen
+        if e.event is ProgressKind.TOOL_CALL_UPDATE and e.agent_id == "debugger" and e.tool_status == "completed"
+    ]
+    assert done and "shapes/report.py" in (done[-1].output or "")
+    # the run asked the daemon in process: its clients are the two connections of this test, no third
+    assert sorted(c.client for c in status.clients) == ["cli", "other"]
+    assert any(s.state == "ready" for s in status.servers if "python" in s.languages)
