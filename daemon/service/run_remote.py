@@ -133,6 +133,11 @@ class DaemonRunService(RunService):
     def workspace(self) -> str:
         return self._config.workspace
 
+    @property
+    def daemon_pid(self) -> int:
+        """The pid of the daemon that runs the runs (0 before ``attach``)."""
+        return self._client.daemon_pid if self._client is not None else 0
+
     async def aclose(self) -> None:
         if self._watch is not None:
             self._watch.cancel()

@@ -17,8 +17,10 @@ from daemon.errors import DaemonError, ErrorCode
 from daemon.service.api import DaemonStatus, Methods
 from daemon.service.daemon_client import DaemonClient
 from daemon.service.run_models import ProgressKind, RunStatus
+from daemon.service.run_open import open_run_service
 from daemon.service.run_port import RunStart
 from daemon.service.run_remote import DaemonRunService
+from tests.e2e.test_daemon import _wait_gone
 from tests.e2e.test_mcp_stdio import _env
 from tests.integration.test_agents_runtime import ONLY_IMPLEMENTATION, ORIGINAL, coder_writes, folder, ok, rest_succeeds
 from tests.intel_tools import copy_workspace, require_server
@@ -142,3 +144,31 @@ async def test_a_run_in_the_daemon_asks_the_daemons_own_language_servers(
     # the run asked the daemon in process: its clients are the two connections of this test, no third
     assert sorted(c.client for c in status.clients) == ["cli", "other"]
     assert any(s.state == "ready" for s in status.servers if "python" in s.languages)
+
+
+async def test_a_run_in_flight_keeps_the_daemon_up_after_its_last_client_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = folder(tmp_path / "repo")
+    for key, value in _env(tmp_path / "state", tmp_path / "home").items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("IDED_DAEMON__IDLE_SHUTDOWN_SECONDS", "1")
+    monkeypatch.setenv("IDED_DAEMON__IDLE_SHUTDOWN_NO_EDITOR_SECONDS", "1")
+    slow = {"role": "*", "answer": {"status": "success", "summary": "slow"}, "delay_seconds": 8}
+    orchestrator = {"role": "orchestrator", "answer": choose("architecture_discussion"), "repeat": True}
+    script = write_script(tmp_path / "script.yaml", [orchestrator, slow, everyone_succeeds()])
+    monkeypatch.setenv("IDED_PIPELINE__REPLAY_SCRIPT", str(script))
+    config = load_config(repo)
+    runs = await DaemonRunService.attach(config, client="cli", start=True)
+    try:
+        async with await runs.start(RunStart(request="how should calc grow?", mode="ask")) as started:
+            pid = runs.daemon_pid
+    finally:
+        await runs.aclose()  # no client is left while the run goes on (the scripted model answers in 8 s)
+    await _wait_gone(pid, wait_s=120)  # it stops by itself once idle, after the run
+
+    async with open_run_service(config, daemon="never", client="cli", models_needed=False) as opened:
+        record = await opened.service.get(started.run_id)
+        stored = await opened.service.events(started.run_id)
+    assert record.status is RunStatus.SUCCEEDED  # not interrupted by an idle shutdown mid-run
+    assert stored[-1].event is ProgressKind.RUN_FINISHED
