@@ -1,9 +1,13 @@
 """``ided run``, ``ided runs [show ID | migrate --to URL]``, ``ided resume ID``, ``ided cancel ID``, ``ided workflows``.
 
-This module is the composition root of the pipeline for the command line: it opens the run service in
-this process (``daemon.service.run_service.LocalRunService``, no daemon needed) with the environment's
-API keys, and drives every command through the service port (``daemon.service.run_port``), as the ACP
-and LSP fronts do: a launch answers a ``RunFollow`` whose events are printed until the run ends.
+This module is the composition root of the pipeline for the command line: ``ided run``, ``ided resume``
+and ``ided runs feedback`` hand their runs to the workspace daemon (``daemon.service.run_open``: attaching
+to it, starting it as the other fronts do), so their agents get the daemon's code intelligence;
+``--no-daemon`` (or a daemon with other run settings) runs them in this process
+(``LocalRunService``, with the environment's API keys) and says which tools the agents lack. Listing,
+showing and cancelling read the run store in this process. Every command goes through the service port
+(``daemon.service.run_port``), as the ACP and LSP fronts do: a launch answers a ``RunFollow`` whose
+events are printed until the run ends.
 ``ided runs feedback ID TEXT`` answers a run's review through the service's ``feedback``, as ACP does.
 """
 
@@ -64,6 +68,14 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print the run record as J
 EventsOpt = Annotated[
     bool, typer.Option("--events", help="Print every progress event as one JSON line on stdout (for fronts).")
 ]
+NoDaemonOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-daemon",
+        help="Run in this process instead of the workspace daemon: agents get no code intelligence "
+        "(find_definition, get_references, ...).",
+    ),
+]
 
 
 def _state(ctx: typer.Context) -> CliState:
@@ -87,12 +99,27 @@ def _catalog(state: CliState, config: Config, *, quiet: bool = False) -> Workflo
 
 
 @asynccontextmanager
-async def _service(state: CliState, config: Config, *, models_needed: bool) -> AsyncGenerator[RunService]:
-    from daemon.service.run_service import LocalRunService  # the pipeline's imports only where it runs
+async def _service(
+    state: CliState, config: Config, *, models_needed: bool, no_daemon: bool = True, quiet: bool = False
+) -> AsyncGenerator[RunService]:
+    """The run service: the daemon's unless ``no_daemon`` (``open_run_service``); when the runs stay in this
+    process though a daemon was asked for, says why and what the agents lack (unless ``quiet``)."""
+    from daemon.service.run_open import REDUCED_TOOLSET, open_run_service
 
     catalog = _catalog(state, config, quiet=not models_needed)
-    async with LocalRunService.open(config, models_needed=models_needed, catalog=catalog, env=os.environ) as service:
-        yield service
+    async with open_run_service(
+        config,
+        daemon="never" if no_daemon else "start",
+        client="cli",
+        models_needed=models_needed,
+        catalog=catalog,
+        env=os.environ,
+        overrides=state.overrides,
+    ) as opened:
+        if models_needed and not opened.in_daemon and not quiet:
+            why = "--no-daemon" if no_daemon else opened.note
+            state.err.print(f"{REDUCED_TOOLSET} ({why})", style="yellow", markup=False, highlight=False)
+        yield opened.service
 
 
 def _guarded(state: CliState, work: Callable[[], Coroutine[Any, Any, T]]) -> T:
@@ -162,6 +189,7 @@ def run(
     workspace: WorkspaceOpt = None,
     events: EventsOpt = False,
     as_json: JsonOpt = False,
+    no_daemon: NoDaemonOpt = False,
 ) -> None:
     """Run a request through a workflow: selection, plan, then the LangGraph state machine.
 
@@ -176,6 +204,9 @@ def run(
     a terminal (else they are withheld and the run says so), `--trust` allows them for this run.
     A code-mode run whose plan edits, in a folder that is not a git repository, fails with
     `not_a_repository`.
+
+    The run executes in the workspace daemon (started when none runs), whose language servers serve
+    the agents' code intelligence; `--no-daemon` runs it in this process, without code intelligence.
     """
     from daemon.service.run_port import RunStart
     from daemon.service.run_service import HOW_TO_CONFIGURE, graph_mermaid
@@ -184,7 +215,7 @@ def run(
     config = state.config(workspace)
 
     async def go() -> RunRecord:
-        async with _service(state, config, models_needed=True) as service:
+        async with _service(state, config, models_needed=True, no_daemon=no_daemon, quiet=events) as service:
             record = await service.prepare(
                 RunStart(
                     request=request,
@@ -231,6 +262,7 @@ def resume(
     workspace: WorkspaceOpt = None,
     events: EventsOpt = False,
     as_json: JsonOpt = False,
+    no_daemon: NoDaemonOpt = False,
 ) -> None:
     """Continue an interrupted run from its last checkpoint, or execute a planned one.
 
@@ -240,7 +272,7 @@ def resume(
     config = state.config(workspace)
 
     async def go() -> RunRecord:
-        async with _service(state, config, models_needed=True) as service:
+        async with _service(state, config, models_needed=True, no_daemon=no_daemon, quiet=events) as service:
             trusted = True if trust else None
             return await _follow(state, service, lambda: service.resume(run_id, trusted=trusted), events)
 
@@ -381,6 +413,7 @@ def runs_feedback(
     workspace: WorkspaceOpt = None,
     events: EventsOpt = False,
     as_json: JsonOpt = False,
+    no_daemon: NoDaemonOpt = False,
 ) -> None:
     """Send review feedback on an editing run, as an editor does over ACP.
 
@@ -393,7 +426,7 @@ def runs_feedback(
     config = state.config(workspace)
 
     async def go() -> RunRecord:
-        async with _service(state, config, models_needed=True) as service:
+        async with _service(state, config, models_needed=True, no_daemon=no_daemon, quiet=events) as service:
             return await _follow(state, service, lambda: service.feedback(run_id, text), events)
 
     record = _guarded(state, go)

@@ -361,6 +361,10 @@ class PipelineRuntime:
         )
         return updated
 
+    def in_flight(self) -> list[str]:
+        """The runs this runtime executes now."""
+        return [run_id for run_id, task in self._tasks.items() if not task.done()]
+
     def _in_flight(self, run_id: str) -> bool:
         return run_id in self._tasks and not self._tasks[run_id].done()
 

@@ -44,9 +44,36 @@ class Methods:
     INTEL_CALL_HIERARCHY = "intel/call_hierarchy"
     INTEL_DIAGNOSTICS = "intel/diagnostics"
     INTEL_STATUS = "intel/status"
+    # -- runs (daemon.service.run_api: params; daemon.service.run_host: the handlers) --
+    RUNS_SUBSCRIBE = "runs/subscribe"
+    RUNS_PREPARE = "runs/prepare"
+    RUNS_START = "runs/start"
+    RUNS_EXECUTE = "runs/execute"
+    RUNS_RESUME = "runs/resume"
+    RUNS_FEEDBACK = "runs/feedback"
+    RUNS_CANCEL = "runs/cancel"
+    RUNS_GET = "runs/get"
+    RUNS_WAIT = "runs/wait"
+    RUNS_LIST = "runs/list"
+    RUNS_DECISIONS = "runs/decisions"
+    RUNS_EVENTS = "runs/events"
+    RUNS_MISSING_MODELS = "runs/missing_models"
+    RUNS_UNTRUSTED_COMMANDS = "runs/untrusted_commands"
+    RUNS_TRUST = "runs/trust"
+    RUNS_DIFF = "runs/diff"
+    RUNS_ACCEPT = "runs/accept"
+    RUNS_REJECT = "runs/reject"
+    RUNS_ROLLBACK = "runs/rollback"
+    RUNS_CLEANUP = "runs/cleanup"
+    RUNS_BRANCH = "runs/branch"
+    RUNS_PEEK = "runs/peek"
+    RUNS_IS_REPOSITORY = "runs/is_repository"
+    # -- end of runs --
     # notifications, daemon -> clients
     INDEX_PROGRESS = "index/progress"
     INDEX_CHANGED = "index/changed"
+    RUNS_PROGRESS = "runs/progress"
+    """A run's progress event (``ExecutionProgress``), to connections that called ``runs/subscribe``."""
 
 
 class HelloParams(FrozenModel):

@@ -82,6 +82,8 @@ class DaemonClient:
         self._conn = conn
         self._reader_task = reader_task
         self.daemon_pid = int(hello.get("pid", 0))
+        self.hello = hello
+        """The daemon's answer to ``daemon/hello`` (pid, version, workspace, ...)."""
 
     @classmethod
     async def attach(

@@ -1,6 +1,6 @@
 """``ided daemon``: one long-running process per workspace that every front attaches to.
 
-It owns the workspace index (and later the language servers and pipeline runs), listens on a
+It owns the workspace index, the language servers and the workspace's pipeline runs, listens on a
 Unix socket readable only by the user, writes ``daemon.json`` (pid, socket) to the state
 directory, refuses to start twice for one workspace, stops when idle, and shuts down cleanly on
 SIGTERM/SIGINT (flushing the index).
@@ -8,6 +8,8 @@ SIGTERM/SIGINT (flushing the index).
 Idle means no client attached. The limit is ``daemon.idle_shutdown_seconds`` once an editor (an
 ``lsp`` or ``acp`` front) has attached, and the shorter ``daemon.idle_shutdown_no_editor_seconds``
 while only agents (``mcp``) and commands have: a daemon an agent session started leaves soon after it.
+Runs executing in the daemon count as activity: it does not stop while one does, and the idle clock
+starts again when the last one ends.
 """
 
 from __future__ import annotations
@@ -31,6 +33,9 @@ from daemon.service.daemon_files import remove_stale, socket_path, write_record
 from daemon.service.index_host import IndexHost
 from daemon.service.intel_host import IntelHost
 from daemon.service.rpc import STREAM_LIMIT, Handler, RpcConnection
+from daemon.service.run_api import settings_digest
+from daemon.service.run_host import RunHost
+from daemon.service.workspace_hosted import HostedWorkspace
 
 __all__ = ["DaemonAlreadyRunning", "DaemonComponent", "DaemonServer"]
 
@@ -65,12 +70,17 @@ class DaemonServer:
         self.state_dir = config.state_path
         self.index = IndexHost(config, self.broadcast)
         self.intel: IntelHost | None = None
+        self.runs: RunHost | None = None
         if components is None:
             self.intel = IntelHost(config, self.index)
-            components = [self.intel]
+            # -- runs: one run service, over this daemon's own index and language servers --
+            self.runs = RunHost(config, HostedWorkspace(self.index, self.intel), self.publish_runs)
+            components = [self.intel, self.runs]
         self._components: list[DaemonComponent] = components
         self._connections: dict[RpcConnection, ClientInfo] = {}
         self._subscribers: set[RpcConnection] = set()
+        self._run_followers: set[RpcConnection] = set()
+        self._runs_hello = {"runs_settings": settings_digest(config)} if self.runs is not None else {}
         self._shutdown = asyncio.Event()
         self._last_client_left = time.monotonic()
         self._started = datetime.now(UTC)
@@ -149,6 +159,9 @@ class DaemonServer:
                 return
             await asyncio.sleep(min(limit, 5))
             limit = self.idle_limit()
+            if self.runs is not None and self.runs.busy:  # a run in flight is activity
+                self._last_client_left = time.monotonic()
+                continue
             if limit > 0 and not self._connections and time.monotonic() - self._last_client_left >= limit:
                 logger.info("no client for %ds: stopping", limit)
                 self._shutdown.set()
@@ -165,6 +178,7 @@ class DaemonServer:
         finally:
             self._connections.pop(conn, None)
             self._subscribers.discard(conn)
+            self._run_followers.discard(conn)
             if not self._connections:
                 self._last_client_left = time.monotonic()
 
@@ -175,7 +189,7 @@ class DaemonServer:
             self._editor_attached = self._editor_attached or p.client in _EDITOR_CLIENTS
             if p.subscribe:
                 self._subscribers.add(conn)
-            return {"pid": os.getpid(), "version": __version__, "workspace": self.config.workspace}
+            return {"pid": os.getpid(), "version": __version__, "workspace": self.config.workspace, **self._runs_hello}
 
         async def status(params: dict[str, Any]) -> DaemonStatus:
             return await self.status()
@@ -203,7 +217,27 @@ class DaemonServer:
         }
         for component in self._components:
             handlers.update(component.handlers())
+        handlers.update(self._run_handlers_for(conn))
         return handlers
+
+    # -- runs: progress notifications to the connections that follow runs ---------------------
+
+    def _run_handlers_for(self, conn: RpcConnection) -> dict[str, Handler]:
+        if self.runs is None:
+            return {}
+
+        async def subscribe(params: dict[str, Any]) -> dict[str, Any]:
+            self._run_followers.add(conn)
+            return {"subscribed": True}
+
+        return {Methods.RUNS_SUBSCRIBE: subscribe}
+
+    async def publish_runs(self, method: str, params: Any) -> None:
+        for conn in list(self._run_followers):
+            with contextlib.suppress(ConnectionError):
+                await conn.notify(method, params)
+
+    # -- end of runs ----------------------------------------------------------------------------
 
     async def broadcast(self, method: str, params: Any) -> None:
         for conn in list(self._subscribers):

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
     from daemon.orchestration.agents import FileReader, RunCommands
 
-__all__ = ["RunFollow", "RunLoan", "RunReviewPort", "RunService", "RunStart"]
+__all__ = ["RunFollow", "RunLoan", "RunReviewPort", "RunService", "RunStart", "caught_up"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -99,6 +99,27 @@ class RunFollow(AbstractAsyncContextManager["RunFollow"]):
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
+
+
+async def caught_up(
+    stored: list[ExecutionProgress], live: AsyncIterator[ExecutionProgress], *, ended: bool
+) -> AsyncIterator[ExecutionProgress]:
+    """A run's events for a follower that joins late: the ``stored`` ones, then the ``live`` ones after them.
+
+    ``live`` must have been listened to before ``stored`` was read, so nothing falls between the two; an
+    event in both is yielded once (by its ``seq``). ``ended``: the run had ended when ``stored`` was read
+    (nothing more comes, even when no ``run_finished`` was stored, as for a run a crash interrupted).
+    """
+    last: dict[str, int] = {}
+    for event in stored:
+        last[event.run_id] = max(last.get(event.run_id, 0), event.seq)
+        yield event
+    if ended or any(e.event is ProgressKind.RUN_FINISHED for e in stored):
+        return
+    async for event in live:
+        if event.seq <= last.get(event.run_id, 0):
+            continue
+        yield event
 
 
 class RunReviewPort(Protocol):
@@ -174,6 +195,11 @@ class RunService(RunReviewPort, Protocol):
 
     async def feedback(self, run_id: str, text: str, *, loan: RunLoan | None = None) -> RunFollow:
         """Answer a run's review feedback: a new attempt of its last editing stage on the same branch."""
+        ...
+
+    async def follow(self, run_id: str) -> RunFollow:
+        """Follow a run however it was launched (by this front or another): its stored events, then the live
+        ones up to its ``run_finished``; a run that already ended yields its stored events only."""
         ...
 
     async def cancel(self, run_id: str) -> RunRecord:

@@ -24,6 +24,7 @@ from daemon.errors import WorkspaceUntrusted
 from daemon.orchestration.agents import RunCommands
 from daemon.orchestration.graph_builder import graph_mermaid
 from daemon.orchestration.llm_providers import HOW_TO_CONFIGURE
+from daemon.orchestration.progress import Subscription
 from daemon.orchestration.runtime import PipelineRuntime
 from daemon.orchestration.workflow_loader import WorkflowCatalog
 from daemon.service.daemon_client import ClientKind
@@ -38,8 +39,9 @@ from daemon.service.run_models import (
     RollbackResult,
     RunBranch,
     RunRecord,
+    RunStatus,
 )
-from daemon.service.run_port import RunFollow, RunLoan, RunService, RunStart
+from daemon.service.run_port import RunFollow, RunLoan, RunService, RunStart, caught_up
 from daemon.service.run_review import RunReview
 from daemon.vcs.worktrees import RunWorktrees
 
@@ -82,6 +84,14 @@ class LocalRunService(RunService):
     def catalog(self) -> WorkflowCatalog:
         return self._runtime.catalog
 
+    def in_flight(self) -> list[str]:
+        """The runs this process executes now."""
+        return self._runtime.in_flight()
+
+    def listen(self) -> Subscription:
+        """Every run's live progress events from now on (close it to stop listening)."""
+        return self._runtime.subscribe()
+
     # -- launching and following ------------------------------------------------------------------
 
     async def _launched(self, launch: Callable[[], Awaitable[RunRecord]]) -> RunFollow:
@@ -122,6 +132,17 @@ class LocalRunService(RunService):
                 run_id, text, file_reader=lent.file_reader, extra_tools=lent.extra_tools, trusted=lent.trusted
             )
         )
+
+    async def follow(self, run_id: str) -> RunFollow:
+        subscription = self._runtime.subscribe(run_id)  # before the stored events are read: nothing falls between
+        try:
+            record = await self._runtime.get(run_id)
+            stored = await self._runtime.events(run_id)
+        except BaseException:
+            subscription.close()
+            raise
+        ended = record.status is not RunStatus.RUNNING  # planned, interrupted or ended: nothing runs now
+        return RunFollow(record, caught_up(stored, subscription, ended=ended), subscription.close)
 
     # -- planning and trust -----------------------------------------------------------------------
 

@@ -1,13 +1,14 @@
 """``ided/run/*``: start and cancel workflow runs, stream their progress, review their changes.
 
-Every method goes through the connection's run service (``daemon.service.run_port``), opened in the
-LSP process on first use (``LocalRunService``, over the workspace's state directory: the run store and
-the run branches are files every process shares) and closed when the server stops: ``start`` launches
-a run and forwards the events of its ``RunFollow`` as ``ided/run/progress`` notifications until it
-ends; ``feedback`` answers a run's review through the service's ``feedback`` (as ``ided runs feedback``
-and ACP do) and streams the same way; ``cancel`` and the review methods are service calls. A conflict
-on accept/rollback is error -32803 whose ``data`` carries ``{"code": "change_conflict", "report":
-{...}}``; other refusals carry the ided error code.
+Every method goes through the connection's run service (``daemon.service.run_port``), opened on first
+use by ``daemon.service.run_open.open_run_service``: the workspace daemon's (the server attached to it
+at ``initialized``; the runs execute there, with its language servers, and go on when the editor
+leaves), else one in the LSP process (no daemon, or one with other run settings); closed when the
+server stops: ``start`` launches a run and forwards the events of its ``RunFollow`` as
+``ided/run/progress`` notifications until it ends; ``feedback`` answers a run's review through the
+service's ``feedback`` (as ``ided runs feedback`` and ACP do) and streams the same way; ``cancel`` and
+the review methods are service calls. A conflict on accept/rollback is error -32803 whose ``data``
+carries ``{"code": "change_conflict", "report": {...}}``; other refusals carry the ided error code.
 
 LSP cannot ask the user, so a code-mode run in a workspace whose repository defines commands
 (``.ided.toml`` ``[agents.commands]``, a workflow file in it) that the user has not trusted is refused
@@ -46,8 +47,8 @@ from daemon.lsp.run_protocol import (
 )
 from daemon.lsp.session import REQUEST_FAILED
 from daemon.service.run_models import ChangeSet, ConflictReport, ExecutionProgress, RunRecord
+from daemon.service.run_open import open_run_service
 from daemon.service.run_port import RunFollow, RunService, RunStart
-from daemon.service.run_service import LocalRunService
 
 if TYPE_CHECKING:
     from daemon.lsp.server import IdedLanguageServer
@@ -142,10 +143,18 @@ class LspRunHost:
             raise _failure(exc) from exc
 
     async def _open(self, config: Config) -> RunService:
-        return await self._stack.enter_async_context(LocalRunService.open(config, models_needed=True, client="lsp"))
+        try:
+            await self._server.session.client()  # the attach at `initialized` (which starts the daemon) first
+        except JsonRpcException as exc:
+            logger.info("no workspace daemon for runs: %s", exc)
+        opened = await self._stack.enter_async_context(open_run_service(config, daemon="running", client="lsp"))
+        if not opened.in_daemon:
+            logger.info("runs execute in the LSP process: %s", opened.note)
+        return opened.service
 
     async def aclose(self) -> None:
-        """Stop forwarding and close the service (runs still in flight are interrupted; they stay resumable)."""
+        """Stop forwarding and close the service (runs in this process are interrupted and stay resumable; the
+        daemon's go on)."""
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -186,8 +195,17 @@ class LspRunHost:
         return await self._launch(launch, follow=True)
 
     async def _launch(self, launch: Callable[[], Awaitable[RunFollow]], *, follow: bool) -> RunStartResult:
-        ready: asyncio.Future[RunStartResult] = asyncio.get_running_loop().create_future()
-        task = asyncio.create_task(self._drive(launch, ready, follow=follow), name="ided-lsp-run")
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[RunStartResult] = loop.create_future()
+        # The run's notifications go out after this request's response: the server writes the response in a
+        # done-callback of the request's task registered before this one, so this one fires after it.
+        answered: asyncio.Future[None] = loop.create_future()
+        request = asyncio.current_task()
+        if request is None:
+            answered.set_result(None)
+        else:
+            request.add_done_callback(lambda _: answered.done() or answered.set_result(None))
+        task = asyncio.create_task(self._drive(launch, ready, answered, follow=follow), name="ided-lsp-run")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         try:
@@ -198,12 +216,18 @@ class LspRunHost:
             raise JsonRpcException(code=REQUEST_FAILED, message="ided: the run did not start in time") from None
 
     async def _drive(
-        self, launch: Callable[[], Awaitable[RunFollow]], ready: asyncio.Future[RunStartResult], *, follow: bool
+        self,
+        launch: Callable[[], Awaitable[RunFollow]],
+        ready: asyncio.Future[RunStartResult],
+        answered: asyncio.Future[None],
+        *,
+        follow: bool,
     ) -> None:
         try:
             async with await launch() as run:
                 ready.set_result(_start_result(run.record, []))
                 if follow:
+                    await answered  # the client knows the run before its first progress notification
                     async for event in run:
                         self._notify(event)
         except DaemonError as exc:

@@ -1,0 +1,150 @@
+"""The ``runs/*`` methods' params and results: the ``RunService`` port spoken over the daemon socket.
+
+The names are in ``daemon.service.api.Methods`` (``RUNS_*``). The daemon serves them from one
+``LocalRunService`` (``daemon.service.run_host``); ``daemon.service.run_remote.DaemonRunService`` calls
+them. What a launch lends a run that cannot cross the socket (an editor's file reader, a client's tool
+objects) is not in these params: a run the daemon executes reads the files on disk and gets the
+daemon's own tools; only ``trusted`` travels.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field, TypeAdapter
+
+from daemon.config import Config
+from daemon.core.frozen_model import FrozenModel
+from daemon.errors import WorkspaceUntrusted
+from daemon.service.run_models import Attachment, ExecutionPlan, RunMode
+from daemon.service.run_port import RunStart
+
+if TYPE_CHECKING:
+    from daemon.orchestration.agents import RunCommands
+
+__all__ = [
+    "CleanupParams",
+    "MissingModelsParams",
+    "NoParams",
+    "RunFeedbackParams",
+    "RunIdParams",
+    "RunLaunchParams",
+    "RunListParams",
+    "RunStartParams",
+    "RunTrust",
+    "RunWaitParams",
+    "commands_adapter",
+    "dumped",
+    "settings_digest",
+]
+
+
+@functools.cache
+def commands_adapter() -> TypeAdapter[RunCommands | None]:
+    """``runs/untrusted_commands``' result (a dataclass, so an adapter rather than a model); built on first
+    use, as the agents' module loads LangChain."""
+    from daemon.orchestration.agents import RunCommands
+
+    return TypeAdapter(RunCommands | None)
+
+
+def settings_digest(config: Config) -> str:
+    """What a run depends on in ``config`` (pipeline, agents, runs, version control, retrieval), as a digest:
+    a front hands its runs to the daemon only when the daemon's digest is its own."""
+    sections = {name: getattr(config, name).model_dump(mode="json") for name in _RUN_SECTIONS}
+    sections["workspace"] = str(config.workspace_path)
+    sections["state"] = str(config.state_path)
+    return hashlib.sha256(json.dumps(sections, sort_keys=True).encode()).hexdigest()[:16]
+
+
+_RUN_SECTIONS = ("pipeline", "agents", "runs", "vcs", "retrieval")
+
+
+class RunStartParams(FrozenModel):
+    """``runs/prepare`` and ``runs/start``: a ``RunStart`` (and, to start, ``dry_run`` and ``trusted``)."""
+
+    request: str = Field(min_length=1)
+    workflow: str | None = None
+    mode: RunMode = "code"
+    include_uncommitted: bool | None = None
+    attachments: tuple[Attachment, ...] = ()
+    dry_run: bool = False
+    trusted: bool | None = Field(
+        default=None, description="Whether the repository's commands may run; None: the trust store's."
+    )
+
+    @classmethod
+    def of(cls, run: RunStart, *, dry_run: bool = False, trusted: bool | None = None) -> RunStartParams:
+        return cls(
+            request=run.request,
+            workflow=run.workflow,
+            mode=run.mode,
+            include_uncommitted=run.include_uncommitted,
+            attachments=run.attachments,
+            dry_run=dry_run,
+            trusted=trusted,
+        )
+
+    def run(self) -> RunStart:
+        return RunStart(
+            request=self.request,
+            workflow=self.workflow,
+            mode=self.mode,
+            include_uncommitted=self.include_uncommitted,
+            attachments=self.attachments,
+        )
+
+
+class NoParams(FrozenModel):
+    """``runs/trust`` and ``runs/is_repository`` take none."""
+
+
+class RunIdParams(FrozenModel):
+    run_id: str = Field(min_length=1)
+
+
+class RunLaunchParams(RunIdParams):
+    """``runs/execute`` and ``runs/resume``."""
+
+    trusted: bool | None = None
+
+
+class RunFeedbackParams(RunLaunchParams):
+    text: str = Field(min_length=1)
+
+
+class RunWaitParams(RunIdParams):
+    wait_seconds: float | None = Field(default=None, ge=0)
+
+
+class RunListParams(FrozenModel):
+    limit: int = Field(default=50, ge=1, le=10_000)
+    all_workspaces: bool = False
+
+
+class CleanupParams(FrozenModel):
+    older_than_days: int | None = Field(default=None, ge=0)
+
+
+class MissingModelsParams(FrozenModel):
+    plan: ExecutionPlan
+
+
+class RunTrust(FrozenModel):
+    """``runs/trust``: the workspace's trust facts the port's trust queries answer from."""
+
+    refusal: str | None = Field(default=None, description="Why an editing run is refused now (None: it is not).")
+    needs_trust: bool
+    repository_commands: dict[str, tuple[str, str]]
+    how_to_trust: str
+
+    def refused(self) -> WorkspaceUntrusted | None:
+        return None if self.refusal is None else WorkspaceUntrusted(self.refusal, how_to_trust=self.how_to_trust)
+
+
+def dumped(value: Any) -> Any:
+    """``runs/untrusted_commands``' answer on the wire."""
+    return commands_adapter().dump_python(value, mode="json")

@@ -1,0 +1,178 @@
+"""Runs inside the daemon: one ``LocalRunService`` for the workspace and its ``runs/*`` methods.
+
+A daemon component (``DaemonComponent``). The service opens on the first ``runs/*`` request (a daemon
+that no one asks for runs loads no models or LangGraph; a failed open is retried by the next request)
+over the daemon's own ``Workspace`` (``HostedWorkspace``: its index and language servers, no connection
+to itself), and closes with the daemon (runs still in flight are interrupted and stay resumable).
+
+Every progress event of every run goes to ``publish`` as a ``runs/progress`` notification; the daemon
+sends it to the connections that asked with ``runs/subscribe``. A client subscribes before it launches
+(or before it reads a run's stored events), so it misses nothing, and filters by run id; so a run
+launched by one client can be followed, cancelled and reviewed from another. ``busy`` says whether runs
+execute now: the daemon does not stop for idleness while they do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from daemon.config import Config
+from daemon.core.ports import Workspace
+from daemon.errors import ConflictError
+from daemon.service.api import Methods
+from daemon.service.index_host import Publish
+from daemon.service.rpc import DOMAIN_ERROR, Handler, RpcError
+from daemon.service.run_api import (
+    CleanupParams,
+    MissingModelsParams,
+    NoParams,
+    RunFeedbackParams,
+    RunIdParams,
+    RunLaunchParams,
+    RunListParams,
+    RunStartParams,
+    RunTrust,
+    RunWaitParams,
+    dumped,
+)
+from daemon.service.run_port import RunLoan
+
+if TYPE_CHECKING:
+    from daemon.service.run_port import RunFollow
+    from daemon.service.run_service import LocalRunService
+
+__all__ = ["RunHost"]
+
+logger = logging.getLogger(__name__)
+
+
+class RunHost:
+    """The daemon's runs (see the module docstring)."""
+
+    def __init__(self, config: Config, workspace: Workspace, publish: Publish) -> None:
+        self._config = config
+        self._workspace = workspace
+        self._publish = publish
+        self._stack = contextlib.AsyncExitStack()
+        self._lock = asyncio.Lock()
+        self._service: LocalRunService | None = None
+        self._pump: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Nothing yet: the service opens on the first request."""
+
+    async def close(self) -> None:
+        service, self._service = self._service, None
+        if service is not None:
+            await self._stack.aclose()  # interrupts the runs in flight; their run_finished events go out first
+        if self._pump is not None:
+            self._pump.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._pump
+
+    @property
+    def busy(self) -> bool:
+        """Whether a run executes now."""
+        return self._service is not None and bool(self._service.in_flight())
+
+    async def _runs(self) -> LocalRunService:
+        async with self._lock:
+            if self._service is None:
+                from daemon.service.run_service import LocalRunService  # LangGraph loads only when runs are asked for
+
+                service = await self._stack.enter_async_context(
+                    LocalRunService.open(self._config, models_needed=True, client="other", workspace=self._workspace)
+                )
+                subscription = service.listen()
+                self._stack.callback(subscription.close)
+                self._pump = asyncio.create_task(self._forward(subscription), name="ided-run-progress")
+                self._service = service
+                logger.info("runs: the run service is open")
+            return self._service
+
+    async def _forward(self, events: Any) -> None:
+        async for event in events:
+            try:
+                await self._publish(Methods.RUNS_PROGRESS, event)
+            except Exception:  # a notification that could not go out loses one follower's event, not the run
+                logger.exception("runs: could not send a progress event")
+
+    # -- handlers -----------------------------------------------------------------------------
+
+    def handlers(self) -> Mapping[str, Handler]:
+        async def launched(follow: Awaitable[RunFollow]) -> Any:
+            started = await follow
+            started.close()  # its events reach clients through runs/progress
+            return started.record
+
+        def on(model: type[BaseModel], answer: Callable[[LocalRunService, Any], Awaitable[Any]]) -> Handler:
+            async def handle(params: dict[str, Any]) -> Any:
+                parsed = model.model_validate(params)
+                try:
+                    return await answer(await self._runs(), parsed)
+                except ConflictError as exc:  # the report travels with the code (``DaemonRunService`` rebuilds it)
+                    report = exc.report.model_dump(mode="json") if isinstance(exc.report, BaseModel) else None
+                    raise RpcError(DOMAIN_ERROR, str(exc), {"code": exc.code.value, "report": report}) from exc
+
+            return handle
+
+        async def wait(runs: LocalRunService, p: RunWaitParams) -> Any:
+            try:
+                return await runs.wait(p.run_id, wait_seconds=p.wait_seconds)
+            except TimeoutError:
+                return None  # the client raises TimeoutError
+
+        async def trust(runs: LocalRunService, _: BaseModel) -> RunTrust:
+            refusal = await runs.trust_refusal()
+            return RunTrust(
+                refusal=refusal.message if refusal is not None else None,
+                needs_trust=await runs.needs_trust(),
+                repository_commands=await runs.repository_commands(),
+                how_to_trust=await runs.how_to_trust(),
+            )
+
+        async def untrusted(runs: LocalRunService, p: RunIdParams) -> Any:
+            return dumped(await runs.untrusted_commands(await runs.get(p.run_id)))
+
+        async def cleanup(runs: LocalRunService, p: CleanupParams) -> Any:
+            return await runs.cleanup(older_than_days=p.older_than_days)
+
+        async def is_repository(runs: LocalRunService, _: BaseModel) -> Any:
+            return {"is_repository": await runs.is_repository()}
+
+        return {
+            Methods.RUNS_PREPARE: on(RunStartParams, lambda r, p: r.prepare(p.run())),
+            Methods.RUNS_START: on(
+                RunStartParams,
+                lambda r, p: launched(r.start(p.run(), dry_run=p.dry_run, loan=RunLoan(trusted=p.trusted))),
+            ),
+            Methods.RUNS_EXECUTE: on(RunLaunchParams, lambda r, p: launched(r.execute(p.run_id, trusted=p.trusted))),
+            Methods.RUNS_RESUME: on(RunLaunchParams, lambda r, p: launched(r.resume(p.run_id, trusted=p.trusted))),
+            Methods.RUNS_FEEDBACK: on(
+                RunFeedbackParams,
+                lambda r, p: launched(r.feedback(p.run_id, p.text, loan=RunLoan(trusted=p.trusted))),
+            ),
+            Methods.RUNS_CANCEL: on(RunIdParams, lambda r, p: r.cancel(p.run_id)),
+            Methods.RUNS_GET: on(RunIdParams, lambda r, p: r.get(p.run_id)),
+            Methods.RUNS_WAIT: on(RunWaitParams, wait),
+            Methods.RUNS_LIST: on(RunListParams, lambda r, p: r.list_runs(p.limit, all_workspaces=p.all_workspaces)),
+            Methods.RUNS_DECISIONS: on(RunIdParams, lambda r, p: r.decisions(p.run_id)),
+            Methods.RUNS_EVENTS: on(RunIdParams, lambda r, p: r.events(p.run_id)),
+            Methods.RUNS_MISSING_MODELS: on(MissingModelsParams, lambda r, p: r.missing_models(p.plan)),
+            Methods.RUNS_UNTRUSTED_COMMANDS: on(RunIdParams, untrusted),
+            Methods.RUNS_TRUST: on(NoParams, trust),
+            Methods.RUNS_DIFF: on(RunIdParams, lambda r, p: r.diff(p.run_id)),
+            Methods.RUNS_ACCEPT: on(RunIdParams, lambda r, p: r.accept(p.run_id)),
+            Methods.RUNS_REJECT: on(RunIdParams, lambda r, p: r.reject(p.run_id)),
+            Methods.RUNS_ROLLBACK: on(RunIdParams, lambda r, p: r.rollback(p.run_id)),
+            Methods.RUNS_CLEANUP: on(CleanupParams, cleanup),
+            Methods.RUNS_BRANCH: on(RunIdParams, lambda r, p: r.branch(p.run_id)),
+            Methods.RUNS_PEEK: on(RunIdParams, lambda r, p: r.peek(p.run_id)),
+            Methods.RUNS_IS_REPOSITORY: on(NoParams, is_repository),
+        }

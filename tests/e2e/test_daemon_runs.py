@@ -1,0 +1,174 @@
+"""Runs owned by the workspace daemon: started through one connection, followed, reviewed from another.
+
+A real daemon (spawned as ``ided daemon --detach``) in a temp git repository; the LLM is the scripted
+(replay) provider the daemon reads from ``IDED_PIPELINE__REPLAY_SCRIPT``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from daemon.config import load_config
+from daemon.errors import DaemonError, ErrorCode
+from daemon.service.api import DaemonStatus, Methods
+from daemon.service.daemon_client import DaemonClient
+from daemon.service.run_models import ProgressKind, RunStatus
+from daemon.service.run_open import open_run_service
+from daemon.service.run_port import RunStart
+from daemon.service.run_remote import DaemonRunService
+from tests.e2e.test_daemon import _wait_gone
+from tests.e2e.test_mcp_stdio import _env
+from tests.integration.test_agents_runtime import ONLY_IMPLEMENTATION, ORIGINAL, coder_writes, folder, ok, rest_succeeds
+from tests.intel_tools import copy_workspace, require_server
+from tests.pipeline_support import WAIT, choose, everyone_succeeds, write_script
+
+pytestmark = pytest.mark.e2e
+
+
+def _head(repo: Path) -> str:
+    log = subprocess.run(["git", "log", "-1", "--format=%H"], cwd=repo, capture_output=True, text=True, check=True)
+    return log.stdout.strip()
+
+
+WITH_PRODUCT = ORIGINAL + "\n\ndef multiply(a, b):\n    return a * b\n"
+
+
+async def test_a_run_started_through_one_connection_is_followed_and_accepted_through_another(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = folder(tmp_path / "repo")
+    for key, value in _env(tmp_path / "state", tmp_path / "home").items():
+        monkeypatch.setenv(key, value)
+    script = write_script(
+        tmp_path / "script.yaml",
+        [
+            ONLY_IMPLEMENTATION,
+            coder_writes(WITH_PRODUCT, match=r"Attempt: 1\b"),
+            {"role": "coder", "match": r"Attempt: 1\b", **ok("multiply added")},
+            rest_succeeds(),
+        ],
+    )
+    monkeypatch.setenv("IDED_PIPELINE__REPLAY_SCRIPT", str(script))
+    config = load_config(repo)
+    starter = await DaemonRunService.attach(config, client="cli", start=True)
+    reviewer: DaemonRunService | None = None
+    control = await DaemonClient.attach(config, client="other", start=False)
+    try:
+        async with await starter.start(RunStart(request="Add a multiply function")) as started:
+            reviewer = await DaemonRunService.attach(config, client="cli", start=False)
+            async with await reviewer.follow(started.run_id) as followed:
+                seen_by_reviewer = [e async for e in followed]
+            seen_by_starter = [e async for e in started]
+        stored = await reviewer.events(started.run_id)
+        finished = await reviewer.wait(started.run_id, wait_seconds=WAIT)
+        changes = await reviewer.diff(started.run_id)
+        accepted = await reviewer.accept(started.run_id)
+        branch = await starter.branch(started.run_id)
+        listed = await starter.list_runs()
+        with pytest.raises(DaemonError) as unknown:
+            await reviewer.get("no-such-run")
+        status = await control.call_model(Methods.DAEMON_STATUS, None, DaemonStatus)
+    finally:
+        await starter.aclose()
+        if reviewer is not None:
+            await reviewer.aclose()
+        await control.call(Methods.SHUTDOWN, None)
+        await asyncio.wait_for(control.wait_closed(), 30)
+        await control.close()
+
+    # one daemon served both connections (and the control one)
+    assert {c.client for c in status.clients} >= {"cli", "other"} and len(status.clients) == 3
+    assert finished.status is RunStatus.SUCCEEDED
+    # both followers saw the same run, from its start to its end, as it was stored
+    assert seen_by_starter[0].event is ProgressKind.RUN_STARTED
+    assert seen_by_starter[-1].event is ProgressKind.RUN_FINISHED
+    assert [e.seq for e in seen_by_reviewer] == [e.seq for e in stored] == [e.seq for e in seen_by_starter]
+    assert {e.run_id for e in seen_by_reviewer} == {started.run_id}
+    # reviewed from the second connection: the run's commit is on the user's branch now
+    assert "multiply" in changes.diff and [c.attempt for c in changes.commits] == [1]
+    assert accepted.files == ("src/calc.py",)
+    assert (repo / "src" / "calc.py").read_text() == WITH_PRODUCT
+    assert _head(repo) == accepted.head
+    assert branch.review == "accepted"
+    assert started.run_id in [r.run_id for r in listed]
+    assert unknown.value.code is ErrorCode.RUN_NOT_FOUND and "no-such-run" in unknown.value.message
+
+
+async def test_a_run_in_the_daemon_asks_the_daemons_own_language_servers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    require_server("python")
+    workspace = copy_workspace("intel_python", tmp_path)
+    for key, value in _env(tmp_path / "state", tmp_path / "home").items():
+        monkeypatch.setenv(key, value)
+    script = write_script(
+        tmp_path / "script.yaml",
+        [
+            {"role": "orchestrator", "answer": choose("bug_fix")},
+            {
+                "role": "debugger",
+                "match": r"Attempt: 1\b",
+                "tool_calls": [{"name": "find_definition", "args": {"symbol": "Reporter"}}],
+            },
+            everyone_succeeds(),
+        ],
+    )
+    monkeypatch.setenv("IDED_PIPELINE__REPLAY_SCRIPT", str(script))
+    config = load_config(workspace)
+    runs = await DaemonRunService.attach(config, client="cli", start=True)
+    control = await DaemonClient.attach(config, client="other", start=False)
+    try:
+        await control.call(Methods.INDEX_REINDEX, None, wait_s=120)  # answers once the pass is done
+        run = RunStart(request="Reporter renders the wrong title", workflow="bug_fix", mode="ask")
+        async with await runs.start(run) as started:
+            seen = [e async for e in started]
+        finished = await runs.wait(started.run_id, wait_seconds=WAIT)
+        status = await control.call_model(Methods.DAEMON_STATUS, None, DaemonStatus)
+    finally:
+        await runs.aclose()
+        await control.call(Methods.SHUTDOWN, None)
+        await asyncio.wait_for(control.wait_closed(), 30)
+        await control.close()
+
+    assert finished.status is RunStatus.SUCCEEDED
+    done = [
+        e
+        for e in seen
+        if e.event is ProgressKind.TOOL_CALL_UPDATE and e.agent_id == "debugger" and e.tool_status == "completed"
+    ]
+    assert done and "shapes/report.py" in (done[-1].output or "")
+    # the run asked the daemon in process: its clients are the two connections of this test, no third
+    assert sorted(c.client for c in status.clients) == ["cli", "other"]
+    assert any(s.state == "ready" for s in status.servers if "python" in s.languages)
+
+
+async def test_a_run_in_flight_keeps_the_daemon_up_after_its_last_client_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = folder(tmp_path / "repo")
+    for key, value in _env(tmp_path / "state", tmp_path / "home").items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("IDED_DAEMON__IDLE_SHUTDOWN_SECONDS", "1")
+    monkeypatch.setenv("IDED_DAEMON__IDLE_SHUTDOWN_NO_EDITOR_SECONDS", "1")
+    slow = {"role": "*", "answer": {"status": "success", "summary": "slow"}, "delay_seconds": 8}
+    orchestrator = {"role": "orchestrator", "answer": choose("architecture_discussion"), "repeat": True}
+    script = write_script(tmp_path / "script.yaml", [orchestrator, slow, everyone_succeeds()])
+    monkeypatch.setenv("IDED_PIPELINE__REPLAY_SCRIPT", str(script))
+    config = load_config(repo)
+    runs = await DaemonRunService.attach(config, client="cli", start=True)
+    try:
+        async with await runs.start(RunStart(request="how should calc grow?", mode="ask")) as started:
+            pid = runs.daemon_pid
+    finally:
+        await runs.aclose()  # no client is left while the run goes on (the scripted model answers in 8 s)
+    await _wait_gone(pid, wait_s=120)  # it stops by itself once idle, after the run
+
+    async with open_run_service(config, daemon="never", client="cli", models_needed=False) as opened:
+        record = await opened.service.get(started.run_id)
+        stored = await opened.service.events(started.run_id)
+    assert record.status is RunStatus.SUCCEEDED  # not interrupted by an idle shutdown mid-run
+    assert stored[-1].event is ProgressKind.RUN_FINISHED
