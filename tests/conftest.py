@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +17,24 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: item.get_closest_marker("e2e") is not None)
+
+
+@pytest.fixture(autouse=True)
+def _stop_daemons_the_test_started(tmp_path: Path) -> Iterator[None]:
+    """A daemon a test's command started (``ided run`` attaches to one, starting it) stops with the test.
+
+    Found by its ``daemon.json`` record in a state directory under the test's ``tmp_path``; left
+    running, each would hold its memory for its whole idle timeout while the suite goes on.
+    """
+    yield
+    for record in tmp_path.glob("**/daemon.json"):
+        try:
+            pid = int(json.loads(record.read_text(encoding="utf-8"))["pid"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if pid != os.getpid():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGTERM)
 
 
 @pytest.fixture
