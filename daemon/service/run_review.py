@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from daemon.config import Config
 from daemon.errors import ConflictError
@@ -19,6 +19,8 @@ from daemon.orchestration.run_store import DecisionKind, RunStore
 from daemon.orchestration.run_store_open import open_run_store
 from daemon.vcs.models import AcceptResult, ChangeSet, CleanupReport, ConflictReport, RollbackResult, RunBranch
 from daemon.vcs.worktrees import RunWorktrees
+
+T = TypeVar("T")
 
 __all__ = ["RunReview"]
 
@@ -60,11 +62,7 @@ class RunReview:
 
     async def accept(self, run_id: str) -> AcceptResult:
         """Apply the run to the user's branch; a conflict is logged (with its report) and re-raised."""
-        try:
-            result = await asyncio.to_thread(self.worktrees.accept, run_id)
-        except ConflictError as exc:
-            await self.store.log(run_id, DecisionKind.ACCEPT, "accept refused: conflicting changes", _conflict(exc))
-            raise
+        result = await self._applied(run_id, DecisionKind.ACCEPT, self.worktrees.accept, "accept")
         await self.store.log(
             run_id,
             DecisionKind.ACCEPT,
@@ -85,11 +83,8 @@ class RunReview:
         return branch
 
     async def rollback(self, run_id: str) -> RollbackResult:
-        try:
-            result = await asyncio.to_thread(self.worktrees.rollback, run_id)
-        except ConflictError as exc:
-            await self.store.log(run_id, DecisionKind.ROLLBACK, "rollback refused: conflicting changes", _conflict(exc))
-            raise
+        """Revert the accepted run with new commits; a conflict is logged (with its report) and re-raised."""
+        result = await self._applied(run_id, DecisionKind.ROLLBACK, self.worktrees.rollback, "rollback")
         await self.store.log(
             run_id,
             DecisionKind.ROLLBACK,
@@ -97,6 +92,14 @@ class RunReview:
             result.model_dump(mode="json"),
         )
         return result
+
+    async def _applied(self, run_id: str, kind: DecisionKind, apply: Callable[[str], T], verb: str) -> T:
+        """``apply(run_id)`` in a thread; a conflict is logged as ``kind`` with its report, then re-raised."""
+        try:
+            return await asyncio.to_thread(apply, run_id)
+        except ConflictError as exc:
+            await self.store.log(run_id, kind, f"{verb} refused: conflicting changes", _conflict(exc))
+            raise
 
     async def branch(self, run_id: str) -> RunBranch:
         """The run's branch as it is now; nothing is logged."""
