@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from pathlib import Path
@@ -47,7 +48,6 @@ from daemon.lsp.run_protocol import (
 from daemon.lsp.session import REQUEST_FAILED
 from daemon.service.run_models import ChangeSet, ConflictReport, ExecutionProgress, RunRecord
 from daemon.service.run_port import RunFollow, RunService, RunStart
-from daemon.service.run_service import LocalRunService
 
 if TYPE_CHECKING:
     from daemon.lsp.server import IdedLanguageServer
@@ -142,6 +142,10 @@ class LspRunHost:
             raise _failure(exc) from exc
 
     async def _open(self, config: Config) -> RunService:
+        # the pipeline (LangGraph, agents) loads on the first run, in a thread: ``initialize`` never waits for it
+        await asyncio.to_thread(importlib.import_module, "daemon.service.run_service")
+        from daemon.service.run_service import LocalRunService
+
         return await self._stack.enter_async_context(LocalRunService.open(config, models_needed=True, client="lsp"))
 
     async def aclose(self) -> None:
