@@ -207,7 +207,7 @@ def main() -> None:
     for round_no in range(args.rounds):
         for front in fronts:
             for label, checkout in checkouts:
-                with tempfile.TemporaryDirectory(prefix="ided-handshake-") as tmp:
+                with tempfile.TemporaryDirectory(prefix="ided-handshake-", ignore_cleanup_errors=True) as tmp:
                     base = Path(tmp)
                     workspace, state = base / "ws", base / "state"
                     shutil.copytree(args.workspace, workspace)
