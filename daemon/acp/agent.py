@@ -13,7 +13,10 @@ answer, then frees what the session holds here (``SessionState.close``); its run
 ``session/load`` replays each run (``RunPresenter.replay``) and, for a run with changes, its review
 as it stands now (``daemon.acp.review_replay``); a review still open is offered again once the load
 is answered. ``_ided/status`` (``daemon.acp.status``) goes out in the background after
-``session/new``, ``session/load`` and each run's end.
+``session/new``, ``session/load`` and each run's end; ``session/new`` answers without waiting for the workspace daemon
+or the run service (both opened in the background, ``daemon.acp.workspaces``): its ``_ided/status``
+goes out once the attach is done, its slash commands once the run service is open, and a prompt
+(or ``session/load``) waits for them.
 """
 
 from __future__ import annotations
@@ -196,7 +199,7 @@ class IdedAgent:
         live = SessionState(record=record, workspace=workspace)
         self._sessions[record.session_id] = live
         live.mcp = await self._lend_mcp(live, mcp_servers or [])
-        self._after_reply(live, await _commands_update(workspace))
+        self._in_background(self._send_commands(live), live)  # once the run service is open
         self._status_soon(live)
         return NewSessionResponse(session_id=record.session_id, modes=_modes(record.mode))
 
@@ -209,6 +212,10 @@ class IdedAgent:
         **kwargs: Any,
     ) -> LoadSessionResponse | None:
         workspace = await self._open(cwd)
+        try:
+            await workspace.ready()  # the replay reads the runs
+        except DaemonError as exc:
+            raise _error(exc) from None
         try:
             record = await asyncio.to_thread(workspace.sessions.get, session_id)
         except DaemonError as exc:
@@ -308,6 +315,7 @@ class IdedAgent:
             await live.cancel_turn()
 
     async def _dispatch(self, state: SessionState, parsed: ParsedPrompt, content: PromptContent) -> StopReason:
+        await state.workspace.ready()  # a prompt sent while the workspace opens waits (the attach, then the runs)
         driver = self._driver(state)
         if state.feedback_for is not None and parsed.kind is CommandKind.RUN and parsed.request:
             run_id, state.feedback_for = state.feedback_for, None
@@ -369,6 +377,14 @@ class IdedAgent:
             run_finished=lambda: self._status_soon(state),
         )
 
+    async def _send_commands(self, live: SessionState) -> None:
+        """The slash commands, once the run service is open (one that did not open: the prompt says why)."""
+        try:
+            update = await _commands_update(live.workspace)
+        except DaemonError:
+            return
+        await self._send(live.record.session_id, [update])
+
     def _status_soon(self, live: SessionState) -> None:
         """``_ided/status`` for ``live``, in the background: a slow or absent daemon never holds a session."""
         self._in_background(self._send_status(live.record.session_id, live.workspace), live)
@@ -376,9 +392,8 @@ class IdedAgent:
     async def _send_status(self, session_id: str, workspace: Workspace) -> None:
         from daemon.acp.status import STATUS_METHOD, STATUS_TIMEOUT_S, read_status
 
-        status = await read_status(
-            workspace.daemon, workspace.daemon_note, workspace=str(workspace.root), session_id=session_id
-        )
+        daemon = await workspace.daemon()  # the attach runs in the background: this reports it once done
+        status = await read_status(daemon.client, daemon.note, workspace=str(workspace.root), session_id=session_id)
         client = self._client
         if client is None or session_id not in self._sessions:
             return

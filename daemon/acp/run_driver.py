@@ -73,7 +73,8 @@ PERMISSION_TIMEOUT_S = 24 * 3600.0
 
 async def commands_update(workspace: Workspace) -> AvailableCommandsUpdate:
     """The slash commands: ``/rollback`` only where runs can have been accepted (a git repository)."""
-    return update_available_commands(available_commands(rollback=await workspace.runs.is_repository()))
+    runs = await workspace.ready()
+    return update_available_commands(available_commands(rollback=await runs.is_repository()))
 
 
 class ClientFileReader:

@@ -3,27 +3,31 @@
 A session names its folder (``cwd``); the first session in a folder opens the folder's run service
 (``daemon.service.run_service.LocalRunService``: the pipeline runtime and the review), attaches to
 the workspace daemon when ``acp.attach_daemon`` is on (starting it when none runs, so retrieval
-searches its hot index), and keeps both until the process ends. The attached daemon (or why there is none) stays on the
-workspace for ``_ided/status`` (``daemon.acp.status``).
-"""
+searches its hot index), and keeps both until the process ends. Both happen in the background,
+the attach first (the run service searches the daemon's index when one runs, else opens the index
+itself): ``session/new`` never waits for them. ``Workspace.daemon()`` waits for the attach (the
+attached daemon, or why there is none, for ``_ided/status``); ``Workspace.ready()`` waits for the
+run service (a prompt, ``session/load``), raising the ``DaemonError`` that kept it from opening;
+``Workspace.runs`` is that service once ready."""
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, NamedTuple
 
 from daemon.acp.sessions import SessionStore
 from daemon.config import Config
 from daemon.errors import DaemonError
 from daemon.service.daemon_client import DaemonClient
 from daemon.service.run_port import RunService
-from daemon.service.run_service import LocalRunService
 
-__all__ = ["ConfigLoader", "Workspace", "Workspaces"]
+__all__ = ["Attachment", "ConfigLoader", "Workspace", "Workspaces"]
 
 logger = logging.getLogger(__name__)
 
@@ -33,17 +37,44 @@ ConfigLoader = Callable[[Path], Config]
 """Loads the configuration of a folder (the composition root binds the ``--set`` overrides)."""
 
 
+class Attachment(NamedTuple):
+    """The workspace daemon this process attached to (``acp.attach_daemon``), or why there is none."""
+
+    client: DaemonClient | None
+    note: str | None
+    """Why there is no daemon: attaching is off, or it failed (with the cause)."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class Workspace:
     root: Path
     config: Config
-    runs: RunService
-    """The workspace's runs: start, follow, cancel, feedback; diff, accept, reject and rollback."""
     sessions: SessionStore
-    daemon: DaemonClient | None = None
-    """The workspace daemon this process attached to (``acp.attach_daemon``)."""
-    daemon_note: str | None = None
-    """Why there is no daemon: attaching is off, or it failed (with the cause)."""
+    attaching: asyncio.Future[Attachment]
+    """The attach to the daemon, under way in the background (it never fails: a failure is a note)."""
+    opening: asyncio.Future[RunService]
+    """The run service, opened in the background once the attach is done."""
+
+    async def daemon(self) -> Attachment:
+        """The attachment, once the attach is done."""
+        return await asyncio.shield(self.attaching)
+
+    async def ready(self) -> RunService:
+        """The run service, once open (``DaemonError`` when it could not open)."""
+        return await asyncio.shield(self.opening)
+
+    @property
+    def runs(self) -> RunService:
+        """The runs: start, follow, cancel, feedback; diff, accept, reject and rollback (after ``ready``)."""
+        if not self.opening.done():
+            raise DaemonError(f"the workspace {self.root} is still opening")
+        return self.opening.result()
+
+
+def _log_failure(opening: asyncio.Task[RunService]) -> None:
+    """Log why a run service did not open (the prompts that wait for it get the error itself)."""
+    if not opening.cancelled() and (exc := opening.exception()) is not None:
+        logger.warning("the run service did not open: %s", exc)
 
 
 class Workspaces:
@@ -55,6 +86,7 @@ class Workspaces:
         self._opened: dict[Path, Workspace] = {}
         self._lock = asyncio.Lock()
         self._stack = AsyncExitStack()
+        self._background: list[asyncio.Future[Any]] = []
 
     def opened(self) -> list[Workspace]:
         return list(self._opened.values())
@@ -71,30 +103,52 @@ class Workspaces:
         async with self._lock:
             if root in self._opened:
                 return self._opened[root]
-            daemon, note = await self._attach(config) if config.acp.attach_daemon else (None, _ATTACH_OFF)
-            # with models, always worktrees: a code-mode prompt outside a repository gets a clear error
-            runs = await self._stack.enter_async_context(LocalRunService.open(config, models_needed=True, client="acp"))
+            attaching = self._start_attach(config)
+            opening = asyncio.create_task(self._open_runs(config, attaching), name=f"acp open {root}")
+            opening.add_done_callback(_log_failure)
+            self._background.append(opening)
             workspace = Workspace(
                 root=root,
                 config=config,
-                runs=runs,
                 sessions=SessionStore(config.state_path),
-                daemon=daemon,
-                daemon_note=note,
+                attaching=attaching,
+                opening=opening,
             )
             self._opened[root] = workspace
             logger.info("serving workspace %s", root)
             return workspace
 
-    async def _attach(self, config: Config) -> tuple[DaemonClient | None, str | None]:
+    def _start_attach(self, config: Config) -> asyncio.Future[Attachment]:
+        if not config.acp.attach_daemon:
+            off: asyncio.Future[Attachment] = asyncio.get_running_loop().create_future()
+            off.set_result(Attachment(None, _ATTACH_OFF))
+            return off
+        task = asyncio.create_task(self._attach(config), name=f"acp attach {config.workspace_path}")
+        self._background.append(task)
+        return task
+
+    async def _open_runs(self, config: Config, attaching: asyncio.Future[Attachment]) -> RunService:
+        await asyncio.shield(attaching)  # the run service finds the daemon's index when one runs
+        # the pipeline (LangGraph, agents, git) loads here, in a thread: session/new never waits for it
+        await asyncio.to_thread(importlib.import_module, "daemon.service.run_service")
+        from daemon.service.run_service import LocalRunService
+
+        # with models, always worktrees: a code-mode prompt outside a repository gets a clear error
+        return await self._stack.enter_async_context(LocalRunService.open(config, models_needed=True, client="acp"))
+
+    async def _attach(self, config: Config) -> Attachment:
         try:
             client = await DaemonClient.attach(config, client="acp", start=True)
         except (DaemonError, OSError) as exc:  # runs still work: retrieval opens the index in this process
             logger.warning("could not attach to the daemon of %s: %s", config.workspace_path, exc)
-            return None, f"could not attach to the workspace daemon: {exc}"
+            return Attachment(None, f"could not attach to the workspace daemon: {exc}")
         self._stack.push_async_callback(client.close)
-        return client, None
+        return Attachment(client, None)
 
     async def aclose(self) -> None:
+        for task in self._background:
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
+        self._background.clear()
         await self._stack.aclose()
         self._opened.clear()

@@ -9,7 +9,7 @@ capability is one entry here (and its tests: each front's test asserts it expose
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from daemon.core.intel_models import (
     AstNodeResult,
@@ -24,7 +24,6 @@ from daemon.core.intel_models import (
 from daemon.core.models import ChunkKind, SearchFilters, SearchResult
 from daemon.core.ports import Workspace
 from daemon.service.capability import Capability
-from daemon.service.code_intel import CodeIntelService
 from daemon.service.intel_params import (
     AstNodeParams,
     CallHierarchyParams,
@@ -39,6 +38,9 @@ from daemon.service.intel_params import (
     WorkspaceSymbolsParams,
 )
 from daemon.service.search_trim import trim_search_result
+
+if TYPE_CHECKING:  # the service (language servers, index) loads only where it runs, not with the registry
+    from daemon.service.code_intel import CodeIntelService
 
 __all__ = [
     "AST_NODE",
@@ -68,6 +70,41 @@ async def _search_docs(ws: Workspace, p: SearchDocsParams) -> SearchResult:
     return trim_search_result(result, p.max_chars)
 
 
+# The work of each daemon method: a call on the service (a function, so this module needs no import of it).
+
+
+async def _get_signature(service: CodeIntelService, p: SignatureParams) -> SignatureResult:
+    return await service.get_signature(p)
+
+
+async def _find_definition(service: CodeIntelService, p: DefinitionParams) -> DefinitionResult:
+    return await service.find_definition(p)
+
+
+async def _get_references(service: CodeIntelService, p: ReferencesParams) -> ReferencesResult:
+    return await service.get_references(p)
+
+
+async def _get_ast_node(service: CodeIntelService, p: AstNodeParams) -> AstNodeResult:
+    return await service.get_ast_node(p)
+
+
+async def _document_symbols(service: CodeIntelService, p: DocumentSymbolsParams) -> SymbolsResult:
+    return await service.document_symbols(p)
+
+
+async def _workspace_symbols(service: CodeIntelService, p: WorkspaceSymbolsParams) -> SymbolsResult:
+    return await service.workspace_symbols(p)
+
+
+async def _call_hierarchy(service: CodeIntelService, p: CallHierarchyParams) -> CallHierarchyResult:
+    return await service.call_hierarchy(p)
+
+
+async def _diagnostics(service: CodeIntelService, p: DiagnosticsParams) -> DiagnosticsResult:
+    return await service.diagnostics(p)
+
+
 SIGNATURE = Capability(
     name="get_signature",
     method="intel/signature",
@@ -78,7 +115,7 @@ SIGNATURE = Capability(
     description="Exact signature (with types) and documentation of a function, method, class or variable, from the\n"
     "language server's hover. Give a symbol name ('Class.method', 'module.func') or file + line (+ column).\n"
     "When the server has nothing, the Tree-sitter signature is returned and `source` says 'tree_sitter'.",
-    work=CodeIntelService.get_signature,
+    work=_get_signature,
 )
 
 DEFINITION = Capability(
@@ -91,7 +128,7 @@ DEFINITION = Capability(
     description="Where a symbol is defined (following imports across files) with the definition's source code.\n"
     "Give a symbol name ('Class.method', 'module.func', 'ns::func') or the position of a use as\n"
     "file + line + column. Locations outside the workspace (library stubs) have in_workspace=false.",
-    work=CodeIntelService.find_definition,
+    work=_find_definition,
 )
 
 REFERENCES = Capability(
@@ -104,7 +141,7 @@ REFERENCES = Capability(
     description="Every use of a symbol across the workspace, each with the function/class that contains it\n"
     "(`container`), from the language server. Give a symbol name or file + line + column. `total` and\n"
     "`files` count all references even when the list is cut to max_results.",
-    work=CodeIntelService.get_references,
+    work=_get_references,
 )
 
 AST_NODE = Capability(
@@ -117,7 +154,7 @@ AST_NODE = Capability(
     description="The Tree-sitter syntax node at file:line:column, its ancestors up to the root (type, range, text\n"
     "excerpt, field name) and the enclosing function and class. Works without a language server, for any\n"
     "language with a bundled grammar; `has_errors` tells whether the file has syntax errors.",
-    work=CodeIntelService.get_ast_node,
+    work=_get_ast_node,
 )
 
 DOCUMENT_SYMBOLS = Capability(
@@ -130,7 +167,7 @@ DOCUMENT_SYMBOLS = Capability(
     description="Outline of one file: its classes, functions, methods, variables with kinds and nesting\n"
     "(`container`), from the language server, or from the Tree-sitter chunker when no server is\n"
     "available. Compact by default (two levels, no locals); `notes` say what was left out.",
-    work=CodeIntelService.document_symbols,
+    work=_document_symbols,
 )
 
 WORKSPACE_SYMBOLS = Capability(
@@ -143,7 +180,7 @@ WORKSPACE_SYMBOLS = Capability(
     description="Find symbol definitions by name across the workspace with the language servers' workspace-symbol\n"
     "search (classes, functions, methods, ...). Use it to locate something whose file you do not know;\n"
     "use search_code for natural-language questions.",
-    work=CodeIntelService.workspace_symbols,
+    work=_workspace_symbols,
 )
 
 CALL_HIERARCHY = Capability(
@@ -155,7 +192,7 @@ CALL_HIERARCHY = Capability(
     kind="search",
     description="Callers (incoming) or callees (outgoing) of a function or method, with the call sites, from the\n"
     "language server's call hierarchy. Fails with a clear error when the server does not support it.",
-    work=CodeIntelService.call_hierarchy,
+    work=_call_hierarchy,
 )
 
 DIAGNOSTICS = Capability(
@@ -167,7 +204,7 @@ DIAGNOSTICS = Capability(
     kind="read",
     description="Errors and warnings the language server reports for one file's current content on disk (type\n"
     "errors, unresolved imports, syntax errors), with ranges and severity.",
-    work=CodeIntelService.diagnostics,
+    work=_diagnostics,
 )
 
 SEARCH_CODE = Capability(

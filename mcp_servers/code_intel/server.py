@@ -7,9 +7,12 @@ capability on the workspace and returns the result model (structured output plus
 text). The one
 catch-all of this front: a ``DaemonError`` becomes a ``ToolError`` (an ``is_error`` result whose
 text names the file/symbol/cause); anything else is turned into an error result by the SDK
-and logged. The lifespan opens the workspace once per process — in process (index +
-language-server pool) or attached to the daemon (``--attach``) — for stdio and for streamable HTTP
-alike, and closes it on exit.
+and logged. The lifespan yields at once an ``OpeningWorkspace`` that opens the workspace in the
+background — in process (index + language-server pool) or attached to the daemon (``--attach``) —
+for stdio and for streamable HTTP alike, and closes it on exit: ``initialize`` never waits for the
+daemon, the index or a language server; a tool call waits for the opening, and an opening that
+failed answers every call with its coded error. The modules behind the workspace (index, language
+servers, daemon client) are imported by that background opening, in a thread, not by this module.
 
 Transports: ``serve_stdio(config)`` and ``serve_http(config, token=..., port=...)``, the latter
 bound to 127.0.0.1 behind a bearer token (``BearerTokenMiddleware``: 401 without it).
@@ -17,7 +20,9 @@ bound to 127.0.0.1 behind a bearer token (``BearerTokenMiddleware``: 401 without
 
 from __future__ import annotations
 
+import asyncio
 import hmac
+import importlib
 import inspect
 import logging
 import socket
@@ -39,8 +44,7 @@ from daemon.core.ports import Workspace
 from daemon.errors import DaemonError
 from daemon.service.capabilities import CAPABILITIES
 from daemon.service.capability import Capability
-from daemon.service.workspace_local import LocalWorkspace
-from daemon.service.workspace_remote import DaemonWorkspace
+from daemon.service.workspace_opening import OpeningWorkspace, WorkspaceOpener
 from mcp_servers.code_intel.stdio_guard import GuardedStdioServer
 
 __all__ = [
@@ -51,6 +55,7 @@ __all__ = [
     "serve_failed_stdio",
     "serve_http",
     "serve_stdio",
+    "workspace_opener",
 ]
 
 logger = logging.getLogger(__name__)
@@ -124,22 +129,15 @@ def build_server(config: Config, *, background: bool = True, attach: bool = Fals
     shared with every front) instead of a service of this process's own.
     """
 
+    opener = workspace_opener(config, background=background, attach=attach)
+
     @asynccontextmanager
     async def lifespan(_server: MCPServer[Served]) -> AsyncGenerator[Served]:
-        if attach:
-            try:
-                remote = await DaemonWorkspace.attach(config, client="mcp", start=True)
-            except DaemonError as exc:  # no daemon could start (state directory, disk): every tool says why
-                logger.error("cannot attach to the workspace daemon [%s]: %s", exc.code.value, exc)
-                yield exc
-                return
-            try:
-                yield remote
-            finally:
-                await remote.aclose()
-            return
-        async with LocalWorkspace.open(config, background=background) as local:
-            yield local
+        workspace = OpeningWorkspace.start(opener)
+        try:
+            yield workspace
+        finally:
+            await workspace.aclose()
 
     return _with_tools(
         GuardedStdioServer(
@@ -150,6 +148,31 @@ def build_server(config: Config, *, background: bool = True, attach: bool = Fals
             log_level=config.logging.level,
         )
     )
+
+
+def workspace_opener(config: Config, *, background: bool = True, attach: bool = False) -> WorkspaceOpener:
+    """Opens the workspace this server serves: attached to the daemon (``attach``, started when none
+    runs) or in this process. Its modules load in a thread, so the event loop keeps answering."""
+
+    @asynccontextmanager
+    async def open_workspace() -> AsyncGenerator[Workspace]:
+        if attach:
+            await asyncio.to_thread(importlib.import_module, "daemon.service.workspace_remote")
+            from daemon.service.workspace_remote import DaemonWorkspace
+
+            remote = await DaemonWorkspace.attach(config, client="mcp", start=True)
+            try:
+                yield remote
+            finally:
+                await remote.aclose()
+            return
+        await asyncio.to_thread(importlib.import_module, "daemon.service.workspace_local")
+        from daemon.service.workspace_local import LocalWorkspace
+
+        async with LocalWorkspace.open(config, background=background) as local:
+            yield local
+
+    return open_workspace
 
 
 def build_failed_server(error: DaemonError) -> MCPServer[Served]:
