@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -593,6 +594,37 @@ def test_clones_that_name_the_same_collection_share_one_index_on_the_server(
         writer.close()
         reader.close()
         drop_collections(configs[0])
+
+
+def test_clients_that_open_one_new_collection_at_the_same_time_all_get_it(
+    server_configs: tuple[Config, Config],
+) -> None:
+    config, _ = server_configs
+    opened: list[VectorStore] = []
+    failures: list[BaseException] = []
+    lock = threading.Lock()
+
+    def open_one() -> None:
+        try:
+            store = open_store(config, dense_dim=DIM, dense_model=MODEL)
+        except BaseException as exc:
+            failures.append(exc)
+            return
+        with lock:
+            opened.append(store)
+
+    threads = [threading.Thread(target=open_one) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    try:
+        assert failures == [] and len(opened) == 4
+        opened[0].upsert([point(i) for i in range(N)])
+        assert all(store.count() == N for store in opened)
+    finally:
+        for store in opened:
+            store.close()
 
 
 def test_a_server_killed_mid_work_restarts_with_every_acknowledged_write(tmp_path: Path) -> None:
