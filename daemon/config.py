@@ -128,6 +128,12 @@ class QdrantConfig(_Section):
     url: str | None = Field(default=None, description="Qdrant server URL; setting it implies mode=server.")
     api_key: str | None = None
     collection_prefix: str = "ided"
+    collection: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z0-9_-]{1,200}$",
+        description="The collection (Edge: shard) to use, instead of the name derived from the state dir; "
+        "clones of one repository on several machines that give the same name share one index on a server.",
+    )
 
 
 class SearchConfig(_Section):

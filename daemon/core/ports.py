@@ -107,9 +107,11 @@ class Reranker(Protocol):
 class VectorStore(Protocol):
     """One workspace's collection of chunk points with a sparse and an optional dense vector.
 
-    Implementations: Qdrant Edge (in-process, default) and qdrant-client (server URL or local mode).
+    Implementations: Qdrant Edge (in-process, default) and qdrant-client (a Qdrant server, or local
+    mode), both on one shared body of code over engine primitives (``daemon.index._store_base``).
     Every method is blocking. Point ids are deterministic (see ``chunk_point_id``), so writing the
-    same chunk twice never duplicates it.
+    same chunk twice never duplicates it. On a server, several processes may hold the same
+    collection at once (one indexer, many searchers); Edge lets one process open a shard.
     """
 
     @property

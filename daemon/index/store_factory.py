@@ -6,7 +6,8 @@ Where the data lives:
 - ``local``  -> ``<state>/qdrant-local/`` holding collection ``<collection>``;
 - ``server`` -> collection ``<collection>`` on ``qdrant.url``.
 
-``<collection>`` is ``<collection_prefix>_<state dir name>_<hash of the state dir path>``. The state
+``<collection>`` is ``qdrant.collection`` when set (so clones of one repository on several machines can
+share one collection on a server), else ``<collection_prefix>_<state dir name>_<hash of the state dir path>``. The state
 dir name is readable (by default ``<workspace>-<hash of the workspace path>``); the path hash keeps
 two workspaces apart on a shared server even when their state dirs are configured with the same
 name.
@@ -32,7 +33,10 @@ _MAX_NAME = 120
 
 
 def collection_name(config: Config) -> str:
-    """The collection (Edge: shard) name of this workspace; stable for a given state dir."""
+    """The collection (Edge: shard) name of this workspace: ``qdrant.collection`` when set, else derived
+    from the state dir (stable for a given state dir)."""
+    if config.qdrant.collection:
+        return config.qdrant.collection
     state = config.state_path.expanduser().resolve()
     digest = hashlib.blake2b(str(state).encode("utf-8", "surrogatepass"), digest_size=4).hexdigest()
     readable = _UNSAFE.sub("-", f"{config.qdrant.collection_prefix}_{state.name or 'root'}").strip("-")

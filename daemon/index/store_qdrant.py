@@ -245,8 +245,16 @@ class QdrantClientStore(PointStoreBase[models.Condition, models.Filter, models.P
                 if not self._local:
                     self._prefix_match = _server_version(client.info().version) >= _PREFIX_SINCE
                 if not client.collection_exists(self._collection):
-                    self._create(dense_dim=dense_dim, dense_model=dense_model)
-                    return
+                    try:
+                        self._create(dense_dim=dense_dim, dense_model=dense_model)
+                        return
+                    except Exception:
+                        if not client.collection_exists(self._collection):
+                            raise
+                        # another client (a teammate's daemon starting at the same time) made it first
+                        logger.info(
+                            "%s: collection %s was created meanwhile by another client", self.name, self._collection
+                        )
                 config = client.get_collection(self._collection).config
                 vectors = config.params.vectors
                 params = vectors.get(DENSE) if isinstance(vectors, dict) else None

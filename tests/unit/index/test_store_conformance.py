@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -402,6 +403,14 @@ def test_collection_names_differ_between_state_dirs_and_are_stable(tmp_path: Pat
     assert name(tmp_path / "a" / "w s/ü").replace("-", "").replace("_", "").isalnum()
 
 
+def test_a_configured_collection_name_is_used_as_is_and_must_be_a_plain_name(tmp_path: Path) -> None:
+    named = Config(workspace=str(tmp_path), qdrant=QdrantConfig(collection="acme-api"))
+    assert collection_name(named) == "acme-api"
+    for bad in ("../elsewhere", "a b", ""):
+        with pytest.raises(ValueError, match="collection"):
+            QdrantConfig(collection=bad)
+
+
 def test_server_mode_against_an_unreachable_url_raises_a_store_error(tmp_path: Path) -> None:
     config = Config(workspace=str(tmp_path), qdrant=QdrantConfig(mode="server", url="http://127.0.0.1:9"))
     with pytest.raises(StoreError, match=r"127\.0\.0\.1:9"):
@@ -561,12 +570,21 @@ def test_two_workspaces_on_one_server_never_see_each_others_points(server_config
         second.close()
 
 
-def test_two_clients_of_one_workspace_share_its_collection_on_the_server(
-    server_configs: tuple[Config, Config],
+def test_clones_that_name_the_same_collection_share_one_index_on_the_server(
+    request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
-    config, _ = server_configs
-    writer = open_store(config, dense_dim=DIM, dense_model=MODEL)
-    reader = open_store(config, dense_dim=DIM, dense_model=MODEL)
+    # two machines' clones of one repository: different state dirs, the same qdrant.collection
+    settings = {**qdrant_settings(request, "server"), "collection": f"team-{tmp_path.name}"[:200]}
+    configs = [
+        Config(
+            workspace=str(tmp_path / m),
+            state_dir=str(tmp_path / m / ".state"),
+            qdrant=QdrantConfig.model_validate(settings),
+        )
+        for m in ("machine-a", "machine-b")
+    ]
+    writer = open_store(configs[0], dense_dim=DIM, dense_model=MODEL)
+    reader = open_store(configs[1], dense_dim=DIM, dense_model=MODEL)
     try:
         writer.upsert([point(i) for i in range(N)])
         assert reader.count() == N
@@ -575,6 +593,38 @@ def test_two_clients_of_one_workspace_share_its_collection_on_the_server(
     finally:
         writer.close()
         reader.close()
+        drop_collections(configs[0])
+
+
+def test_clients_that_open_one_new_collection_at_the_same_time_all_get_it(
+    server_configs: tuple[Config, Config],
+) -> None:
+    config, _ = server_configs
+    opened: list[VectorStore] = []
+    failures: list[BaseException] = []
+    lock = threading.Lock()
+
+    def open_one() -> None:
+        try:
+            store = open_store(config, dense_dim=DIM, dense_model=MODEL)
+        except BaseException as exc:
+            failures.append(exc)
+            return
+        with lock:
+            opened.append(store)
+
+    threads = [threading.Thread(target=open_one) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    try:
+        assert failures == [] and len(opened) == 4
+        opened[0].upsert([point(i) for i in range(N)])
+        assert all(store.count() == N for store in opened)
+    finally:
+        for store in opened:
+            store.close()
 
 
 def test_a_server_killed_mid_work_restarts_with_every_acknowledged_write(tmp_path: Path) -> None:
