@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncGenerator, Iterable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -55,9 +56,31 @@ def everyone_succeeds() -> dict[str, Any]:
     return {"role": "*", "answer": {"status": "success", "summary": "done"}, "repeat": True}
 
 
-def write_script(path: Path, entries: Iterable[Mapping[str, Any]]) -> Path:
-    path.write_text(yaml.safe_dump({"responses": list(entries)}, sort_keys=False), encoding="utf-8")
+def write_script(path: Path, entries: Iterable[Mapping[str, Any]], *, record_tools: str | None = None) -> Path:
+    """A replay script; ``record_tools``: a file beside it where each role's offered tools are logged."""
+    body: dict[str, Any] = {"responses": list(entries)}
+    if record_tools is not None:
+        body["record_tools"] = record_tools
+    path.write_text(yaml.safe_dump(body, sort_keys=False), encoding="utf-8")
     return path
+
+
+def recorded_tools(path: Path, role: str) -> set[str]:
+    """Every tool a ``role`` model was offered, from a script's ``record_tools`` log."""
+    found: set[str] = set()
+    for line in path.read_text(encoding="utf-8").splitlines():
+        entry = json.loads(line)
+        if entry["role"] == role:
+            found.update(entry["tools"])
+    return found
+
+
+def stage_intel_tools(workflow: str, stage_id: str, agent_id: str) -> set[str]:
+    """The code-intel tools the shipped ``workflow`` gives ``agent_id`` in ``stage_id`` (its ``mcp_tools``)."""
+    spec = yaml.safe_load((Path(__file__).parents[1] / "workflows" / f"{workflow}.yaml").read_text(encoding="utf-8"))
+    stage = next(s for s in spec["stages"] if s["stage_id"] == stage_id)
+    agent = next(a for a in stage["parallel_agents"] if a["agent_id"] == agent_id)
+    return set(agent["mcp_tools"])
 
 
 def replay_config(script: Path, **overrides: Any) -> PipelineConfig:

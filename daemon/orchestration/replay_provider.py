@@ -26,7 +26,10 @@ responses:
 
 A call takes the first entry, in file order, whose role and ``match`` fit and which is not used up.
 Mappings and lists are sent as JSON text. No fitting entry is an error naming the script and role.
-A top-level list is read as the ``responses`` list. The model binds any tools (``bind_tools``) and
+A top-level list is read as the ``responses`` list. ``record_tools: tools.jsonl`` (beside the script)
+appends, each time a role's model is given tools, ``{"role": ..., "tools": [names]}``: what a real
+provider would have been sent, for tests that check each front hands agents the same tools.
+The model binds any tools (``bind_tools``) and
 answers with the scripted ``tool_calls`` whatever tools were bound; a tool-calling agent's next turn
 sees the tools' answers in its prompt, so a later entry can ``match`` on them (``exited with code 1``).
 """
@@ -101,14 +104,18 @@ class ReplayEntry(FrozenModel):
 
 class _ScriptFile(FrozenModel):
     responses: tuple[ReplayEntry, ...]
+    record_tools: str | None = None
 
 
 class ReplayScript:
     """The entries of one script file and which of them are used up (shared by every role)."""
 
-    def __init__(self, entries: Sequence[ReplayEntry], *, source: str = "<memory>") -> None:
+    def __init__(
+        self, entries: Sequence[ReplayEntry], *, source: str = "<memory>", tools_log: Path | None = None
+    ) -> None:
         self.entries = tuple(entries)
         self.source = source
+        self.tools_log = tools_log
         self._used: set[int] = set()
         self._lock = threading.Lock()
         self.calls: list[tuple[str, int]] = []
@@ -129,7 +136,16 @@ class ReplayScript:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
             raise ConfigError(f"replay script {path}: '{where}': {first['msg']}") from exc
-        return cls(script.responses, source=str(path))
+        log = None if script.record_tools is None else path.parent / script.record_tools
+        return cls(script.responses, source=str(path), tools_log=log)
+
+    def record_tools(self, role: str, names: Sequence[str]) -> None:
+        """Append the tools a ``role`` model was offered to ``record_tools`` (a JSON line), when the script asks."""
+        if self.tools_log is None:
+            return
+        line = json.dumps({"role": role, "tools": list(names)}) + "\n"
+        with self._lock, self.tools_log.open("a", encoding="utf-8") as out:
+            out.write(line)
 
     def take(self, role: str, prompt: str) -> ReplayEntry:
         with self._lock:
@@ -153,6 +169,18 @@ def _prompt_text(messages: Sequence[BaseMessage]) -> str:
     return "\n".join(str(m.text) for m in messages)
 
 
+def _tool_name(tool: dict[str, Any] | type | Callable[..., Any] | BaseTool) -> str:
+    if isinstance(tool, BaseTool):
+        return tool.name
+    if isinstance(tool, dict):
+        described = cast("dict[str, Any]", tool)
+        function: Any = described.get("function")
+        if isinstance(function, dict):
+            described = cast("dict[str, Any]", function)
+        return str(described.get("name", "?"))
+    return getattr(tool, "__name__", "?")
+
+
 class ReplayChatModel(BaseChatModel):
     """A LangChain chat model over a ``ReplayScript`` for one role."""
 
@@ -172,7 +200,8 @@ class ReplayChatModel(BaseChatModel):
         tool_choice: str | None = None,
         **kwargs: Any,
     ) -> Runnable[LanguageModelInput, AIMessage]:
-        """The script decides which tools are called; binding only has to be accepted."""
+        """The script decides which tools are called; binding only has to be accepted (and is recorded)."""
+        self.script.record_tools(self.role, [_tool_name(tool) for tool in tools])
         return self
 
     def _result(self, entry: ReplayEntry) -> ChatResult:

@@ -23,7 +23,7 @@ from tests.e2e.acp_support import (
     prompt_text,
     spawn_ided_acp,
 )
-from tests.pipeline_support import choose, everyone_succeeds, write_script
+from tests.pipeline_support import choose, everyone_succeeds, recorded_tools, stage_intel_tools, write_script
 from tests.vcs_support import git
 
 pytestmark = pytest.mark.e2e
@@ -48,7 +48,7 @@ def editing_script(tmp_path: Path) -> Path:
         },
         everyone_succeeds(),
     ]
-    return write_script(tmp_path / "script.yaml", entries)
+    return write_script(tmp_path / "script.yaml", entries, record_tools="tools.jsonl")
 
 
 def diffs(client: RecordingClient) -> list[FileEditToolCallContent]:
@@ -64,7 +64,8 @@ async def test_accepting_the_review_puts_the_runs_commits_on_the_users_branch_an
     repo = fixture_repo(tmp_path)
     before = git(repo, "rev-parse", "HEAD")
     client = RecordingClient(permission_answers=[("accept", None)])
-    async with spawn_ided_acp(tmp_path, env_for(tmp_path, editing_script(tmp_path)), client=client) as agent:
+    env = env_for(tmp_path, editing_script(tmp_path), acp__attach_daemon="true")  # as a user's: with the daemon
+    async with spawn_ided_acp(tmp_path, env, client=client) as agent:
         await initialize(agent.conn)
         sid = (await agent.conn.new_session(cwd=str(repo), mcp_servers=[])).session_id
         reply = await asyncio.wait_for(agent.conn.prompt(session_id=sid, prompt=prompt_text("fix add")), WAIT_S)
@@ -84,6 +85,8 @@ async def test_accepting_the_review_puts_the_runs_commits_on_the_users_branch_an
         assert (repo / "calc.py").read_text() == FIXED
         assert git(repo, "rev-parse", "HEAD") != before
         assert "fix attempt 1" in git(repo, "log", "-1", "--format=%B")
+        # the same tools as the CLI's and the LSP front's runs: the code-intel tools the stage names
+        assert stage_intel_tools("bug_fix", "fix", "coder") <= recorded_tools(tmp_path / "tools.jsonl", "coder")
         run_id = client.messages(sid).split("/rollback ")[1].split()[0]
         rolled = await asyncio.wait_for(
             agent.conn.prompt(session_id=sid, prompt=prompt_text(f"/rollback {run_id}")), WAIT_S

@@ -27,7 +27,7 @@ from tests.e2e.lsp_support import (
     server_args,
     stop_daemon,
 )
-from tests.pipeline_support import choose, everyone_succeeds, write_script
+from tests.pipeline_support import choose, everyone_succeeds, recorded_tools, stage_intel_tools, write_script
 from tests.vcs_support import git, make_repo, write
 
 pytestmark = pytest.mark.e2e
@@ -172,7 +172,7 @@ async def test_a_code_run_started_over_lsp_ends_in_review_and_its_change_is_acce
         },
         {"role": "*", "answer": {"status": "success", "summary": "fine", "evidence": list[str]()}, "repeat": True},
     ]
-    script = write_script(tmp_path / "script.yaml", entries)
+    script = write_script(tmp_path / "script.yaml", entries, record_tools="tools.jsonl")
     extra = ("--set", f"pipeline.replay_script={script}", "--set", "pipeline.resilience.cache=false")
     async with runs_client(repo, tmp_path / "state", *extra) as client:
         started = await client.ided("ided/run/start", {"request": "make add commutative", "mode": "code"})
@@ -181,6 +181,9 @@ async def test_a_code_run_started_over_lsp_ends_in_review_and_its_change_is_acce
             notes.append(await asyncio.wait_for(client.run_progress.get(), WAIT_S))
         assert "review" in [n["kind"] for n in notes]
         assert (repo / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"  # untouched before accept
+        # the same tools as the CLI's runs: the code-intel tools the stage names, from the workspace daemon
+        offered = recorded_tools(tmp_path / "tools.jsonl", "coder")
+        assert stage_intel_tools("feature_with_iterative_testing", "implementation", "coder") <= offered
 
         diff = await client.ided("ided/run/diff", {"runId": started["runId"]})
         assert [f["path"] for f in diff["files"]] == ["calc.py"]
