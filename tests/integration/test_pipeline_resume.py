@@ -67,6 +67,7 @@ async def test_a_run_killed_mid_stage_resumes_from_its_last_checkpoint(
         "--set",
         f"pipeline.replay_script={slow}",
         "run",
+        "--no-daemon",  # the run executes in this process, which the test kills mid-stage
         "Add a multiply function",
         "-w",
         str(workspace),
