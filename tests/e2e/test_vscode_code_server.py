@@ -82,11 +82,16 @@ def _replay(tmp_path: Path) -> list[str]:
             "role": "coder",
             "match": "swap the operands",
             "tool_calls": [{"name": "write_file", "args": {"path": "calc.py", "content": ASKED}}],
-        },  # each request opens its own pipeline, so the script starts over: the next answer ends the attempt
+        },  # the runs share the daemon's script: each entry is used once, the next answer ends the attempt
         {"role": "coder", "match": "swap the operands", "answer": {"status": "success", "summary": "swapped"}},
         {  # a model that takes a second: the run is seen in its Fix stage
             "role": "coder",
             "delay_seconds": 1.0,
+            "tool_calls": [{"name": "write_file", "args": {"path": "calc.py", "content": FIXED}}],
+        },
+        {"role": "coder", "answer": {"status": "success", "summary": "commented"}},
+        {  # the second run (rejected) edits too, so it also ends in review
+            "role": "coder",
             "tool_calls": [{"name": "write_file", "args": {"path": "calc.py", "content": FIXED}}],
         },
         everyone_succeeds(),
