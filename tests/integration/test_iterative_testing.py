@@ -20,10 +20,10 @@ from daemon.orchestration.runtime import PipelineRuntime
 from daemon.orchestration.workflow_loader import WorkflowCatalog, builtin_workflow_dir
 from daemon.vcs.worktrees import RunWorktrees
 from tests.pipeline_support import WAIT, builtin_catalog, choose, replay_config, write_script
+from tests.vcs_support import make_repo
 
 FEATURE = "feature_with_iterative_testing"
 PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider"
-GIT = ["git", "-c", "user.name=Test", "-c", "user.email=test@example.com", "-c", "init.defaultBranch=main"]
 
 BUGGY = "def add(a, b):\n    return a + b\n\n\ndef multiply(a, b):\n    return a + b\n"
 FIXED = "def add(a, b):\n    return a + b\n\n\ndef multiply(a, b):\n    return a * b\n"
@@ -38,15 +38,12 @@ def git_output(repo: Path, *args: str) -> str:
 
 
 def git_project(root: Path) -> Path:
-    (root / "src").mkdir(parents=True)
-    (root / "src" / "calc.py").write_text("def add(a, b):\n    return a + b\n", encoding="utf-8")
-    (root / "tests").mkdir()
-    (root / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
-    (root / ".gitignore").write_text("__pycache__/\n.pytest_cache/\n", encoding="utf-8")
-    subprocess.run([*GIT, "init", "-q"], cwd=root, check=True)
-    subprocess.run([*GIT, "add", "-A"], cwd=root, check=True)
-    subprocess.run([*GIT, "commit", "-q", "-m", "init"], cwd=root, check=True)
-    return root
+    files = {
+        "src/calc.py": "def add(a, b):\n    return a + b\n",
+        "pytest.ini": "[pytest]\n",
+        ".gitignore": "__pycache__/\n.pytest_cache/\n",
+    }
+    return make_repo(root, files)
 
 
 def script_entries() -> list[dict[str, Any]]:

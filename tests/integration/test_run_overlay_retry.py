@@ -3,7 +3,6 @@ failure, read from the run branch through the overlay, and none of the run's own
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,10 +13,10 @@ from daemon.orchestration.run_store import DecisionKind, RunStatus
 from daemon.service.pipeline_host import open_pipeline
 from daemon.vcs.worktrees import RunWorktrees
 from tests.pipeline_support import FAST_RESILIENCE, WAIT, choose, write_script
+from tests.vcs_support import make_repo
 
 FEATURE = "feature_with_iterative_testing"
 PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider"
-GIT = ["git", "-c", "user.name=Test", "-c", "user.email=test@example.com", "-c", "init.defaultBranch=main"]
 
 ORIGINAL = "def add(a, b):\n    return a + b\n\n\ndef scale(values, factor):\n    return [v * factor for v in values]\n"
 MARK = "Weighted product of the basket, rounded to cents (run branch)."
@@ -35,15 +34,9 @@ TEST = (
 
 
 def _project(root: Path) -> Path:
-    (root / "src").mkdir(parents=True)
-    (root / "src" / "basket.py").write_text(ORIGINAL, encoding="utf-8")
-    (root / "tests").mkdir()
-    (root / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
-    (root / ".gitignore").write_text("__pycache__/\n.pytest_cache/\n", encoding="utf-8")
-    subprocess.run([*GIT, "init", "-q"], cwd=root, check=True)
-    subprocess.run([*GIT, "add", "-A"], cwd=root, check=True)
-    subprocess.run([*GIT, "commit", "-q", "-m", "init"], cwd=root, check=True)
-    return root
+    return make_repo(
+        root, {"src/basket.py": ORIGINAL, "pytest.ini": "[pytest]\n", ".gitignore": "__pycache__/\n.pytest_cache/\n"}
+    )
 
 
 def _script() -> list[dict[str, Any]]:
