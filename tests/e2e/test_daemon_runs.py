@@ -22,8 +22,8 @@ from daemon.service.run_port import RunStart
 from daemon.service.run_remote import DaemonRunService
 from tests.e2e.test_daemon import _wait_gone
 from tests.e2e.test_mcp_stdio import _env
+from tests.e2e.test_pipeline_intel_tools import debugger_asks_for_a_definition
 from tests.integration.test_agents_runtime import ONLY_IMPLEMENTATION, ORIGINAL, coder_writes, folder, ok, rest_succeeds
-from tests.intel_tools import copy_workspace, require_server
 from tests.pipeline_support import WAIT, choose, everyone_succeeds, write_script
 
 pytestmark = pytest.mark.e2e
@@ -101,24 +101,7 @@ async def test_a_run_started_through_one_connection_is_followed_and_accepted_thr
 async def test_a_run_in_the_daemon_asks_the_daemons_own_language_servers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    require_server("python")
-    workspace = copy_workspace("intel_python", tmp_path)
-    for key, value in _env(tmp_path / "state", tmp_path / "home").items():
-        monkeypatch.setenv(key, value)
-    script = write_script(
-        tmp_path / "script.yaml",
-        [
-            {"role": "orchestrator", "answer": choose("bug_fix")},
-            {
-                "role": "debugger",
-                "match": r"Attempt: 1\b",
-                "tool_calls": [{"name": "find_definition", "args": {"symbol": "Reporter"}}],
-            },
-            everyone_succeeds(),
-        ],
-    )
-    monkeypatch.setenv("IDED_PIPELINE__REPLAY_SCRIPT", str(script))
-    config = load_config(workspace)
+    config = debugger_asks_for_a_definition(tmp_path, monkeypatch)
     runs = await DaemonRunService.attach(config, client="cli", start=True)
     control = await DaemonClient.attach(config, client="other", start=False)
     try:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon.config import load_config
+from daemon.config import Config, load_config
 from daemon.orchestration.progress import ProgressKind
 from daemon.orchestration.run_store import RunStatus
 from daemon.service.api import Methods
@@ -20,9 +20,9 @@ from tests.pipeline_support import choose, everyone_succeeds, write_script
 pytestmark = pytest.mark.e2e
 
 
-async def test_a_debugger_agent_finds_a_definition_through_the_running_daemon(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def debugger_asks_for_a_definition(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Config:
+    """A copy of the Python intel workspace whose scripted bug_fix run has its debugger call
+    ``find_definition("Reporter")``; this process's environment points at the script."""
     require_server("python")
     workspace = copy_workspace("intel_python", tmp_path)
     for key, value in _env(tmp_path / "state", tmp_path / "home").items():
@@ -41,6 +41,13 @@ async def test_a_debugger_agent_finds_a_definition_through_the_running_daemon(
     )
     monkeypatch.setenv("IDED_PIPELINE__REPLAY_SCRIPT", str(script))
     config = load_config(workspace)
+    return config
+
+
+async def test_a_debugger_agent_finds_a_definition_through_the_running_daemon(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = debugger_asks_for_a_definition(tmp_path, monkeypatch)
     daemon = await DaemonClient.attach(config, client="cli", start=True)
     try:
         await daemon.call(Methods.INDEX_REINDEX, None, wait_s=120)  # answers once the pass is done
