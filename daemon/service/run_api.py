@@ -19,7 +19,7 @@ from pydantic import Field, TypeAdapter
 from daemon.config import Config
 from daemon.core.frozen_model import FrozenModel
 from daemon.errors import WorkspaceUntrusted
-from daemon.service.run_models import Attachment, ExecutionPlan, RunMode
+from daemon.service.run_models import AcceptSelection, Attachment, ExecutionPlan, RunMode
 from daemon.service.run_port import RunStart
 
 if TYPE_CHECKING:
@@ -29,6 +29,7 @@ __all__ = [
     "CleanupParams",
     "MissingModelsParams",
     "NoParams",
+    "RunAcceptParams",
     "RunFeedbackParams",
     "RunIdParams",
     "RunLaunchParams",
@@ -104,6 +105,12 @@ class NoParams(FrozenModel):
 
 class RunIdParams(FrozenModel):
     run_id: str = Field(min_length=1)
+
+
+class RunAcceptParams(RunIdParams):
+    """``runs/accept``: the whole run, or (``selection``) what a reviewer kept of it."""
+
+    selection: AcceptSelection | None = None
 
 
 class RunLaunchParams(RunIdParams):

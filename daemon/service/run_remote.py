@@ -34,6 +34,7 @@ from daemon.service.rpc import RpcError
 from daemon.service.run_api import (
     CleanupParams,
     MissingModelsParams,
+    RunAcceptParams,
     RunFeedbackParams,
     RunIdParams,
     RunLaunchParams,
@@ -46,6 +47,7 @@ from daemon.service.run_api import (
 )
 from daemon.service.run_models import (
     AcceptResult,
+    AcceptSelection,
     ChangeSet,
     CleanupReport,
     ConflictReport,
@@ -286,8 +288,8 @@ class DaemonRunService(RunService):
     async def diff(self, run_id: str) -> ChangeSet:
         return await self._call(Methods.RUNS_DIFF, RunIdParams(run_id=run_id), ChangeSet)
 
-    async def accept(self, run_id: str) -> AcceptResult:
-        return await self._call(Methods.RUNS_ACCEPT, RunIdParams(run_id=run_id), AcceptResult)
+    async def accept(self, run_id: str, *, selection: AcceptSelection | None = None) -> AcceptResult:
+        return await self._call(Methods.RUNS_ACCEPT, RunAcceptParams(run_id=run_id, selection=selection), AcceptResult)
 
     async def reject(self, run_id: str) -> RunBranch:
         return await self._call(Methods.RUNS_REJECT, RunIdParams(run_id=run_id), RunBranch)
