@@ -22,15 +22,17 @@ import contextlib
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from lsprotocol import types
+from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from daemon.config import Config
 from daemon.errors import ConflictError, DaemonError, WorkspaceUntrusted
 from daemon.lsp.protocol import LspMethods
 from daemon.lsp.run_protocol import (
+    RunAcceptParams,
     RunAcceptResult,
     RunCancelParams,
     RunCommitItem,
@@ -46,7 +48,7 @@ from daemon.lsp.run_protocol import (
     RunStatusResult,
 )
 from daemon.lsp.session import REQUEST_FAILED
-from daemon.service.run_models import ChangeSet, ConflictReport, ExecutionProgress, RunRecord
+from daemon.service.run_models import AcceptSelection, ChangeSet, ConflictReport, ExecutionProgress, KeptFile, RunRecord
 from daemon.service.run_open import open_run_service
 from daemon.service.run_port import RunFollow, RunService, RunStart
 
@@ -288,17 +290,10 @@ def register(server: IdedLanguageServer) -> None:
         return _diff_result(changes, branch.repo_root)
 
     @server.feature(LspMethods.RUN_ACCEPT)
-    async def accept(params: RunIdParams) -> RunAcceptResult:
+    async def accept(params: RunAcceptParams) -> RunAcceptResult:
         async with host.review() as review:
-            done = await review.accept(params.run_id)
-        return RunAcceptResult(
-            run_id=done.run_id,
-            branch=done.branch,
-            commits=list(done.commits),
-            source_commits=list(done.source_commits),
-            files=list(done.files),
-            head=done.head,
-        )
+            done = await review.accept(params.run_id, selection=_selection(params))
+        return _wire_result(RunAcceptResult, done)
 
     @server.feature(LspMethods.RUN_REJECT)
     async def reject(params: RunIdParams) -> RunRejectResult:
@@ -310,14 +305,32 @@ def register(server: IdedLanguageServer) -> None:
     async def rollback(params: RunIdParams) -> RunRollbackResult:
         async with host.review() as review:
             done = await review.rollback(params.run_id)
-        return RunRollbackResult(
-            run_id=done.run_id,
-            branch=done.branch,
-            commits=list(done.commits),
-            reverted=list(done.reverted),
-            files=list(done.files),
-            head=done.head,
+        return _wire_result(RunRollbackResult, done)
+
+
+def _selection(params: RunAcceptParams) -> AcceptSelection | None:
+    """``keep`` as the service's selection (None: the whole run); an empty or malformed one is invalid params."""
+    if params.keep is None:
+        return None
+    try:
+        return AcceptSelection(
+            files=tuple(
+                KeptFile(path=k.path, hunks=None if k.hunks is None else tuple(k.hunks), text=k.text)
+                for k in params.keep
+            )
         )
+    except ValidationError as exc:
+        raise JsonRpcInvalidParams(f"invalid params for {LspMethods.RUN_ACCEPT}: keep: {exc}") from exc
+
+
+W = TypeVar("W")
+
+
+def _wire_result(wire: Callable[..., W], done: BaseModel) -> W:
+    """The service's accept or rollback result as its LSP wire type: the same fields, tuples as lists."""
+    fields: dict[str, object] = done.model_dump()
+    listed = {name: list(cast("tuple[object, ...]", v)) if isinstance(v, tuple) else v for name, v in fields.items()}
+    return wire(**listed)
 
 
 async def _refuse_untrusted(runs: RunService) -> None:
