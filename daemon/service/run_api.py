@@ -9,6 +9,7 @@ daemon's own tools; only ``trusted`` travels.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -79,24 +80,15 @@ class RunStartParams(FrozenModel):
 
     @classmethod
     def of(cls, run: RunStart, *, dry_run: bool = False, trusted: bool | None = None) -> RunStartParams:
-        return cls(
-            request=run.request,
-            workflow=run.workflow,
-            mode=run.mode,
-            include_uncommitted=run.include_uncommitted,
-            attachments=run.attachments,
-            dry_run=dry_run,
-            trusted=trusted,
-        )
+        return cls(**_start_fields(run), dry_run=dry_run, trusted=trusted)
 
     def run(self) -> RunStart:
-        return RunStart(
-            request=self.request,
-            workflow=self.workflow,
-            mode=self.mode,
-            include_uncommitted=self.include_uncommitted,
-            attachments=self.attachments,
-        )
+        return RunStart(**_start_fields(self))
+
+
+def _start_fields(source: RunStart | RunStartParams) -> dict[str, Any]:
+    """The fields of a ``RunStart`` (every one of which ``RunStartParams`` has too), read from ``source``."""
+    return {f.name: getattr(source, f.name) for f in dataclasses.fields(RunStart)}
 
 
 class NoParams(FrozenModel):

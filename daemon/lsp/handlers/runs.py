@@ -24,6 +24,8 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+import attrs
+from attrs import AttrsInstance
 from lsprotocol import types
 from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
@@ -73,32 +75,11 @@ def _failure(exc: DaemonError) -> JsonRpcException:
 
 
 def _diff_result(changes: ChangeSet, repo_root: Path) -> RunDiffResult:
-    return RunDiffResult(
-        run_id=changes.run_id,
-        branch=changes.branch,
-        review=changes.review,
-        base_commit=changes.base_commit,
-        start_commit=changes.start_commit,
-        head_commit=changes.head_commit,
-        commits=[
-            RunCommitItem(sha=c.sha, message=c.message, stage_id=c.stage_id, attempt=c.attempt, agents=list(c.agents))
-            for c in changes.commits
-        ],
-        files=[
-            RunFileItem(
-                uri=(repo_root / f.path).as_uri(),
-                path=f.path,
-                status=f.status,
-                old_path=f.old_path,
-                old_text=f.old_text,
-                new_text=f.new_text,
-                diff=f.diff,
-                added=f.added,
-                removed=f.removed,
-                binary=f.binary,
-            )
-            for f in changes.files
-        ],
+    return _wire(
+        RunDiffResult,
+        changes,
+        commits=[_wire(RunCommitItem, c) for c in changes.commits],
+        files=[_wire(RunFileItem, f, uri=(repo_root / f.path).as_uri()) for f in changes.files],
     )
 
 
@@ -293,7 +274,7 @@ def register(server: IdedLanguageServer) -> None:
     async def accept(params: RunAcceptParams) -> RunAcceptResult:
         async with host.review() as review:
             done = await review.accept(params.run_id, selection=_selection(params))
-        return _wire_result(RunAcceptResult, done)
+        return _wire(RunAcceptResult, done)
 
     @server.feature(LspMethods.RUN_REJECT)
     async def reject(params: RunIdParams) -> RunRejectResult:
@@ -305,7 +286,7 @@ def register(server: IdedLanguageServer) -> None:
     async def rollback(params: RunIdParams) -> RunRollbackResult:
         async with host.review() as review:
             done = await review.rollback(params.run_id)
-        return _wire_result(RunRollbackResult, done)
+        return _wire(RunRollbackResult, done)
 
 
 def _selection(params: RunAcceptParams) -> AcceptSelection | None:
@@ -323,14 +304,15 @@ def _selection(params: RunAcceptParams) -> AcceptSelection | None:
         raise JsonRpcInvalidParams(f"invalid params for {LspMethods.RUN_ACCEPT}: keep: {exc}") from exc
 
 
-W = TypeVar("W")
+W = TypeVar("W", bound=AttrsInstance)
 
 
-def _wire_result(wire: Callable[..., W], done: BaseModel) -> W:
-    """The service's accept or rollback result as its LSP wire type: the same fields, tuples as lists."""
-    fields: dict[str, object] = done.model_dump()
+def _wire(wire: type[W], model: BaseModel, **given: object) -> W:
+    """``model`` as the LSP wire type ``wire``: each of its fields from the model's field of that name (tuples as
+    lists), unless ``given``."""
+    fields = {f.name: getattr(model, f.name) for f in attrs.fields(wire) if f.name not in given}
     listed = {name: list(cast("tuple[object, ...]", v)) if isinstance(v, tuple) else v for name, v in fields.items()}
-    return wire(**listed)
+    return wire(**listed, **given)
 
 
 async def _refuse_untrusted(runs: RunService) -> None:
