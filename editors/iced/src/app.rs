@@ -409,6 +409,8 @@ impl App {
                             ..review::ReviewPane::default()
                         };
                         self.viewing_loaded = loaded;
+                        let next = if loaded { Task::none() } else { self.next_scripted() };
+                        return Task::batch([agent_panel::follow_end(), next]);
                     }
                 }
                 if !loaded {

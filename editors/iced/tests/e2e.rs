@@ -688,7 +688,8 @@ async fn a_mixed_file_and_hunk_choice_is_accepted_by_ided_as_one_commit_and_roll
                 let _ = preview.update(message.clone());
             }
             let mut ui = iced_test::simulator(preview.view());
-            ui.click("Apply 2 of 4 hunks").unwrap_or_else(|e| panic!("Apply 2 of 4 hunks: {e:?}"));
+            ui.click("Apply 2 of 4 hunks")
+                .unwrap_or_else(|e| panic!("Apply 2 of 4 hunks: {e:?}"));
             assert!(
                 ui.into_messages()
                     .any(|m| matches!(m, Message::Agent(ided_iced::ui::agent_panel::Message::Choose(_)))),
@@ -740,8 +741,16 @@ async fn a_mixed_file_and_hunk_choice_is_accepted_by_ided_as_one_commit_and_roll
     assert_eq!(notes, NOTES.replacen('a', "A", 1).trim_end(), "only the kept hunk");
     assert_eq!(status, "", "committed by ided, nothing left uncommitted");
     assert!(button_seen.get(), "the accepted review offers Roll back");
-    for (file, text) in [("calc.py", "def add(a, b):\n    return a + b\n"), ("notes.txt", NOTES), ("README.md", "# calc\n")] {
-        assert_eq!(std::fs::read_to_string(repo.join(file)).unwrap(), text, "{file} rolled back");
+    for (file, text) in [
+        ("calc.py", "def add(a, b):\n    return a + b\n"),
+        ("notes.txt", NOTES),
+        ("README.md", "# calc\n"),
+    ] {
+        assert_eq!(
+            std::fs::read_to_string(repo.join(file)).unwrap(),
+            text,
+            "{file} rolled back"
+        );
     }
     assert_eq!(git(&repo, &["diff", &head, "HEAD"]), "", "the revert undid the accept");
     assert_eq!(git(&repo, &["rev-list", "--count", &format!("{head}..HEAD")]), "2");

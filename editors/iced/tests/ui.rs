@@ -903,6 +903,52 @@ fn the_transcript_follows_new_output_unless_the_person_scrolled_up() {
     assert!(live.shows(&app, "read step 69"), "following after a drag to the end");
 }
 
+/// Issue 21, Iced defect 6: the transcript did not follow new output. Its scroll position
+/// belonged to the panel, not to the session: after the person scrolled up in one session,
+/// the next one (a Restart, a session from History) kept that distance from its end, so a
+/// transcript shorter than it stayed at its top while the output came in below.
+#[test]
+fn a_new_session_follows_its_output_after_the_person_scrolled_up_in_the_one_before() {
+    let (mut app, _commands, _dir) = connected_app();
+    let mut live = support::Live::new();
+    let say = |app: &mut App, session: &str, text: String| {
+        update(
+            app,
+            json!({"sessionId":session,"update":{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":text}}}),
+        );
+        update(
+            app,
+            json!({"sessionId":session,"update":{"sessionUpdate":"tool_call","toolCallId":format!("t-{text}"),
+                "title":format!("read {text}"),"kind":"read","status":"completed"}}),
+        );
+    };
+    for i in 0..60 {
+        say(&mut app, "s-1", format!("step {i}"));
+        let _ = live.shows(&app, "read step 0");
+    }
+    assert!(live.shows(&app, "read step 59"), "the first session follows");
+    let at = live.center_of_text(&app, "read step 59");
+    live.wheel(&mut app, at, 1000.0);
+    assert!(live.shows(&app, "read step 0"), "the person scrolled up to its start");
+    let shown = app.update(Message::Acp(Event::SessionReady {
+        session_id: "s-2".into(),
+        modes: None,
+        loaded: true,
+    }));
+    live.run(&mut app, shown);
+    for i in 0..20 {
+        say(&mut app, "s-2", format!("next {i}"));
+        let _ = live.shows(&app, "read next 0");
+    }
+    assert!(
+        !live.shows(&app, "read next 0"),
+        "the new session's output overflows its transcript"
+    );
+    assert!(
+        live.shows(&app, "read next 19"),
+        "the new session's newest output is on screen"
+    );
+}
 /// Issue 21, Iced defect 6: each start or Restart added an empty untitled session to History.
 #[test]
 fn history_leaves_out_the_sessions_nobody_prompted() {
