@@ -111,9 +111,6 @@ def _kept_text(change: FileChange, kept: KeptFile) -> str:
         return kept.text
     assert kept.hunks is not None
     count = hunk_count(change)
-    bad = sorted(h for h in kept.hunks if not 0 <= h < count)
-    if bad:
-        raise VcsError(f"{change.path} has {count} hunk(s) (0..{count - 1}) in the run's diff: no hunk {bad[0]}")
     if change.old_text is None and change.status != "added":
         raise VcsError(f"{change.path} is not shown as text (too large or not UTF-8): keep it whole or drop it")
     text = apply_hunks(change.old_text or "", change.diff, kept.hunks)
@@ -140,7 +137,11 @@ def reviewed_commit(git: GitRunner, changes: ChangeSet, selection: AcceptSelecti
         kept = chosen.get(change.path)
         if kept is None or kept.hunks == ():
             continue
-        whole = kept.text is None and (kept.hunks is None or set(kept.hunks) >= set(range(hunk_count(change))))
+        count = hunk_count(change)
+        bad = sorted(h for h in kept.hunks or () if not 0 <= h < count)
+        if bad:
+            raise VcsError(f"{change.path} has {count} hunk(s) in the run's diff (0..{count - 1}): no hunk {bad[0]}")
+        whole = kept.text is None and (kept.hunks is None or set(kept.hunks) >= set(range(count)))
         if change.binary and not whole:
             raise VcsError(f"{change.path} is binary: keep it whole or drop it")
         kept_paths.append(change.path)
