@@ -784,6 +784,29 @@ fn the_side_by_side_view_shows_the_old_line_left_of_the_new_one() {
     assert!(ui.find("+x = 2").is_err(), "no unified prefixes");
 }
 
+/// A long file name in the narrow file list was drawn over its +/− counts.
+#[test]
+fn a_long_file_name_is_cut_before_its_counts_in_the_file_list() {
+    let counts = |name: &str| {
+        let (app, _answers, _dir) = review_of_files(&[(name, "1\n", "2\n")]);
+        let mut ui = simulator(app.view());
+        let plus = ui.find("+1").expect("the added count").bounds();
+        let minus = ui.find("−1").expect("the removed count").bounds();
+        let both = iced::Rectangle {
+            width: minus.x + minus.width - plus.x,
+            ..plus
+        };
+        support::bright_pixels(&support::pixels(&app), both)
+    };
+    let short = counts("a.py");
+    assert!(short > 0, "the counts are drawn");
+    assert_eq!(
+        counts("a_rather_long_module_name_for_a_narrow_list.py"),
+        short,
+        "nothing of the name is drawn over the counts"
+    );
+}
+
 const TWO_HUNKS_OLD: &str = "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\nk\nl\nm\nn\n";
 const TWO_HUNKS_NEW: &str = "A\nb\nc\nd\ne\nf\ng\nh\ni\nj\nk\nl\nm\nN\n";
 
