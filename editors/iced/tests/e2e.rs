@@ -174,6 +174,35 @@ fn finished(app: &App) -> bool {
         .is_some_and(|s| matches!(s.run, RunStatus::Stopped(_) | RunStatus::Failed(_)))
 }
 
+/// The app's options for `workspace`: `launch`, the scripted prompts, nothing else.
+fn options(workspace: &Path, launch: Result<Launch, String>, script: Vec<String>) -> Options {
+    Options {
+        workspace: workspace.to_path_buf(),
+        launch,
+        script,
+        screenshot: None,
+        answer: None,
+        side_by_side: false,
+        bench: None,
+        started: std::time::Instant::now(),
+    }
+}
+
+/// The run of the accepted review once its turn has ended (the Roll back button's run), the
+/// first time it is asked for (`asked`).
+fn accepted_once(app: &App, asked: &Cell<bool>) -> Option<String> {
+    let session = app.session.as_ref()?;
+    let accepted = session
+        .review
+        .as_ref()
+        .and_then(|r| session.tool_call_by_id(&r.tool_call_id))
+        .is_some_and(|c| c.status == agent_client_protocol::v1::schema::ToolCallStatus::Completed);
+    if !accepted || session.is_running() || asked.replace(true) {
+        return None;
+    }
+    session.review.as_ref().and_then(|r| r.run_id.clone())
+}
+
 /// Chooses `option` once a permission request is pending.
 fn answer_with(option: &'static str) -> impl Fn(&App) -> Vec<Message> {
     move |app: &App| {
@@ -413,16 +442,7 @@ async fn roll_back_on_an_accepted_review_reverts_the_run_with_a_new_commit() {
                 "accept".into(),
             ))];
         }
-        let accepted = session
-            .review
-            .as_ref()
-            .and_then(|r| session.tool_call_by_id(&r.tool_call_id))
-            .is_some_and(|c| c.status == agent_client_protocol::v1::schema::ToolCallStatus::Completed);
-        if accepted && !session.is_running() && !rolled.get() {
-            rolled.set(true);
-            let Some(run_id) = session.review.as_ref().and_then(|r| r.run_id.clone()) else {
-                return Vec::new();
-            };
+        if let Some(run_id) = accepted_once(app, &rolled) {
             let mut ui = iced_test::simulator(app.view());
             button_seen.set(ui.click(format!("Roll back run {run_id}").as_str()).is_ok());
             // calc.py is open in a tab with the accepted text when the rollback goes out.
@@ -639,16 +659,11 @@ async fn a_mixed_file_and_hunk_choice_is_accepted_by_ided_as_one_commit_and_roll
     std::fs::write(&script_path, serde_json::to_string_pretty(&script).unwrap()).unwrap();
     let mut launch = Launch::resolve(Some(&bin), &repo).unwrap();
     launch.env = ided_env(tmp.path(), &script_path);
-    let (mut app, _) = App::new(Options {
-        workspace: repo.clone(),
-        launch: Ok(launch.clone()),
-        script: vec!["fix the crash in divide when b is 0".into()],
-        screenshot: None,
-        answer: None,
-        side_by_side: false,
-        bench: None,
-        started: std::time::Instant::now(),
-    });
+    let (mut app, _) = App::new(options(
+        &repo,
+        Ok(launch.clone()),
+        vec!["fix the crash in divide when b is 0".into()],
+    ));
     let (answered, rolled, button_seen) = (Cell::new(false), Cell::new(false), Cell::new(false));
     let accepted_head = std::cell::RefCell::new(None::<(String, String, String)>);
     let person = |app: &App| -> Vec<Message> {
@@ -672,17 +687,7 @@ async fn a_mixed_file_and_hunk_choice_is_accepted_by_ided_as_one_commit_and_roll
                 Message::Review(ided_iced::ui::review::Message::KeepFile(index("README.md"), false)),
                 Message::Review(ided_iced::ui::review::Message::KeepHunk(notes, 1, false)),
             ];
-            let mut preview = App::new(Options {
-                workspace: repo.clone(),
-                launch: Err("preview".into()),
-                script: Vec::new(),
-                screenshot: None,
-                answer: None,
-                side_by_side: false,
-                bench: None,
-                started: std::time::Instant::now(),
-            })
-            .0;
+            let mut preview = App::new(options(&repo, Err("preview".into()), Vec::new())).0;
             preview.session = app.session.clone();
             for message in &messages {
                 let _ = preview.update(message.clone());
@@ -700,16 +705,7 @@ async fn a_mixed_file_and_hunk_choice_is_accepted_by_ided_as_one_commit_and_roll
             )));
             return messages;
         }
-        let accepted = session
-            .review
-            .as_ref()
-            .and_then(|r| session.tool_call_by_id(&r.tool_call_id))
-            .is_some_and(|c| c.status == agent_client_protocol::v1::schema::ToolCallStatus::Completed);
-        if accepted && !session.is_running() && !rolled.get() {
-            rolled.set(true);
-            let Some(run_id) = session.review.as_ref().and_then(|r| r.run_id.clone()) else {
-                return Vec::new();
-            };
+        if let Some(run_id) = accepted_once(app, &rolled) {
             // What ided committed, read before the rollback goes out.
             accepted_head.replace(Some((
                 git(&repo, &["diff", "--name-only", &head, "HEAD"]),
