@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon.errors import VcsError
+from daemon.errors import ConflictError, VcsError
 from daemon.orchestration.run_store import DecisionKind
 from daemon.service.run_models import AcceptSelection, KeptFile, RunStatus
 from daemon.service.run_port import RunStart
@@ -127,3 +127,24 @@ def test_a_text_the_reviewer_made_is_committed_as_the_files_kept_version(tmp_pat
     assert (repo / "src/long.py").read_text() == LONG_KEPT and result.partial == ("src/long.py",)
     runs.rollback("r1")
     assert (repo / "src/long.py").read_text() == LONG
+
+
+def test_only_the_kept_files_are_checked_for_conflicts_and_the_users_edit_to_a_dropped_one_stays(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"src/calc.py": CALC, "src/long.py": LONG})
+    runs = RunWorktrees(repo, tmp_path / "state")
+    branch = runs.create("r1")
+    (branch.workdir / "src/calc.py").write_text(CALC_RUN)
+    (branch.workdir / "src/long.py").write_text(LONG_RUN)
+    runs.commit_attempt("r1", stage_id="implement", attempt=1, agent_ids=["coder"])
+    (repo / "src/long.py").write_text("# mine, unsaved\n")
+
+    with pytest.raises(ConflictError):
+        runs.accept("r1")
+    result = runs.accept("r1", AcceptSelection(files=(KeptFile(path="src/calc.py"),)))
+
+    assert result.files == ("src/calc.py",) and result.dropped == ("src/long.py",)
+    assert (repo / "src/calc.py").read_text() == CALC_RUN
+    assert (repo / "src/long.py").read_text() == "# mine, unsaved\n"
+    assert git(repo, "status", "--porcelain") == " M src/long.py"
