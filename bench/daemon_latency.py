@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import random
 import shutil
 import statistics
@@ -191,13 +192,25 @@ async def memory_until_embedded(client: DaemonClient) -> None:
             break
         await asyncio.sleep(0.2)
     filled_s = time.perf_counter() - e0
+    x0 = time.perf_counter()
+    for worker in embed_workers(pid):  # the worker leaves once no chunk lacks a vector
+        with contextlib.suppress(ProcessLookupError, TimeoutError):
+            fd = os.pidfd_open(worker)
+            exited = asyncio.Event()
+            asyncio.get_running_loop().add_reader(fd, exited.set)
+            try:
+                await asyncio.wait_for(exited.wait(), 30)
+            finally:
+                asyncio.get_running_loop().remove_reader(fd)
+                os.close(fd)
+    exit_s = time.perf_counter() - x0
     after, peak = rss_mib(pid)
     await client.call(Methods.INDEX_SEARCH, SearchParams(query="retry http request", k=10))
     searched, peak = rss_mib(pid)
     print(f"vectors complete {filled_s:.0f} s later; daemon RSS during the fill: max sampled {daemon_max:.0f} MiB; "
           f"after the fill {after:.0f} MiB; after a hybrid search {searched:.0f} MiB; peak (VmHWM) {peak:.0f} MiB; "
           f"embedding worker(s) {len(workers)}, max sampled RSS {worker_max:.0f} MiB, "
-          f"still running after the fill: {len(embed_workers(pid))}")  # fmt: skip
+          f"still running {exit_s:.1f} s after the fill: {len(embed_workers(pid))}")  # fmt: skip
 
 
 async def mid_embedding(args: argparse.Namespace) -> None:
