@@ -24,7 +24,7 @@ import asyncio
 import contextlib
 import functools
 import logging
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -88,7 +88,9 @@ T = TypeVar("T")
 class CodeIntelService:
     """See the module docstring."""
 
-    def __init__(self, config: Config, *, pool: LanguageServerPool) -> None:
+    def __init__(
+        self, config: Config, *, pool: LanguageServerPool, index_generation: Callable[[], object] | None = None
+    ) -> None:
         self.config = config
         self.intel = config.intel
         self.paths = WorkspacePaths(config.workspace_path)
@@ -107,6 +109,7 @@ class CodeIntelService:
             index_search=self.index.candidates,
             scanner=self._scanner,
             max_file_bytes=config.index.max_file_bytes,
+            generation=index_generation,
         )
         self._finder = TargetFinder(self.paths, self._resolver)
         self._requests = ServerRequests(
@@ -134,15 +137,18 @@ class CodeIntelService:
         background: bool = True,
         index: WorkspaceIndex | None = None,
         run_on_owner: OwnerThread[object] | None = None,
+        index_generation: Callable[[], object] | None = None,
     ) -> AsyncGenerator[CodeIntelService]:
         """Create the pool and open the index in the background (tools wait for it, bounded).
 
         ``background=False`` skips the prestart of language servers and the startup index pass.
         ``index``: an index the caller owns and keeps fresh (the daemon's); it is used, not opened, and
-        ``run_on_owner`` (the owner's thread, see ``SharedIndex.adopt``) is where every use of it runs.
+        ``run_on_owner`` (the owner's thread, see ``SharedIndex.adopt``) is where every use of it runs;
+        ``index_generation``: the owner's token that changes with the index (names resolved through
+        the index are remembered while it holds, see ``SymbolResolver``).
         """
         pool = await open_pool(config)
-        service = cls(config, pool=pool)
+        service = cls(config, pool=pool, index_generation=index_generation)
         if index is not None:
             service.index.adopt(index, run=run_on_owner)
         else:

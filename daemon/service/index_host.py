@@ -56,6 +56,9 @@ class IndexHost:
         self._listeners: list[Callable[[list[str]], Coroutine[Any, Any, None]]] = []
         self._in_flight = 0
         self._snapshot: IndexStatus | None = None
+        self.generation = 0
+        """Counts the index's changes and the watched file events: answers derived from the index are
+        valid while it stays the same."""
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -168,6 +171,7 @@ class IndexHost:
             paths = [p for p in batch if not (root / p).resolve().is_relative_to(state)]
             if not paths:
                 continue
+            self.generation += 1
             await self.ready.wait()
             for listener in self._listeners:
                 try:
@@ -232,6 +236,7 @@ class IndexHost:
                 worker.close(grace_s=0)  # the daemon is stopping: no batch is waited for
 
     async def _changed(self, paths: list[str], report: IndexReport) -> None:
+        self.generation += 1
         self._snapshot = await self._call(self._require().status)
         self._embed_wanted.set()
         await self._publish(Methods.INDEX_CHANGED, IndexChanged(paths=paths, report=report))
