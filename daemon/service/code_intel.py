@@ -36,6 +36,7 @@ from daemon.core.intel_models import (
     DefinitionResult,
     DiagnosticsResult,
     IntelStatus,
+    LanguageServerState,
     ReferencesResult,
     SignatureResult,
     SymbolInfo,
@@ -83,6 +84,16 @@ __all__ = ["CodeIntelService"]
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+_NOT_READY_YET = frozenset(
+    {
+        LanguageServerState.NOT_STARTED,
+        LanguageServerState.STARTING,
+        LanguageServerState.RESTARTING,
+        LanguageServerState.INDEXING,
+    }
+)
+"""States in which a definition by name is answered from the index rather than waited for."""
 
 
 class CodeIntelService:
@@ -203,6 +214,9 @@ class CodeIntelService:
     async def find_definition(self, p: DefinitionParams) -> DefinitionResult:
         max_results, max_chars = p.max_results, p.max_chars
         targets, notes, query = await self._finder.targets(p.symbol, p.file, p.line, p.column)
+        starting = self._starting_server(targets) if not p.file else None
+        if starting is not None:
+            return await self._index_definitions(targets, notes, query, starting, max_results, max_chars)
         found: list[LspTarget] = []
         server: str | None = None
         for target in targets:
@@ -219,6 +233,38 @@ class CodeIntelService:
             total=len(unique),
             truncated=len(unique) > max_results,
             server=server,
+            notes=tuple(notes),
+        )
+
+    def _starting_server(self, targets: list[Target]) -> str | None:
+        """The name and state of the language server of ``targets`` while it is not ready yet (it is
+        started if it was not); None when it is ready, or cannot start (then it is asked, and says why)."""
+        for target in targets:
+            server = self.pool.server_for(target.language)
+            if not server.spec.available:
+                continue
+            state = server.status().state
+            if state in _NOT_READY_YET:
+                server.start_soon()
+                return f"{server.name} is {state.value}"
+        return None
+
+    async def _index_definitions(
+        self, targets: list[Target], notes: list[str], query: str, starting: str, max_results: int, max_chars: int
+    ) -> DefinitionResult:
+        """The definitions the index holds for a name, answered while the language server starts."""
+        definitions = await asyncio.to_thread(self._results.index_definitions, targets[:max_results], max_chars)
+        notes.append(
+            f"answered from the workspace index: the language server {starting}; "
+            "ask again in a few seconds for its answer (imports followed, types resolved)"
+        )
+        return DefinitionResult(
+            query=query,
+            definitions=tuple(definitions),
+            total=len(targets),
+            truncated=len(targets) > max_results,
+            server=None,
+            answered_by="index",
             notes=tuple(notes),
         )
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
@@ -24,6 +24,9 @@ from daemon.intel.lsp.documents import read_text, to_lsp_character
 from daemon.intel.parsers import has_grammar
 from daemon.intel.syntax_budget import DEFAULT_BUDGET, SyntaxBudget
 from daemon.intel.workspace_paths import WorkspacePaths
+
+if TYPE_CHECKING:
+    from daemon.service.intel_targets import Target
 
 __all__ = ["IntelResults"]
 
@@ -164,9 +167,32 @@ class IntelResults:
             )
         return out, len(chunks)
 
-    def point_location(self, absolute: Path, line: int, column: int, name: str | None) -> Location:
-        """The location of ``name`` starting at (line, column) of ``absolute``."""
+    def index_definitions(self, targets: list[Target], max_chars: int) -> list[Definition]:
+        """The definitions the index found for a name (``Target.match``), with their source, without a server."""
         lines = self._lines()
+        out: list[Definition] = []
+        for target in targets:
+            match = target.match
+            if match is None:
+                continue
+            file_lines = lines.lines(target.absolute)
+            source = "\n".join(file_lines[match.start_line - 1 : match.end_line]) if file_lines else None
+            out.append(
+                Definition(
+                    location=self.point_location(target.absolute, target.line, target.column, target.name, lines),
+                    symbol=match.qualified_name,
+                    kind=match.kind,
+                    source=excerpt(source, max_chars) if source else None,
+                    source_truncated=bool(source) and len(source or "") > max_chars,
+                )
+            )
+        return out
+
+    def point_location(
+        self, absolute: Path, line: int, column: int, name: str | None, lines: FileLines | None = None
+    ) -> Location:
+        """The location of ``name`` starting at (line, column) of ``absolute``."""
+        lines = lines or self._lines()
         line_text = lines.line(absolute, line)
         start = lsp.Position(line=line - 1, character=to_lsp_character(line_text, column))
         end = lsp.Position(line=line - 1, character=to_lsp_character(line_text, column + len(name or "")))
