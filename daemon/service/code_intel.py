@@ -24,15 +24,16 @@ import asyncio
 import contextlib
 import functools
 import logging
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from daemon.config import Config
 from daemon.core.intel_models import (
     AstNodeResult,
     CallHierarchyResult,
+    Definition,
     DefinitionResult,
     DiagnosticsResult,
     IntelStatus,
@@ -217,24 +218,29 @@ class CodeIntelService:
         starting = self._starting_server(targets) if not p.file else None
         if starting is not None:
             return await self._index_definitions(targets, notes, query, starting, max_results, max_chars)
-        found: list[LspTarget] = []
-        server: str | None = None
-        for target in targets:
-            server = self.pool.server_for(target.language).name
-            for hit in await self._requests.definitions(target):
-                found.extend(await self._through_import(target, hit))
+        found, server = await self._ask_each(targets, self._definitions)
         unique = list({(t.path, t.selection.start.line, t.selection.start.character): t for t in found}.values())
         definitions = await asyncio.to_thread(self._results.definitions, unique[:max_results], max_chars)
         if not definitions:
             notes.append("the language server found no definition at this position")
-        return DefinitionResult(
-            query=query,
-            definitions=tuple(definitions),
-            total=len(unique),
-            truncated=len(unique) > max_results,
-            server=server,
-            notes=tuple(notes),
-        )
+        return _definition_result(query, definitions, len(unique), max_results, server, notes)
+
+    async def _ask_each(
+        self, targets: list[Target], ask: Callable[[Target], Awaitable[list[LspTarget]]]
+    ) -> tuple[list[LspTarget], str | None]:
+        """What ``ask`` answers for every target, in order, and the name of the server asked."""
+        found: list[LspTarget] = []
+        server: str | None = None
+        for target in targets:
+            server = self.pool.server_for(target.language).name
+            found.extend(await ask(target))
+        return found, server
+
+    async def _definitions(self, target: Target) -> list[LspTarget]:
+        found: list[LspTarget] = []
+        for hit in await self._requests.definitions(target):
+            found.extend(await self._through_import(target, hit))
+        return found
 
     def _starting_server(self, targets: list[Target]) -> str | None:
         """The name and state of the language server of ``targets`` while it is not ready yet (it is
@@ -258,15 +264,7 @@ class CodeIntelService:
             f"answered from the workspace index: the language server {starting}; "
             "ask again in a few seconds for its answer (imports followed, types resolved)"
         )
-        return DefinitionResult(
-            query=query,
-            definitions=tuple(definitions),
-            total=len(targets),
-            truncated=len(targets) > max_results,
-            server=None,
-            answered_by="index",
-            notes=tuple(notes),
-        )
+        return _definition_result(query, definitions, len(targets), max_results, None, notes, answered_by="index")
 
     async def _through_import(self, target: Target, hit: LspTarget) -> list[LspTarget]:
         """``hit``, or where it leads when it is an import in the asked file (one hop, see ``import_lines``)."""
@@ -286,11 +284,9 @@ class CodeIntelService:
     async def get_references(self, p: ReferencesParams) -> ReferencesResult:
         include_declaration, max_results = p.include_declaration, p.max_results
         targets, notes, query = await self._finder.targets(p.symbol, p.file, p.line, p.column)
-        found: list[LspTarget] = []
-        server: str | None = None
-        for target in targets:
-            server = self.pool.server_for(target.language).name
-            found.extend(await self._requests.references(target, include_declaration=include_declaration))
+        found, server = await self._ask_each(
+            targets, functools.partial(self._requests.references, include_declaration=include_declaration)
+        )
         unique = sorted(
             {(t.path, t.range.start.line, t.range.start.character): t for t in found}.values(),
             key=lambda t: (str(t.path), t.range.start.line, t.range.start.character),
@@ -464,3 +460,24 @@ class CodeIntelService:
         return IntelStatus(
             workspace=str(self.paths.root), index=status, index_note=note, servers=tuple(self.pool.statuses())
         )
+
+
+def _definition_result(
+    query: str,
+    definitions: list[Definition],
+    total: int,
+    max_results: int,
+    server: str | None,
+    notes: list[str],
+    *,
+    answered_by: Literal["language_server", "index"] = "language_server",
+) -> DefinitionResult:
+    return DefinitionResult(
+        query=query,
+        definitions=tuple(definitions),
+        total=total,
+        truncated=total > max_results,
+        server=server,
+        answered_by=answered_by,
+        notes=tuple(notes),
+    )
