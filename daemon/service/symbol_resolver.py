@@ -8,10 +8,11 @@ as written is then followed through package re-exports (:mod:`daemon.service.sym
 yet, busy, or the file newer than the index), a Tree-sitter scan of the workspace: files that
 contain the name's last part are chunked and matched the same way. Blocking: run it in a thread.
 
-Given ``generation`` (a token that changes whenever the index may have changed: the daemon's count
-of index changes and watched file events), a name found through the index or a re-export is
-remembered with that token and the size and mtime of the files it was found in; the same name is
-then answered without a search until the token or one of those files changes.
+Given ``generation`` (a token that changes whenever the index or the workspace may have changed:
+the daemon's count of index changes and watched file events, which also moves when its first pass
+ends), a name found is remembered with that token and the size and mtime of the files it was found
+in; the same name is then answered without a search or a scan until the token or one of those
+files changes. A name not found is looked for again each time.
 """
 
 from __future__ import annotations
@@ -161,7 +162,7 @@ class SymbolResolver:
         if known is not None and known.token == token and known.stamp == self._stamp(known.matches):
             return known.matches[:limit], known.via
         matches, via = self._resolve(wanted, _REMEMBERED)
-        if via in ("index", "reexport"):
+        if via != "none":
             with self._known_lock:
                 self._known[wanted] = _Resolved(token=token, stamp=self._stamp(matches), matches=matches, via=via)
                 self._known.move_to_end(wanted)
