@@ -222,8 +222,10 @@ class IndexHost:
                     )
                 except EmbeddingUnavailable as exc:
                     worker = None  # closed by its failure
+                    if await self._call(ws.dense_embedder) is None:  # the model cannot load here either
+                        logger.warning("dense embedding is off (%s); status says why", exc)
+                        return
                     logger.warning("dense embedding stopped until the next change: %s", exc)
-                    await self._call(ws.dense_embedder)  # the same model in this process says why, in status
                     self._embed_wanted.clear()
                     await self._embed_wanted.wait()
                     continue
