@@ -170,7 +170,9 @@ impl ReviewPane {
                 small_button("Keep all", Message::KeepAll(true), selection.all()),
                 small_button("Reject all", Message::KeepAll(false), selection.none()),
             ]
-            .spacing(4),
+            .spacing(4)
+            .wrap()
+            .vertical_spacing(2),
         ]
         .spacing(4);
         for (index, file) in review.files.iter().enumerate() {
@@ -261,13 +263,18 @@ impl ReviewPane {
             .width(Fill)
             .on_press(Message::SelectFile(index)),
             // The buttons first (they must stay reachable in a narrow list), the state after.
+            // The line wraps where the list is narrower than its controls: a plain row gave
+            // the state only the width left over (none, in a quarter of a 1024 px window's
+            // review pane), so it was squeezed to a sliver or drawn past the list's edge.
             row![
                 small_button("Keep file", Message::KeepFile(index, true), kept_count == kept.len()),
                 small_button("Reject file", Message::KeepFile(index, false), kept_count == 0),
                 text(state).size(11).color(theme::MUTED),
             ]
             .spacing(4)
-            .align_y(iced::Center),
+            .align_y(iced::Center)
+            .wrap()
+            .vertical_spacing(1),
         ]
         .spacing(1)
         .into()
