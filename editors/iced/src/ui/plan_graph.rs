@@ -70,24 +70,24 @@ pub fn lay_out(graph: &PlanGraph) -> Drawing {
     let widest = graph.layers.iter().copied().max().unwrap_or(1) as f32;
     let right = MARGIN * 2.0 + widest * NODE_W + (widest - 1.0).max(0.0) * SLOT_GAP;
     // Spread the ends of the edges that share a node, so they stay apart.
-    // Edges back up the graph leave and enter their nodes' right sides, spread over their
-    // height (spread like the others, the arrows into a node many edges return to fell off
-    // its side).
+    // Edges back up the graph leave and enter their nodes' right sides, each at its own height
+    // (spread like the others, the arrows into a node many edges return to fell off its side,
+    // and an edge leaving could start where another came in).
     let n = graph.nodes.len();
     let back = |e: &crate::session::plan_graph::Edge| graph.nodes[e.to].layer <= graph.nodes[e.from].layer;
     let (mut out_count, mut in_count) = (vec![0usize; n], vec![0usize; n]);
-    let (mut side_out_count, mut side_in_count) = (vec![0usize; n], vec![0usize; n]);
+    let mut side_count = vec![0usize; n];
     for e in &graph.edges {
         if back(e) {
-            side_out_count[e.from] += 1;
-            side_in_count[e.to] += 1;
+            side_count[e.from] += 1;
+            side_count[e.to] += 1;
         } else {
             out_count[e.from] += 1;
             in_count[e.to] += 1;
         }
     }
     let (mut out_seen, mut in_seen) = (vec![0usize; n], vec![0usize; n]);
-    let (mut side_out_seen, mut side_in_seen) = (vec![0usize; n], vec![0usize; n]);
+    let mut side_seen = vec![0usize; n];
     let mut detours_into = vec![0usize; n];
     let spread = |k: usize, n: usize| (k as f32 - (n as f32 - 1.0) / 2.0) * (NODE_W / (n as f32 + 1.0)).min(10.0);
     let side_spread = |k: usize, n: usize| (k as f32 - (n as f32 - 1.0) / 2.0) * ((NODE_H - 6.0) / n as f32).min(6.0);
@@ -130,7 +130,7 @@ pub fn lay_out(graph: &PlanGraph) -> Drawing {
                 // Down the lane, then across the gap just above the node (below the channels
                 // of the layer above it).
                 let x = lane();
-                let above = y2 - 8.0 - detours_into[e.to] as f32 * 2.0;
+                let above = y2 - 8.0 - detours_into[e.to] as f32 * 3.0;
                 detours_into[e.to] += 1;
                 vec![
                     Point::new(x1, y1),
@@ -148,12 +148,12 @@ pub fn lay_out(graph: &PlanGraph) -> Drawing {
                 conditional: e.conditional,
             }
         } else {
-            let (ko, ki) = (side_out_seen[e.from], side_in_seen[e.to]);
-            side_out_seen[e.from] += 1;
-            side_in_seen[e.to] += 1;
+            let (ko, ki) = (side_seen[e.from], side_seen[e.to] + usize::from(e.from == e.to));
+            side_seen[e.from] += 1;
+            side_seen[e.to] += 1;
             let x = lane();
-            let y1 = a.y + NODE_H / 2.0 + side_spread(ko, side_out_count[e.from]);
-            let y2 = b.y + NODE_H / 2.0 + side_spread(ki, side_in_count[e.to]);
+            let y1 = a.y + NODE_H / 2.0 + side_spread(ko, side_count[e.from]);
+            let y2 = b.y + NODE_H / 2.0 + side_spread(ki, side_count[e.to]);
             let (ax, bx) = (a.x + NODE_W, b.x + NODE_W);
             Route {
                 points: vec![
@@ -356,7 +356,8 @@ mod tests {
     }
 
     /// A long edge ran straight down under the boxes of the layers it passed (the boxes are
-    /// drawn over the edges), so it seemed to come out of them.
+    /// drawn over the edges), so it seemed to come out of them; the arrows into a node many
+    /// edges return to fell off its side, and an edge leaving it started where one came in.
     #[test]
     fn no_edge_runs_through_a_box_and_each_goes_from_its_node_to_its_node() {
         for (name, source) in [("bug_fix", BUG_FIX), ("feature", FEATURE)] {
@@ -406,6 +407,28 @@ mod tests {
                         .all(|p| p.x <= drawing.width && p.y <= drawing.height),
                     "{what} stays inside the drawing"
                 );
+            }
+            // On each node's right side, the edges that leave or enter there keep apart.
+            for (index, r) in drawing.boxes.iter().enumerate() {
+                let mut ends: Vec<f32> = graph
+                    .edges
+                    .iter()
+                    .zip(&drawing.routes)
+                    .filter(|(_, route)| route.arrow == Arrow::Left)
+                    .flat_map(|(e, route)| {
+                        let out = (e.from == index).then_some(route.points[0].y);
+                        let into = (e.to == index).then_some(route.tip.y);
+                        out.into_iter().chain(into)
+                    })
+                    .collect();
+                ends.sort_by(f32::total_cmp);
+                for pair in ends.windows(2) {
+                    assert!(
+                        pair[1] - pair[0] >= 2.0,
+                        "{name}: edges meet on the side of {}: {ends:?} {r:?}",
+                        graph.nodes[index].label
+                    );
+                }
             }
         }
     }
