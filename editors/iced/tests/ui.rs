@@ -220,6 +220,55 @@ fn clicking_accept_all_sends_the_accept_option_and_marks_the_review() {
     );
 }
 
+/// After Accept (and after a rollback) the review pane still offered Keep / Reject for every
+/// file and hunk, said "keeping 1 of 1 hunks" as if the review waited, and never said the run
+/// was rolled back; it read "1 files".
+#[test]
+fn an_answered_review_says_how_it_ended_and_offers_no_keep_or_reject() {
+    let controls = [
+        "Keep all",
+        "Reject all",
+        "Keep file",
+        "Reject file",
+        "Keep hunk",
+        "Reject hunk",
+    ];
+    let (app, _answers, _dir) = reviewing_app();
+    {
+        let mut ui = simulator(app.view());
+        assert!(ui.find("Review (1 file +1 −1)").is_ok(), "the tab counts one file");
+        assert!(ui.find("1 file  +1 −1").is_ok());
+        assert!(ui.find("keeping 1 of 1 hunks").is_ok());
+        for label in controls {
+            assert!(ui.find(label).is_ok(), "{label} while the review waits");
+        }
+    }
+    let (mut app, mut commands, _dir) = accepted_review_app();
+    assert_eq!(app.center, Center::Review, "the review stays on screen");
+    let gone = |app: &App, when: &str| {
+        let mut ui = simulator(app.view());
+        for label in controls {
+            assert!(ui.find(label).is_err(), "no {label} {when}");
+        }
+        assert!(ui.find("keeping 1 of 1 hunks").is_err(), "{when}");
+        assert!(ui.find("kept").is_ok(), "the file's and the hunk's state stay {when}");
+    };
+    gone(&app, "after Accept");
+    assert!(simulator(app.view()).find("Accepted").is_ok());
+    click(&mut app, "Roll back run run-1");
+    assert!(matches!(commands.try_recv(), Ok(Command::Prompt { .. })));
+    assert!(simulator(app.view()).find("Accepted; rolling back run run-1…").is_ok());
+    finish_rollback_turn(
+        &mut app,
+        Ok("Rolled back run run-1: 1 revert commit(s) on refs/heads/main (3af0aa8)."),
+    );
+    gone(&app, "after the rollback");
+    assert!(
+        simulator(app.view()).find("Accepted; run run-1 rolled back").is_ok(),
+        "the review pane says the run was rolled back"
+    );
+}
+
 #[test]
 fn clicking_reject_sends_the_reject_option() {
     let (mut app, answers, _dir) = reviewing_app();

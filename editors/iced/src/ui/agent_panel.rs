@@ -431,10 +431,16 @@ fn tool_view(tool: &ToolCallRow, workspace: &Path) -> Element<'static, Message> 
         let added: usize = tool.diffs.iter().map(|d| d.added).sum();
         let removed: usize = tool.diffs.iter().map(|d| d.removed).sum();
         col = col.push(
-            button(text(format!("{} files changed, +{added} −{removed}", tool.diffs.len())).size(12))
-                .style(theme::link)
-                .padding(0)
-                .on_press(Message::ShowReview),
+            button(
+                text(format!(
+                    "{} changed, +{added} −{removed}",
+                    super::review::files_label(tool.diffs.len())
+                ))
+                .size(12),
+            )
+            .style(theme::link)
+            .padding(0)
+            .on_press(Message::ShowReview),
         );
     }
     // An accepted review (ided completes the review call; its diffs stay) can be rolled back,
