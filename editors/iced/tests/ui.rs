@@ -238,6 +238,7 @@ fn an_answered_review_says_how_it_ended_and_offers_no_keep_or_reject() {
         let mut ui = simulator(app.view());
         assert!(ui.find("Review (1 file +1 −1)").is_ok(), "the tab counts one file");
         assert!(ui.find("1 file  +1 −1").is_ok());
+        assert!(ui.find("1 file, +1 −1").is_ok(), "the permission card too");
         assert!(ui.find("keeping 1 of 1 hunks").is_ok());
         for label in controls {
             assert!(ui.find(label).is_ok(), "{label} while the review waits");

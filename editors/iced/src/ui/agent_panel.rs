@@ -226,7 +226,12 @@ impl AgentPanel {
             );
         }
         let summary = session.review.as_ref().map_or_else(String::new, |r| {
-            format!("{} files, +{} −{}", r.files.len(), r.added(), r.removed())
+            format!(
+                "{}, +{} −{}",
+                super::review::files_label(r.files.len()),
+                r.added(),
+                r.removed()
+            )
         });
         let mut card = column![
             text(permission.title.clone()).size(14),
