@@ -1,15 +1,36 @@
 #!/usr/bin/env bash
-# Regenerates docs/images/iced-client.png: the Iced client under Xvfb on a fixture git repository,
-# driven by ided's replay model (no LLM): a /dry-run prompt, then an editing run whose batched
-# diff waits for review; the client writes its own window to PNG (--screenshot) and exits.
+# Screenshots of the Iced client under Xvfb on a fixture git repository, driven by ided's replay
+# model (no LLM) through the real `ided acp`; the client writes its own window to PNG
+# (--screenshot) and exits. One scene per call:
 #
-# Needs cargo, this checkout's .venv (./dev setup) and Xvfb (Debian: apt-get install xvfb).
-#   scripts/iced-screenshot.sh [OUT.png]
+#   review    (default) a /dry-run prompt, then an editing run whose batched diff waits for
+#             review; written to docs/images/iced-client.png unless OUT is given
+#   plan      a /dry-run prompt alone: the plan graph in the transcript
+#   rollback  an editing run accepted, then `/rollback RUN`: the card says the run rolled back
+#
+#   scripts/iced-screenshot.sh [--scene review|plan|rollback] [OUT.png]
+#
+# Needs cargo, this checkout's .venv (./dev setup) and an X server to draw in: Xvfb's xvfb-run
+# (Debian: apt-get install xvfb; scripts/install-test-tools.sh does not install it, no test
+# needs it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out="${1:-docs/images/iced-client.png}"
+scene=review
+if [ "${1:-}" = --scene ]; then
+  scene="${2:?--scene needs review, plan or rollback}"
+  shift 2
+fi
+case "$scene" in
+  review) default_out=docs/images/iced-client.png ;;
+  plan | rollback) default_out="${TMPDIR:-/tmp}/iced-$scene.png" ;;
+  *) echo "iced-screenshot: unknown scene '$scene' (review, plan, rollback)" >&2; exit 2 ;;
+esac
+out="${1:-$default_out}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ided/iced-target}"
-command -v xvfb-run >/dev/null || { echo "iced-screenshot: xvfb-run not found (apt-get install xvfb)" >&2; exit 1; }
+command -v xvfb-run >/dev/null || {
+  echo "iced-screenshot: xvfb-run not found: the client needs an X server to draw in (Debian: apt-get install xvfb)" >&2
+  exit 1
+}
 [ -x .venv/bin/ided ] || { echo "iced-screenshot: .venv/bin/ided missing (./dev setup)" >&2; exit 1; }
 cargo build --manifest-path editors/iced/Cargo.toml --locked -j "${IDED_CARGO_JOBS:-2}" --quiet
 
@@ -73,11 +94,15 @@ export IDED_STATE_DIR="$work/state" IDED_EMBEDDING__ENABLED=false IDED_ACP__ATTA
   IDED_PIPELINE__REPLAY_SCRIPT="$work/script.yaml" XDG_CONFIG_HOME="$work/home" HF_HUB_OFFLINE=1 \
   GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME="Ada User" GIT_AUTHOR_EMAIL=ada@example.com \
   GIT_COMMITTER_NAME="Ada User" GIT_COMMITTER_EMAIL=ada@example.com
+ask="fix the crash in divide when b is 0"
+case "$scene" in
+  review) scene_args=(--prompt "/dry-run $ask" --prompt "$ask") ;;
+  plan) scene_args=(--prompt "/dry-run $ask") ;;
+  rollback) scene_args=(--prompt "$ask" --prompt "/rollback {run}" --answer accept) ;;
+esac
 mkdir -p "$(dirname "$out")"
 abs_out="$(cd "$(dirname "$out")" && pwd)/$(basename "$out")"
 timeout 300 xvfb-run -a -s "-screen 0 1400x860x24" \
   "$CARGO_TARGET_DIR/debug/ided-iced" "$repo" --ided "$PWD/.venv/bin/ided" \
-  --prompt "/dry-run fix the crash in divide when b is 0" \
-  --prompt "fix the crash in divide when b is 0" \
-  --screenshot "$abs_out"
-echo "iced-screenshot: wrote $out" >&2
+  "${scene_args[@]}" --screenshot "$abs_out"
+echo "iced-screenshot: wrote $out ($scene)" >&2

@@ -718,7 +718,12 @@ impl App {
             tab(
                 &self.session.as_ref().and_then(|s| s.review.as_ref()).map_or_else(
                     || "Review".to_owned(),
-                    |r| format!("Review ({} files +{} −{})", r.files.len(), r.added(), r.removed())
+                    |r| format!(
+                        "Review ({} +{} −{})",
+                        review::files_label(r.files.len()),
+                        r.added(),
+                        r.removed()
+                    )
                 ),
                 self.center == Center::Review,
                 Center::Review,
@@ -728,7 +733,17 @@ impl App {
         let center_body: Element<'_, Message> = match self.center {
             Center::Editor => self.buffers.view(&self.workspace).map(Message::Editor),
             Center::Review => match self.session.as_ref().and_then(|s| s.review.as_ref()) {
-                Some(review) => self.review_pane.view(review, &self.workspace).map(Message::Review),
+                Some(review) => {
+                    let state = self.session.as_ref().and_then(|s| {
+                        s.tool_calls
+                            .iter()
+                            .find(|t| t.id == review.tool_call_id)
+                            .and_then(|t| t.review_state.as_deref())
+                    });
+                    self.review_pane
+                        .view(review, &self.workspace, state)
+                        .map(Message::Review)
+                }
                 None => container(text("No changes to review yet.").color(theme::MUTED))
                     .center(Fill)
                     .into(),

@@ -220,6 +220,56 @@ fn clicking_accept_all_sends_the_accept_option_and_marks_the_review() {
     );
 }
 
+/// After Accept (and after a rollback) the review pane still offered Keep / Reject for every
+/// file and hunk, said "keeping 1 of 1 hunks" as if the review waited, and never said the run
+/// was rolled back; it read "1 files".
+#[test]
+fn an_answered_review_says_how_it_ended_and_offers_no_keep_or_reject() {
+    let controls = [
+        "Keep all",
+        "Reject all",
+        "Keep file",
+        "Reject file",
+        "Keep hunk",
+        "Reject hunk",
+    ];
+    let (app, _answers, _dir) = reviewing_app();
+    {
+        let mut ui = simulator(app.view());
+        assert!(ui.find("Review (1 file +1 −1)").is_ok(), "the tab counts one file");
+        assert!(ui.find("1 file  +1 −1").is_ok());
+        assert!(ui.find("1 file, +1 −1").is_ok(), "the permission card too");
+        assert!(ui.find("keeping 1 of 1 hunks").is_ok());
+        for label in controls {
+            assert!(ui.find(label).is_ok(), "{label} while the review waits");
+        }
+    }
+    let (mut app, mut commands, _dir) = accepted_review_app();
+    assert_eq!(app.center, Center::Review, "the review stays on screen");
+    let gone = |app: &App, when: &str| {
+        let mut ui = simulator(app.view());
+        for label in controls {
+            assert!(ui.find(label).is_err(), "no {label} {when}");
+        }
+        assert!(ui.find("keeping 1 of 1 hunks").is_err(), "{when}");
+        assert!(ui.find("kept").is_ok(), "the file's and the hunk's state stay {when}");
+    };
+    gone(&app, "after Accept");
+    assert!(simulator(app.view()).find("Accepted").is_ok());
+    click(&mut app, "Roll back run run-1");
+    assert!(matches!(commands.try_recv(), Ok(Command::Prompt { .. })));
+    assert!(simulator(app.view()).find("Accepted; rolling back run run-1…").is_ok());
+    finish_rollback_turn(
+        &mut app,
+        Ok("Rolled back run run-1: 1 revert commit(s) on refs/heads/main (3af0aa8)."),
+    );
+    gone(&app, "after the rollback");
+    assert!(
+        simulator(app.view()).find("Accepted; run run-1 rolled back").is_ok(),
+        "the review pane says the run was rolled back"
+    );
+}
+
 #[test]
 fn clicking_reject_sends_the_reject_option() {
     let (mut app, answers, _dir) = reviewing_app();
@@ -805,6 +855,54 @@ fn a_long_file_name_is_cut_before_its_counts_in_the_file_list() {
         short,
         "nothing of the name is drawn over the counts"
     );
+}
+
+/// The narrow file list pushed each file's state ("1/2 hunks", "rejected", "kept") off its
+/// right edge: the row of Keep file / Reject file / state gave the state only the width left
+/// over, none in a quarter of the review pane, so it was squeezed to a sliver and drawn past
+/// the list (and "Reject file" broke in two lines).
+#[test]
+fn every_file_row_shows_its_counts_and_its_whole_state_inside_the_file_list() {
+    let long = "a_rather_long_module_name_for_a_narrow_list.py";
+    let (mut app, _answers, _dir) = review_of_files(&[
+        ("a.py", TWO_HUNKS_OLD, TWO_HUNKS_NEW),
+        (long, "1\n", "2\n3\n"),
+        ("c.py", "x\n", "y\n"),
+    ]);
+    let _ = app.update(Message::Review(ided_iced::ui::review::Message::KeepHunk(0, 1, false)));
+    let _ = app.update(Message::Review(ided_iced::ui::review::Message::KeepFile(1, false)));
+    let mut ui = simulator(app.view());
+    let left = ui.find("keeping 2 of 4 hunks").expect("the list's header").bounds().x;
+    // The diff pane starts at its layout buttons; the list ends before it.
+    let right = ui.find("Unified").expect("the diff pane").bounds().x;
+    // A label alone, laid out with all the room it wants: its natural width.
+    let natural = |label: &str, size: f32| {
+        let alone: iced::Element<'_, ()> = iced::widget::text(label.to_owned()).size(size).into();
+        simulator(alone).find(label).expect("the label alone").bounds().width
+    };
+    let inside = |what: &str, found: iced::Rectangle| {
+        assert!(
+            found.x >= left - 0.5 && found.x + found.width <= right + 0.5,
+            "{what} inside the file list [{left}, {right}]: {found:?}"
+        );
+    };
+    for state in ["1/2 hunks", "rejected", "kept"] {
+        let found = ui.find(state).expect("the file's state").bounds();
+        inside(state, found);
+        assert!(
+            (found.width - natural(state, 11.0)).abs() < 0.5,
+            "{state} laid out whole: {found:?}"
+        );
+        assert!(found.height <= 11.0 * 1.3 + 0.5, "{state} on one line: {found:?}");
+    }
+    for button in ["Keep file", "Reject file"] {
+        let found = ui.find(button).expect("the file's button").bounds();
+        inside(button, found);
+        assert!(found.height <= 11.0 * 1.3 + 0.5, "{button} on one line: {found:?}");
+    }
+    for counts in ["+2", "−1", "+1"] {
+        inside(counts, ui.find(counts).expect("a file's counts").bounds());
+    }
 }
 
 const TWO_HUNKS_OLD: &str = "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\nk\nl\nm\nn\n";

@@ -226,7 +226,12 @@ impl AgentPanel {
             );
         }
         let summary = session.review.as_ref().map_or_else(String::new, |r| {
-            format!("{} files, +{} −{}", r.files.len(), r.added(), r.removed())
+            format!(
+                "{}, +{} −{}",
+                super::review::files_label(r.files.len()),
+                r.added(),
+                r.removed()
+            )
         });
         let mut card = column![
             text(permission.title.clone()).size(14),
@@ -431,10 +436,16 @@ fn tool_view(tool: &ToolCallRow, workspace: &Path) -> Element<'static, Message> 
         let added: usize = tool.diffs.iter().map(|d| d.added).sum();
         let removed: usize = tool.diffs.iter().map(|d| d.removed).sum();
         col = col.push(
-            button(text(format!("{} files changed, +{added} −{removed}", tool.diffs.len())).size(12))
-                .style(theme::link)
-                .padding(0)
-                .on_press(Message::ShowReview),
+            button(
+                text(format!(
+                    "{} changed, +{added} −{removed}",
+                    super::review::files_label(tool.diffs.len())
+                ))
+                .size(12),
+            )
+            .style(theme::link)
+            .padding(0)
+            .on_press(Message::ShowReview),
         );
     }
     // An accepted review (ided completes the review call; its diffs stay) can be rolled back,

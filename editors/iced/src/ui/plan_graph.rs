@@ -4,7 +4,7 @@
 //! in a stack, so the labels are text the tests (and screen readers) find.
 
 use iced::widget::{Space, container, pin, stack, text};
-use iced::{Background, Border, Color, Element, Length, Theme};
+use iced::{Background, Border, Color, Element, Length, Point, Rectangle, Size, Theme};
 
 use super::theme;
 use crate::session::plan_graph::PlanGraph;
@@ -27,20 +27,162 @@ struct Place {
     y: f32,
 }
 
-/// The graph's width and height in logical pixels.
-pub fn size(graph: &PlanGraph) -> (f32, f32) {
-    let widest = graph.layers.iter().copied().max().unwrap_or(1) as f32;
-    let lanes = back_edges(graph).count() as f32;
-    let width = MARGIN * 2.0 + widest * NODE_W + (widest - 1.0).max(0.0) * SLOT_GAP + 10.0 + lanes * LANE_GAP;
-    let height = MARGIN * 2.0 + graph.layers.len() as f32 * (NODE_H + LAYER_GAP) - LAYER_GAP;
-    (width, height)
+/// How an edge's arrowhead points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arrow {
+    /// Into the top of its node.
+    Down,
+    /// Into the right side of its node (an edge back up the graph).
+    Left,
 }
 
-fn back_edges(graph: &PlanGraph) -> impl Iterator<Item = &crate::session::plan_graph::Edge> {
-    graph
-        .edges
+/// One edge as drawn: a line at right angles through `points`, and its arrowhead with the tip
+/// at `tip`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Route {
+    pub points: Vec<Point>,
+    pub tip: Point,
+    pub arrow: Arrow,
+    pub conditional: bool,
+}
+
+/// The graph laid out: each node's box (in `graph.nodes` order), each edge's route (in
+/// `graph.edges` order), and the whole size.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Drawing {
+    pub boxes: Vec<Rectangle>,
+    pub routes: Vec<Route>,
+    pub width: f32,
+    pub height: f32,
+}
+
+/// Lays out `graph`: boxes in layers, and the edges routed at right angles. An edge to the next
+/// layer goes down through the gap between them; one back up the graph runs in a lane on the
+/// right; one down past several layers goes straight only where no box of a layer it passes is
+/// in its way, else it too takes a lane on the right (drawn straight, it ran under the boxes it
+/// passed, and looked as if it came from them).
+pub fn lay_out(graph: &PlanGraph) -> Drawing {
+    let places = places(graph);
+    let boxes: Vec<Rectangle> = places
         .iter()
-        .filter(|e| graph.nodes[e.to].layer <= graph.nodes[e.from].layer)
+        .map(|p| Rectangle::new(Point::new(p.x, p.y), Size::new(NODE_W, NODE_H)))
+        .collect();
+    let widest = graph.layers.iter().copied().max().unwrap_or(1) as f32;
+    let right = MARGIN * 2.0 + widest * NODE_W + (widest - 1.0).max(0.0) * SLOT_GAP;
+    // Spread the ends of the edges that share a node, so they stay apart.
+    // Edges back up the graph leave and enter their nodes' right sides, each at its own height
+    // (spread like the others, the arrows into a node many edges return to fell off its side,
+    // and an edge leaving could start where another came in).
+    let n = graph.nodes.len();
+    let back = |e: &crate::session::plan_graph::Edge| graph.nodes[e.to].layer <= graph.nodes[e.from].layer;
+    let (mut out_count, mut in_count) = (vec![0usize; n], vec![0usize; n]);
+    let mut side_count = vec![0usize; n];
+    for e in &graph.edges {
+        if back(e) {
+            side_count[e.from] += 1;
+            side_count[e.to] += 1;
+        } else {
+            out_count[e.from] += 1;
+            in_count[e.to] += 1;
+        }
+    }
+    let (mut out_seen, mut in_seen) = (vec![0usize; n], vec![0usize; n]);
+    let mut side_seen = vec![0usize; n];
+    let mut detours_into = vec![0usize; n];
+    let spread = |k: usize, n: usize| (k as f32 - (n as f32 - 1.0) / 2.0) * (NODE_W / (n as f32 + 1.0)).min(10.0);
+    let side_spread = |k: usize, n: usize| (k as f32 - (n as f32 - 1.0) / 2.0) * ((NODE_H - 6.0) / n as f32).min(6.0);
+    // Whether a vertical line at `x` passes the layers strictly between `from` and `to` clear
+    // of their boxes.
+    let clear = |x: f32, from: usize, to: usize| {
+        graph
+            .nodes
+            .iter()
+            .zip(&boxes)
+            .filter(|(n, _)| n.layer > from && n.layer < to)
+            .all(|(_, b)| x < b.x - LINE || x > b.x + b.width + LINE)
+    };
+    let mut lanes = 0usize;
+    let mut lane = || {
+        lanes += 1;
+        right + 4.0 + (lanes - 1) as f32 * LANE_GAP
+    };
+    let mut routes = Vec::with_capacity(graph.edges.len());
+    for e in &graph.edges {
+        let (a, b) = (places[e.from], places[e.to]);
+        let (from_layer, to_layer) = (graph.nodes[e.from].layer, graph.nodes[e.to].layer);
+        let route = if to_layer > from_layer {
+            let (ko, ki) = (out_seen[e.from], in_seen[e.to]);
+            out_seen[e.from] += 1;
+            in_seen[e.to] += 1;
+            let x1 = a.x + NODE_W / 2.0 + spread(ko, out_count[e.from]);
+            let x2 = b.x + NODE_W / 2.0 + spread(ki, in_count[e.to]);
+            let y1 = a.y + NODE_H;
+            let channel = y1 + LAYER_GAP / 2.0 + (ko as f32 - out_count[e.from] as f32 / 2.0) * 2.0;
+            let y2 = b.y;
+            let points = if clear(x2, from_layer, to_layer) {
+                vec![
+                    Point::new(x1, y1),
+                    Point::new(x1, channel),
+                    Point::new(x2, channel),
+                    Point::new(x2, y2 - 4.0),
+                ]
+            } else {
+                // Down the lane, then across the gap just above the node (below the channels
+                // of the layer above it).
+                let x = lane();
+                let above = y2 - 8.0 - detours_into[e.to] as f32 * 3.0;
+                detours_into[e.to] += 1;
+                vec![
+                    Point::new(x1, y1),
+                    Point::new(x1, channel),
+                    Point::new(x, channel),
+                    Point::new(x, above),
+                    Point::new(x2, above),
+                    Point::new(x2, y2 - 4.0),
+                ]
+            };
+            Route {
+                points,
+                tip: Point::new(x2, y2),
+                arrow: Arrow::Down,
+                conditional: e.conditional,
+            }
+        } else {
+            let (ko, ki) = (side_seen[e.from], side_seen[e.to] + usize::from(e.from == e.to));
+            side_seen[e.from] += 1;
+            side_seen[e.to] += 1;
+            let x = lane();
+            let y1 = a.y + NODE_H / 2.0 + side_spread(ko, side_count[e.from]);
+            let y2 = b.y + NODE_H / 2.0 + side_spread(ki, side_count[e.to]);
+            let (ax, bx) = (a.x + NODE_W, b.x + NODE_W);
+            Route {
+                points: vec![
+                    Point::new(ax, y1),
+                    Point::new(x, y1),
+                    Point::new(x, y2),
+                    Point::new(bx + 4.0, y2),
+                ],
+                tip: Point::new(bx, y2),
+                arrow: Arrow::Left,
+                conditional: e.conditional,
+            }
+        };
+        routes.push(route);
+    }
+    let width = right + 10.0 + lanes as f32 * LANE_GAP;
+    let height = MARGIN * 2.0 + graph.layers.len() as f32 * (NODE_H + LAYER_GAP) - LAYER_GAP;
+    Drawing {
+        boxes,
+        routes,
+        width,
+        height,
+    }
+}
+
+/// The graph's width and height in logical pixels.
+pub fn size(graph: &PlanGraph) -> (f32, f32) {
+    let drawing = lay_out(graph);
+    (drawing.width, drawing.height)
 }
 
 fn places(graph: &PlanGraph) -> Vec<Place> {
@@ -62,50 +204,28 @@ fn places(graph: &PlanGraph) -> Vec<Place> {
 
 /// The graph.
 pub fn view<'a, Message: 'a>(graph: &PlanGraph) -> Element<'a, Message> {
-    let (width, height) = size(graph);
-    let places = places(graph);
+    let drawing = lay_out(graph);
+    let (width, height) = (drawing.width, drawing.height);
     let mut layers: Vec<Element<'a, Message>> = vec![Space::new().width(width).height(height).into()];
-    // Spread the ends of the edges that share a node, so they stay apart.
-    let mut out_count = vec![0usize; graph.nodes.len()];
-    let mut in_count = vec![0usize; graph.nodes.len()];
-    for e in &graph.edges {
-        out_count[e.from] += 1;
-        in_count[e.to] += 1;
-    }
-    let (mut out_seen, mut in_seen) = (vec![0usize; graph.nodes.len()], vec![0usize; graph.nodes.len()]);
-    let spread = |k: usize, n: usize| (k as f32 - (n as f32 - 1.0) / 2.0) * (NODE_W / (n as f32 + 1.0)).min(10.0);
-    let right = width - 10.0 - back_edges(graph).count() as f32 * LANE_GAP;
-    let mut lane = 0usize;
-    for e in &graph.edges {
-        let (a, b) = (places[e.from], places[e.to]);
-        let (ko, ki) = (out_seen[e.from], in_seen[e.to]);
-        out_seen[e.from] += 1;
-        in_seen[e.to] += 1;
-        let color = if e.conditional { DASHED } else { SOLID };
-        let forward = graph.nodes[e.to].layer > graph.nodes[e.from].layer;
-        if forward {
-            let x1 = a.x + NODE_W / 2.0 + spread(ko, out_count[e.from]);
-            let x2 = b.x + NODE_W / 2.0 + spread(ki, in_count[e.to]);
-            let y1 = a.y + NODE_H;
-            let channel = y1 + LAYER_GAP / 2.0 + (ko as f32 - out_count[e.from] as f32 / 2.0) * 2.0;
-            let y2 = b.y;
-            segment(&mut layers, x1, y1, x1, channel, color, e.conditional);
-            segment(&mut layers, x1, channel, x2, channel, color, e.conditional);
-            segment(&mut layers, x2, channel, x2, y2 - 4.0, color, e.conditional);
-            layers.push(arrow_down(x2, y2 - 5.0, color));
-        } else {
-            let x = right + 4.0 + lane as f32 * LANE_GAP;
-            lane += 1;
-            let y1 = a.y + NODE_H / 2.0 + spread(ko, out_count[e.from]) / 2.0;
-            let y2 = b.y + NODE_H / 2.0 + spread(ki, in_count[e.to]) / 2.0;
-            let (ax, bx) = (a.x + NODE_W, b.x + NODE_W);
-            segment(&mut layers, ax, y1, x, y1, color, e.conditional);
-            segment(&mut layers, x, y1, x, y2, color, e.conditional);
-            segment(&mut layers, bx + 4.0, y2, x, y2, color, e.conditional);
-            layers.push(arrow_left(bx, y2, color));
+    for route in &drawing.routes {
+        let color = if route.conditional { DASHED } else { SOLID };
+        for pair in route.points.windows(2) {
+            segment(
+                &mut layers,
+                pair[0].x,
+                pair[0].y,
+                pair[1].x,
+                pair[1].y,
+                color,
+                route.conditional,
+            );
         }
+        layers.push(match route.arrow {
+            Arrow::Down => arrow_down(route.tip.x, route.tip.y - 5.0, color),
+            Arrow::Left => arrow_left(route.tip.x, route.tip.y, color),
+        });
     }
-    for (node, place) in graph.nodes.iter().zip(&places) {
+    for (node, place) in graph.nodes.iter().zip(&drawing.boxes) {
         let terminal = node.id.starts_with("__");
         layers.push(
             pin(container(text(node.label.clone()).size(11))
@@ -216,4 +336,100 @@ fn arrow_left<'a, Message: 'a>(x: f32, y: f32, color: Color) -> Element<'a, Mess
         );
     }
     pin(row.height(Length::Fixed(7.0))).x(x).y(y - 3.5).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::plan_graph::parse;
+
+    /// What ided's dry run sends for the bug_fix workflow (`ided run --dry-run`).
+    const BUG_FIX: &str = "---\nconfig:\n  flowchart:\n    curve: linear\n---\ngraph TD;\n\t__start__([<p>__start__</p>]):::first\n\treproduction(reproduction)\n\tdiagnosis(diagnosis)\n\tfix(fix)\n\tregression_testing(regression_testing)\n\tadaptive_retrieval(adaptive_retrieval)\n\tdone(done)\n\tabort(abort)\n\t__end__([<p>__end__</p>]):::last\n\t__start__ --> reproduction;\n\tadaptive_retrieval -.-> abort;\n\tadaptive_retrieval -.-> diagnosis;\n\tadaptive_retrieval -.-> fix;\n\tadaptive_retrieval -.-> reproduction;\n\tdiagnosis -.-> abort;\n\tdiagnosis -.-> adaptive_retrieval;\n\tdiagnosis -.-> fix;\n\tfix -.-> abort;\n\tfix -.-> adaptive_retrieval;\n\tfix -.-> regression_testing;\n\tregression_testing -.-> abort;\n\tregression_testing -.-> adaptive_retrieval;\n\tregression_testing -.-> done;\n\treproduction -.-> abort;\n\treproduction -.-> adaptive_retrieval;\n\treproduction -.-> diagnosis;\n\tabort --> __end__;\n\tdone --> __end__;\n\tclassDef default fill:#f2f0ff,line-height:1.2\n\tclassDef first fill-opacity:0\n\tclassDef last fill:#bfb6fc\n";
+    /// What it sends for the feature workflow.
+    const FEATURE: &str = "---\nconfig:\n  flowchart:\n    curve: linear\n---\ngraph TD;\n\t__start__([<p>__start__</p>]):::first\n\trequirements_analysis(requirements_analysis)\n\timplementation(implementation)\n\ttest_writing(test_writing)\n\ttest_execution(test_execution)\n\tcode_review(code_review)\n\tdocumentation(documentation)\n\tadaptive_retrieval(adaptive_retrieval)\n\tdone(done)\n\tabort(abort)\n\t__end__([<p>__end__</p>]):::last\n\t__start__ --> requirements_analysis;\n\tadaptive_retrieval -.-> abort;\n\tadaptive_retrieval -.-> documentation;\n\tadaptive_retrieval -.-> implementation;\n\tadaptive_retrieval -.-> requirements_analysis;\n\tadaptive_retrieval -.-> test_writing;\n\tcode_review -.-> abort;\n\tcode_review -.-> adaptive_retrieval;\n\tcode_review -.-> documentation;\n\tdocumentation -.-> abort;\n\tdocumentation -.-> adaptive_retrieval;\n\tdocumentation -.-> done;\n\timplementation -.-> abort;\n\timplementation -.-> adaptive_retrieval;\n\timplementation -.-> test_writing;\n\trequirements_analysis -.-> abort;\n\trequirements_analysis -.-> adaptive_retrieval;\n\trequirements_analysis -.-> implementation;\n\ttest_execution -.-> abort;\n\ttest_execution -.-> adaptive_retrieval;\n\ttest_execution -.-> code_review;\n\ttest_writing -.-> abort;\n\ttest_writing -.-> adaptive_retrieval;\n\ttest_writing -.-> code_review;\n\ttest_writing -.-> test_execution;\n\tabort --> __end__;\n\tdone --> __end__;\n\tclassDef default fill:#f2f0ff,line-height:1.2\n\tclassDef first fill-opacity:0\n\tclassDef last fill:#bfb6fc\n";
+
+    /// Whether the segment from `a` to `b` (horizontal or vertical) enters the inside of `r`.
+    fn enters(a: Point, b: Point, r: &Rectangle) -> bool {
+        let (x0, x1) = (a.x.min(b.x), a.x.max(b.x));
+        let (y0, y1) = (a.y.min(b.y), a.y.max(b.y));
+        x1 > r.x + 0.5 && x0 < r.x + r.width - 0.5 && y1 > r.y + 0.5 && y0 < r.y + r.height - 0.5
+    }
+
+    /// A long edge ran straight down under the boxes of the layers it passed (the boxes are
+    /// drawn over the edges), so it seemed to come out of them; the arrows into a node many
+    /// edges return to fell off its side, and an edge leaving it started where one came in.
+    #[test]
+    fn no_edge_runs_through_a_box_and_each_goes_from_its_node_to_its_node() {
+        for (name, source) in [("bug_fix", BUG_FIX), ("feature", FEATURE)] {
+            let graph = parse(source).expect("a graph");
+            let drawing = lay_out(&graph);
+            assert_eq!(drawing.routes.len(), graph.edges.len());
+            for (edge, route) in graph.edges.iter().zip(&drawing.routes) {
+                let what = format!(
+                    "{name}: {} -> {}",
+                    graph.nodes[edge.from].label, graph.nodes[edge.to].label
+                );
+                for pair in route.points.windows(2) {
+                    assert!(
+                        pair[0].x == pair[1].x || pair[0].y == pair[1].y,
+                        "{what}: at right angles: {pair:?}"
+                    );
+                    for (node, r) in graph.nodes.iter().zip(&drawing.boxes) {
+                        assert!(
+                            !enters(pair[0], pair[1], r),
+                            "{what} runs through the box of {}: {pair:?} {r:?}",
+                            node.label
+                        );
+                    }
+                }
+                let (from, to) = (drawing.boxes[edge.from], drawing.boxes[edge.to]);
+                let start = route.points[0];
+                let on_edge = |v: f32, lo: f32, len: f32| v >= lo && v <= lo + len;
+                assert!(
+                    (start.y == from.y + from.height && on_edge(start.x, from.x, from.width))
+                        || (start.x == from.x + from.width && on_edge(start.y, from.y, from.height)),
+                    "{what} starts on its node: {start:?} {from:?}"
+                );
+                let tip = route.tip;
+                assert!(
+                    match route.arrow {
+                        Arrow::Down => tip.y == to.y && on_edge(tip.x, to.x, to.width),
+                        Arrow::Left => tip.x == to.x + to.width && on_edge(tip.y, to.y, to.height),
+                    },
+                    "{what} points at its node: {tip:?} {to:?}"
+                );
+                let end = *route.points.last().expect("points");
+                assert!(end.distance(tip) <= 5.0, "{what}: the line reaches its arrowhead");
+                assert!(
+                    route
+                        .points
+                        .iter()
+                        .all(|p| p.x <= drawing.width && p.y <= drawing.height),
+                    "{what} stays inside the drawing"
+                );
+            }
+            // On each node's right side, the edges that leave or enter there keep apart.
+            for (index, r) in drawing.boxes.iter().enumerate() {
+                let mut ends: Vec<f32> = graph
+                    .edges
+                    .iter()
+                    .zip(&drawing.routes)
+                    .filter(|(_, route)| route.arrow == Arrow::Left)
+                    .flat_map(|(e, route)| {
+                        let out = (e.from == index).then_some(route.points[0].y);
+                        let into = (e.to == index).then_some(route.tip.y);
+                        out.into_iter().chain(into)
+                    })
+                    .collect();
+                ends.sort_by(f32::total_cmp);
+                for pair in ends.windows(2) {
+                    assert!(
+                        pair[1] - pair[0] >= 2.0,
+                        "{name}: edges meet on the side of {}: {ends:?} {r:?}",
+                        graph.nodes[index].label
+                    );
+                }
+            }
+        }
+    }
 }

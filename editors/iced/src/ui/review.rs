@@ -14,6 +14,7 @@ use iced::widget::{button, column, container, row, scrollable, space, text};
 use iced::{Element, Fill, Font, Length};
 
 use super::theme;
+use crate::session::state::{ROLLED_BACK, ROLLING_BACK};
 use crate::session::{DiffLine, FileDiff, FileStatus, LineKind, Review, SideRow};
 
 /// Height of one diff row in logical pixels.
@@ -153,31 +154,47 @@ impl ReviewPane {
         start..end
     }
 
-    pub fn view<'a>(&'a self, review: &'a Review, workspace: &Path) -> Element<'a, Message> {
+    /// The pane for `review`; `state` is ided's review state of its call (`rolled_back`, or the
+    /// client's `rolling_back` while a rollback runs). An answered review is a record: it says
+    /// how it was answered (and rolled back) first, and offers no Keep / Reject (they changed
+    /// nothing any more, and the pane looked like a review still waiting).
+    pub fn view<'a>(&'a self, review: &'a Review, workspace: &Path, state: Option<&str>) -> Element<'a, Message> {
         let selection = self.selection(review);
+        let answered = review.answer.is_some();
         let mut files = column![
             text(format!(
-                "{} files  +{} −{}",
-                review.files.len(),
+                "{}  +{} −{}",
+                files_label(review.files.len()),
                 review.added(),
                 review.removed()
             ))
             .size(13),
-            text(format!("keeping {} of {} hunks", selection.kept, selection.total))
-                .size(12)
-                .color(theme::MUTED),
-            row![
-                small_button("Keep all", Message::KeepAll(true), selection.all()),
-                small_button("Reject all", Message::KeepAll(false), selection.none()),
-            ]
-            .spacing(4),
         ]
         .spacing(4);
+        files = match &review.answer {
+            Some(answer) => files.push(
+                text(outcome(answer, review.run_id.as_deref(), state))
+                    .size(12)
+                    .color(theme::WARN),
+            ),
+            None => files
+                .push(
+                    text(format!("keeping {} of {} hunks", selection.kept, selection.total))
+                        .size(12)
+                        .color(theme::MUTED),
+                )
+                .push(
+                    row![
+                        small_button("Keep all", Message::KeepAll(true), selection.all()),
+                        small_button("Reject all", Message::KeepAll(false), selection.none()),
+                    ]
+                    .spacing(4)
+                    .wrap()
+                    .vertical_spacing(2),
+                ),
+        };
         for (index, file) in review.files.iter().enumerate() {
-            files = files.push(self.file_row(index, file, &selection.files[index], workspace));
-        }
-        if let Some(answer) = &review.answer {
-            files = files.push(text(format!("answered: {answer}")).size(12).color(theme::MUTED));
+            files = files.push(self.file_row(index, file, &selection.files[index], workspace, answered));
         }
         let diff: Element<'a, Message> = match review.files.get(self.selected) {
             Some(file) => column![
@@ -199,7 +216,7 @@ impl ReviewPane {
                     let pane = self.clone();
                     // The rows fill the pane at least (their backgrounds span it), and the
                     // longest line at most (the pane scrolls sideways to it).
-                    iced::widget::responsive(move |size| pane.diff_view(file, &kept, size.width - 12.0))
+                    iced::widget::responsive(move |size| pane.diff_view(file, &kept, answered, size.width - 12.0))
                 },
             ]
             .spacing(4)
@@ -215,7 +232,14 @@ impl ReviewPane {
         .into()
     }
 
-    fn file_row<'a>(&self, index: usize, file: &'a FileDiff, kept: &[bool], workspace: &Path) -> Element<'a, Message> {
+    fn file_row<'a>(
+        &self,
+        index: usize,
+        file: &'a FileDiff,
+        kept: &[bool],
+        workspace: &Path,
+        answered: bool,
+    ) -> Element<'a, Message> {
         let mark = match file.status {
             FileStatus::Added => "A",
             FileStatus::Modified => "M",
@@ -261,45 +285,70 @@ impl ReviewPane {
             .width(Fill)
             .on_press(Message::SelectFile(index)),
             // The buttons first (they must stay reachable in a narrow list), the state after.
-            row![
-                small_button("Keep file", Message::KeepFile(index, true), kept_count == kept.len()),
-                small_button("Reject file", Message::KeepFile(index, false), kept_count == 0),
-                text(state).size(11).color(theme::MUTED),
-            ]
+            // The line wraps where the list is narrower than its controls: a plain row gave
+            // the state only the width left over (none, in a quarter of a 1024 px window's
+            // review pane), so it was squeezed to a sliver or drawn past the list's edge.
+            if answered {
+                row![text(state).size(11).color(theme::MUTED)]
+            } else {
+                row![
+                    small_button("Keep file", Message::KeepFile(index, true), kept_count == kept.len()),
+                    small_button("Reject file", Message::KeepFile(index, false), kept_count == 0),
+                    text(state).size(11).color(theme::MUTED),
+                ]
+            }
             .spacing(4)
-            .align_y(iced::Center),
+            .align_y(iced::Center)
+            .wrap()
+            .vertical_spacing(1),
         ]
         .spacing(1)
         .into()
     }
 
-    fn diff_view<'a>(&self, file: &'a FileDiff, kept: &[bool], pane_width: f32) -> Element<'a, Message> {
+    fn diff_view<'a>(
+        &self,
+        file: &'a FileDiff,
+        kept: &[bool],
+        answered: bool,
+        pane_width: f32,
+    ) -> Element<'a, Message> {
         let file_index = self.selected;
         let hunk_of = |line: usize| file.hunks.iter().position(|h| h.contains(&line)).unwrap_or(0);
         let hunk_header = |hunk: usize, header: &str, width: f32| -> Element<'a, Message> {
             let keep = kept.get(hunk).copied().unwrap_or(true);
-            container(
-                row![
-                    text(header.to_owned())
-                        .size(12)
-                        .font(Font::MONOSPACE)
-                        .wrapping(Wrapping::None)
-                        .color(theme::HUNK_FG),
-                    text(if keep { "kept" } else { "rejected" }).size(11).color(if keep {
-                        theme::OK
-                    } else {
-                        theme::ERROR
-                    }),
-                    tiny_button("Keep hunk", Message::KeepHunk(file_index, hunk, true), keep),
-                    tiny_button("Reject hunk", Message::KeepHunk(file_index, hunk, false), !keep),
-                ]
-                .spacing(8)
-                .align_y(iced::Center),
-            )
-            .height(Length::Fixed(ROW_HEIGHT))
-            .width(Length::Fixed(width))
-            .clip(true)
-            .into()
+            let mut header = row![
+                text(header.to_owned())
+                    .size(12)
+                    .font(Font::MONOSPACE)
+                    .wrapping(Wrapping::None)
+                    .color(theme::HUNK_FG),
+                text(if keep { "kept" } else { "rejected" }).size(11).color(if keep {
+                    theme::OK
+                } else {
+                    theme::ERROR
+                }),
+            ]
+            .spacing(8)
+            .align_y(iced::Center);
+            if !answered {
+                header = header
+                    .push(tiny_button(
+                        "Keep hunk",
+                        Message::KeepHunk(file_index, hunk, true),
+                        keep,
+                    ))
+                    .push(tiny_button(
+                        "Reject hunk",
+                        Message::KeepHunk(file_index, hunk, false),
+                        !keep,
+                    ));
+            }
+            container(header)
+                .height(Length::Fixed(ROW_HEIGHT))
+                .width(Length::Fixed(width))
+                .clip(true)
+                .into()
         };
         let (rows, total, width): (Vec<Element<'a, Message>>, usize, f32) = match self.layout {
             Layout::Unified => {
@@ -367,6 +416,34 @@ impl ReviewPane {
             .width(Fill)
             .height(Fill)
             .into()
+    }
+}
+
+/// "1 file", "3 files".
+pub fn files_label(count: usize) -> String {
+    format!("{count} {}", if count == 1 { "file" } else { "files" })
+}
+
+/// How an answered review ended, and whether its run was rolled back since: "Accepted",
+/// "Kept 2 of 4 hunks; run R rolled back", ...
+fn outcome(answer: &str, run_id: Option<&str>, state: Option<&str>) -> String {
+    let answered = match answer {
+        "accept" => "Accepted".to_owned(),
+        "reject" => "Rejected".to_owned(),
+        "feedback" => "Sent back with feedback".to_owned(),
+        "cancelled" => "Not answered: the turn ended".to_owned(),
+        other => {
+            let mut chars = other.chars();
+            chars
+                .next()
+                .map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
+        }
+    };
+    let run = run_id.map_or_else(|| "the run".to_owned(), |id| format!("run {id}"));
+    match state {
+        Some(ROLLED_BACK) => format!("{answered}; {run} rolled back"),
+        Some(ROLLING_BACK) => format!("{answered}; rolling back {run}…"),
+        _ => answered,
     }
 }
 
