@@ -36,6 +36,11 @@ _KNOWN_CODES = frozenset(c.value for c in ErrorCode)
 class DaemonLink(Protocol):
     """Where the live connection to the workspace daemon comes from."""
 
+    @property
+    def workspace_name(self) -> str:
+        """The daemon's workspace, as messages name it."""
+        ...
+
     async def client(self) -> DaemonClient:
         """The live connection (attaching again when the previous one is closed)."""
         ...
@@ -64,7 +69,10 @@ class DaemonRefusal(DaemonError):
 class Reattaching:
     """A ``DaemonLink`` over ``attach``: it attaches on first use and again once its connection is closed."""
 
-    def __init__(self, attach: Callable[[], Awaitable[DaemonClient]], client: DaemonClient | None = None) -> None:
+    def __init__(
+        self, workspace_name: str, attach: Callable[[], Awaitable[DaemonClient]], client: DaemonClient | None = None
+    ) -> None:
+        self.workspace_name = workspace_name
         self._attach = attach
         self._client = client
         self._lock = asyncio.Lock()
@@ -98,7 +106,6 @@ async def ask(
     method: str,
     params: BaseModel | Mapping[str, Any] | None,
     *,
-    workspace: str,
     wait_s: float,
     retry: bool,
 ) -> Any:
@@ -111,7 +118,7 @@ async def ask(
             with contextlib.suppress(Exception):
                 await client.close()  # so the link attaches again, now or on the next call
             if not retry or attempt == 2:
-                raise DaemonError(f"lost the connection to the daemon of {workspace}") from None
+                raise DaemonError(f"lost the connection to the daemon of {link.workspace_name}") from None
             logger.warning("the daemon connection broke during %s: sending it again", method)
         except RpcError as exc:
             raise DaemonRefusal(exc) from None

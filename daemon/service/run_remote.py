@@ -135,7 +135,7 @@ class DaemonRunService(RunService):
                 )
             )
 
-        service._link = Reattaching(attach, await attach())
+        service._link = Reattaching(config.workspace, attach, await attach())
         return service
 
     async def _subscribed(self, connection: DaemonClient) -> DaemonClient:
@@ -193,9 +193,8 @@ class DaemonRunService(RunService):
     async def _raw(self, method: str, params: BaseModel | None = None, *, wait_s: float = 120) -> Any:
         if self._link is None:
             raise DaemonError(f"not attached to the daemon of {self._config.workspace}")
-        workspace, retry = self._config.workspace, method not in _CHANGES
         try:
-            return await ask(self._link, method, params, workspace=workspace, wait_s=wait_s, retry=retry)
+            return await ask(self._link, method, params, wait_s=wait_s, retry=method not in _CHANGES)
         except DaemonRefusal as refusal:
             raise await self._error(refusal) from None
 

@@ -5,7 +5,7 @@ this: one hot index and one set of language servers for every editor and agent o
 The connection is opened once and kept (a ``DaemonLink``); a broken one is re-attached (``start``:
 spawning a new daemon if the old one died) and the call, which only reads, sent once more. The daemon's
 coded errors come back as ``DaemonRefusal``, a ``DaemonError`` with the same code.
-``DaemonWorkspace.over(config, link)`` serves the same port over a link its holder attaches (the LSP
+``DaemonWorkspace.over(link)`` serves the same port over a link its holder attaches (the LSP
 front's session, which attaches in the background and subscribes to the daemon's notifications).
 """
 
@@ -34,8 +34,7 @@ SEARCH_WAIT_S = 60.0
 class DaemonWorkspace:
     """A ``Workspace`` served by the daemon (see the module docstring)."""
 
-    def __init__(self, config: Config, link: DaemonLink, *, owned: Reattaching | None = None) -> None:
-        self._config = config
+    def __init__(self, link: DaemonLink, *, owned: Reattaching | None = None) -> None:
         self._link = link
         self._owned = owned
 
@@ -46,13 +45,13 @@ class DaemonWorkspace:
         def attach() -> Awaitable[DaemonClient]:
             return DaemonClient.attach(config, client=client, start=start)
 
-        link = Reattaching(attach, await attach())
-        return cls(config, link, owned=link)
+        link = Reattaching(config.workspace, attach, await attach())
+        return cls(link, owned=link)
 
     @classmethod
-    def over(cls, config: Config, link: DaemonLink) -> DaemonWorkspace:
+    def over(cls, link: DaemonLink) -> DaemonWorkspace:
         """The workspace over a link its holder attaches and closes (the LSP front's session)."""
-        return cls(config, link)
+        return cls(link)
 
     @property
     def serves_intel(self) -> bool:
@@ -63,7 +62,7 @@ class DaemonWorkspace:
             await self._owned.close()
 
     async def _call(self, method: str, params: BaseModel | None, result: type[R], *, wait_s: float = 120) -> R:
-        answer = await ask(self._link, method, params, workspace=self._config.workspace, wait_s=wait_s, retry=True)
+        answer = await ask(self._link, method, params, wait_s=wait_s, retry=True)
         return result.model_validate(answer)
 
     async def search(

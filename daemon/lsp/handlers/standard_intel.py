@@ -27,6 +27,7 @@ from daemon.core.languages import language_for_path
 from daemon.errors import ErrorCode
 from daemon.lsp.convert import PositionMapper
 from daemon.lsp.handlers import daemon_params
+from daemon.lsp.session import wire_errors
 from daemon.service.capabilities import DEFINITION, REFERENCES, SIGNATURE
 from daemon.service.capability import Capability
 
@@ -89,7 +90,8 @@ async def _ask(
     request = daemon_params(capability.params, method, **fixed, **values)
     assert capability.method is not None
     try:
-        return mapper, values, await server.session.call(capability.method, request, capability.result)
+        with wire_errors(capability.method):
+            return mapper, values, await capability.run(server.workspace_port, request)
     except JsonRpcException as exc:
         if _nothing_there(exc):
             return None
