@@ -9,6 +9,7 @@ daemon's own tools; only ``trusted`` travels.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -61,6 +62,8 @@ def settings_digest(config: Config) -> str:
 
 
 _RUN_SECTIONS = ("pipeline", "agents", "runs", "vcs", "retrieval")
+_START_FIELDS = tuple(f.name for f in dataclasses.fields(RunStart))
+"""What a ``RunStart`` holds: ``RunStartParams`` carries the same fields (and ``dry_run``, ``trusted``)."""
 
 
 class RunStartParams(FrozenModel):
@@ -78,24 +81,10 @@ class RunStartParams(FrozenModel):
 
     @classmethod
     def of(cls, run: RunStart, *, dry_run: bool = False, trusted: bool | None = None) -> RunStartParams:
-        return cls(
-            request=run.request,
-            workflow=run.workflow,
-            mode=run.mode,
-            include_uncommitted=run.include_uncommitted,
-            attachments=run.attachments,
-            dry_run=dry_run,
-            trusted=trusted,
-        )
+        return cls(**{name: getattr(run, name) for name in _START_FIELDS}, dry_run=dry_run, trusted=trusted)
 
     def run(self) -> RunStart:
-        return RunStart(
-            request=self.request,
-            workflow=self.workflow,
-            mode=self.mode,
-            include_uncommitted=self.include_uncommitted,
-            attachments=self.attachments,
-        )
+        return RunStart(**{name: getattr(self, name) for name in _START_FIELDS})
 
 
 class NoParams(FrozenModel):

@@ -68,14 +68,7 @@ class DaemonWorkspace:
     async def search(
         self, query: str, *, k: int | None, filters: SearchFilters | None, mode: SearchMode | None = None
     ) -> SearchResult:
-        params = SearchParams(
-            query=query,
-            k=k,
-            kind=filters.kind if filters is not None else None,
-            language=filters.language if filters is not None else None,
-            path_glob=filters.path_glob if filters is not None else None,
-            mode=mode or SearchMode.HYBRID,
-        )
+        params = SearchParams.of(query, k=k, filters=filters, mode=mode)
         return await self._call(Methods.INDEX_SEARCH, params, SearchResult, wait_s=SEARCH_WAIT_S)
 
     async def intel(self, method: str, params: BaseModel, result: type[R]) -> R:
