@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from daemon.acp.workspaces import Workspace
     from daemon.service.mcp_client_tools import ClientMcpServers
 
+from daemon.core.tasks import cancel_and_wait
 from daemon.errors import DaemonError, ErrorCode
 
 __all__ = ["SessionMode", "SessionRecord", "SessionState", "SessionStore", "new_session_id"]
@@ -191,9 +192,7 @@ class SessionState:
             await self._idle.wait()
         tasks = [t for t in (self.reoffer, *self.tasks) if t is not None and not t.done()]
         self.reoffer = None
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await cancel_and_wait(tasks)
         await self.close_mcp()
         self.closed = True
 

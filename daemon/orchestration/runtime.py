@@ -43,6 +43,7 @@ from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from daemon.config import AgentsConfig, PipelineConfig, RunsConfig, VcsConfig
+from daemon.core.tasks import cancel_and_wait
 from daemon.errors import ErrorCode, PipelineError
 from daemon.orchestration.agents import CommandSources, FileReader, RunCommands
 from daemon.orchestration.agents.run_workspace import RunWorkspace, plan_edits
@@ -457,9 +458,5 @@ class PipelineRuntime:
         return self.bus.subscribe(run_id)
 
     async def close(self) -> None:
-        tasks = [t for t in self._tasks.values() if not t.done()]
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            await asyncio.gather(*tasks, return_exceptions=True)
+        await cancel_and_wait(t for t in self._tasks.values() if not t.done())
         await self._agents.scopes.aclose()
