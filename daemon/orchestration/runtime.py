@@ -197,30 +197,13 @@ class PipelineRuntime:
 
     # -- preparing ------------------------------------------------------------------------------
 
-    async def prepare(
-        self,
-        request: str,
-        *,
-        workflow: str | None = None,
-        mode: RunMode = "code",
-        include_uncommitted: bool | None = None,
-        attachments: Sequence[Attachment] = (),
-        run_id: str | None = None,
-    ) -> RunRecord:
-        """Select a workflow, assemble the plan and record the run as ``planned`` (``prepare_run``)."""
-        return await prepare_run(
-            request,
-            store=self.store,
-            models=self.models,
-            catalog=self.catalog,
-            profile=self._profile,
-            settings=self.settings,
-            workflow=workflow,
-            mode=mode,
-            include_uncommitted=include_uncommitted,
-            attachments=attachments,
-            run_id=run_id,
-        )
+    prepare = prepare_run
+    """Select a workflow, assemble the plan and record the run as ``planned`` (``prepare_run``)."""
+
+    @property
+    def profile(self) -> ProjectProfile | None:
+        """What the workspace's project looks like to the orchestrator (None: not profiled)."""
+        return self._profile
 
     def missing_models(self, plan: ExecutionPlan) -> list[str]:
         """Agent roles of ``plan`` that no model serves (empty when agents were injected)."""
