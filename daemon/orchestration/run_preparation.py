@@ -28,20 +28,11 @@ __all__ = ["PreparationParts", "announce", "prepare_run"]
 class PreparationParts(Protocol):
     """What preparing a run reads (a ``PipelineRuntime``)."""
 
-    @property
-    def store(self) -> RunStore: ...
-
-    @property
-    def models(self) -> ModelRegistry: ...
-
-    @property
-    def catalog(self) -> WorkflowCatalog: ...
-
-    @property
-    def profile(self) -> ProjectProfile | None: ...
-
-    @property
-    def settings(self) -> RuntimeSettings: ...
+    store: RunStore
+    models: ModelRegistry
+    catalog: WorkflowCatalog
+    profile: ProjectProfile | None
+    settings: RuntimeSettings
 
 
 async def prepare_run(

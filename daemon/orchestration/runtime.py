@@ -107,7 +107,7 @@ class PipelineRuntime:
         self.store = store
         self.settings = settings
         self.bus = ProgressBus()
-        self._profile = profile
+        self.profile = profile
         self._tasks: dict[str, asyncio.Task[RunRecord]] = {}
         self.workspace = RunWorkspace(worktrees=worktrees, workspace=workspace, settings=settings.agents)
         self._flags = CancelFlags(store=store)
@@ -199,11 +199,6 @@ class PipelineRuntime:
 
     prepare = prepare_run
     """Select a workflow, assemble the plan and record the run as ``planned`` (``prepare_run``)."""
-
-    @property
-    def profile(self) -> ProjectProfile | None:
-        """What the workspace's project looks like to the orchestrator (None: not profiled)."""
-        return self._profile
 
     def missing_models(self, plan: ExecutionPlan) -> list[str]:
         """Agent roles of ``plan`` that no model serves (empty when agents were injected)."""
