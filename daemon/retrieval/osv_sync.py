@@ -20,7 +20,7 @@ import os
 import tempfile
 import zipfile
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -57,18 +57,8 @@ class SyncReport:
             self.problems.append(text)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "source": self.source,
-            "mirror": self.mirror,
-            "added": self.added,
-            "updated": self.updated,
-            "unchanged": self.unchanged,
-            "older": self.older,
-            "invalid": self.invalid,
-            "problems": self.problems,
-            "ecosystems": self.ecosystems,
-            "total": self.total,
-        }
+        """Every field, as ``ided cve sync --json`` prints it."""
+        return asdict(self)
 
 
 def _members(source: Path) -> Iterator[tuple[str, bytes | None]]:
