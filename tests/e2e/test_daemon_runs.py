@@ -174,8 +174,9 @@ async def test_after_its_daemon_is_killed_the_next_call_attaches_to_a_fresh_daem
     runs = await DaemonRunService.attach(config, client="cli", start=True)
     try:
         first_pid = runs.daemon_pid
+        started = await runs.start(RunStart(request="how should calc grow?", mode="ask"))
         with pytest.raises(DaemonError) as lost:
-            async with await runs.start(RunStart(request="how should calc grow?", mode="ask")) as started:
+            async with started:
                 async for event in started:
                     if event.event is ProgressKind.RUN_STARTED:  # in flight: the scripted model answers in 600 s
                         os.kill(first_pid, signal.SIGKILL)
