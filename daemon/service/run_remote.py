@@ -34,6 +34,7 @@ from daemon.service.api import Methods
 from daemon.service.daemon_client import ClientKind, DaemonClient
 from daemon.service.daemon_link import DaemonRefusal, Reattaching, ask
 from daemon.service.run_api import (
+    RUN_CHANGES,
     CleanupParams,
     MissingModelsParams,
     RunFeedbackParams,
@@ -75,21 +76,6 @@ _DECISIONS = TypeAdapter(list[DecisionEntry])
 _EVENTS = TypeAdapter(list[ExecutionProgress])
 _NAMES = TypeAdapter(list[str])
 _LOST = object()
-_CHANGES = frozenset(
-    {
-        Methods.RUNS_START,
-        Methods.RUNS_EXECUTE,
-        Methods.RUNS_RESUME,
-        Methods.RUNS_FEEDBACK,
-        Methods.RUNS_PREPARE,
-        Methods.RUNS_CANCEL,
-        Methods.RUNS_ACCEPT,
-        Methods.RUNS_REJECT,
-        Methods.RUNS_ROLLBACK,
-        Methods.RUNS_CLEANUP,
-    }
-)
-"""The methods that change something: never sent twice (the others are sent again over a fresh attachment)."""
 
 
 class _Listener:
@@ -194,7 +180,7 @@ class DaemonRunService(RunService):
         if self._link is None:
             raise DaemonError(f"not attached to the daemon of {self._config.workspace}")
         try:
-            return await ask(self._link, method, params, wait_s=wait_s, retry=method not in _CHANGES)
+            return await ask(self._link, method, params, wait_s=wait_s, retry=method not in RUN_CHANGES)
         except DaemonRefusal as refusal:
             raise await self._error(refusal) from None
 
