@@ -1,6 +1,7 @@
 """A run's change set as ACP: one ``edit`` tool call with a ``diff`` per file, then a permission request.
 
-The options are ``accept`` (allow_once: the run's commits go onto the user's branch), ``reject``
+The options are ``accept`` (allow_once: the run's commits go onto the user's branch; with
+``_meta["ided/keep"]``, only the files and hunks the reviewer kept, as one reviewed commit), ``reject``
 (reject_once: nothing changes; the branch is kept until cleanup) and ``feedback`` (reject_once: the
 next prompt of the session, or ``_meta["ided/feedback"]`` on the permission answer, goes to the
 run's last editing stage as a follow-up attempt on the same branch). A client that cancels the
@@ -13,28 +14,29 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from acp import start_tool_call, tool_diff_content, update_tool_call
 from acp.schema import (
-    AllowedOutcome,
     FileEditToolCallContent,
     PermissionOption,
     RequestPermissionResponse,
     ToolCallLocation,
     ToolCallProgress,
     ToolCallStart,
-    ToolCallUpdate,
 )
+from pydantic import ValidationError
 
+from daemon.acp.permission import chosen
 from daemon.errors import ConflictError
-from daemon.service.run_models import ChangeSet, ConflictReport, ReviewState
+from daemon.service.run_models import AcceptSelection, ChangeSet, ConflictReport, ReviewState
 from daemon.service.run_port import RunReviewPort
 
 __all__ = [
     "ACCEPT",
     "FEEDBACK",
     "FEEDBACK_META",
+    "KEEP_META",
     "REJECT",
     "REVIEW_META",
     "ReviewAnswer",
@@ -42,7 +44,6 @@ __all__ = [
     "ReviewVerdict",
     "accepted_text",
     "apply_answer",
-    "permission_call",
     "permission_options",
     "rejected_text",
     "review_call",
@@ -57,6 +58,7 @@ REJECT = "reject"
 FEEDBACK = "feedback"
 FEEDBACK_META = "ided/feedback"
 REVIEW_META = "ided/review"
+KEEP_META = "ided/keep"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,6 +66,10 @@ class ReviewAnswer:
     choice: Literal["accept", "reject", "feedback", "open"]
     feedback: str | None = None
     """The feedback text when the client sent it with the answer (``_meta["ided/feedback"]``)."""
+    keep: AcceptSelection | None = None
+    """What the reviewer kept (``_meta["ided/keep"]`` on accept); None: the whole run."""
+    problem: str | None = None
+    """Why the answer's ``_meta`` could not be read (nothing is applied)."""
 
 
 def review_call_id(run_id: str, round_: int) -> str:
@@ -111,22 +117,33 @@ def permission_options() -> list[PermissionOption]:
     ]
 
 
-def permission_call(call: ToolCallStart) -> ToolCallUpdate:
-    return ToolCallUpdate(tool_call_id=call.tool_call_id, title=call.title, kind="edit", status="pending")
-
-
-def review_outcome(response: RequestPermissionResponse) -> ReviewAnswer:
-    outcome = response.outcome
-    if not isinstance(outcome, AllowedOutcome):
+def review_outcome(response: RequestPermissionResponse, root: Path) -> ReviewAnswer:
+    """The client's answer; ``root``: where the review's absolute paths start (``_meta["ided/keep"]`` paths)."""
+    option, meta = chosen(response)
+    if option is None:
         return ReviewAnswer(choice="open")
-    meta = {**(response.field_meta or {}), **(outcome.field_meta or {})}
     feedback = meta.get(FEEDBACK_META)
     text = feedback.strip() if isinstance(feedback, str) and feedback.strip() else None
-    if outcome.option_id == ACCEPT:
-        return ReviewAnswer(choice="accept")
-    if outcome.option_id == FEEDBACK:
+    if option == ACCEPT:
+        if meta.get(KEEP_META) is None:
+            return ReviewAnswer(choice="accept")
+        try:
+            return ReviewAnswer(choice="accept", keep=_kept(meta[KEEP_META], root))
+        except (ValidationError, ValueError) as exc:
+            return ReviewAnswer(choice="accept", problem=f"_meta[{KEEP_META!r}] is not a list of kept files: {exc}")
+    if option == FEEDBACK:
         return ReviewAnswer(choice="feedback", feedback=text)
     return ReviewAnswer(choice="reject")
+
+
+def _kept(raw: Any, root: Path) -> AcceptSelection:
+    """``[{"path", "hunks"?, "text"?}]`` with paths absolute (under ``root``, as the review's diffs) or relative."""
+    selection = AcceptSelection.model_validate({"files": raw})
+    files = [
+        f.model_copy(update={"path": Path(f.path).relative_to(root).as_posix()}) if Path(f.path).is_absolute() else f
+        for f in selection.files
+    ]
+    return AcceptSelection(files=tuple(files))
 
 
 ReviewStatus = Literal["pending", "completed", "failed"]
@@ -157,16 +174,20 @@ async def apply_answer(review: RunReviewPort, run_id: str, answer: ReviewAnswer)
     ``pending``: left open.
     """
     if answer.choice == "accept":
+        if answer.problem is not None:
+            return ReviewVerdict(status="failed", text=f"Not applied: {answer.problem}", state="open")
         try:
-            result = await review.accept(run_id)
+            result = await review.accept(run_id, selection=answer.keep)
         except ConflictError as exc:
             report = exc.report
             why = report.describe() if isinstance(report, ConflictReport) else exc.message
             text = f"Not applied: {why}\nBoth sides are intact; the run's branch is kept."
             return ReviewVerdict(status="failed", text=text, state="open")
-        return ReviewVerdict(
-            status="completed", text=accepted_text(run_id, result.branch, result.commits), state="accepted"
-        )
+        text = accepted_text(run_id, result.branch, result.commits)
+        if result.reviewed_commit is not None:
+            partial, dropped = ", ".join(result.partial) or "none", ", ".join(result.dropped) or "none"
+            text += f" Kept in part: {partial}; dropped: {dropped}."
+        return ReviewVerdict(status="completed", text=text, state="accepted")
     if answer.choice == "reject":
         branch = await review.reject(run_id)
         return ReviewVerdict(status="failed", text=rejected_text(branch.branch), state="rejected")

@@ -30,11 +30,11 @@ from acp.schema import AvailableCommandsUpdate, StopReason, ToolCallStart
 from langchain_core.tools import BaseTool
 
 from daemon.acp.commands import CommandKind, ParsedPrompt, available_commands
+from daemon.acp.permission import pending_call
 from daemon.acp.prompt_content import PromptContent
 from daemon.acp.review import (
     ReviewAnswer,
     apply_answer,
-    permission_call,
     permission_options,
     review_call,
     review_call_id,
@@ -49,7 +49,6 @@ from daemon.acp.trust_request import (
     trust_call,
     trust_finished,
     trust_options,
-    trust_permission_call,
 )
 from daemon.acp.workspaces import Workspace
 from daemon.errors import ConflictError, DaemonError, ErrorCode
@@ -219,9 +218,7 @@ class RunDriver:
         call = trust_call(await runs.repository_commands(), root, f"trust-{self.state.trust_rounds}")
         await self.send(self._sid, [call])
         permission = asyncio.create_task(
-            self.client.request_permission(
-                session_id=self._sid, tool_call=trust_permission_call(call), options=trust_options()
-            )
+            self.client.request_permission(session_id=self._sid, tool_call=pending_call(call), options=trust_options())
         )
         cancelled = asyncio.create_task(self.state.cancelled.wait())
         try:
@@ -340,7 +337,7 @@ class RunDriver:
         a failed request): the review is left open and the client told so."""
         permission = asyncio.create_task(
             self.client.request_permission(
-                session_id=self._sid, tool_call=permission_call(call), options=permission_options()
+                session_id=self._sid, tool_call=pending_call(call), options=permission_options()
             )
         )
         waits: set[asyncio.Future[Any]] = {permission}
@@ -357,7 +354,7 @@ class RunDriver:
                 permission.cancel()
         if answered and not permission.cancelled():
             if (failure := permission.exception()) is None:
-                return review_outcome(permission.result())
+                return review_outcome(permission.result(), self.state.workspace.root)
             logger.warning("the permission request for run %s failed: %s", run_id, failure)
         await self.send(self._sid, [review_finished(call.tool_call_id, "pending", "Review left open.")])
         await self._say(f"Review of run {run_id} left open: ided runs accept {run_id} (or reject) decides it later.")

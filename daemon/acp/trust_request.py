@@ -17,14 +17,9 @@ from pathlib import Path
 from typing import Literal
 
 from acp import start_tool_call, text_block, tool_content, update_tool_call
-from acp.schema import (
-    AllowedOutcome,
-    PermissionOption,
-    RequestPermissionResponse,
-    ToolCallProgress,
-    ToolCallStart,
-    ToolCallUpdate,
-)
+from acp.schema import PermissionOption, RequestPermissionResponse, ToolCallProgress, ToolCallStart
+
+from daemon.acp.permission import chosen
 
 __all__ = [
     "TRUST_ALWAYS",
@@ -35,7 +30,6 @@ __all__ = [
     "trust_call",
     "trust_finished",
     "trust_options",
-    "trust_permission_call",
 ]
 
 TRUST_ONCE = "trust_once"
@@ -75,19 +69,10 @@ def trust_options() -> list[PermissionOption]:
     ]
 
 
-def trust_permission_call(call: ToolCallStart) -> ToolCallUpdate:
-    return ToolCallUpdate(tool_call_id=call.tool_call_id, title=call.title, kind="execute", status="pending")
-
-
 def trust_answer(response: RequestPermissionResponse) -> TrustAnswer:
-    outcome = response.outcome
-    if not isinstance(outcome, AllowedOutcome):
-        return "refused"
-    if outcome.option_id == TRUST_ONCE:
-        return "once"
-    if outcome.option_id == TRUST_ALWAYS:
-        return "always"
-    return "refused"
+    option, _ = chosen(response)
+    answers: dict[str | None, TrustAnswer] = {TRUST_ONCE: "once", TRUST_ALWAYS: "always"}
+    return answers.get(option, "refused")
 
 
 def trust_finished(call_id: str, answer: TrustAnswer, note: str) -> ToolCallProgress:

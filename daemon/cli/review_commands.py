@@ -115,14 +115,41 @@ def runs_diff(
         sys.stdout.write(changes.diff)
 
 
-def runs_accept(ctx: typer.Context, run_id: RunIdArg, workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
+def runs_accept(
+    ctx: typer.Context,
+    run_id: RunIdArg,
+    workspace: WorkspaceOpt = None,
+    as_json: JsonOpt = False,
+    only: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--only",
+            help="Keep only this file of the run (as `ided runs diff` names it; repeat for more); PATH#N,M keeps "
+            "its hunks N and M (0-based, in the order of the file's diff).",
+        ),
+    ] = None,
+) -> None:
     """Apply a run's commits to your current branch (as new commits).
 
+    With --only, only the files (or hunks) named are kept, as one reviewed commit on the run's branch,
+    applied as one commit (`ided runs rollback ID` undoes it like any accept); the rest is dropped.
     Stops with exit code 4 and a conflict report, writing nothing, when you changed any of the same
     files since the run started (committed, staged, unstaged or untracked). Your other uncommitted
     work is kept as it is.
     """
-    result = _review(ctx, workspace, lambda review: review.accept(run_id))
+    from daemon.service.run_models import AcceptSelection, KeptFile
+
+    kept: list[KeptFile] = []
+    for item in only or ():
+        head, sep, tail = item.rpartition("#")
+        path, hunks = (head, tail) if sep else (item, "")
+        try:
+            numbers = tuple(int(n) for n in hunks.split(",")) if hunks else None
+        except ValueError:
+            _state(ctx).fail(f"--only {item}: hunks are numbers, e.g. {path}#0,2")
+        kept.append(KeptFile(path=path, hunks=numbers))
+    selection = AcceptSelection(files=tuple(kept)) if kept else None
+    result = _review(ctx, workspace, lambda review: review.accept(run_id, selection=selection))
     if as_json:
         sys.stdout.write(result.model_dump_json(indent=2) + "\n")
         return
@@ -133,6 +160,9 @@ def runs_accept(ctx: typer.Context, run_id: RunIdArg, workspace: WorkspaceOpt = 
     )
     for sha in result.commits:
         err.print(f"  {sha[:10]}", markup=False)
+    if result.reviewed_commit is not None:
+        partial, dropped = ", ".join(result.partial) or "none", ", ".join(result.dropped) or "none"
+        err.print(f"kept in part: {partial}; dropped: {dropped}", markup=False)
 
 
 def runs_reject(ctx: typer.Context, run_id: RunIdArg, workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:

@@ -13,6 +13,7 @@ import attrs
 from daemon.lsp.protocol import LspMethods, extend_messages, notification_type, request_types, wire
 
 __all__ = [
+    "RunAcceptParams",
     "RunAcceptResult",
     "RunCancelParams",
     "RunCommitItem",
@@ -20,6 +21,7 @@ __all__ = [
     "RunFeedbackParams",
     "RunFileItem",
     "RunIdParams",
+    "RunKeptFile",
     "RunProgressParams",
     "RunRejectResult",
     "RunRollbackResult",
@@ -33,6 +35,25 @@ __all__ = [
 @attrs.frozen(kw_only=True)
 class RunIdParams:
     run_id: str
+
+
+@wire
+@attrs.frozen(kw_only=True)
+class RunKeptFile:
+    """One file of the run's diff to keep: whole, some hunks (0-based, among its diff's ``@@`` headers), or a text."""
+
+    path: str
+    hunks: list[int] | None = None
+    text: str | None = None
+
+
+@wire
+@attrs.frozen(kw_only=True)
+class RunAcceptParams:
+    """Accept a run: all of it, or (``keep``) only the files listed (whole, some hunks, or a text)."""
+
+    run_id: str
+    keep: list[RunKeptFile] | None = None
 
 
 @wire
@@ -134,6 +155,9 @@ class RunAcceptResult:
     source_commits: list[str]
     files: list[str]
     head: str
+    reviewed_commit: str | None = None
+    partial: list[str] = attrs.field(factory=list[str])
+    dropped: list[str] = attrs.field(factory=list[str])
 
 
 @wire
@@ -176,7 +200,7 @@ extend_messages(
         LspMethods.RUN_START: _request("RunStart", LspMethods.RUN_START, RunStartParams, RunStartResult),
         LspMethods.RUN_CANCEL: _request("RunCancel", LspMethods.RUN_CANCEL, RunCancelParams, RunStatusResult),
         LspMethods.RUN_DIFF: _request("RunDiff", LspMethods.RUN_DIFF, RunIdParams, RunDiffResult),
-        LspMethods.RUN_ACCEPT: _request("RunAccept", LspMethods.RUN_ACCEPT, RunIdParams, RunAcceptResult),
+        LspMethods.RUN_ACCEPT: _request("RunAccept", LspMethods.RUN_ACCEPT, RunAcceptParams, RunAcceptResult),
         LspMethods.RUN_REJECT: _request("RunReject", LspMethods.RUN_REJECT, RunIdParams, RunRejectResult),
         LspMethods.RUN_ROLLBACK: _request("RunRollback", LspMethods.RUN_ROLLBACK, RunIdParams, RunRollbackResult),
         LspMethods.RUN_FEEDBACK: _request("RunFeedback", LspMethods.RUN_FEEDBACK, RunFeedbackParams, RunStartResult),

@@ -23,7 +23,7 @@ from daemon.config import Config
 from daemon.core.frozen_model import FrozenModel
 from daemon.errors import WorkspaceUntrusted
 from daemon.service.api import Methods
-from daemon.service.run_models import Attachment, ExecutionPlan, RunMode
+from daemon.service.run_models import AcceptSelection, Attachment, ExecutionPlan, RunMode
 from daemon.service.run_port import RunStart
 
 if TYPE_CHECKING:
@@ -35,6 +35,7 @@ __all__ = [
     "CleanupParams",
     "MissingModelsParams",
     "NoParams",
+    "RunAcceptParams",
     "RunFeedbackParams",
     "RunIdParams",
     "RunLaunchParams",
@@ -67,8 +68,6 @@ def settings_digest(config: Config) -> str:
 
 
 _RUN_SECTIONS = ("pipeline", "agents", "runs", "vcs", "retrieval")
-_START_FIELDS = tuple(f.name for f in dataclasses.fields(RunStart))
-"""What a ``RunStart`` holds: ``RunStartParams`` carries the same fields (and ``dry_run``, ``trusted``)."""
 
 
 class RunStartParams(FrozenModel):
@@ -86,10 +85,15 @@ class RunStartParams(FrozenModel):
 
     @classmethod
     def of(cls, run: RunStart, *, dry_run: bool = False, trusted: bool | None = None) -> RunStartParams:
-        return cls(**{name: getattr(run, name) for name in _START_FIELDS}, dry_run=dry_run, trusted=trusted)
+        return cls(**_start_fields(run), dry_run=dry_run, trusted=trusted)
 
     def run(self) -> RunStart:
-        return RunStart(**{name: getattr(self, name) for name in _START_FIELDS})
+        return RunStart(**_start_fields(self))
+
+
+def _start_fields(source: RunStart | RunStartParams) -> dict[str, Any]:
+    """The fields of a ``RunStart`` (every one of which ``RunStartParams`` has too), read from ``source``."""
+    return {f.name: getattr(source, f.name) for f in dataclasses.fields(RunStart)}
 
 
 class NoParams(FrozenModel):
@@ -98,6 +102,12 @@ class NoParams(FrozenModel):
 
 class RunIdParams(FrozenModel):
     run_id: str = Field(min_length=1)
+
+
+class RunAcceptParams(RunIdParams):
+    """``runs/accept``: the whole run, or (``selection``) what a reviewer kept of it."""
+
+    selection: AcceptSelection | None = None
 
 
 class RunLaunchParams(RunIdParams):
@@ -155,7 +165,7 @@ RUN_PARAMS: Mapping[str, type[FrozenModel]] = {
     Methods.RUNS_UNTRUSTED_COMMANDS: RunIdParams,
     Methods.RUNS_TRUST: NoParams,
     Methods.RUNS_DIFF: RunIdParams,
-    Methods.RUNS_ACCEPT: RunIdParams,
+    Methods.RUNS_ACCEPT: RunAcceptParams,
     Methods.RUNS_REJECT: RunIdParams,
     Methods.RUNS_ROLLBACK: RunIdParams,
     Methods.RUNS_CLEANUP: CleanupParams,

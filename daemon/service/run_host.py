@@ -159,7 +159,7 @@ class RunHost:
                 on(Methods.RUNS_UNTRUSTED_COMMANDS, untrusted),
                 on(Methods.RUNS_TRUST, trust),
                 on(Methods.RUNS_DIFF, lambda r, p: r.diff(p.run_id)),
-                on(Methods.RUNS_ACCEPT, lambda r, p: r.accept(p.run_id)),
+                on(Methods.RUNS_ACCEPT, lambda r, p: r.accept(p.run_id, selection=p.selection)),
                 on(Methods.RUNS_REJECT, lambda r, p: r.reject(p.run_id)),
                 on(Methods.RUNS_ROLLBACK, lambda r, p: r.rollback(p.run_id)),
                 on(Methods.RUNS_CLEANUP, cleanup),

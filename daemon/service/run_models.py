@@ -18,9 +18,11 @@ from daemon.orchestration.state import Attachment
 from daemon.orchestration.workflow_schema import Workflow
 from daemon.vcs.models import (
     AcceptResult,
+    AcceptSelection,
     ChangeSet,
     CleanupReport,
     ConflictReport,
+    KeptFile,
     ReviewState,
     RollbackResult,
     RunBranch,
@@ -29,6 +31,7 @@ from daemon.vcs.models import (
 __all__ = [
     "ADAPTIVE_NODE",
     "AcceptResult",
+    "AcceptSelection",
     "Attachment",
     "ChangeSet",
     "CleanupReport",
@@ -36,6 +39,7 @@ __all__ = [
     "DecisionEntry",
     "ExecutionPlan",
     "ExecutionProgress",
+    "KeptFile",
     "PlanEntry",
     "ProgressKind",
     "ReviewState",

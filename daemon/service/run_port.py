@@ -1,7 +1,8 @@
 """The run service's port: what every front (CLI, ACP, LSP) asks of runs, and ``RunFollow``.
 
 ``RunService`` starts, executes, resumes, follows up (review feedback), cancels and inspects runs;
-``RunReviewPort`` (its review half) shows a run's change set and accepts, rejects or rolls it back.
+``RunReviewPort`` (its review half) shows a run's change set and accepts (all of it, or the files and
+hunks a reviewer kept), rejects or rolls it back.
 Every launch answers a ``RunFollow``: the launched run's record and its progress events, from before
 the run started (nothing is missed) up to and including its ``run_finished``. A front iterates it and
 maps each event onto its protocol; it never subscribes, filters or waits by itself.
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Protocol
 from daemon.errors import WorkspaceUntrusted
 from daemon.service.run_models import (
     AcceptResult,
+    AcceptSelection,
     Attachment,
     ChangeSet,
     CleanupReport,
@@ -127,7 +129,10 @@ class RunReviewPort(Protocol):
 
     async def diff(self, run_id: str) -> ChangeSet: ...
 
-    async def accept(self, run_id: str) -> AcceptResult: ...
+    async def accept(self, run_id: str, *, selection: AcceptSelection | None = None) -> AcceptResult:
+        """Apply the run to the user's branch: all of it, or (``selection``) exactly what a reviewer kept, as one
+        reviewed commit on the run's branch; either way ``rollback`` undoes it."""
+        ...
 
     async def reject(self, run_id: str) -> RunBranch: ...
 

@@ -37,6 +37,7 @@ from daemon.service.run_api import (
     RUN_CHANGES,
     CleanupParams,
     MissingModelsParams,
+    RunAcceptParams,
     RunFeedbackParams,
     RunIdParams,
     RunLaunchParams,
@@ -49,6 +50,7 @@ from daemon.service.run_api import (
 )
 from daemon.service.run_models import (
     AcceptResult,
+    AcceptSelection,
     ChangeSet,
     CleanupReport,
     ConflictReport,
@@ -294,8 +296,8 @@ class DaemonRunService(RunService):
     async def diff(self, run_id: str) -> ChangeSet:
         return await self._call(Methods.RUNS_DIFF, RunIdParams(run_id=run_id), ChangeSet)
 
-    async def accept(self, run_id: str) -> AcceptResult:
-        return await self._call(Methods.RUNS_ACCEPT, RunIdParams(run_id=run_id), AcceptResult)
+    async def accept(self, run_id: str, *, selection: AcceptSelection | None = None) -> AcceptResult:
+        return await self._call(Methods.RUNS_ACCEPT, RunAcceptParams(run_id=run_id, selection=selection), AcceptResult)
 
     async def reject(self, run_id: str) -> RunBranch:
         return await self._call(Methods.RUNS_REJECT, RunIdParams(run_id=run_id), RunBranch)

@@ -17,7 +17,15 @@ from daemon.config import Config
 from daemon.errors import ConflictError
 from daemon.orchestration.run_store import DecisionKind, RunStore
 from daemon.orchestration.run_store_open import open_run_store
-from daemon.vcs.models import AcceptResult, ChangeSet, CleanupReport, ConflictReport, RollbackResult, RunBranch
+from daemon.vcs.models import (
+    AcceptResult,
+    AcceptSelection,
+    ChangeSet,
+    CleanupReport,
+    ConflictReport,
+    RollbackResult,
+    RunBranch,
+)
 from daemon.vcs.worktrees import RunWorktrees
 
 T = TypeVar("T")
@@ -60,15 +68,22 @@ class RunReview:
         )
         return changes
 
-    async def accept(self, run_id: str) -> AcceptResult:
-        """Apply the run to the user's branch; a conflict is logged (with its report) and re-raised."""
-        result = await self._applied(run_id, DecisionKind.ACCEPT, self.worktrees.accept, "accept")
-        await self.store.log(
-            run_id,
-            DecisionKind.ACCEPT,
-            f"accepted onto {result.branch}: {len(result.commits)} commit(s)",
-            result.model_dump(mode="json"),
+    async def accept(self, run_id: str, *, selection: AcceptSelection | None = None) -> AcceptResult:
+        """Apply the run (or ``selection``: what the reviewer kept of it) to the user's branch; a conflict is logged
+        (with its report) and re-raised. The log says which files were kept whole, kept in part, or dropped."""
+        result = await self._applied(
+            run_id, DecisionKind.ACCEPT, lambda r: self.worktrees.accept(r, selection), "accept"
         )
+        summary = f"accepted onto {result.branch}: {len(result.commits)} commit(s)"
+        data = result.model_dump(mode="json")
+        if result.reviewed_commit is not None and selection is not None:
+            whole = [f.path for f in selection.files if f.path not in result.partial and f.path not in result.dropped]
+            summary += f"; kept whole: {', '.join(whole) or 'none'}; in part: {', '.join(result.partial) or 'none'}"
+            summary += f"; dropped: {', '.join(result.dropped) or 'none'}"
+            data["selection"] = [
+                {"path": f.path, "hunks": f.hunks, "text_given": f.text is not None} for f in selection.files
+            ]
+        await self.store.log(run_id, DecisionKind.ACCEPT, summary, data)
         return result
 
     async def reject(self, run_id: str) -> RunBranch:

@@ -30,6 +30,7 @@ from daemon.orchestration.workflow_loader import WorkflowCatalog
 from daemon.service.pipeline_host import PipelineChoices, open_pipeline
 from daemon.service.run_models import (
     AcceptResult,
+    AcceptSelection,
     ChangeSet,
     CleanupReport,
     DecisionEntry,
@@ -186,8 +187,8 @@ class LocalRunService(RunService):
     async def diff(self, run_id: str) -> ChangeSet:
         return await self._review.diff(run_id)
 
-    async def accept(self, run_id: str) -> AcceptResult:
-        return await self._review.accept(run_id)
+    async def accept(self, run_id: str, *, selection: AcceptSelection | None = None) -> AcceptResult:
+        return await self._review.accept(run_id, selection=selection)
 
     async def reject(self, run_id: str) -> RunBranch:
         return await self._review.reject(run_id)

@@ -12,6 +12,7 @@ from daemon.core.frozen_model import FrozenModel
 
 __all__ = [
     "AcceptResult",
+    "AcceptSelection",
     "ChangeSet",
     "CleanupReport",
     "CommitInfo",
@@ -19,6 +20,7 @@ __all__ = [
     "ConflictReport",
     "FileChange",
     "FileStatus",
+    "KeptFile",
     "ReviewState",
     "RollbackResult",
     "RunBranch",
@@ -122,6 +124,29 @@ class ConflictReport(FrozenModel):
         return "\n".join(lines)
 
 
+class KeptFile(FrozenModel):
+    """One file of a run's change set to keep on accept: whole, some of its hunks, or a text the reviewer made."""
+
+    path: str = Field(description="The file's path as in the change set (relative to the repository's top level).")
+    hunks: tuple[int, ...] | None = Field(
+        default=None,
+        description="The hunks to keep, by index (0-based) among the `@@` headers of the file's diff in the change "
+        "set; None: every hunk (the whole file).",
+    )
+    text: str | None = Field(
+        default=None,
+        description="The file's whole text to commit instead (a client that split the hunks itself); "
+        "exclusive with `hunks`.",
+    )
+
+
+class AcceptSelection(FrozenModel):
+    """What a reviewer keeps of a run: the files listed (whole, some hunks, or a text); the run's other files are
+    dropped. Accept commits exactly that on the run's branch (the reviewed commit) and applies it."""
+
+    files: tuple[KeptFile, ...] = Field(min_length=1)
+
+
 class AcceptResult(FrozenModel):
     run_id: str
     branch: str = Field(description="The user's branch the run was applied to.")
@@ -129,6 +154,13 @@ class AcceptResult(FrozenModel):
     source_commits: tuple[str, ...] = Field(description="The run's commits they were made from.")
     files: tuple[str, ...] = ()
     head: str
+    reviewed_commit: str | None = Field(
+        default=None,
+        description="A selective accept: the commit on the run's branch that holds exactly the kept changes "
+        "(the one source commit); None: the whole run was accepted.",
+    )
+    partial: tuple[str, ...] = Field(default=(), description="Files of the run kept in part (some hunks, a text).")
+    dropped: tuple[str, ...] = Field(default=(), description="Files of the run whose changes were all left out.")
 
 
 class RollbackResult(FrozenModel):

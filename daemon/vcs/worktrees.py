@@ -1,7 +1,8 @@
 """``RunWorktrees``: every editing run on its own branch ``ided/run/<id>`` in a git worktree of its own.
 
-Nothing here writes to the user's working tree except ``accept`` and ``rollback``, and those only
-after checking that no path they touch was changed on the user's side (see ``daemon.vcs.applying``).
+Nothing here writes to the user's working tree except ``accept`` (of the whole run, or of what a
+reviewer kept: ``daemon.vcs.selection``) and ``rollback``, and those only after checking that no
+path they touch was changed on the user's side (see ``daemon.vcs.applying``).
 All methods are synchronous (they run git); async callers use ``asyncio.to_thread``.
 """
 
@@ -14,6 +15,7 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from daemon.config import Config
 from daemon.errors import ConflictError, ErrorCode, VcsError
@@ -23,6 +25,10 @@ from daemon.vcs.change_sets import build_change_set, changed_paths, run_commit_m
 from daemon.vcs.git_runner import IDED_IDENTITY, GitRunner, temp_index_env
 from daemon.vcs.models import AcceptResult, ChangeSet, CleanupReport, ConflictReport, RollbackResult, RunBranch
 from daemon.vcs.run_registry import RunRegistry, check_run_id
+from daemon.vcs.selection import reviewed_commit
+
+if TYPE_CHECKING:
+    from daemon.vcs.models import AcceptSelection
 
 __all__ = ["BRANCH_PREFIX", "RunWorktrees"]
 
@@ -199,9 +205,13 @@ class RunWorktrees:
             raise VcsError(f"run {run_id} is still editing: wait for it to end (or cancel it), then {operation}")
         return record
 
-    def accept(self, run_id: str) -> AcceptResult:
+    def accept(self, run_id: str, selection: AcceptSelection | None = None) -> AcceptResult:
         """Apply the run's commits to the user's current branch as new commits; ``ConflictError`` (nothing written)
-        when the user changed any file the run changed since it started, committed or not."""
+        when the user changed any file the run changed since it started, committed or not.
+
+        With a ``selection`` (what a reviewer kept: files whole, some hunks, or texts), the kept changes become
+        one reviewed commit on the run's branch (``daemon.vcs.selection``) and that commit is applied instead;
+        only the files it changes are checked and written, and ``rollback`` reverts it as any accept."""
         record = self._reviewable(run_id, "accept")
         if record.review in ("accepted", "rolled_back"):
             raise VcsError(f"run {run_id} was already {record.review.replace('_', ' ')}")
@@ -209,7 +219,10 @@ class RunWorktrees:
         ref = applying.user_branch(git, "accept")
         head = git.run("rev-parse", "HEAD^{commit}")
         changes = build_change_set(git, record)
-        source = tuple(c.sha for c in changes.commits)
+        reviewed = reviewed_commit(git, changes, selection) if selection is not None else None
+        if reviewed is not None and not reviewed.partial and not reviewed.dropped:
+            reviewed = None  # everything kept whole: a plain accept, commit by commit
+        source = (reviewed.sha,) if reviewed else tuple(c.sha for c in changes.commits)
         run_side: dict[str, list[str]] = {}
         parents: dict[str, str] = {}
         previous = record.start_commit
@@ -233,11 +246,12 @@ class RunWorktrees:
             )
             raise ConflictError(report.describe(), report=report)
         committer = applying.committer_env(git)
+        messages = {c.sha: c.message for c in changes.commits}
         steps = [
             ApplyStep(
                 old=parents[sha],
                 new=sha,
-                message=_trailer(next(c.message for c in changes.commits if c.sha == sha), run_id, sha),
+                message=_trailer(messages.get(sha) or git.run("log", "-1", "--format=%B", sha), run_id, sha),
                 author=applying.author_env(git, sha),
             )
             for sha in source
@@ -247,20 +261,30 @@ class RunWorktrees:
         if made:
             applying.move_branch(git, ref, tip, head, f"ided: accept run {run_id}")
             applying.sync_paths(git, paths, tip)
-        self.registry.save(
-            record.model_copy(
-                update={
-                    "review": "accepted",
-                    "accepted_commits": tuple(made),
-                    "accepted_onto": ref,
-                    "reviewed_at": _now(),
-                }
+        update: dict[str, object] = {
+            "review": "accepted",
+            "accepted_commits": tuple(made),
+            "accepted_onto": ref,
+            "reviewed_at": _now(),
+        }
+        if reviewed is not None:  # the run's branch ends in what was accepted
+            applying.move_branch(
+                git, f"refs/heads/{record.branch}", reviewed.sha, changes.head_commit, f"ided: review run {run_id}"
             )
-        )
+            update["commits"] = (*record.commits, reviewed.sha)
+        self.registry.save(record.model_copy(update=update))
         self._drop_worktree(git, record)
         logger.info("run %s accepted onto %s: %d commit(s)", run_id, ref, len(made))
         return AcceptResult(
-            run_id=run_id, branch=ref, commits=tuple(made), source_commits=source, files=tuple(paths), head=tip
+            run_id=run_id,
+            branch=ref,
+            commits=tuple(made),
+            source_commits=source,
+            files=tuple(paths),
+            head=tip,
+            reviewed_commit=reviewed.sha if reviewed else None,
+            partial=reviewed.partial if reviewed else (),
+            dropped=reviewed.dropped if reviewed else (),
         )
 
     def reject(self, run_id: str) -> RunBranch:

@@ -79,8 +79,11 @@ class RecordingClient:
     permission_requests: list[tuple[ToolCallUpdate, list[PermissionOption]]] = field(
         default_factory=lambda: list[tuple[ToolCallUpdate, list[PermissionOption]]]()
     )
-    permission_answers: list[tuple[str, str | None]] = field(default_factory=lambda: list[tuple[str, str | None]]())
-    """(option id, feedback text sent in ``_meta``) per request, in order; none left answers 'cancelled'."""
+    permission_answers: list[tuple[str, str | dict[str, Any] | None]] = field(
+        default_factory=lambda: list[tuple[str, str | dict[str, Any] | None]]()
+    )
+    """(option id, feedback text sent in ``_meta`` or the whole ``_meta``) per request, in order; none left answers
+    'cancelled'."""
     open_buffers: dict[str, str] = field(default_factory=lambda: dict[str, str]())
     reads: list[str] = field(default_factory=lambda: list[str]())
     _changed: asyncio.Condition = field(default_factory=asyncio.Condition)
@@ -99,7 +102,7 @@ class RecordingClient:
         if not self.permission_answers:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         option, feedback = self.permission_answers.pop(0)
-        meta = {"ided/feedback": feedback} if feedback is not None else None
+        meta = {"ided/feedback": feedback} if isinstance(feedback, str) else feedback
         return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=option), field_meta=meta)
 
     async def read_text_file(

@@ -96,6 +96,50 @@ async def test_accepting_the_review_puts_the_runs_commits_on_the_users_branch_an
         assert git(repo, "rev-list", "--count", f"{before}..HEAD") == "2"  # the run's commit and its revert
 
 
+async def test_accepting_with_kept_files_applies_only_those_and_rollback_reverts_them(tmp_path: Path) -> None:
+    repo = fixture_repo(tmp_path)
+    before = git(repo, "rev-parse", "HEAD")
+    script = write_script(
+        tmp_path / "script.yaml",
+        [
+            {"role": "orchestrator", "answer": choose("bug_fix", "a crash report", code_review="SKIP")},
+            {
+                "role": "coder",
+                "say": "Fixing add and rewriting the readme.",
+                "tool_calls": [
+                    {"name": "write_file", "args": {"path": "calc.py", "content": FIXED}},
+                    {"name": "write_file", "args": {"path": "README.md", "content": "# calc, rewritten\n"}},
+                ],
+            },
+            everyone_succeeds(),
+        ],
+    )
+    keep = {"ided/keep": [{"path": str(repo / "calc.py")}]}
+    client = RecordingClient(permission_answers=[("accept", keep)])
+    async with spawn_ided_acp(tmp_path, env_for(tmp_path, script), client=client) as agent:
+        await initialize(agent.conn)
+        sid = (await agent.conn.new_session(cwd=str(repo), mcp_servers=[])).session_id
+        reply = await asyncio.wait_for(agent.conn.prompt(session_id=sid, prompt=prompt_text("fix add")), WAIT_S)
+        assert reply.stop_reason == "end_turn"
+        assert len(diffs(client)) == 2
+        ((call, _),) = client.permission_requests
+        final = [
+            u for u in client.tool_calls(sid) if isinstance(u, ToolCallProgress) and u.tool_call_id == call.tool_call_id
+        ]
+        assert final[-1].status == "completed" and (final[-1].field_meta or {}).get("ided/review") == "accepted"
+        assert "dropped: README.md" in client.messages(sid)
+        assert (repo / "calc.py").read_text() == FIXED
+        assert (repo / "README.md").read_text() == "# calc\n"
+        assert git(repo, "diff", "--name-only", before, "HEAD") == "calc.py"
+        run_id = client.messages(sid).split("/rollback ")[1].split()[0]
+        rolled = await asyncio.wait_for(
+            agent.conn.prompt(session_id=sid, prompt=prompt_text(f"/rollback {run_id}")), WAIT_S
+        )
+        assert rolled.stop_reason == "end_turn" and f"Rolled back run {run_id}" in client.messages(sid)
+    assert (repo / "calc.py").read_text() == CALC
+    assert git(repo, "diff", before, "HEAD") == ""
+
+
 async def test_rejecting_the_review_leaves_the_users_tree_and_branch_untouched(tmp_path: Path) -> None:
     repo = fixture_repo(tmp_path)
     before = git(repo, "rev-parse", "HEAD")

@@ -273,3 +273,28 @@ async def _refusal(awaitable: Any) -> JsonRpcException:
     with pytest.raises(JsonRpcException) as caught:
         await awaitable
     return caught.value
+
+
+async def test_accept_with_keep_applies_only_the_kept_file_and_rollback_undoes_it(repo: Path, tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    runs = RunWorktrees(repo, state)
+    branch = runs.create("r1")
+    write(branch.workdir, "calc.py", "def add(a, b):\n    return a + b + 0\n")
+    write(branch.workdir, "README.md", "# calc, by the run\n")
+    runs.commit_attempt("r1", stage_id="implement", attempt=1, agent_ids=["coder"])
+    before = git(repo, "rev-parse", "HEAD")
+
+    async with runs_client(repo, state) as client:
+        with pytest.raises(JsonRpcException) as empty:
+            await client.ided("ided/run/accept", {"runId": "r1", "keep": []})
+        assert empty.value.code == -32602
+        accepted = await client.ided("ided/run/accept", {"runId": "r1", "keep": [{"path": "calc.py"}]})
+        assert accepted["files"] == ["calc.py"] and accepted["dropped"] == ["README.md"]
+        assert accepted["reviewedCommit"] == git(repo, "rev-parse", "ided/run/r1") == accepted["sourceCommits"][0]
+        assert git(repo, "diff", "--name-only", before, "HEAD") == "calc.py"
+        assert (repo / "calc.py").read_text() == "def add(a, b):\n    return a + b + 0\n"
+        assert (repo / "README.md").read_text() == "# calc\n"
+
+        rolled = await client.ided("ided/run/rollback", {"runId": "r1"})
+        assert rolled["reverted"] == accepted["commits"]
+        assert (repo / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"

@@ -112,3 +112,21 @@ def test_an_unknown_run_and_a_non_git_workspace_are_clear_errors(tmp_path: Path,
     assert result.exit_code == 1 and "run nope has no branch" in result.stderr
     cleanup = ided(plain, "runs", "cleanup")
     assert cleanup.exit_code == 1 and "not a git repository" in cleanup.stderr
+
+
+def test_accept_only_keeps_the_named_file_and_logs_what_was_dropped(repo: Path, tmp_path: Path) -> None:
+    runs = RunWorktrees(repo, tmp_path / "state")
+    branch = runs.create("r1")
+    write(branch.workdir, "src/app.py", "def main():\n    return 2\n")
+    write(branch.workdir, "README.md", "# rewritten by the run\n")
+    runs.commit_attempt("r1", stage_id="implement", attempt=1, agent_ids=["coder"])
+
+    result = ided(repo, "runs", "accept", "r1", "--only", "src/app.py#0")
+    assert result.exit_code == 0, result.output
+    assert "dropped: README.md" in result.stderr
+    assert (repo / "src/app.py").read_text() == "def main():\n    return 2\n"
+    assert (repo / "README.md").read_text() == "# demo\n"
+    (accepted,) = [d for d in decisions(tmp_path, "r1") if d.kind is DecisionKind.ACCEPT]
+    assert accepted.data["dropped"] == ["README.md"] and "dropped: README.md" in accepted.summary
+    assert ided(repo, "runs", "rollback", "r1").exit_code == 0
+    assert (repo / "src/app.py").read_text() == "def main():\n    return 1\n"

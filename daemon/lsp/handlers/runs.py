@@ -22,15 +22,19 @@ import contextlib
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+import attrs
+from attrs import AttrsInstance
 from lsprotocol import types
+from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from daemon.config import Config
 from daemon.errors import ConflictError, DaemonError, WorkspaceUntrusted
 from daemon.lsp.protocol import LspMethods
 from daemon.lsp.run_protocol import (
+    RunAcceptParams,
     RunAcceptResult,
     RunCancelParams,
     RunCommitItem,
@@ -46,7 +50,7 @@ from daemon.lsp.run_protocol import (
     RunStatusResult,
 )
 from daemon.lsp.session import REQUEST_FAILED
-from daemon.service.run_models import ChangeSet, ConflictReport, ExecutionProgress, RunRecord
+from daemon.service.run_models import AcceptSelection, ChangeSet, ConflictReport, ExecutionProgress, KeptFile, RunRecord
 from daemon.service.run_open import open_run_service
 from daemon.service.run_port import RunFollow, RunService, RunStart
 
@@ -71,32 +75,11 @@ def _failure(exc: DaemonError) -> JsonRpcException:
 
 
 def _diff_result(changes: ChangeSet, repo_root: Path) -> RunDiffResult:
-    return RunDiffResult(
-        run_id=changes.run_id,
-        branch=changes.branch,
-        review=changes.review,
-        base_commit=changes.base_commit,
-        start_commit=changes.start_commit,
-        head_commit=changes.head_commit,
-        commits=[
-            RunCommitItem(sha=c.sha, message=c.message, stage_id=c.stage_id, attempt=c.attempt, agents=list(c.agents))
-            for c in changes.commits
-        ],
-        files=[
-            RunFileItem(
-                uri=(repo_root / f.path).as_uri(),
-                path=f.path,
-                status=f.status,
-                old_path=f.old_path,
-                old_text=f.old_text,
-                new_text=f.new_text,
-                diff=f.diff,
-                added=f.added,
-                removed=f.removed,
-                binary=f.binary,
-            )
-            for f in changes.files
-        ],
+    return _wire(
+        RunDiffResult,
+        changes,
+        commits=[_wire(RunCommitItem, c) for c in changes.commits],
+        files=[_wire(RunFileItem, f, uri=(repo_root / f.path).as_uri()) for f in changes.files],
     )
 
 
@@ -288,17 +271,10 @@ def register(server: IdedLanguageServer) -> None:
         return _diff_result(changes, branch.repo_root)
 
     @server.feature(LspMethods.RUN_ACCEPT)
-    async def accept(params: RunIdParams) -> RunAcceptResult:
+    async def accept(params: RunAcceptParams) -> RunAcceptResult:
         async with host.review() as review:
-            done = await review.accept(params.run_id)
-        return RunAcceptResult(
-            run_id=done.run_id,
-            branch=done.branch,
-            commits=list(done.commits),
-            source_commits=list(done.source_commits),
-            files=list(done.files),
-            head=done.head,
-        )
+            done = await review.accept(params.run_id, selection=_selection(params))
+        return _wire(RunAcceptResult, done)
 
     @server.feature(LspMethods.RUN_REJECT)
     async def reject(params: RunIdParams) -> RunRejectResult:
@@ -310,14 +286,33 @@ def register(server: IdedLanguageServer) -> None:
     async def rollback(params: RunIdParams) -> RunRollbackResult:
         async with host.review() as review:
             done = await review.rollback(params.run_id)
-        return RunRollbackResult(
-            run_id=done.run_id,
-            branch=done.branch,
-            commits=list(done.commits),
-            reverted=list(done.reverted),
-            files=list(done.files),
-            head=done.head,
+        return _wire(RunRollbackResult, done)
+
+
+def _selection(params: RunAcceptParams) -> AcceptSelection | None:
+    """``keep`` as the service's selection (None: the whole run); an empty or malformed one is invalid params."""
+    if params.keep is None:
+        return None
+    try:
+        return AcceptSelection(
+            files=tuple(
+                KeptFile(path=k.path, hunks=None if k.hunks is None else tuple(k.hunks), text=k.text)
+                for k in params.keep
+            )
         )
+    except ValidationError as exc:
+        raise JsonRpcInvalidParams(f"invalid params for {LspMethods.RUN_ACCEPT}: keep: {exc}") from exc
+
+
+W = TypeVar("W", bound=AttrsInstance)
+
+
+def _wire(wire: type[W], model: BaseModel, **given: object) -> W:
+    """``model`` as the LSP wire type ``wire``: each of its fields from the model's field of that name (tuples as
+    lists), unless ``given``."""
+    fields = {f.name: getattr(model, f.name) for f in attrs.fields(wire) if f.name not in given}
+    listed = {name: list(cast("tuple[object, ...]", v)) if isinstance(v, tuple) else v for name, v in fields.items()}
+    return wire(**listed, **given)
 
 
 async def _refuse_untrusted(runs: RunService) -> None:

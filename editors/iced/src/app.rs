@@ -20,6 +20,8 @@ use crate::workspace::{self, FileTree, TreeEntry};
 
 /// Where ided reads the feedback text of a "feedback" answer: `_meta["ided/feedback"]`.
 pub const FEEDBACK_META: &str = "ided/feedback";
+/// `_meta` key of an accept that keeps only some files and hunks (ided's selective accept).
+pub const KEEP_META: &str = "ided/keep";
 
 /// What the centre pane shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -71,8 +73,6 @@ pub struct App {
     pub permission_reply: Option<Reply<RequestPermissionResponse>>,
     /// Files to reload into clean buffers when the current prompt ends (after accept).
     pub reload_after_prompt: Vec<PathBuf>,
-    /// The kept hunks of a partly accepted review, written when the prompt ends.
-    pub apply_after_prompt: Vec<PartialWrite>,
     /// Scripted prompts still to send.
     pub script: std::collections::VecDeque<String>,
     pub screenshot: Option<PathBuf>,
@@ -95,9 +95,6 @@ pub enum Message {
     FileOpened(PathBuf, Option<u32>, Result<String, String>),
     Saved(PathBuf, Result<editor::SaveOutcome, String>),
     Reloaded(Vec<(PathBuf, String)>),
-    /// The kept hunks of a partly accepted review were written: what happened, and the
-    /// files' texts now (for the open tabs).
-    PartialApplied(Vec<String>, Vec<(PathBuf, String)>),
     Editor(editor::Message),
     Agent(agent_panel::Message),
     Review(review::Message),
@@ -144,7 +141,6 @@ impl App {
             exit: None,
             permission_reply: None,
             reload_after_prompt: Vec::new(),
-            apply_after_prompt: Vec::new(),
             script: options.script.into(),
             screenshot: options.screenshot,
             answer: options.answer,
@@ -250,14 +246,6 @@ impl App {
                 let review = self.session.as_ref().and_then(|s| s.review.as_ref());
                 self.review_pane.update(message, review);
                 Task::none()
-            }
-            Message::PartialApplied(notes, files) => {
-                if let Some(session) = &mut self.session {
-                    for note in notes {
-                        session.client_notice(note);
-                    }
-                }
-                self.update(Message::Reloaded(files))
             }
             Message::History(message) => self.on_history(message),
             Message::ShowCenter(center) => {
@@ -421,6 +409,8 @@ impl App {
                             ..review::ReviewPane::default()
                         };
                         self.viewing_loaded = loaded;
+                        let next = if loaded { Task::none() } else { self.next_scripted() };
+                        return Task::batch([agent_panel::follow_end(), next]);
                     }
                 }
                 if !loaded {
@@ -479,15 +469,6 @@ impl App {
                     }
                 }
                 let next = self.next_scripted();
-                let writes = std::mem::take(&mut self.apply_after_prompt);
-                if !writes.is_empty() {
-                    return Task::batch([
-                        Task::perform(apply_writes(writes, files), |(notes, files)| {
-                            Message::PartialApplied(notes, files)
-                        }),
-                        next,
-                    ]);
-                }
                 if !files.is_empty() {
                     return Task::batch([Task::perform(read_files(files), Message::Reloaded), next]);
                 }
@@ -606,10 +587,11 @@ impl App {
         let Some(role) = role else {
             return;
         };
-        // Accept with some hunks rejected: ided takes whole runs only, so the run is rejected
-        // (nothing of it lands) and the client writes the kept hunks when the turn ends.
+        // Accept with some hunks rejected: ided accepts exactly the kept files and hunks
+        // (`_meta["ided/keep"]`), as one reviewed commit that Roll back undoes.
         let mut option_id = option_id.to_owned();
         let mut answer = option_id.clone();
+        let mut keep = None;
         if role == ChoiceRole::Accept
             && let Some(review) = &session.review
         {
@@ -620,13 +602,8 @@ impl App {
                 .and_then(|p| p.choices.iter().find(|c| c.role == ChoiceRole::Reject))
                 .map(|c| c.id.clone());
             if !selection.all() && !selection.none() {
-                let Some(reject) = reject else {
-                    self.error = Some("the agent offers no reject option: accept all or nothing".into());
-                    return;
-                };
-                self.apply_after_prompt = partial_writes(review, &selection, &self.workspace);
+                keep = Some(keep_meta(review, &selection));
                 answer = format!("kept {} of {} hunks", selection.kept, selection.total);
-                option_id = reject;
             } else if selection.none()
                 && let Some(reject) = reject
             {
@@ -649,6 +626,11 @@ impl App {
                 FEEDBACK_META.into(),
                 serde_json::Value::String(feedback.trim().to_owned()),
             );
+            response = response.meta(meta);
+        }
+        if let Some(keep) = keep {
+            let mut meta = serde_json::Map::new();
+            meta.insert(KEEP_META.into(), keep);
             response = response.meta(meta);
         }
         if role == ChoiceRole::Accept
@@ -899,73 +881,24 @@ pub fn relative<'a>(workspace: &Path, path: &'a Path) -> &'a Path {
     path.strip_prefix(workspace).unwrap_or(path)
 }
 
-/// One file of a partly accepted review: write `text` (remove the file for `None`) if the file
-/// still holds `expected` (`None`: it must not exist).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PartialWrite {
-    pub path: PathBuf,
-    pub expected: Option<String>,
-    pub text: Option<String>,
-}
-
-/// The writes that apply the kept hunks of `review` to the files as they were before the run.
-pub fn partial_writes(
-    review: &crate::session::Review,
-    selection: &review::Selection,
-    workspace: &Path,
-) -> Vec<PartialWrite> {
-    let mut writes = Vec::new();
-    for (file, kept) in review.files.iter().zip(&selection.files) {
-        if !kept.iter().any(|k| *k) {
-            continue;
-        }
-        let all = kept.iter().all(|k| *k);
-        let text = match file.status {
-            crate::session::FileStatus::Deleted if all => None,
-            _ => Some(file.text_with_hunks(kept)),
-        };
-        writes.push(PartialWrite {
-            path: workspace::absolute(workspace, &file.path),
-            expected: file.old_text.clone(),
-            text,
-        });
-    }
-    writes
-}
-
-/// Writes the kept hunks (each file only where it still holds the text the run started from),
-/// then reads `reload` and the written files back for the open tabs.
-async fn apply_writes(writes: Vec<PartialWrite>, mut reload: Vec<PathBuf>) -> (Vec<String>, Vec<(PathBuf, String)>) {
-    let mut notes = Vec::new();
-    let (mut written, mut skipped) = (0, Vec::new());
-    for write in writes {
-        let now = tokio::fs::read_to_string(&write.path).await.ok();
-        if now != write.expected {
-            skipped.push(format!("{} changed since the run started", write.path.display()));
-            continue;
-        }
-        let result = match &write.text {
-            Some(text) => {
-                if let Some(dir) = write.path.parent() {
-                    let _ = tokio::fs::create_dir_all(dir).await;
-                }
-                tokio::fs::write(&write.path, text).await
+/// `_meta["ided/keep"]` of a partly accepted review: each file with a kept hunk, by its path in
+/// the review; a file kept whole by path alone, one kept in part with its text (the old text
+/// with only the kept hunks applied: the client splits hunks itself). Files with no kept hunk
+/// are left out, so ided drops them.
+pub fn keep_meta(review: &crate::session::Review, selection: &review::Selection) -> serde_json::Value {
+    let files = review
+        .files
+        .iter()
+        .zip(&selection.files)
+        .filter(|(_, kept)| kept.iter().any(|k| *k))
+        .map(|(file, kept)| {
+            let path = file.path.display().to_string();
+            if kept.iter().all(|k| *k) {
+                serde_json::json!({ "path": path })
+            } else {
+                serde_json::json!({ "path": path, "text": file.text_with_hunks(kept) })
             }
-            None => tokio::fs::remove_file(&write.path).await,
-        };
-        match result {
-            Ok(()) => written += 1,
-            Err(e) => skipped.push(format!("{}: {e}", write.path.display())),
-        }
-        if !reload.contains(&write.path) {
-            reload.push(write.path);
-        }
-    }
-    notes.push(format!(
-        "Applied the kept hunks to {written} file(s) in your working tree, uncommitted (the run itself was rejected; its branch is kept until cleanup)."
-    ));
-    if !skipped.is_empty() {
-        notes.push(format!("Not applied: {}.", skipped.join("; ")));
-    }
-    (notes, read_files(reload).await)
+        })
+        .collect();
+    serde_json::Value::Array(files)
 }

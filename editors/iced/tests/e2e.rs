@@ -174,6 +174,35 @@ fn finished(app: &App) -> bool {
         .is_some_and(|s| matches!(s.run, RunStatus::Stopped(_) | RunStatus::Failed(_)))
 }
 
+/// The app's options for `workspace`: `launch`, the scripted prompts, nothing else.
+fn options(workspace: &Path, launch: Result<Launch, String>, script: Vec<String>) -> Options {
+    Options {
+        workspace: workspace.to_path_buf(),
+        launch,
+        script,
+        screenshot: None,
+        answer: None,
+        side_by_side: false,
+        bench: None,
+        started: std::time::Instant::now(),
+    }
+}
+
+/// The run of the accepted review once its turn has ended (the Roll back button's run), the
+/// first time it is asked for (`asked`).
+fn accepted_once(app: &App, asked: &Cell<bool>) -> Option<String> {
+    let session = app.session.as_ref()?;
+    let accepted = session
+        .review
+        .as_ref()
+        .and_then(|r| session.tool_call_by_id(&r.tool_call_id))
+        .is_some_and(|c| c.status == agent_client_protocol::v1::schema::ToolCallStatus::Completed);
+    if !accepted || session.is_running() || asked.replace(true) {
+        return None;
+    }
+    session.review.as_ref().and_then(|r| r.run_id.clone())
+}
+
 /// Chooses `option` once a permission request is pending.
 fn answer_with(option: &'static str) -> impl Fn(&App) -> Vec<Message> {
     move |app: &App| {
@@ -413,16 +442,7 @@ async fn roll_back_on_an_accepted_review_reverts_the_run_with_a_new_commit() {
                 "accept".into(),
             ))];
         }
-        let accepted = session
-            .review
-            .as_ref()
-            .and_then(|r| session.tool_call_by_id(&r.tool_call_id))
-            .is_some_and(|c| c.status == agent_client_protocol::v1::schema::ToolCallStatus::Completed);
-        if accepted && !session.is_running() && !rolled.get() {
-            rolled.set(true);
-            let Some(run_id) = session.review.as_ref().and_then(|r| r.run_id.clone()) else {
-                return Vec::new();
-            };
+        if let Some(run_id) = accepted_once(app, &rolled) {
             let mut ui = iced_test::simulator(app.view());
             button_seen.set(ui.click(format!("Roll back run {run_id}").as_str()).is_ok());
             // calc.py is open in a tab with the accepted text when the rollback goes out.
@@ -614,17 +634,24 @@ async fn feedback_reaches_the_agent_and_a_second_attempt_comes_back_for_review()
     assert_eq!(git(&repo, &["status", "--porcelain"]), "");
 }
 
+const NOTES: &str = "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\nk\nl\nm\nn\n";
+const NOTES_RUN: &str = "A\nb\nc\nd\ne\nf\ng\nh\ni\nj\nk\nl\nm\nN\n";
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn keeping_one_file_of_two_writes_only_that_file_and_ided_keeps_the_run_unaccepted() {
+async fn a_mixed_file_and_hunk_choice_is_accepted_by_ided_as_one_commit_and_roll_back_undoes_it() {
     let bin = require_ided!();
     let tmp = tempfile::tempdir().unwrap();
     let repo = fixture_repo(tmp.path());
+    std::fs::write(repo.join("notes.txt"), NOTES).unwrap();
+    git(&repo, &["add", "notes.txt"]);
+    git(&repo, &["commit", "-q", "-m", "notes"]);
     let head = git(&repo, &["rev-parse", "HEAD"]);
     let script = json!({"responses": [
         {"role": "orchestrator", "answer": {"workflow": "bug_fix", "rationale": "a crash report",
             "stage_decisions": [{"stage_id": "code_review", "decision": "SKIP", "reason": "scripted skip"}]}},
         {"role": "coder", "tool_calls": [
             {"name": "write_file", "args": {"path": "calc.py", "content": FIXED}},
+            {"name": "write_file", "args": {"path": "notes.txt", "content": NOTES_RUN}},
             {"name": "write_file", "args": {"path": "README.md", "content": "# calc\n\nNow with divide.\n"}}]},
         {"role": "*", "answer": {"status": "success", "summary": "done"}, "repeat": true}
     ]});
@@ -632,93 +659,95 @@ async fn keeping_one_file_of_two_writes_only_that_file_and_ided_keeps_the_run_un
     std::fs::write(&script_path, serde_json::to_string_pretty(&script).unwrap()).unwrap();
     let mut launch = Launch::resolve(Some(&bin), &repo).unwrap();
     launch.env = ided_env(tmp.path(), &script_path);
-    let (mut app, _) = App::new(Options {
-        workspace: repo.clone(),
-        launch: Ok(launch.clone()),
-        script: vec!["fix the crash in divide when b is 0".into()],
-        screenshot: None,
-        answer: None,
-        side_by_side: false,
-        bench: None,
-        started: std::time::Instant::now(),
-    });
-    let answered = Cell::new(false);
+    let (mut app, _) = App::new(options(
+        &repo,
+        Ok(launch.clone()),
+        vec!["fix the crash in divide when b is 0".into()],
+    ));
+    let (answered, rolled, button_seen) = (Cell::new(false), Cell::new(false), Cell::new(false));
+    let accepted_head = std::cell::RefCell::new(None::<(String, String, String)>);
     let person = |app: &App| -> Vec<Message> {
-        let Some(session) = app.session.as_ref().filter(|s| s.permission.is_some()) else {
+        let Some(session) = app.session.as_ref() else {
             return Vec::new();
         };
-        if answered.replace(true) {
-            return Vec::new();
-        }
-        let review = session.review.as_ref().expect("the review");
-        let readme = review
-            .files
-            .iter()
-            .position(|f| f.path.ends_with("README.md"))
-            .expect("README.md is in the review");
-        // Reject README.md with its file button, then press the accept button, which now
-        // applies the kept hunks.
-        let mut messages = vec![Message::Review(ided_iced::ui::review::Message::KeepFile(readme, false))];
-        let mut preview = App::new(Options {
-            workspace: repo.clone(),
-            launch: Err("preview".into()),
-            script: Vec::new(),
-            screenshot: None,
-            answer: None,
-            side_by_side: false,
-            bench: None,
-            started: std::time::Instant::now(),
-        })
-        .0;
-        preview.session = app.session.clone();
-        let _ = preview.update(messages[0].clone());
-        let mut ui = iced_test::simulator(preview.view());
-        let label = format!("Apply {} of {} hunks", review.files.len() - 1, review.files.len());
-        ui.click(label.as_str()).unwrap_or_else(|e| panic!("{label}: {e:?}"));
-        assert!(
-            ui.into_messages()
-                .any(|m| matches!(m, Message::Agent(ided_iced::ui::agent_panel::Message::Choose(_)))),
-            "the apply button chooses an option"
-        );
-        messages.push(Message::Agent(ided_iced::ui::agent_panel::Message::Choose(
-            "accept".into(),
-        )));
-        messages
-    };
-    let applied = |app: &App| {
-        finished(app)
-            && app.session.as_ref().is_some_and(|s| {
-                s.transcript
+        if session.permission.is_some() && !answered.replace(true) {
+            let review = session.review.as_ref().expect("the review");
+            let index = |name: &str| {
+                review
+                    .files
                     .iter()
-                    .any(|e| matches!(&e.kind, ided_iced::session::EntryKind::Notice(t) if t.starts_with("Applied the kept hunks")))
-            })
+                    .position(|f| f.path.ends_with(name))
+                    .unwrap_or_else(|| panic!("{name} is in the review"))
+            };
+            let notes = index("notes.txt");
+            assert_eq!(review.files[notes].hunks.len(), 2, "two hunks in notes.txt");
+            // README.md rejected whole, the second hunk of notes.txt rejected; then the accept
+            // button, which now applies the kept hunks.
+            let mut messages = vec![
+                Message::Review(ided_iced::ui::review::Message::KeepFile(index("README.md"), false)),
+                Message::Review(ided_iced::ui::review::Message::KeepHunk(notes, 1, false)),
+            ];
+            let mut preview = App::new(options(&repo, Err("preview".into()), Vec::new())).0;
+            preview.session = app.session.clone();
+            for message in &messages {
+                let _ = preview.update(message.clone());
+            }
+            let mut ui = iced_test::simulator(preview.view());
+            ui.click("Apply 2 of 4 hunks")
+                .unwrap_or_else(|e| panic!("Apply 2 of 4 hunks: {e:?}"));
+            assert!(
+                ui.into_messages()
+                    .any(|m| matches!(m, Message::Agent(ided_iced::ui::agent_panel::Message::Choose(_)))),
+                "the apply button chooses an option"
+            );
+            messages.push(Message::Agent(ided_iced::ui::agent_panel::Message::Choose(
+                "accept".into(),
+            )));
+            return messages;
+        }
+        if let Some(run_id) = accepted_once(app, &rolled) {
+            // What ided committed, read before the rollback goes out.
+            accepted_head.replace(Some((
+                git(&repo, &["diff", "--name-only", &head, "HEAD"]),
+                git(&repo, &["show", "HEAD:notes.txt"]),
+                git(&repo, &["status", "--porcelain"]),
+            )));
+            let mut ui = iced_test::simulator(app.view());
+            button_seen.set(ui.click(format!("Roll back run {run_id}").as_str()).is_ok());
+            return ui.into_messages().collect();
+        }
+        Vec::new()
     };
-    drive(&mut app, launch, person, applied).await;
+    // Done once the rollback turn ended with calc.py back as it was.
+    let rolled_back = |app: &App| {
+        rolled.get()
+            && finished(app)
+            && std::fs::read_to_string(repo.join("calc.py")).is_ok_and(|t| t == "def add(a, b):\n    return a + b\n")
+    };
+    drive(&mut app, launch, person, rolled_back).await;
     let session = app.session.as_ref().unwrap();
     assert_eq!(
         session.review.as_ref().unwrap().answer.as_deref(),
-        Some("kept 1 of 2 hunks"),
+        Some("kept 2 of 4 hunks"),
         "{:?}",
         session.transcript
     );
-    assert_eq!(
-        std::fs::read_to_string(repo.join("calc.py")).unwrap(),
-        FIXED,
-        "the kept file"
-    );
-    assert_eq!(
-        std::fs::read_to_string(repo.join("README.md")).unwrap(),
-        "# calc\n",
-        "the rejected file"
-    );
-    assert_eq!(
-        git(&repo, &["rev-parse", "HEAD"]),
-        head,
-        "ided accepted nothing: no commit"
-    );
-    assert_eq!(
-        git(&repo, &["status", "--porcelain"]),
-        " M calc.py",
-        "calc.py is an uncommitted change"
-    );
+    let (files, notes, status) = accepted_head.take().expect("the review was accepted");
+    assert_eq!(files, "calc.py\nnotes.txt", "one commit with the kept files only");
+    assert_eq!(notes, NOTES.replacen('a', "A", 1).trim_end(), "only the kept hunk");
+    assert_eq!(status, "", "committed by ided, nothing left uncommitted");
+    assert!(button_seen.get(), "the accepted review offers Roll back");
+    for (file, text) in [
+        ("calc.py", "def add(a, b):\n    return a + b\n"),
+        ("notes.txt", NOTES),
+        ("README.md", "# calc\n"),
+    ] {
+        assert_eq!(
+            std::fs::read_to_string(repo.join(file)).unwrap(),
+            text,
+            "{file} rolled back"
+        );
+    }
+    assert_eq!(git(&repo, &["diff", &head, "HEAD"]), "", "the revert undid the accept");
+    assert_eq!(git(&repo, &["rev-list", "--count", &format!("{head}..HEAD")]), "2");
 }

@@ -13,7 +13,7 @@ use iced::Point;
 use iced::keyboard::key::Named;
 use iced_test::{selector, simulator};
 use ided_iced::acp::{AgentInfo, Command, Connection, Event, Launch, Reply};
-use ided_iced::app::{Center, FEEDBACK_META};
+use ided_iced::app::{Center, FEEDBACK_META, KEEP_META};
 use ided_iced::ui::agent_panel::{FEEDBACK_ID, PROMPT_ID};
 use ided_iced::{App, Message, Options};
 use serde_json::json;
@@ -784,12 +784,39 @@ fn the_side_by_side_view_shows_the_old_line_left_of_the_new_one() {
     assert!(ui.find("+x = 2").is_err(), "no unified prefixes");
 }
 
+/// A long file name in the narrow file list was drawn over its +/− counts.
+#[test]
+fn a_long_file_name_is_cut_before_its_counts_in_the_file_list() {
+    let counts = |name: &str| {
+        let (app, _answers, _dir) = review_of_files(&[(name, "1\n", "2\n")]);
+        let mut ui = simulator(app.view());
+        let plus = ui.find("+1").expect("the added count").bounds();
+        let minus = ui.find("−1").expect("the removed count").bounds();
+        let both = iced::Rectangle {
+            width: minus.x + minus.width - plus.x,
+            ..plus
+        };
+        support::bright_pixels(&support::pixels(&app), both)
+    };
+    let short = counts("a.py");
+    assert!(short > 0, "the counts are drawn");
+    assert_eq!(
+        counts("a_rather_long_module_name_for_a_narrow_list.py"),
+        short,
+        "nothing of the name is drawn over the counts"
+    );
+}
+
 const TWO_HUNKS_OLD: &str = "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\nk\nl\nm\nn\n";
 const TWO_HUNKS_NEW: &str = "A\nb\nc\nd\ne\nf\ng\nh\ni\nj\nk\nl\nm\nN\n";
 
 #[test]
-fn rejecting_one_hunk_applies_only_the_kept_one_and_ided_is_told_reject() {
-    let (mut app, answers, dir) = review_of_files(&[("a.py", TWO_HUNKS_OLD, TWO_HUNKS_NEW), ("b.py", "1\n", "2\n")]);
+fn rejecting_one_hunk_accepts_with_the_kept_file_texts_and_leaves_the_files_to_ided() {
+    let (mut app, answers, dir) = review_of_files(&[
+        ("a.py", TWO_HUNKS_OLD, TWO_HUNKS_NEW),
+        ("b.py", "1\n", "2\n"),
+        ("c.py", "x\n", "y\n"),
+    ]);
     assert_eq!(
         app.session.as_ref().unwrap().review.as_ref().unwrap().files[0]
             .hunks
@@ -800,44 +827,42 @@ fn rejecting_one_hunk_applies_only_the_kept_one_and_ided_is_told_reject() {
     click(&mut app, "Reject file"); // the first file row's: a.py
     click(&mut app, "Keep file"); // a.py again
     let _ = app.update(Message::Review(ided_iced::ui::review::Message::KeepHunk(0, 1, false)));
-    // b.py rejected as a whole from its own row.
+    // b.py rejected as a whole from its own row; c.py kept whole.
     let _ = app.update(Message::Review(ided_iced::ui::review::Message::KeepFile(1, false)));
     {
         let mut ui = simulator(app.view());
-        assert!(ui.find("keeping 1 of 3 hunks").is_ok());
+        assert!(ui.find("keeping 2 of 4 hunks").is_ok());
         assert!(ui.find("1/2 hunks").is_ok() && ui.find("rejected").is_ok());
     }
-    click(&mut app, "Apply 1 of 3 hunks");
+    click(&mut app, "Apply 2 of 4 hunks");
+    let (option, meta) = selected(answers.try_recv().unwrap());
+    assert_eq!(option, "accept", "ided accepts the kept part of the run");
+    let root = dir.path().display().to_string();
     assert_eq!(
-        selected(answers.try_recv().unwrap()).0,
-        "reject",
-        "ided takes whole runs: the run is rejected"
+        meta,
+        Some(json!({ KEEP_META: [
+            {"path": format!("{root}/a.py"), "text": TWO_HUNKS_OLD.replacen('a', "A", 1)},
+            {"path": format!("{root}/c.py")},
+        ]})),
+        "a.py by its text with only the first hunk, c.py whole, b.py left out"
     );
     assert_eq!(
         app.session.as_ref().unwrap().review.as_ref().unwrap().answer.as_deref(),
-        Some("kept 1 of 3 hunks")
+        Some("kept 2 of 4 hunks")
     );
     end_turn(&mut app);
     assert_eq!(
         std::fs::read_to_string(dir.path().join("a.py")).unwrap(),
-        TWO_HUNKS_OLD.replacen('a', "A", 1),
-        "only the kept hunk landed"
+        TWO_HUNKS_OLD,
+        "the client writes nothing itself: ided commits the kept hunks"
     );
-    assert_eq!(
-        std::fs::read_to_string(dir.path().join("b.py")).unwrap(),
-        "1\n",
-        "the rejected file is untouched"
-    );
-    let mut ui = simulator(app.view());
-    assert!(ui.find("Applied the kept hunks to 1 file(s) in your working tree, uncommitted (the run itself was rejected; its branch is kept until cleanup).").is_ok());
 }
 
 #[test]
 fn keeping_every_hunk_is_a_plain_accept_and_rejecting_every_hunk_a_plain_reject() {
     let (mut app, answers, _dir) = review_of_files(&[("a.py", TWO_HUNKS_OLD, TWO_HUNKS_NEW)]);
     click(&mut app, "Accept all");
-    assert_eq!(selected(answers.try_recv().unwrap()).0, "accept");
-    assert!(app.apply_after_prompt.is_empty());
+    assert_eq!(selected(answers.try_recv().unwrap()), ("accept".into(), None));
     let (mut app, answers, _dir) = review_of_files(&[("a.py", TWO_HUNKS_OLD, TWO_HUNKS_NEW)]);
     click(&mut app, "Reject all");
     click(&mut app, "Reject (0 of 2 hunks kept)");
@@ -901,6 +926,52 @@ fn the_transcript_follows_new_output_unless_the_person_scrolled_up() {
     assert!(live.shows(&app, "read step 69"), "following after a drag to the end");
 }
 
+/// Issue 21, Iced defect 6: the transcript did not follow new output. Its scroll position
+/// belonged to the panel, not to the session: after the person scrolled up in one session,
+/// the next one (a Restart, a session from History) kept that distance from its end, so a
+/// transcript shorter than it stayed at its top while the output came in below.
+#[test]
+fn a_new_session_follows_its_output_after_the_person_scrolled_up_in_the_one_before() {
+    let (mut app, _commands, _dir) = connected_app();
+    let mut live = support::Live::new();
+    let say = |app: &mut App, session: &str, text: String| {
+        update(
+            app,
+            json!({"sessionId":session,"update":{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":text}}}),
+        );
+        update(
+            app,
+            json!({"sessionId":session,"update":{"sessionUpdate":"tool_call","toolCallId":format!("t-{text}"),
+                "title":format!("read {text}"),"kind":"read","status":"completed"}}),
+        );
+    };
+    for i in 0..60 {
+        say(&mut app, "s-1", format!("step {i}"));
+        let _ = live.shows(&app, "read step 0");
+    }
+    assert!(live.shows(&app, "read step 59"), "the first session follows");
+    let at = live.center_of_text(&app, "read step 59");
+    live.wheel(&mut app, at, 1000.0);
+    assert!(live.shows(&app, "read step 0"), "the person scrolled up to its start");
+    let shown = app.update(Message::Acp(Event::SessionReady {
+        session_id: "s-2".into(),
+        modes: None,
+        loaded: true,
+    }));
+    live.run(&mut app, shown);
+    for i in 0..20 {
+        say(&mut app, "s-2", format!("next {i}"));
+        let _ = live.shows(&app, "read next 0");
+    }
+    assert!(
+        !live.shows(&app, "read next 0"),
+        "the new session's output overflows its transcript"
+    );
+    assert!(
+        live.shows(&app, "read next 19"),
+        "the new session's newest output is on screen"
+    );
+}
 /// Issue 21, Iced defect 6: each start or Restart added an empty untitled session to History.
 #[test]
 fn history_leaves_out_the_sessions_nobody_prompted() {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use agent_client_protocol::v1::schema::ToolCallStatus;
 use iced::widget::{button, checkbox, column, container, lazy, pick_list, row, scrollable, text, text_input};
-use iced::{Element, Fill, Font, Length};
+use iced::{Element, Fill, Font, Length, Task};
 
 use super::theme;
 use crate::session::state::{ROLLED_BACK, ROLLING_BACK};
@@ -16,6 +16,8 @@ use crate::session::{ChoiceRole, Entry, EntryKind, PlanRow, RunStatus, SessionSt
 pub const TRANSCRIPT_WINDOW: usize = 200;
 /// Id of the prompt box (focus, simulator selectors).
 pub const PROMPT_ID: &str = "prompt";
+/// Id of the transcript's scrollable.
+pub const TRANSCRIPT_ID: &str = "transcript";
 /// Id of the feedback box.
 pub const FEEDBACK_ID: &str = "feedback";
 
@@ -186,6 +188,7 @@ impl AgentPanel {
         // The scrollbar gets its own lane: drawn over the entries it hid their right edge (a
         // tool call's status, the end of long lines).
         scrollable(items.width(Fill))
+            .id(TRANSCRIPT_ID)
             .direction(scrollable::Direction::Vertical(scrollable::Scrollbar::new().spacing(4)))
             .anchor_bottom()
             .height(Fill)
@@ -299,6 +302,18 @@ impl AgentPanel {
             )
             .into()
     }
+}
+
+/// Scrolls the transcript to its end, where it follows new output. For a session newly shown:
+/// the scrollable's state belongs to the panel, not to the session, so without this a new or
+/// loaded session kept the last one's distance from the end, and a transcript shorter than it
+/// stayed at its top while output came in. (Anchored at the bottom, the offset counts from the
+/// end: 0 is the end; `snap_to_end` would go to the top.)
+pub fn follow_end<T: Send + 'static>() -> Task<T> {
+    iced::widget::operation::scroll_to(
+        TRANSCRIPT_ID,
+        iced::widget::operation::AbsoluteOffset { x: None, y: Some(0.0) },
+    )
 }
 
 /// The plan as a checklist.

@@ -238,15 +238,20 @@ impl ReviewPane {
             button(
                 row![
                     text(mark).font(Font::MONOSPACE).size(12),
-                    text(
-                        file.path
-                            .strip_prefix(workspace)
-                            .unwrap_or(&file.path)
-                            .display()
-                            .to_string()
+                    // One line, cut where the counts start (a narrow list drew it over them).
+                    container(
+                        text(
+                            file.path
+                                .strip_prefix(workspace)
+                                .unwrap_or(&file.path)
+                                .display()
+                                .to_string()
+                        )
+                        .size(12)
+                        .wrapping(Wrapping::None)
                     )
-                    .size(12)
-                    .width(Fill),
+                    .width(Fill)
+                    .clip(true),
                     text(format!("+{}", file.added)).size(12).color(theme::OK),
                     text(format!("−{}", file.removed)).size(12).color(theme::ERROR),
                 ]

@@ -150,6 +150,35 @@ impl Live {
 }
 
 impl Live {
+    /// Runs `task` as the runtime would for this interface: its widget operations (scrolling,
+    /// focus) on the current view's widget state, its messages through `App::update`.
+    pub fn run(&mut self, app: &mut App, task: iced::Task<Message>) {
+        use futures::StreamExt;
+        let Some(stream) = iced_test::runtime::task::into_stream(task) else {
+            return;
+        };
+        let actions: Vec<_> = futures::executor::block_on(stream.collect());
+        for action in actions {
+            match action {
+                iced_test::runtime::Action::Widget(mut operation) => {
+                    let mut ui = UserInterface::build(
+                        app.view(),
+                        SIZE,
+                        self.cache.take().unwrap_or_default(),
+                        &mut self.renderer,
+                    );
+                    ui.operate(&self.renderer, operation.as_mut());
+                    self.cache = Some(ui.into_cache());
+                }
+                iced_test::runtime::Action::Output(message) => {
+                    let next = app.update(message);
+                    self.run(app, next);
+                }
+                _ => {}
+            }
+        }
+    }
+
     /// Turns the mouse wheel by `lines` (negative: towards the end) over the point `at`.
     pub fn wheel(&mut self, app: &mut App, at: Point, lines: f32) {
         self.cursor = mouse::Cursor::Available(at);
