@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import random
 import shutil
 import statistics
@@ -40,6 +41,17 @@ def rss_mib(pid: int) -> tuple[float, float]:
         if key in {"VmRSS", "VmHWM"}:
             fields[key] = int(value.split()[0]) / 1024
     return fields.get("VmRSS", 0.0), fields.get("VmHWM", 0.0)
+
+
+def embed_workers(pid: int) -> list[int]:
+    """The daemon's embedding worker processes (children running ``daemon.index.embed_worker``)."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            with contextlib.suppress(OSError):
+                if b"daemon.index.embed_worker" in Path(f"/proc/{child}/cmdline").read_bytes():
+                    found.append(int(child))
+    return found
 
 
 def pct(values: list[float], q: float) -> float:
@@ -163,6 +175,44 @@ async def run(args: argparse.Namespace) -> None:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
+async def memory_until_embedded(client: DaemonClient) -> None:
+    """Sample the daemon's RSS and its embedding worker's until every chunk has a vector; then the
+    daemon's RSS after the fill and after a hybrid search (its query session loaded)."""
+    pid = client.daemon_pid
+    daemon_max, worker_max, workers = 0.0, 0.0, set[int]()
+    e0 = time.perf_counter()
+    while True:
+        status = await client.call_model(Methods.DAEMON_STATUS, None, DaemonStatus)
+        daemon_max = max(daemon_max, rss_mib(pid)[0])
+        for worker in embed_workers(pid):
+            workers.add(worker)
+            with contextlib.suppress(OSError):
+                worker_max = max(worker_max, rss_mib(worker)[0])
+        if status.index.embedded_fraction >= 1.0 and status.busy is None:
+            break
+        await asyncio.sleep(0.2)
+    filled_s = time.perf_counter() - e0
+    x0 = time.perf_counter()
+    for worker in embed_workers(pid):  # the worker leaves once no chunk lacks a vector
+        with contextlib.suppress(ProcessLookupError, TimeoutError):
+            fd = os.pidfd_open(worker)
+            exited = asyncio.Event()
+            asyncio.get_running_loop().add_reader(fd, exited.set)
+            try:
+                await asyncio.wait_for(exited.wait(), 30)
+            finally:
+                asyncio.get_running_loop().remove_reader(fd)
+                os.close(fd)
+    exit_s = time.perf_counter() - x0
+    after, peak = rss_mib(pid)
+    await client.call(Methods.INDEX_SEARCH, SearchParams(query="retry http request", k=10))
+    searched, peak = rss_mib(pid)
+    print(f"vectors complete {filled_s:.0f} s later; daemon RSS during the fill: max sampled {daemon_max:.0f} MiB; "
+          f"after the fill {after:.0f} MiB; after a hybrid search {searched:.0f} MiB; peak (VmHWM) {peak:.0f} MiB; "
+          f"embedding worker(s) {len(workers)}, max sampled RSS {worker_max:.0f} MiB, "
+          f"still running {exit_s:.1f} s after the fill: {len(embed_workers(pid))}")  # fmt: skip
+
+
 async def mid_embedding(args: argparse.Namespace) -> None:
     """Search latency and stability while the first dense pass fills in (embedding on)."""
     source: Path = args.source
@@ -205,6 +255,8 @@ async def mid_embedding(args: argparse.Namespace) -> None:
               f"{100 * max(fractions):.0f}% complete): p50 {1000 * statistics.median(latencies):.1f} ms, "
               f"p95 {1000 * pct(latencies, 0.95):.1f} ms, max {1000 * max(latencies):.1f} ms; "
               f"distinct answers per query: {distinct}")  # fmt: skip
+        if args.until_embedded:
+            await memory_until_embedded(client)
     finally:
         await client.call(Methods.SHUTDOWN, None)
         await client.close()
@@ -225,6 +277,11 @@ def main() -> None:
         metavar="N",
         dest="searches",
         help="instead: N searches while the first dense pass fills in (latency, distinct answers per query)",
+    )
+    parser.add_argument(
+        "--until-embedded",
+        action="store_true",
+        help="with --mid-embedding: then sample the daemon's RSS and its embedding worker's until the fill ends",
     )
     args = parser.parse_args()
     asyncio.run(mid_embedding(args) if args.searches else run(args))

@@ -2,7 +2,7 @@
 
 Prints, on one table each:
 
-* dense throughput (chunks/s) of ``FastembedEmbedder`` against max_tokens 128/256/512, length-sorted vs
+* dense throughput (chunks/s) of ``OnnxEmbedder`` against max_tokens 128/256/512, length-sorted vs
   unsorted batches, batch size 16/32/64, threads 1/2, and the embedded text (whole vs compact);
 * sparse (``CodeBm25Encoder``) encoding speed on one core, cold and warm caches, and the mean BM25
   document length (what ``AVG_DOC_TOKENS`` should be);
@@ -43,7 +43,7 @@ from pathlib import Path
 from daemon.core.models import Chunk, ChunkKind, SymbolKind
 from daemon.core.ports import SparseVector
 from daemon.index.embed_text import compact_text, whole_text
-from daemon.index.embedder import FastembedEmbedder
+from daemon.index.embedder import OnnxEmbedder
 from daemon.index.model_files import bundled_model_dir
 from daemon.index.sparse import CodeBm25Encoder
 
@@ -192,14 +192,15 @@ class DenseConfig:
 VARIANTS: dict[str, Callable[[Chunk], str]] = {"whole": whole_text, "compact": compact_text}
 
 
-def make_embedder(model_dir: Path, cfg: DenseConfig) -> FastembedEmbedder:
-    return FastembedEmbedder(
+def make_embedder(model_dir: Path, cfg: DenseConfig) -> OnnxEmbedder:
+    return OnnxEmbedder(
         model_dir,
         max_tokens=cfg.max_tokens,
         batch_size=cfg.batch_size,
         threads=cfg.threads,
         sort_by_length=cfg.sort_by_length,
         text_of=VARIANTS[cfg.variant],
+        load="documents",
     )
 
 

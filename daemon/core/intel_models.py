@@ -86,6 +86,11 @@ class DefinitionResult(FrozenModel):
     total: int
     truncated: bool = False
     server: str | None = Field(default=None, description="The language server that answered.")
+    answered_by: Literal["language_server", "index"] = Field(
+        default="language_server",
+        description="language_server: the server's answer; index: the definitions the workspace index (Tree-sitter) "
+        "holds for the name, given at once while the language server is still starting (the notes say so).",
+    )
     notes: tuple[str, ...] = ()
 
 

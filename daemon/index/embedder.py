@@ -1,16 +1,28 @@
-"""Dense embeddings with fastembed (ONNX): ``FastembedEmbedder`` implements ``DenseEmbedder``.
+"""Dense embeddings straight on onnxruntime: ``OnnxEmbedder`` implements ``DenseEmbedder``.
 
-The model directory (by default the bundled all-MiniLM-L6-v2 int8, see ``model_files``) is registered
-with fastembed as a custom model (mean pooling, L2-normalized) and loaded from that directory only:
-nothing is ever downloaded.
+The model directory (by default the bundled all-MiniLM-L6-v2 int8, see ``model_files``) holds an
+ONNX graph that outputs one vector per token; a text's vector is the mean of its tokens' vectors
+(padding left out, summed in float64) divided by its L2 norm, cast back to float32. Tokens come
+from ``model_tokenizer.batch_tokenizer``, set up as fastembed sets it up, so the vectors are
+fastembed's (``tests/unit/index/test_embedder.py`` checks them against fastembed within 1e-5 on real
+chunks); fastembed itself is never imported: its import alone costs ~0.4 s, which a one-shot
+``ided search`` would pay on every call.
 
-Truncation: fastembed sets the tokenizer's truncation from ``tokenizer_config.json``
-(``model_max_length``, 512 for MiniLM) and offers no argument for it, so after loading, the
-tokenizer fastembed uses is re-configured to ``max_tokens`` (special tokens [CLS]/[SEP] included).
-Attention cost grows with the padded batch length, so texts are sorted by length, embedded in
-batches of ``batch_size`` and put back in input order.
+Two onnxruntime sessions of the same graph, each created on first use:
 
-``count_tokens`` counts with the same tokenizer, untruncated and without special tokens.
+* the **documents** session (``embed_documents``, ``embed_texts``): every graph optimization on, the
+  configured threads. Loading it folds the int8 weights into float32 (~0.4 s and ~160 MB resident),
+  then a batch runs at full speed;
+* the **query** session (``embed_query`` while no documents session exists): no graph optimization,
+  one thread. It loads in ~0.05 s and holds ~40 MB, and one query takes tens of milliseconds more
+  than on the documents session; its vectors differ from the documents session's by ~1e-7. A
+  command that only searches, and a daemon whose documents are embedded by a worker process
+  (``embed_process``), never load the heavy session.
+
+Once a documents session exists it answers queries too, and the query session is dropped.
+Truncation is at ``max_tokens`` (special tokens included). Attention cost grows with the padded
+batch length, so texts are sorted by length, embedded in batches of ``batch_size`` and put back in
+input order. ``count_tokens`` counts with the same vocabulary, untruncated, without special tokens.
 """
 
 from __future__ import annotations
@@ -19,82 +31,51 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
-
-import numpy as np
-from tokenizers import Tokenizer
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from daemon.errors import EmbeddingUnavailable
 from daemon.index.embed_text import document_text
-from daemon.index.fastembed_tokens import limit_tokens
-from daemon.index.model_files import resolve_model_dir
+from daemon.index.model_files import MODEL_FILE, resolve_model_dir
 
 if TYPE_CHECKING:
+    from tokenizers import Tokenizer
+
     from daemon.config import EmbeddingConfig
     from daemon.core.models import Chunk
 
-# fastembed (and onnxruntime behind it) is imported where a model is loaded, not with this module:
-# it costs ~0.3 s, which every command and front that never embeds would pay at start-up.
+# numpy, onnxruntime and tokenizers are imported where a session or tokenizer is made, not with this
+# module: `ided status` and the fronts import it without ever embedding.
 
-__all__ = ["DEFAULT_MODEL_NAME", "FastembedEmbedder", "register_custom_model"]
+__all__ = ["DEFAULT_MODEL_NAME", "OnnxEmbedder", "SessionKind"]
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_MODEL_NAME = "ided/all-MiniLM-L6-v2-int8"
-_REGISTRY_LOCK = threading.Lock()
-_PROBE_TEXT = "def probe(): return 1"
+
+SessionKind = Literal["query", "documents"]
 
 
-def _fastembed_name(model_name: str, dim: int) -> str:
-    """The name registered with fastembed: never one of fastembed's built-in models, one per dim."""
-    return f"{model_name}@ided-{dim}d"
-
-
-def register_custom_model(model_name: str, dim: int) -> str:
-    """Register ``model_name`` (mean pooling, normalized) with fastembed once per process; return its key.
-
-    Idempotent: a second call, from any instance or thread, finds the registration and returns.
-    """
-    from fastembed import TextEmbedding
-    from fastembed.common.model_description import ModelSource, PoolingType
-
-    key = _fastembed_name(model_name, dim)
-    with _REGISTRY_LOCK:
-        known = {str(m["model"]).lower() for m in TextEmbedding.list_supported_models()}
-        if key.lower() not in known:
-            TextEmbedding.add_custom_model(
-                model=key,
-                pooling=PoolingType.MEAN,
-                normalization=True,
-                sources=ModelSource(hf=key),
-                dim=dim,
-                model_file="model.onnx",
-                description=f"{model_name} (registered by ided)",
-            )
-            logger.debug("registered fastembed custom model %s", key)
-    return key
-
-
-class FastembedEmbedder:
+class OnnxEmbedder:
     """Dense embedder over a local ONNX model directory (implements ``DenseEmbedder``).
 
     Args:
         model_dir: directory with ``model.onnx``, ``tokenizer.json``, ``tokenizer_config.json`` (and
             ``config.json``, ``special_tokens_map.json``).
         model_name: name recorded for the vectors (``DenseEmbedder.name``).
-        dim: expected vector size; checked against the model's output at load.
+        dim: expected vector size; checked against the model's output when a session loads.
         max_tokens: truncation length per text, special tokens included.
         batch_size: texts per ONNX run.
-        threads: ONNX intra-op threads; None lets onnxruntime use every core.
-        memory_arena: keep onnxruntime's CPU memory arena (faster; it grows to the peak of every
-            batch shape and is never given back, so off by default).
-        cache_dir: fastembed's cache directory (nothing is downloaded into it); None: fastembed's default.
+        threads: the documents session's intra-op threads; None lets onnxruntime use every core.
+        memory_arena: keep onnxruntime's CPU memory arena in the documents session (faster; it grows
+            to the peak of every batch shape and is never given back, so off by default).
         sort_by_length: embed in length-sorted batches (output order is always the input order).
         text_of: what text of a chunk to embed (default ``embed_text.document_text``).
+        load: the session to load now (errors surface here, not in the first search): ``"query"``
+            (the default: cheap) or ``"documents"``.
 
     Raises:
-        EmbeddingUnavailable: the model cannot be loaded (the cause is attached), or its output size
-            is not ``dim``.
+        EmbeddingUnavailable: the model or its tokenizer cannot be loaded (the cause is attached), or
+            its output size is not ``dim``.
     """
 
     def __init__(
@@ -107,9 +88,9 @@ class FastembedEmbedder:
         batch_size: int = 32,
         threads: int | None = None,
         memory_arena: bool = False,
-        cache_dir: Path | None = None,
         sort_by_length: bool = True,
         text_of: Callable[[Chunk], str] = document_text,
+        load: SessionKind = "query",
     ) -> None:
         if max_tokens < 2:
             raise ValueError(f"max_tokens must be at least 2 (got {max_tokens})")
@@ -119,51 +100,24 @@ class FastembedEmbedder:
         self._dim = dim
         self._max_tokens = max_tokens
         self._batch_size = batch_size
+        self._threads = threads
+        self._memory_arena = memory_arena
         self._sort_by_length = sort_by_length
         self._text_of = text_of
         self._model_dir = model_dir
-        key = register_custom_model(model_name, dim)
-        from fastembed import TextEmbedding
+        self._lock = threading.Lock()
+        self._sessions: dict[SessionKind, Any] = {}
+        self._counter: Tokenizer | None = None
+        from daemon.index.model_tokenizer import batch_tokenizer
 
         try:
-            self._model = TextEmbedding(
-                model_name=key,
-                cache_dir=str(cache_dir) if cache_dir is not None else None,
-                threads=threads,
-                specific_model_path=str(model_dir),
-                local_files_only=True,
-                enable_cpu_mem_arena=memory_arena,
-            )
+            self._tokenizer = batch_tokenizer(model_dir, max_tokens)
         except Exception as exc:
-            raise EmbeddingUnavailable(f"cannot load dense model {model_name} from {model_dir}", cause=exc) from exc
-        try:
-            limit_tokens(self._model, max_tokens)
-        except RuntimeError as exc:
-            raise EmbeddingUnavailable(str(exc)) from exc
-        try:
-            self._counter = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-        except Exception as exc:
-            raise EmbeddingUnavailable(f"cannot read {model_dir / 'tokenizer.json'}", cause=exc) from exc
-        self._counter.no_truncation()
-        self._counter.no_padding()
-        probe = self.embed_texts([_PROBE_TEXT])[0]
-        if len(probe) != dim:
-            raise EmbeddingUnavailable(
-                f"dense model {model_name} in {model_dir} outputs {len(probe)} dimensions, "
-                f"but embedding.dim is {dim}; set embedding.dim to {len(probe)}"
-            )
-        logger.info(
-            "loaded dense model %s from %s (dim %d, max_tokens %d, batch %d, threads %s)",
-            model_name,
-            model_dir,
-            dim,
-            max_tokens,
-            batch_size,
-            threads if threads is not None else "all",
-        )
+            raise EmbeddingUnavailable(f"cannot read the tokenizer of {model_name} in {model_dir}", cause=exc) from exc
+        self._session(load)
 
     @classmethod
-    def from_config(cls, config: EmbeddingConfig, cache_root: Path) -> FastembedEmbedder:
+    def from_config(cls, config: EmbeddingConfig, cache_root: Path, *, load: SessionKind = "query") -> OnnxEmbedder:
         """The embedder ``config`` describes: ``embedding.model_dir`` or the bundled model under ``cache_root``.
 
         Raises:
@@ -171,16 +125,15 @@ class FastembedEmbedder:
         """
         if not config.enabled:
             raise EmbeddingUnavailable("dense embeddings are disabled (embedding.enabled = false)")
-        model_dir = resolve_model_dir(config, cache_root)
         return cls(
-            model_dir,
+            resolve_model_dir(config, cache_root),
             model_name=config.model_name,
             dim=config.dim,
             max_tokens=config.max_tokens,
             batch_size=config.batch_size,
             threads=config.threads,
             memory_arena=config.memory_arena,
-            cache_dir=cache_root / "fastembed",
+            load=load,
         )
 
     @property
@@ -199,34 +152,34 @@ class FastembedEmbedder:
     def model_dir(self) -> Path:
         return self._model_dir
 
+    @property
+    def sessions(self) -> tuple[SessionKind, ...]:
+        """The sessions loaded now (``"query"``, ``"documents"``)."""
+        return tuple(self._sessions)
+
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` for the embedding model's tokenizer: untruncated, special tokens not counted."""
-        return len(self._counter.encode(text, add_special_tokens=False).ids)
+        return self.count_tokens_batch([text])[0]
 
     def count_tokens_batch(self, texts: Sequence[str]) -> list[int]:
         """``count_tokens`` for many texts at once (the tokenizer runs them in parallel)."""
+        if self._counter is None:
+            from daemon.index.model_tokenizer import counting_tokenizer
+
+            self._counter = counting_tokenizer(self._model_dir)
         return [len(e.ids) for e in self._counter.encode_batch(list(texts), add_special_tokens=False)]
 
-    def _run(self, texts: list[str]) -> list[list[float]]:
-        try:
-            rows: list[Any] = list(self._model.embed(texts, batch_size=len(texts)))
-        except Exception as exc:
-            raise EmbeddingUnavailable(
-                f"dense model {self._name} failed on a batch of {len(texts)}", cause=exc
-            ) from exc
-        matrix = np.asarray(rows, dtype=np.float32)
-        return cast(list[list[float]], matrix.tolist())
-
     def embed_texts(self, texts: Sequence[str]) -> list[list[float]]:
-        """Normalized vectors of ``texts``, in input order."""
+        """Normalized vectors of ``texts``, in input order (the documents session)."""
         n = len(texts)
         if n == 0:
             return []
+        session = self._session("documents")
         order = sorted(range(n), key=lambda i: len(texts[i])) if self._sort_by_length else list(range(n))
         out: list[list[float]] = [[] for _ in range(n)]
         for start in range(0, n, self._batch_size):
             batch = order[start : start + self._batch_size]
-            for i, vector in zip(batch, self._run([texts[i] for i in batch]), strict=True):
+            for i, vector in zip(batch, self._run(session, [texts[i] for i in batch]), strict=True):
                 out[i] = vector
         return out
 
@@ -236,4 +189,81 @@ class FastembedEmbedder:
 
     def embed_query(self, text: str) -> list[float]:
         """Vector of a search query (the model has no query prefix)."""
-        return self._run([text])[0]
+        session = self._sessions.get("documents") or self._session("query")
+        return self._run(session, [text])[0]
+
+    # -- ONNX ---------------------------------------------------------------------------------
+
+    def _session(self, kind: SessionKind) -> Any:
+        with self._lock:
+            session = self._sessions.get(kind)
+            if session is None:
+                session = self._sessions[kind] = self._load(kind)
+                if kind == "documents":
+                    self._sessions.pop("query", None)
+            return session
+
+    def _load(self, kind: SessionKind) -> Any:
+        import onnxruntime
+
+        ort: Any = onnxruntime  # its stubs leave the session options and graph levels untyped
+        options = ort.SessionOptions()
+        if kind == "documents":
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+            options.enable_cpu_mem_arena = self._memory_arena
+            if self._threads is not None:
+                options.intra_op_num_threads = options.inter_op_num_threads = self._threads
+        else:
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+            options.enable_cpu_mem_arena = False
+            options.intra_op_num_threads = options.inter_op_num_threads = 1
+        path = self._model_dir / MODEL_FILE
+        try:
+            session = ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
+        except Exception as exc:
+            message = f"cannot load dense model {self._name} from {self._model_dir}"
+            raise EmbeddingUnavailable(message, cause=exc) from exc
+        outputs: Any = session.get_outputs()
+        shape = cast("list[object]", outputs[0].shape)
+        size = shape[-1] if shape else None
+        if not isinstance(size, int):  # a symbolic size: ask the model
+            size = len(self._run(session, ["def probe(): return 1"])[0])
+        if size != self._dim:
+            raise EmbeddingUnavailable(
+                f"dense model {self._name} in {self._model_dir} outputs {size} dimensions, "
+                f"but embedding.dim is {self._dim}; set embedding.dim to {size}"
+            )
+        logger.info(
+            "loaded the %s session of dense model %s from %s (dim %d, max_tokens %d, batch %d, threads %s)",
+            kind,
+            self._name,
+            self._model_dir,
+            self._dim,
+            self._max_tokens,
+            self._batch_size,
+            (self._threads or "all") if kind == "documents" else 1,
+        )
+        return session
+
+    def _run(self, session: Any, texts: list[str]) -> list[list[float]]:
+        import numpy as np
+
+        try:
+            encoded = self._tokenizer.encode_batch(texts)
+            ids = np.array([e.ids for e in encoded], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+            names = {i.name for i in session.get_inputs()}
+            feed = {"input_ids": ids}
+            if "attention_mask" in names:
+                feed["attention_mask"] = mask
+            if "token_type_ids" in names:
+                feed["token_type_ids"] = np.zeros_like(ids)
+            tokens = session.run(None, feed)[0]
+        except Exception as exc:
+            raise EmbeddingUnavailable(
+                f"dense model {self._name} failed on a batch of {len(texts)}", cause=exc
+            ) from exc
+        summed = np.sum(tokens, axis=1, where=mask[:, :, np.newaxis].astype(bool), dtype=np.float64)
+        pooled = summed / np.maximum(np.sum(mask, axis=1, keepdims=True), 1e-9)
+        norms = np.maximum(np.linalg.norm(pooled, ord=2, axis=1, keepdims=True), 1e-12)
+        return cast("list[list[float]]", (pooled / norms).astype(tokens.dtype, copy=False).tolist())

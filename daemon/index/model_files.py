@@ -56,7 +56,7 @@ TOKENIZER_FILES: tuple[str, ...] = (
     "special_tokens_map.json",
     "vocab.txt",
 )
-#: What a user-supplied model directory must hold (fastembed refuses to load without any of them).
+#: What a user-supplied model directory must hold (the embedder cannot load without any of them).
 REQUIRED_MODEL_FILES: tuple[str, ...] = (MODEL_FILE, "tokenizer.json", "tokenizer_config.json")
 
 STAMP_FILE = ".verified.json"
@@ -276,7 +276,7 @@ def bundled_model_dir(cache_root: Path, *, sources: BundledSources | None = None
 
 
 def resolve_model_dir(config: EmbeddingConfig, cache_root: Path) -> Path:
-    """``embedding.model_dir`` when set (checked for the files fastembed needs), else the bundled model.
+    """``embedding.model_dir`` when set (checked for the files the embedder needs), else the bundled model.
 
     Raises:
         EmbeddingUnavailable: the configured directory is missing or lacks files, or the bundled

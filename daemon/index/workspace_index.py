@@ -235,11 +235,11 @@ class WorkspaceIndex:
             if not self.config.embedding.enabled:
                 self._embedder_reason = "embedding.enabled is false"
             else:
-                # numpy, tokenizers and fastembed load only with the model: `ided status` needs none of them
-                from daemon.index.embedder import FastembedEmbedder
+                # numpy, tokenizers and onnxruntime load only with the model: `ided status` needs none of them
+                from daemon.index.embedder import OnnxEmbedder
 
                 try:
-                    self._embedder = FastembedEmbedder.from_config(self.config.embedding, default_cache_root())
+                    self._embedder = OnnxEmbedder.from_config(self.config.embedding, default_cache_root())
                 except EmbeddingUnavailable as exc:
                     self._embedder_reason = str(exc)
                     logger.warning("dense embeddings unavailable, search is lexical only: %s", exc)

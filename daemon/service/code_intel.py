@@ -3,8 +3,10 @@
 One method per tool. Symbols can be named ("Class.method", "module.func", "ns::func") or given
 as file + line (+ column); a name is resolved through the index (exact ``qualified_name``
 match on a lexical search), then package re-exports (``requests.get``), then a Tree-sitter scan, and then the
-language server of that file's language is asked at the name's position. Results are bounded
-(``max_results``, ``max_chars``), paths are workspace-relative, lines and columns 1-based.
+language server of that file's language is asked at the name's position; while that server is not
+ready yet, ``find_definition`` by name answers at once with the index's definitions
+(``answered_by="index"``) instead of waiting. Results are bounded (``max_results``, ``max_chars``),
+paths are workspace-relative, lines and columns 1-based.
 
 Open it with ``async with CodeIntelService.open(config) as intel:``: that opens the workspace
 index (a failure to open it only turns the index tools off, with the reason), creates the
@@ -24,18 +26,20 @@ import asyncio
 import contextlib
 import functools
 import logging
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from daemon.config import Config
 from daemon.core.intel_models import (
     AstNodeResult,
     CallHierarchyResult,
+    Definition,
     DefinitionResult,
     DiagnosticsResult,
     IntelStatus,
+    LanguageServerState,
     ReferencesResult,
     SignatureResult,
     SymbolInfo,
@@ -84,11 +88,23 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
+_NOT_READY_YET = frozenset(
+    {
+        LanguageServerState.NOT_STARTED,
+        LanguageServerState.STARTING,
+        LanguageServerState.RESTARTING,
+        LanguageServerState.INDEXING,
+    }
+)
+"""States in which a definition by name is answered from the index rather than waited for."""
+
 
 class CodeIntelService:
     """See the module docstring."""
 
-    def __init__(self, config: Config, *, pool: LanguageServerPool) -> None:
+    def __init__(
+        self, config: Config, *, pool: LanguageServerPool, index_generation: Callable[[], object] | None = None
+    ) -> None:
         self.config = config
         self.intel = config.intel
         self.paths = WorkspacePaths(config.workspace_path)
@@ -107,6 +123,7 @@ class CodeIntelService:
             index_search=self.index.candidates,
             scanner=self._scanner,
             max_file_bytes=config.index.max_file_bytes,
+            generation=index_generation,
         )
         self._finder = TargetFinder(self.paths, self._resolver)
         self._requests = ServerRequests(
@@ -134,15 +151,18 @@ class CodeIntelService:
         background: bool = True,
         index: WorkspaceIndex | None = None,
         run_on_owner: OwnerThread[object] | None = None,
+        index_generation: Callable[[], object] | None = None,
     ) -> AsyncGenerator[CodeIntelService]:
         """Create the pool and open the index in the background (tools wait for it, bounded).
 
         ``background=False`` skips the prestart of language servers and the startup index pass.
         ``index``: an index the caller owns and keeps fresh (the daemon's); it is used, not opened, and
-        ``run_on_owner`` (the owner's thread, see ``SharedIndex.adopt``) is where every use of it runs.
+        ``run_on_owner`` (the owner's thread, see ``SharedIndex.adopt``) is where every use of it runs;
+        ``index_generation``: the owner's token that changes with the index (names resolved through
+        the index are remembered while it holds, see ``SymbolResolver``).
         """
         pool = await open_pool(config)
-        service = cls(config, pool=pool)
+        service = cls(config, pool=pool, index_generation=index_generation)
         if index is not None:
             service.index.adopt(index, run=run_on_owner)
         else:
@@ -197,24 +217,56 @@ class CodeIntelService:
     async def find_definition(self, p: DefinitionParams) -> DefinitionResult:
         max_results, max_chars = p.max_results, p.max_chars
         targets, notes, query = await self._finder.targets(p.symbol, p.file, p.line, p.column)
-        found: list[LspTarget] = []
-        server: str | None = None
-        for target in targets:
-            server = self.pool.server_for(target.language).name
-            for hit in await self._requests.definitions(target):
-                found.extend(await self._through_import(target, hit))
+        starting = self._starting_server(targets) if not p.file else None
+        if starting is not None:
+            return await self._index_definitions(targets, notes, query, starting, max_results, max_chars)
+        found, server = await self._ask_each(targets, self._definitions)
         unique = list({(t.path, t.selection.start.line, t.selection.start.character): t for t in found}.values())
         definitions = await asyncio.to_thread(self._results.definitions, unique[:max_results], max_chars)
         if not definitions:
             notes.append("the language server found no definition at this position")
-        return DefinitionResult(
-            query=query,
-            definitions=tuple(definitions),
-            total=len(unique),
-            truncated=len(unique) > max_results,
-            server=server,
-            notes=tuple(notes),
+        return _definition_result(query, definitions, len(unique), max_results, server, notes)
+
+    async def _ask_each(
+        self, targets: list[Target], ask: Callable[[Target], Awaitable[list[LspTarget]]]
+    ) -> tuple[list[LspTarget], str | None]:
+        """What ``ask`` answers for every target, in order, and the name of the server asked."""
+        found: list[LspTarget] = []
+        server: str | None = None
+        for target in targets:
+            server = self.pool.server_for(target.language).name
+            found.extend(await ask(target))
+        return found, server
+
+    async def _definitions(self, target: Target) -> list[LspTarget]:
+        found: list[LspTarget] = []
+        for hit in await self._requests.definitions(target):
+            found.extend(await self._through_import(target, hit))
+        return found
+
+    def _starting_server(self, targets: list[Target]) -> str | None:
+        """The name and state of the language server of ``targets`` while it is not ready yet (it is
+        started if it was not); None when it is ready, or cannot start (then it is asked, and says why)."""
+        for target in targets:
+            server = self.pool.server_for(target.language)
+            if not server.spec.available:
+                continue
+            state = server.status().state
+            if state in _NOT_READY_YET:
+                server.start_soon()
+                return f"{server.name} is {state.value}"
+        return None
+
+    async def _index_definitions(
+        self, targets: list[Target], notes: list[str], query: str, starting: str, max_results: int, max_chars: int
+    ) -> DefinitionResult:
+        """The definitions the index holds for a name, answered while the language server starts."""
+        definitions = await asyncio.to_thread(self._results.index_definitions, targets[:max_results], max_chars)
+        notes.append(
+            f"answered from the workspace index: the language server {starting}; "
+            "ask again in a few seconds for its answer (imports followed, types resolved)"
         )
+        return _definition_result(query, definitions, len(targets), max_results, None, notes, answered_by="index")
 
     async def _through_import(self, target: Target, hit: LspTarget) -> list[LspTarget]:
         """``hit``, or where it leads when it is an import in the asked file (one hop, see ``import_lines``)."""
@@ -234,11 +286,9 @@ class CodeIntelService:
     async def get_references(self, p: ReferencesParams) -> ReferencesResult:
         include_declaration, max_results = p.include_declaration, p.max_results
         targets, notes, query = await self._finder.targets(p.symbol, p.file, p.line, p.column)
-        found: list[LspTarget] = []
-        server: str | None = None
-        for target in targets:
-            server = self.pool.server_for(target.language).name
-            found.extend(await self._requests.references(target, include_declaration=include_declaration))
+        found, server = await self._ask_each(
+            targets, functools.partial(self._requests.references, include_declaration=include_declaration)
+        )
         unique = sorted(
             {(t.path, t.range.start.line, t.range.start.character): t for t in found}.values(),
             key=lambda t: (str(t.path), t.range.start.line, t.range.start.character),
@@ -412,3 +462,24 @@ class CodeIntelService:
         return IntelStatus(
             workspace=str(self.paths.root), index=status, index_note=note, servers=tuple(self.pool.statuses())
         )
+
+
+def _definition_result(
+    query: str,
+    definitions: list[Definition],
+    total: int,
+    max_results: int,
+    server: str | None,
+    notes: list[str],
+    *,
+    answered_by: Literal["language_server", "index"] = "language_server",
+) -> DefinitionResult:
+    return DefinitionResult(
+        query=query,
+        definitions=tuple(definitions),
+        total=total,
+        truncated=total > max_results,
+        server=server,
+        answered_by=answered_by,
+        notes=tuple(notes),
+    )

@@ -2,8 +2,9 @@
 
 Every store operation runs on one dedicated thread (the store and manifest are not shared across
 threads), so searches and writes are serialized without locks. Long work runs in small slices so a
-search waits milliseconds, not minutes; the embedding model runs on a thread of its own (only the
-reading of a slice and the writing of its vectors take the index thread). ``status`` never queues
+search waits milliseconds, not minutes; the embedding model runs in a worker process of its own,
+at low priority, started for a fill and gone when it is done (only the reading of a slice and the
+writing of its vectors take the index thread). ``status`` never queues
 behind that thread: while it works, the last snapshot (taken after every call that changes the
 index) is the answer, so ``ided status`` is answered at once whatever runs.
 """
@@ -17,10 +18,11 @@ from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from daemon.config import Config
+from daemon.config import Config, default_cache_root
 from daemon.core.models import IndexReport, IndexStatus, SearchResult
 from daemon.core.tasks import cancel_and_wait
-from daemon.errors import DaemonError
+from daemon.errors import DaemonError, EmbeddingUnavailable
+from daemon.index.embed_process import EmbeddingProcess
 from daemon.index.watcher import watch_batches
 from daemon.index.workspace_index import WorkspaceIndex
 from daemon.index.workspace_lock import DAEMON_HOLDER
@@ -54,6 +56,9 @@ class IndexHost:
         self._listeners: list[Callable[[list[str]], Coroutine[Any, Any, None]]] = []
         self._in_flight = 0
         self._snapshot: IndexStatus | None = None
+        self.generation = 0
+        """Counts the index's changes and the watched file events: answers derived from the index are
+        valid while it stays the same."""
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -162,6 +167,7 @@ class IndexHost:
             paths = [p for p in batch if not (root / p).resolve().is_relative_to(state)]
             if not paths:
                 continue
+            self.generation += 1
             await self.ready.wait()
             for listener in self._listeners:
                 try:
@@ -180,33 +186,55 @@ class IndexHost:
                 logger.exception("re-indexing %d changed path(s) failed", len(paths))
 
     async def _embed_loop(self) -> None:
-        """Fill dense vectors: the store is read and written on the index thread (milliseconds a
-        slice), the model runs on its own thread, so a search never waits for a batch to embed."""
+        """Fill dense vectors in a worker process (``EmbeddingProcess``) started when chunks lack
+        vectors and closed when none do: the store is read and written on the index thread
+        (milliseconds a slice), the model runs in the worker at low priority, and the thread that
+        waits for it waits on a pipe, so a search never waits for a batch and the daemon never holds
+        the model's documents session."""
         await self.ready.wait()
-        ws = self._require()
-        embedder = await self._call(ws.dense_embedder)
-        if embedder is None:
+        if not self.config.embedding.enabled:
             return
+        ws = self._require()
         loop = asyncio.get_running_loop()
-        while not self._stop.is_set():
-            batch = await self._call(ws.missing_dense, _EMBED_SLICE)
-            if not batch:
-                await self._call(ws.flush)
-                self._embed_wanted.clear()
-                await self._embed_wanted.wait()
-                continue
-            pending = await self._call(ws.pending_embeddings)
-            self.busy = f"embedding ({pending} chunk(s) to go)"
-            try:
-                vectors = await loop.run_in_executor(
-                    self._embed_thread, embedder.embed_documents, [chunk for _, chunk in batch]
-                )
+        worker: EmbeddingProcess | None = None
+        try:
+            while not self._stop.is_set():
+                batch = await self._call(ws.missing_dense, _EMBED_SLICE)
+                if not batch:
+                    if worker is not None:
+                        await loop.run_in_executor(self._embed_thread, worker.close)
+                        worker = None
+                    await self._call(ws.flush)
+                    self._embed_wanted.clear()
+                    await self._embed_wanted.wait()
+                    continue
+                pending = await self._call(ws.pending_embeddings)
+                self.busy = f"embedding ({pending} chunk(s) to go)"
+                try:
+                    if worker is None:
+                        worker = EmbeddingProcess(self.config.embedding, default_cache_root())
+                    vectors = await loop.run_in_executor(
+                        self._embed_thread, worker.embed_documents, [chunk for _, chunk in batch]
+                    )
+                except EmbeddingUnavailable as exc:
+                    worker = None  # closed by its failure
+                    if await self._call(ws.dense_embedder) is None:  # the model cannot load here either
+                        logger.warning("dense embedding is off (%s); status says why", exc)
+                        return
+                    logger.warning("dense embedding stopped until the next change: %s", exc)
+                    self._embed_wanted.clear()
+                    await self._embed_wanted.wait()
+                    continue
+                finally:
+                    self.busy = None
                 await self._call(ws.set_dense, {pid: vec for (pid, _), vec in zip(batch, vectors, strict=True)})
                 self._snapshot = await self._call(ws.status)
-            finally:
-                self.busy = None
+        finally:
+            if worker is not None:
+                worker.close(grace_s=0)  # the daemon is stopping: no batch is waited for
 
     async def _changed(self, paths: list[str], report: IndexReport) -> None:
+        self.generation += 1
         self._snapshot = await self._call(self._require().status)
         self._embed_wanted.set()
         await self._publish(Methods.INDEX_CHANGED, IndexChanged(paths=paths, report=report))

@@ -36,7 +36,10 @@ class IntelHost:
     async def start(self) -> None:
         self._service = await self._stack.enter_async_context(
             CodeIntelService.open(
-                self._config, index=self._index.workspace_index, run_on_owner=self._index.run_blocking
+                self._config,
+                index=self._index.workspace_index,
+                run_on_owner=self._index.run_blocking,
+                index_generation=lambda: self._index.generation,
             )
         )
         self._index.on_files_changed(self._files_changed)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
@@ -18,11 +18,15 @@ from daemon.core.languages import language_for_path
 from daemon.errors import TooComplex
 from daemon.intel.ast_nodes import SyntaxFile, excerpt
 from daemon.intel.chunking import chunk_source
-from daemon.intel.lsp.convert import FileLines, LspTarget, path_of_uri, symbol_kind_name
+from daemon.intel.file_cache import FileCache
+from daemon.intel.lsp.convert import FileLines, LspTarget, path_of_uri, shown_lines, symbol_kind_name
 from daemon.intel.lsp.documents import read_text, to_lsp_character
 from daemon.intel.parsers import has_grammar
 from daemon.intel.syntax_budget import DEFAULT_BUDGET, SyntaxBudget
 from daemon.intel.workspace_paths import WorkspacePaths
+
+if TYPE_CHECKING:
+    from daemon.service.intel_targets import Target
 
 __all__ = ["IntelResults"]
 
@@ -35,9 +39,13 @@ class IntelResults:
     def __init__(self, paths: WorkspacePaths, budget: SyntaxBudget = DEFAULT_BUDGET) -> None:
         self.paths = paths
         self.budget = budget
+        self.files = FileCache(shown_lines)
+
+    def _lines(self) -> FileLines:
+        return FileLines(self.paths, read=self.files.lines)
 
     def definitions(self, targets: list[LspTarget], max_chars: int) -> list[Definition]:
-        lines = FileLines(self.paths)
+        lines = self._lines()
         out: list[Definition] = []
         for target in targets:
             location = lines.location(target.path, target.selection)
@@ -61,7 +69,7 @@ class IntelResults:
         if language is not None and has_grammar(language):
             start = lines.source_range(target.path, target.selection)
             try:
-                syntax = SyntaxFile.parse(language, "\n".join(file_lines).encode("utf-8"), budget=self.budget)
+                syntax = self.files.syntax(target.path, language, file_lines, self.budget)
                 scopes = syntax.scopes_at(start.start_line, start.start_column)
             except TooComplex as exc:  # the definition is still answered, without its enclosing scope
                 logger.info("no scope for a definition in %s: %s", target.path, exc.message)
@@ -74,7 +82,7 @@ class IntelResults:
         return "\n".join(file_lines[rng.start.line : rng.end.line + 1]), None, None
 
     def references(self, targets: list[LspTarget], declarations: set[tuple[Path, int]]) -> list[Reference]:
-        lines = FileLines(self.paths)
+        lines = self._lines()
         trees: dict[Path, SyntaxFile | None] = {}
         out: list[Reference] = []
         for target in targets:
@@ -103,7 +111,7 @@ class IntelResults:
         if not language or not has_grammar(language) or file_lines is None:
             return None
         try:
-            return SyntaxFile.parse(language, "\n".join(file_lines).encode("utf-8"), budget=self.budget)
+            return self.files.syntax(path, language, file_lines, self.budget)
         except TooComplex as exc:
             logger.info("no syntax tree for %s: %s", path, exc.message)
             return None
@@ -111,7 +119,7 @@ class IntelResults:
     def calls(
         self, item: lsp.CallHierarchyItem | None, calls: list[Any], direction: str
     ) -> tuple[SymbolInfo | None, list[CallHierarchyCall]]:
-        lines = FileLines(self.paths)
+        lines = self._lines()
 
         def info(it: lsp.CallHierarchyItem) -> SymbolInfo:
             path = path_of_uri(it.uri) or Path(it.uri)
@@ -159,9 +167,32 @@ class IntelResults:
             )
         return out, len(chunks)
 
-    def point_location(self, absolute: Path, line: int, column: int, name: str | None) -> Location:
+    def index_definitions(self, targets: list[Target], max_chars: int) -> list[Definition]:
+        """The definitions the index found for a name (``Target.match``), with their source, without a server."""
+        lines = self._lines()
+        out: list[Definition] = []
+        for target in targets:
+            match = target.match
+            if match is None:
+                continue
+            file_lines = lines.lines(target.absolute)
+            source = "\n".join(file_lines[match.start_line - 1 : match.end_line]) if file_lines else None
+            out.append(
+                Definition(
+                    location=self.point_location(target.absolute, target.line, target.column, target.name, lines),
+                    symbol=match.qualified_name,
+                    kind=match.kind,
+                    source=excerpt(source, max_chars) if source else None,
+                    source_truncated=bool(source) and len(source or "") > max_chars,
+                )
+            )
+        return out
+
+    def point_location(
+        self, absolute: Path, line: int, column: int, name: str | None, lines: FileLines | None = None
+    ) -> Location:
         """The location of ``name`` starting at (line, column) of ``absolute``."""
-        lines = FileLines(self.paths)
+        lines = lines or self._lines()
         line_text = lines.line(absolute, line)
         start = lsp.Position(line=line - 1, character=to_lsp_character(line_text, column))
         end = lsp.Position(line=line - 1, character=to_lsp_character(line_text, column + len(name or "")))

@@ -7,12 +7,20 @@ as written is then followed through package re-exports (:mod:`daemon.service.sym
 ``requests.get`` -> ``get`` in ``requests/api.py``). When neither finds it (the index not built
 yet, busy, or the file newer than the index), a Tree-sitter scan of the workspace: files that
 contain the name's last part are chunked and matched the same way. Blocking: run it in a thread.
+
+Given ``generation`` (a token that changes whenever the index or the workspace may have changed:
+the daemon's count of index changes and watched file events, which also moves when its first pass
+ends), a name found is remembered with that token and the size and mtime of the files it was found
+in; the same name is then answered without a search or a scan until the token or one of those
+files changes. A name not found is looked for again each time.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
@@ -31,6 +39,8 @@ _NOT_SYMBOLS = frozenset({SymbolKind.MODULE, SymbolKind.SECTION, SymbolKind.WIND
 _DEF_KEYWORDS = r"(?:def|class|function|func|fn|struct|interface|enum|type|trait|impl|namespace|union)"
 _SCAN_MAX_FILES = 50_000
 _CHUNK_CACHE_FILES = 256
+_REMEMBERED = 10
+_REMEMBERED_NAMES = 1024
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -50,6 +60,16 @@ class SymbolMatch:
     via: str  # "index", "reexport" or "tree_sitter"
     exported_by: str | None = None
     """The module whose re-export led here (``via == "reexport"``), e.g. ``src/requests/__init__.py``."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Resolved:
+    """A name's resolution, valid while ``token`` and the files' ``stamp`` stay the same."""
+
+    token: object
+    stamp: tuple[tuple[str, int, int], ...]
+    matches: list[SymbolMatch]
+    via: str
 
 
 def normalize_symbol(name: str) -> str:
@@ -118,18 +138,51 @@ class SymbolResolver:
         index_search: Callable[[str], list[Chunk] | None],
         scanner: Scanner,
         max_file_bytes: int,
+        generation: Callable[[], object] | None = None,
     ) -> None:
         self._root = root
         self._index_search = index_search
         self._scanner = scanner
         self._max_file_bytes = max_file_bytes
+        self._generation = generation
         self._chunk_cache: dict[tuple[str, int, int], list[Chunk]] = {}
+        self._known: OrderedDict[str, _Resolved] = OrderedDict()
+        self._known_lock = threading.Lock()
 
     def resolve(self, name: str, *, limit: int = 10) -> tuple[list[SymbolMatch], str]:
         """Matches, best first, and how they were found ("index", "reexport", "tree_sitter" or "none")."""
         wanted = normalize_symbol(name)
         if not wanted:
             return [], "none"
+        if self._generation is None or limit > _REMEMBERED:
+            return self._resolve(wanted, limit)
+        token = self._generation()
+        with self._known_lock:
+            known = self._known.get(wanted)
+        if known is not None and known.token == token and known.stamp == self._stamp(known.matches):
+            return known.matches[:limit], known.via
+        matches, via = self._resolve(wanted, _REMEMBERED)
+        if via != "none":
+            with self._known_lock:
+                self._known[wanted] = _Resolved(token=token, stamp=self._stamp(matches), matches=matches, via=via)
+                self._known.move_to_end(wanted)
+                while len(self._known) > _REMEMBERED_NAMES:
+                    self._known.popitem(last=False)
+        return matches[:limit], via
+
+    def _stamp(self, matches: list[SymbolMatch]) -> tuple[tuple[str, int, int], ...]:
+        """Size and mtime of the files of ``matches`` (an edit the watcher has not told yet shows here)."""
+        out: list[tuple[str, int, int]] = []
+        for path in dict.fromkeys(m.path for m in matches):
+            try:
+                stat = (self._root / path).stat()
+            except OSError:
+                out.append((path, -1, -1))
+            else:
+                out.append((path, stat.st_size, stat.st_mtime_ns))
+        return tuple(out)
+
+    def _resolve(self, wanted: str, limit: int) -> tuple[list[SymbolMatch], str]:
         last = wanted.split(".")[-1]
         chunks = self._index_search(" ".join(dict.fromkeys([last, *wanted.split(".")])))
         matches = self._matches(chunks or [], wanted, via="index")

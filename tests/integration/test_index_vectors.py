@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from daemon.core.models import Chunk, SearchMode
-from daemon.index.embedder import FastembedEmbedder
+from daemon.index.embedder import OnnxEmbedder
 from daemon.index.workspace_index import WorkspaceIndex
 from daemon.retrieval.vectors import EmbedderVectors, IndexVectors
 from tests.integration.conftest import make_config
@@ -15,7 +15,7 @@ from tests.integration.conftest import make_config
 class CountingEmbedder:
     """The real model, counting which chunks it was asked to embed."""
 
-    def __init__(self, model: FastembedEmbedder) -> None:
+    def __init__(self, model: OnnxEmbedder) -> None:
         self.model = model
         self.embedded: list[str] = []
 
@@ -49,7 +49,7 @@ def test_stored_vectors_are_used_and_only_chunks_not_embedded_yet_are_embedded(t
         stored = ws.dense_by_hash(["first.py", "second.py"])
         assert len(stored) == 1
         embedder = ws.dense_embedder()
-        assert isinstance(embedder, FastembedEmbedder)
+        assert isinstance(embedder, OnnxEmbedder)
         counting = CountingEmbedder(embedder)
         vectors = IndexVectors(ws.dense_by_hash, EmbedderVectors(counting)).vectors(chunks)
         assert set(vectors) == {c.chunk_hash for c in chunks}

@@ -85,11 +85,15 @@ def _no_index(_query: str) -> list[Chunk] | None:
     return None
 
 
-def _resolver(root: Path, index_search: Callable[[str], list[Chunk] | None]) -> SymbolResolver:
+def _resolver(
+    root: Path, index_search: Callable[[str], list[Chunk] | None], generation: Callable[[], object] | None = None
+) -> SymbolResolver:
     scanner = Scanner(
         root, classify=language_for_path, max_file_bytes=1_000_000, extra_excludes=(), include_secrets=False
     )
-    return SymbolResolver(root, index_search=index_search, scanner=scanner, max_file_bytes=1_000_000)
+    return SymbolResolver(
+        root, index_search=index_search, scanner=scanner, max_file_bytes=1_000_000, generation=generation
+    )
 
 
 @pytest.mark.parametrize(
@@ -172,3 +176,35 @@ async def test_find_definition_references_and_signature_take_the_public_name(wor
         assert "def post(url: str) -> str" in signature.signature
         with pytest.raises(InvalidToolInput, match=r"mypkg\.delete"):
             await intel.find_definition(DefinitionParams(symbol="mypkg.delete"))
+
+
+def test_a_resolved_name_is_remembered_until_the_index_generation_or_its_file_changes(
+    workspace: Path, tmp_path: Path
+) -> None:
+    shared = SharedIndex(workspace_config(workspace, tmp_path / "state"), wait_seconds=60)
+    shared.open(run_pass=True)
+    queries: list[str] = []
+    generation = [0]
+
+    def search(query: str) -> list[Chunk] | None:
+        queries.append(query)
+        return shared.candidates(query)
+
+    try:
+        resolver = _resolver(workspace, search, lambda: generation[0])
+        first = resolver.resolve("Session.request")
+        assert first[1] == "index" and first[0][0].path == "mypkg/sessions.py"
+        assert resolver.resolve("Session.request") == first
+        assert len(queries) == 1  # the second answer was remembered
+        generation[0] += 1  # the index changed
+        assert resolver.resolve("Session.request") == first
+        assert len(queries) == 2
+        sessions = workspace / "mypkg" / "sessions.py"
+        sessions.write_text(sessions.read_text() + "\n\n# edited\n")  # not re-indexed yet: the file tells
+        resolver.resolve("Session.request")
+        assert len(queries) == 3
+        assert resolver.resolve("NoSuchName") == ([], "none")
+        assert resolver.resolve("NoSuchName") == ([], "none")
+        assert len(queries) == 5  # a name not found is looked for again
+    finally:
+        shared.close()

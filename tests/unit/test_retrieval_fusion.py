@@ -8,7 +8,7 @@ import pytest
 
 from daemon.config import EmbeddingConfig, default_cache_root
 from daemon.core.models import Chunk, ChunkKind, SymbolKind
-from daemon.index.embedder import FastembedEmbedder
+from daemon.index.embedder import OnnxEmbedder
 from daemon.retrieval.fusion import Fusion, _cosine, _widest, fit_budget
 from daemon.retrieval.models import Attribution, Candidate, SourceName, WorkflowKind
 from daemon.retrieval.outline import outline_text
@@ -111,8 +111,8 @@ def test_budget_keeps_whole_pieces_in_score_order_and_records_each_cut() -> None
 
 
 @pytest.fixture(scope="module")
-def embedder() -> FastembedEmbedder:
-    return FastembedEmbedder.from_config(EmbeddingConfig(threads=1), default_cache_root())
+def embedder() -> OnnxEmbedder:
+    return OnnxEmbedder.from_config(EmbeddingConfig(threads=1), default_cache_root())
 
 
 def _code(ident: str, text: str, first: int, *, name: str | None = None) -> Candidate:
@@ -132,7 +132,7 @@ def _code(ident: str, text: str, first: int, *, name: str | None = None) -> Cand
     return Candidate(id=ident, source=SourceName.CODE, text=text, attribution=attribution, score=1.0, chunk=chunk)
 
 
-def test_near_duplicates_by_stored_model_vectors_are_one_piece(embedder: FastembedEmbedder) -> None:
+def test_near_duplicates_by_stored_model_vectors_are_one_piece(embedder: OnnxEmbedder) -> None:
     body = "def total(items):\n    s = 0\n    for item in items:\n        s += item.price * item.quantity\n    return s"
     copy = body.replace("s += item.price * item.quantity", "s+=item.price*item.quantity")  # reformatted
     unrelated = "def parse_header(line):\n    key, _, value = line.partition(':')\n    return key.strip(), value"
@@ -190,7 +190,7 @@ RETRY = "def backoff(attempt):\n    delay = min(30, 2 ** attempt)\n    time.slee
 
 
 def test_with_the_model_the_piece_that_means_the_query_ranks_first_and_the_rest_fall_under_the_threshold(
-    embedder: FastembedEmbedder,
+    embedder: OnnxEmbedder,
 ) -> None:
     fusion = Fusion(workflow=WorkflowKind.CODE, vectors=EmbedderVectors(embedder))
     pieces, _ = fusion.rank(_texts(("to_rgb", COLOUR), ("digest", CHECKSUM), ("backoff", RETRY)))
@@ -203,7 +203,7 @@ def test_with_the_model_the_piece_that_means_the_query_ranks_first_and_the_rest_
     assert all(r.step == "relevance" and "under the threshold 0.7" in r.reason for r in outcome.rejected)
 
 
-def test_a_merged_piece_is_as_relevant_as_its_best_chunk(embedder: FastembedEmbedder) -> None:
+def test_a_merged_piece_is_as_relevant_as_its_best_chunk(embedder: OnnxEmbedder) -> None:
     filler = "\n".join(f"def helper_{i}(x):\n    return x + {i}" for i in range(60))  # past the model's 256 tokens
     head = _code("helpers", filler, 1, name="helpers")
     lines = filler.count("\n") + 1
@@ -216,7 +216,7 @@ def test_a_merged_piece_is_as_relevant_as_its_best_chunk(embedder: FastembedEmbe
 
 
 def test_a_searched_piece_under_the_similarity_floor_is_dropped_but_a_language_server_fact_is_not(
-    embedder: FastembedEmbedder,
+    embedder: OnnxEmbedder,
 ) -> None:
     fact = Candidate(
         id="lsp:references:to_rgb",
@@ -249,7 +249,7 @@ def test_two_chunks_of_one_file_merged_do_not_outrank_a_better_single_chunk() ->
 
 
 def test_a_piece_found_by_the_identifiers_of_the_task_is_measured_against_the_whole_task(
-    embedder: FastembedEmbedder,
+    embedder: OnnxEmbedder,
 ) -> None:
     task = "compute the checksum of a file in chunks with hashlib sha256"
     named = "hashlib sha256"  # the identifiers the task names: a part of the task

@@ -7,7 +7,7 @@ columns and to quote lines): async callers run it through ``asyncio.to_thread``.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -73,11 +73,27 @@ def lsp_targets(result: Any) -> list[LspTarget]:
     return out
 
 
+def shown_lines(path: Path) -> list[str] | None:
+    """A file's lines, or None when it cannot be read or holds credentials (its location alone is shown)."""
+    try:
+        text = read_text(path)
+    except InvalidToolInput:
+        return None
+    return None if secret_reason(path, data=text.encode("utf-8", "replace")) is not None else text.split("\n")
+
+
 class FileLines:
     """Lines of files referred to by an answer, read once per call (bounded), for positions and quotes."""
 
-    def __init__(self, paths: WorkspacePaths, *, overrides: dict[Path, str] | None = None) -> None:
+    def __init__(
+        self,
+        paths: WorkspacePaths,
+        *,
+        overrides: dict[Path, str] | None = None,
+        read: Callable[[Path], list[str] | None] = shown_lines,
+    ) -> None:
         self._paths = paths
+        self._read = read
         self._cache: dict[Path, list[str] | None] = {}
         for path, text in (overrides or {}).items():
             self._cache[path] = text.split("\n")
@@ -85,13 +101,7 @@ class FileLines:
     def lines(self, path: Path) -> list[str] | None:
         """The file's lines; None when it cannot be read or holds credentials (its location alone is shown)."""
         if path not in self._cache:
-            try:
-                text = read_text(path)
-            except InvalidToolInput:
-                self._cache[path] = None
-            else:
-                secret = secret_reason(path, data=text.encode("utf-8", "replace")) is not None
-                self._cache[path] = None if secret else text.split("\n")
+            self._cache[path] = self._read(path)
         return self._cache[path]
 
     def line(self, path: Path, line: int) -> str:

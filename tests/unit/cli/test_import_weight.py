@@ -24,6 +24,7 @@ HEAVY = frozenset(
         "langchain_core",
         "langsmith",
         "fastembed",
+        "huggingface_hub",
         "onnxruntime",
         "numpy",
         "tokenizers",
@@ -110,3 +111,17 @@ def test_status_without_a_daemon_loads_only_what_opening_the_index_needs(tmp_pat
     (workspace / "a.py").write_text("def f() -> int:\n    return 1\n")
     loaded = _heavy_loaded(["status", "--json"], cwd=workspace, home=tmp_path / "home")
     assert set(loaded) <= INDEX_OPEN, loaded
+
+
+def test_a_hybrid_search_without_a_daemon_embeds_its_query_without_fastembed(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / ".ided.toml").write_text(f'state_dir = "{tmp_path / "state"}"\n')
+    (workspace / "a.py").write_text("def total(values: list[int]) -> int:\n    return sum(values)\n")
+    home = tmp_path / "home"
+    indexed = _heavy_loaded(["index"], cwd=workspace, home=home)
+    assert "onnxruntime" in indexed and "fastembed" not in indexed, indexed
+    loaded = _heavy_loaded(["search", "sum of the values", "--json"], cwd=workspace, home=home)
+    # the query was embedded (onnxruntime ran: the search was hybrid), on onnxruntime and tokenizers alone
+    assert {"onnxruntime", "tokenizers"} <= set(loaded), loaded
+    assert not {"fastembed", "huggingface_hub"} & set(loaded), loaded

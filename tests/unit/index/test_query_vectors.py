@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon.index.embedder import FastembedEmbedder
+from daemon.index.embedder import OnnxEmbedder
 from daemon.index.model_files import bundled_model_dir
 from daemon.index.query_vectors import RememberedQueries
 
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow
 class _Counted:
     """The real model, counting the queries it embeds."""
 
-    def __init__(self, model: FastembedEmbedder) -> None:
+    def __init__(self, model: OnnxEmbedder) -> None:
         self.model = model
         self.queries: list[str] = []
         self.name = model.name
@@ -31,12 +31,12 @@ class _Counted:
 
 
 @pytest.fixture(scope="module")
-def model(tmp_path_factory: pytest.TempPathFactory) -> FastembedEmbedder:
+def model(tmp_path_factory: pytest.TempPathFactory) -> OnnxEmbedder:
     directory: Path = bundled_model_dir(tmp_path_factory.mktemp("cache"))
-    return FastembedEmbedder(directory, max_tokens=32, batch_size=4, threads=1)
+    return OnnxEmbedder(directory, max_tokens=32, batch_size=4, threads=1)
 
 
-def test_a_remembered_query_vector_is_the_models_own_and_is_computed_once(model: FastembedEmbedder) -> None:
+def test_a_remembered_query_vector_is_the_models_own_and_is_computed_once(model: OnnxEmbedder) -> None:
     counted = _Counted(model)
     remembered = RememberedQueries(counted, size=2)  # type: ignore[arg-type]
     first = remembered.embed_query("apply a discount to the order total")
@@ -48,7 +48,7 @@ def test_a_remembered_query_vector_is_the_models_own_and_is_computed_once(model:
     assert (remembered.name, remembered.dim) == (model.name, model.dim)
 
 
-def test_the_memory_keeps_the_most_recent_queries_only(model: FastembedEmbedder) -> None:
+def test_the_memory_keeps_the_most_recent_queries_only(model: OnnxEmbedder) -> None:
     counted = _Counted(model)
     remembered = RememberedQueries(counted, size=2)  # type: ignore[arg-type]
     for text in ("one query", "two query", "one query", "three query", "one query", "two query"):
