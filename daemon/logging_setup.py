@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
 
-from daemon.config import LoggingConfig
+from daemon.config import LoggingConfig, load_config
+from daemon.errors import DaemonError
 
-__all__ = ["configure_logging"]
+__all__ = ["configure_logging", "log_as_configured"]
 
 _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -24,3 +28,15 @@ def configure_logging(config: LoggingConfig) -> None:
     handler.setFormatter(logging.Formatter(_FORMAT))
     root.addHandler(handler)
     root.setLevel(config.level)
+
+
+def log_as_configured(prog: str, workspace: Path | None, overrides: Mapping[str, Any]) -> bool:
+    """A front's start: log as the configuration of ``workspace`` (else the current folder) says; False, with
+    the reason on stderr as ``prog: ...``, when that configuration does not load."""
+    try:
+        config = load_config(workspace or Path.cwd(), overrides=overrides)
+    except DaemonError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return False
+    configure_logging(config.logging)
+    return True

@@ -27,8 +27,7 @@ from acp import Agent, run_agent
 from daemon.acp.agent import PRELOAD_MODULES, IdedAgent
 from daemon.acp.transport_guard import MAX_LINE_BYTES, GuardedNdjsonTransport
 from daemon.config import Config, load_config, parse_set_pairs
-from daemon.errors import DaemonError
-from daemon.logging_setup import configure_logging
+from daemon.logging_setup import log_as_configured
 from daemon.workspace_roots import admit_workspace, check_folder
 
 __all__ = ["main"]
@@ -122,12 +121,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ided acp: {exc}", file=sys.stderr)
         return 2
     workspace: Path | None = args.workspace.resolve() if args.workspace else None
-    try:
-        config = load_config(workspace or Path.cwd(), overrides=overrides)
-    except DaemonError as exc:
-        print(f"ided acp: {exc}", file=sys.stderr)
+    if not log_as_configured("ided acp", workspace, overrides):
         return 2
-    configure_logging(config.logging)
     agent = IdedAgent(functools.partial(_load, overrides, Path.cwd()), workspace=workspace)
     asyncio.run(serve(agent))
     return 0

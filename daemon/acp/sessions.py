@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import re
 import secrets
 from dataclasses import dataclass, field
@@ -21,6 +20,8 @@ from typing import TYPE_CHECKING
 from pydantic import Field, ValidationError
 
 from daemon.core.frozen_model import FrozenModel
+from daemon.core.record_files import read_record, write_record
+from daemon.core.tasks import cancel_and_wait
 
 if TYPE_CHECKING:
     from daemon.acp.workspaces import Workspace
@@ -78,23 +79,21 @@ class SessionStore:
         return record
 
     def save(self, record: SessionRecord) -> None:
-        path = self._path(record.session_id)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(record.model_dump_json(indent=2), encoding="utf-8")
-        tmp.replace(path)
+        write_record(self._path(record.session_id), record)
 
     def get(self, session_id: str) -> SessionRecord:
         path = self._path(session_id)
-        try:
-            return SessionRecord.model_validate_json(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise DaemonError(
+        return read_record(
+            path,
+            SessionRecord,
+            missing=lambda: DaemonError(
                 f"no session '{session_id}' in {self.root} (sessions belong to the workspace they were created in)",
                 code=ErrorCode.RUN_NOT_FOUND,
-            ) from None
-        except (OSError, ValidationError) as exc:
-            raise DaemonError(f"session file {path} cannot be read", code=ErrorCode.RUN_NOT_FOUND, cause=exc) from exc
+            ),
+            unreadable=lambda exc: DaemonError(
+                f"session file {path} cannot be read", code=ErrorCode.RUN_NOT_FOUND, cause=exc
+            ),
+        )
 
     def update(
         self,
@@ -191,9 +190,7 @@ class SessionState:
             await self._idle.wait()
         tasks = [t for t in (self.reoffer, *self.tasks) if t is not None and not t.done()]
         self.reoffer = None
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await cancel_and_wait(tasks)
         await self.close_mcp()
         self.closed = True
 

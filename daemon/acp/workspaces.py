@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 
 from daemon.acp.sessions import SessionStore
 from daemon.config import Config
+from daemon.core.tasks import cancel_and_wait
 from daemon.errors import DaemonError
 from daemon.service.daemon_client import DaemonClient
 from daemon.service.run_port import RunService
@@ -146,9 +147,7 @@ class Workspaces:
         return Attachment(client, None)
 
     async def aclose(self) -> None:
-        for task in self._background:
-            task.cancel()
-        await asyncio.gather(*self._background, return_exceptions=True)
+        await cancel_and_wait(self._background)
         self._background.clear()
         await self._stack.aclose()
         self._opened.clear()

@@ -39,7 +39,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from itertools import chain
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, Protocol, TypeVar, cast
 
 from daemon.core.ports import SparseVector
 
@@ -68,6 +68,8 @@ QUALIFIED_NAME_BOOST = 2
 PATH_BOOST = 2
 _ID_MASK = 0x7FFFFFFF
 _CACHE_LIMIT = 200_000
+
+V = TypeVar("V")
 
 _STOP_WORDS_TEXT = """a about above after again against all am an and any are as at be because been before being below
     between both but by can could did do does doing down during each few for from further had has have
@@ -166,6 +168,21 @@ class _TermIdCache(dict[str | bytes, tuple[int, ...]]):
         return ids
 
 
+class _Memo(dict[str, V]):
+    """Word -> what ``compute`` makes of it, computed on a miss (``__missing__``: a hit stays a C-level
+    lookup); emptied when it holds ``_CACHE_LIMIT`` words."""
+
+    def __init__(self, compute: Callable[[str], V]) -> None:
+        super().__init__()
+        self._compute = compute
+
+    def __missing__(self, word: str) -> V:
+        if len(self) >= _CACHE_LIMIT:
+            self.clear()
+        value = self[word] = self._compute(word)
+        return value
+
+
 class CodeBm25Encoder:
     """BM25 sparse encoder for code and docs chunks (implements ``SparseEncoder``).
 
@@ -184,9 +201,9 @@ class CodeBm25Encoder:
             stem_name += "-words"
         self._name = f"code-bm25-v1+{stem_name}+{hash_name}"
         # raw token -> terms, and raw token -> term ids; bounded, cleared when full.
-        self._terms_cache: dict[str, tuple[str, ...]] = {}
+        self._terms_cache = _Memo(self._analyze)
         self._ids_cache = _TermIdCache(self._analyze_ids)
-        self._stem_cache: dict[str, str] = {}
+        self._stem_cache = _Memo(self._stemmer.stem_word) if self._stemmer is not None else None
         self._path_words: tuple[str, list[str]] = ("", [])
 
     @property
@@ -195,15 +212,10 @@ class CodeBm25Encoder:
         return self._name
 
     def _stem(self, word: str) -> str:
-        stemmer = self._stemmer
-        if stemmer is None or not word.isalpha():
+        stems = self._stem_cache
+        if stems is None or not word.isalpha():
             return word
-        stemmed = self._stem_cache.get(word)
-        if stemmed is None:
-            if len(self._stem_cache) >= _CACHE_LIMIT:
-                self._stem_cache.clear()
-            stemmed = self._stem_cache[word] = stemmer.stem_word(word)
-        return stemmed
+        return stems[word]
 
     def _analyze(self, raw: str) -> tuple[str, ...]:
         """Terms of one run of word characters (see the module doc)."""
@@ -223,12 +235,7 @@ class CodeBm25Encoder:
         return (whole, *parts)
 
     def _terms(self, raw: str) -> tuple[str, ...]:
-        terms = self._terms_cache.get(raw)
-        if terms is None:
-            if len(self._terms_cache) >= _CACHE_LIMIT:
-                self._terms_cache.clear()
-            terms = self._terms_cache[raw] = self._analyze(raw)
-        return terms
+        return self._terms_cache[raw]
 
     def _analyze_ids(self, raw: str) -> tuple[int, ...]:
         return tuple(map(self._term_id, self._analyze(raw)))

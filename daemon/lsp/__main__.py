@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from daemon.config import load_config, parse_set_pairs
-from daemon.errors import DaemonError
-from daemon.logging_setup import configure_logging
+from daemon.logging_setup import log_as_configured
 from daemon.lsp.server import build_server, serve_stdio, serve_tcp
 
 __all__ = ["main", "parse_overrides"]
@@ -37,12 +36,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     overrides = parse_overrides(args.settings)
     workspace: Path | None = args.workspace
-    try:
-        config = load_config(workspace or Path.cwd(), overrides=overrides)
-    except DaemonError as exc:
-        print(f"ided lsp: {exc}", file=sys.stderr)
+    if not log_as_configured("ided lsp", workspace, overrides):
         return 2
-    configure_logging(config.logging)
     server = build_server(functools.partial(load_config, overrides=overrides), overrides, workspace=workspace)
     return serve_tcp(server, "127.0.0.1", args.port) if args.tcp else serve_stdio(server)
 

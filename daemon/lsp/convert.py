@@ -9,6 +9,7 @@ functions here read files, so handlers call them off the event loop (``asyncio.t
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
@@ -135,7 +136,6 @@ class PositionMapper:
 
     def definition_result(self, result: DefinitionResult) -> wire.DefinitionResult:
         return wire.DefinitionResult(
-            query=result.query,
             definitions=[
                 wire.DefinitionItem(
                     location=self.location(d.location),
@@ -147,15 +147,11 @@ class PositionMapper:
                 )
                 for d in result.definitions
             ],
-            total=result.total,
-            truncated=result.truncated,
-            server=result.server,
-            notes=list(result.notes),
+            **_bounded(result),
         )
 
     def references_result(self, result: ReferencesResult) -> wire.ReferencesResult:
         return wire.ReferencesResult(
-            query=result.query,
             references=[
                 wire.ReferenceItem(
                     location=self.location(r.location),
@@ -165,11 +161,8 @@ class PositionMapper:
                 )
                 for r in result.references
             ],
-            total=result.total,
-            truncated=result.truncated,
             files=result.files,
-            server=result.server,
-            notes=list(result.notes),
+            **_bounded(result),
         )
 
     def signature_result(self, result: SignatureResult) -> wire.SignatureResult:
@@ -320,3 +313,14 @@ def index_changed(mapper: PositionMapper, changed: IndexChanged) -> wire.IndexCh
         chunks_deleted=report.chunks_deleted,
         seconds=report.seconds,
     )
+
+
+def _bounded(result: DefinitionResult | ReferencesResult) -> dict[str, Any]:
+    """What a definition or references answer carries over as it is: its query, counts, server and notes."""
+    return {
+        "query": result.query,
+        "total": result.total,
+        "truncated": result.truncated,
+        "server": result.server,
+        "notes": list(result.notes),
+    }

@@ -24,6 +24,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.workspace import PositionCodec
 
 from daemon import __version__
+from daemon.core.ports import Workspace
 from daemon.errors import DaemonError
 from daemon.lsp import convert
 from daemon.lsp.handlers import index, intel, lifecycle, runs
@@ -32,6 +33,7 @@ from daemon.lsp.protocol import IdedProtocol, LspMethods, make_converter
 from daemon.lsp.session import ConfigLoader, DaemonSession
 from daemon.lsp.transport_guard import GuardedTransport
 from daemon.service.api import DaemonStatus, IndexChanged, IndexProgressEvent, Methods
+from daemon.service.workspace_remote import DaemonWorkspace
 
 __all__ = ["IdedLanguageServer", "build_server", "serve_stdio", "serve_tcp"]
 
@@ -39,7 +41,8 @@ logger = logging.getLogger(__name__)
 
 
 class IdedLanguageServer(LanguageServer):
-    """The pygls server plus what the handlers share: the daemon session, progress, the position mapper."""
+    """The pygls server plus what the handlers share: the daemon session and the ``Workspace`` over it,
+    progress, the position mapper."""
 
     def __init__(self, load_config: ConfigLoader, overrides: Mapping[str, Any], workspace: Path | None) -> None:
         self.converter = make_converter()
@@ -51,6 +54,8 @@ class IdedLanguageServer(LanguageServer):
             converter_factory=lambda: self.converter,
         )
         self.session = DaemonSession(load_config, overrides, self._on_daemon_notification)
+        self.workspace_port: Workspace = DaemonWorkspace.over(self.session)
+        """Search and code intelligence, through the port every front holds (the daemon transport, over the session)."""
         self.index_progress = IndexProgressReporter(self, self.daemon_status, self._on_idle)
         self.forced_workspace = workspace
         self.root: Path = workspace or Path.cwd()

@@ -1,4 +1,9 @@
-"""The LSP front's link to its workspace daemon: attach once, call with typed results, re-attach.
+"""The LSP front's link to its workspace daemon (a ``DaemonLink``): attach once, re-attach, coded errors.
+
+The front holds its workspace as the ``Workspace`` port over this link (``DaemonWorkspace.over``,
+``IdedLanguageServer.workspace_port``; pygls keeps ``workspace`` for its documents) for search and code
+intelligence; ``call`` asks the daemon itself (``daemon/status``), and ``wire_errors`` turns a failed
+call into the JSON-RPC error the client sees.
 
 Attaching may start the daemon (``DaemonClient.attach(start=True)``), which takes seconds, so it
 runs in the background after ``initialized``; requests that arrive meanwhile wait for it (bounded).
@@ -11,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Generator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -19,11 +24,13 @@ from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcException
 
 from daemon.config import Config
+from daemon.core.jsonrpc import METHOD_NOT_FOUND
 from daemon.errors import DaemonError
 from daemon.service.daemon_client import DaemonClient
-from daemon.service.rpc import NotificationHandler, RpcError
+from daemon.service.daemon_link import DaemonRefusal, ask
+from daemon.service.rpc import NotificationHandler
 
-__all__ = ["REQUEST_FAILED", "ConfigLoader", "DaemonSession"]
+__all__ = ["REQUEST_FAILED", "ConfigLoader", "DaemonSession", "wire_errors"]
 
 logger = logging.getLogger(__name__)
 
@@ -121,35 +128,16 @@ class DaemonSession:
             except (DaemonError, OSError) as exc:
                 raise JsonRpcException(code=REQUEST_FAILED, message=_describe(exc)) from exc
 
-    async def call(self, method: str, params: BaseModel | Mapping[str, Any] | None, result: type[M]) -> M:
-        """Call the daemon; its errors become JSON-RPC errors with the daemon's code and message.
+    @property
+    def workspace_name(self) -> str:
+        return self.config.workspace if self.config is not None else "this workspace"
 
-        Every method the front forwards only reads, so a call whose connection died under it (the
-        daemon was killed) is sent once more over a fresh attachment.
-        """
-        raw: Any = None
-        for attempt in (1, 2):
-            client = await self.client()
-            try:
-                raw = await client.call(method, params, wait_s=_CALL_TIMEOUT_S)
-                break
-            except RpcError as exc:
-                if exc.code == -32601:
-                    raise JsonRpcException(
-                        code=exc.code, message=f"the ided daemon does not provide {method} ({exc.message})"
-                    ) from exc
-                raise JsonRpcException(code=exc.code, message=exc.message, data=exc.data) from exc
-            except (ConnectionError, TimeoutError) as exc:
-                if attempt == 1 and isinstance(exc, ConnectionError) and client.closed:
-                    logger.warning("the daemon connection broke during %s: sending it again", method)
-                    continue
-                raise JsonRpcException(code=REQUEST_FAILED, message=f"ided: {method} failed: {_describe(exc)}") from exc
-        try:
-            return result.model_validate(raw)
-        except ValidationError as exc:
-            raise JsonRpcException(
-                code=REQUEST_FAILED, message=f"ided: the daemon's answer to {method} is not a {result.__name__}"
-            ) from exc
+    async def call(self, method: str, params: BaseModel | Mapping[str, Any] | None, result: type[M]) -> M:
+        """Call the daemon (a call of the daemon's own, not of the workspace: ``daemon/status``); its errors
+        become JSON-RPC errors as ``wire_errors`` says. It only reads, so a call whose connection died under
+        it (the daemon was killed) is sent once more over a fresh attachment."""
+        with wire_errors(method):
+            return result.model_validate(await ask(self, method, params, wait_s=_CALL_TIMEOUT_S, retry=True))
 
     async def close(self) -> None:
         """Detach (the daemon keeps running for its other clients and stops itself when idle)."""
@@ -157,6 +145,29 @@ class DaemonSession:
         if client is not None:
             with contextlib.suppress(Exception):
                 await client.close()
+
+
+@contextlib.contextmanager
+def wire_errors(method: str) -> Generator[None]:
+    """What the LSP client is answered when a call to the daemon (``method``) fails.
+
+    The daemon's refusal goes on with its JSON-RPC code, message and data (a method the daemon does not
+    have says so); a lost connection, a time-out or an answer of the wrong shape is ``REQUEST_FAILED``.
+    Failures to attach are ``REQUEST_FAILED`` already (``DaemonSession.client``).
+    """
+    try:
+        yield
+    except DaemonRefusal as refusal:
+        error = refusal.error
+        if error.code == METHOD_NOT_FOUND:
+            message = f"the ided daemon does not provide {method} ({error.message})"
+            raise JsonRpcException(code=error.code, message=message) from refusal
+        raise JsonRpcException(code=error.code, message=error.message, data=error.data) from refusal
+    except (DaemonError, ConnectionError, TimeoutError) as exc:
+        raise JsonRpcException(code=REQUEST_FAILED, message=f"ided: {method} failed: {_describe(exc)}") from exc
+    except ValidationError as exc:
+        message = f"ided: the daemon's answer to {method} is not a {exc.title}"
+        raise JsonRpcException(code=REQUEST_FAILED, message=message) from exc
 
 
 def _describe(exc: BaseException) -> str:

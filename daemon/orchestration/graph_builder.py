@@ -36,6 +36,7 @@ from daemon.orchestration.routing import (
     ABORT_NODE,
     ADAPTIVE_NODE,
     DONE_NODE,
+    RouteDecision,
     node_for,
     possible_targets,
     route_after_enrichment,
@@ -154,12 +155,19 @@ def _stage_node(plan: ExecutionPlan, stage_id: str) -> _NodeFn:
             stage_results=results,
             attempts=attempts,
             iterations=iterations,
-            next_node=decision.target,
-            routes=[*state.routes, decision],
-            abort_reason=decision.condition if decision.target == ABORT_NODE else None,
+            **_route_values(state, decision),
         )
 
     return node
+
+
+def _route_values(state: ExecutionState, decision: RouteDecision) -> dict[str, Any]:
+    """The state a routing decision leaves: the next node, the route recorded, the abort reason if it aborts."""
+    return {
+        "next_node": decision.target,
+        "routes": [*state.routes, decision],
+        "abort_reason": decision.condition if decision.target == ABORT_NODE else None,
+    }
 
 
 def _adaptive_node(plan: ExecutionPlan) -> _NodeFn:
@@ -209,11 +217,7 @@ def _adaptive_node(plan: ExecutionPlan) -> _NodeFn:
         await ctx.reporter.node_finished(ADAPTIVE_NODE, after, summary=summary)
         await ctx.reporter.routed(decision, after)
         return to_channel_values(
-            enrichment_attempts=enrichments,
-            enriched_context=context,
-            next_node=decision.target,
-            routes=[*state.routes, decision],
-            abort_reason=decision.condition if decision.target == ABORT_NODE else None,
+            enrichment_attempts=enrichments, enriched_context=context, **_route_values(state, decision)
         )
 
     return adaptive_retrieval

@@ -31,6 +31,7 @@ from daemon.orchestration.workflow_schema import (
     Workflow,
     WorkflowNote,
     WorkflowType,
+    stage_by_id,
 )
 
 __all__ = ["ExecutionPlan", "PlannedStage", "SkippedStage", "StageRoute", "assemble_plan"]
@@ -80,10 +81,7 @@ class ExecutionPlan(FrozenModel):
     )
 
     def stage(self, stage_id: str) -> PlannedStage:
-        for stage in self.stages:
-            if stage.stage_id == stage_id:
-                return stage
-        raise KeyError(stage_id)
+        return stage_by_id(self.stages, stage_id)
 
     @property
     def stage_ids(self) -> tuple[str, ...]:

@@ -9,6 +9,7 @@ the plan and the orchestrator's reasoning as ``plan`` and ``thought`` events (a 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 from daemon.orchestration.llm_providers import ORCHESTRATOR_ROLE, ModelRegistry
 from daemon.orchestration.plan import assemble_plan
@@ -21,17 +22,23 @@ from daemon.orchestration.state import Attachment
 from daemon.orchestration.stop_decision import utc_now
 from daemon.orchestration.workflow_loader import WorkflowCatalog
 
-__all__ = ["announce", "prepare_run"]
+__all__ = ["PreparationParts", "announce", "prepare_run"]
+
+
+class PreparationParts(Protocol):
+    """What preparing a run reads (a ``PipelineRuntime``)."""
+
+    store: RunStore
+    models: ModelRegistry
+    catalog: WorkflowCatalog
+    profile: ProjectProfile | None
+    settings: RuntimeSettings
 
 
 async def prepare_run(
+    parts: PreparationParts,
     request: str,
     *,
-    store: RunStore,
-    models: ModelRegistry,
-    catalog: WorkflowCatalog,
-    profile: ProjectProfile | None,
-    settings: RuntimeSettings,
     workflow: str | None = None,
     mode: RunMode = "code",
     include_uncommitted: bool | None = None,
@@ -41,9 +48,11 @@ async def prepare_run(
     """Select a workflow, assemble the plan and record the run as ``planned`` (nothing executes).
 
     ``include_uncommitted``: the run's branch starts from HEAD plus the user's uncommitted changes
-    (None: ``settings.include_uncommitted``, from ``vcs.include_uncommitted``)."""
+    (None: ``settings.include_uncommitted``, from ``vcs.include_uncommitted``). ``PipelineRuntime.prepare``
+    is this function, with the runtime as ``parts``."""
+    store, models, catalog, settings = parts.store, parts.models, parts.catalog, parts.settings
     orchestrator = Orchestrator(models.caller(ORCHESTRATOR_ROLE), retries=settings.selection_retries)
-    selection = await orchestrator.select(request, catalog, profile, workflow=workflow)
+    selection = await orchestrator.select(request, catalog, parts.profile, workflow=workflow)
     plan = assemble_plan(catalog.get(selection.workflow), selection.stage_decisions, request)
     now = utc_now()
     record = await store.create(

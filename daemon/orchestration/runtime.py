@@ -38,11 +38,13 @@ import os
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from daemon.config import AgentsConfig, PipelineConfig, RunsConfig, VcsConfig
+from daemon.core.tasks import cancel_and_wait
 from daemon.errors import ErrorCode, PipelineError
 from daemon.orchestration.agents import CommandSources, FileReader, RunCommands
 from daemon.orchestration.agents.run_workspace import RunWorkspace, plan_edits
@@ -78,9 +80,32 @@ from daemon.orchestration.stop_decision import cancelled_stop
 from daemon.orchestration.workflow_loader import WorkflowCatalog
 from daemon.vcs.worktrees import RunWorktrees
 
-__all__ = ["PipelineRuntime", "RuntimeSettings", "runs_db_path"]
+__all__ = ["PipelineRuntime", "RuntimeParts", "RuntimeSettings", "runs_db_path"]
 
 DEFAULT_SETTINGS = RuntimeSettings()
+
+
+class RuntimeParts(TypedDict, total=False):
+    """The parts a runtime may be given (``PipelineRuntime.open``); each one left out is None (or empty)."""
+
+    retriever: Retriever | None
+    """What retrieval runs through (None: stages get no retrieved context)."""
+    profile: ProjectProfile | None
+    """What the workspace's project looks like to the orchestrator (None: not profiled)."""
+    agents: AgentProvider | None
+    """Agents injected in place of the model-backed ones (tests, benchmarks)."""
+    worktrees: RunWorktrees | None
+    """The workspace's run branches (code-mode runs edit in worktrees; None: no editing runs)."""
+    workspace: Path | None
+    """The folder read-only runs read (default: the worktrees' workspace)."""
+    default_tools: Sequence[BaseTool]
+    """Tools every run's agents get beside their file and command tools (ided's code-intel tools)."""
+    commands: CommandSources | None
+    """Where the commands come from and whether the repository's may run (default: the agents'
+    configured commands, all the caller's own)."""
+    run_scopes: RunScopeOpener | None
+    """Opens each run's search scope (``daemon.orchestration.run_scope``: its retriever and tools over the
+    run's tree; None: every run uses ``retriever`` and ``default_tools``)."""
 
 
 class PipelineRuntime:
@@ -92,34 +117,30 @@ class PipelineRuntime:
         store: RunStore,
         checkpointer: BaseCheckpointSaver[str],
         settings: RuntimeSettings = DEFAULT_SETTINGS,
-        retriever: Retriever | None = None,
-        profile: ProjectProfile | None = None,
-        agents: AgentProvider | None = None,
-        worktrees: RunWorktrees | None = None,
-        workspace: Path | None = None,
-        default_tools: Sequence[BaseTool] = (),
-        commands: CommandSources | None = None,
-        run_scopes: RunScopeOpener | None = None,
+        **parts: Unpack[RuntimeParts],
     ) -> None:
         self.catalog = catalog
         self.models = models
         self.store = store
         self.settings = settings
         self.bus = ProgressBus()
-        self._profile = profile
+        self.profile = parts.get("profile")
         self._tasks: dict[str, asyncio.Task[RunRecord]] = {}
-        self.workspace = RunWorkspace(worktrees=worktrees, workspace=workspace, settings=settings.agents)
+        self.workspace = RunWorkspace(
+            worktrees=parts.get("worktrees"), workspace=parts.get("workspace"), settings=settings.agents
+        )
         self._flags = CancelFlags(store=store)
+        commands = parts.get("commands")
         self._agents = RunAgents(
             catalog=catalog,
             models=models,
             store=store,
             workspace=self.workspace,
             commands=commands if commands is not None else CommandSources.given(settings.agents.commands),
-            default_tools=default_tools,
-            injected=agents,
+            default_tools=parts.get("default_tools", ()),
+            injected=parts.get("agents"),
             is_cancelled=self._flags.requested,
-            run_scopes=run_scopes,
+            run_scopes=parts.get("run_scopes"),
         )
         self._engine = RunEngine(
             store=store,
@@ -129,7 +150,7 @@ class PipelineRuntime:
             agents=self._agents,
             models=models,
             settings=settings,
-            retriever=retriever,
+            retriever=parts.get("retriever"),
             flags=self._flags,
         )
 
@@ -142,48 +163,23 @@ class PipelineRuntime:
         models: ModelRegistry,
         state_dir: Path,
         config: PipelineConfig,
-        retriever: Retriever | None = None,
-        profile: ProjectProfile | None = None,
-        agents: AgentProvider | None = None,
-        worktrees: RunWorktrees | None = None,
-        workspace: Path | None = None,
         agents_config: AgentsConfig | None = None,
-        default_tools: Sequence[BaseTool] = (),
         runs: RunsConfig | None = None,
-        commands: CommandSources | None = None,
         vcs: VcsConfig | None = None,
-        run_scopes: RunScopeOpener | None = None,
+        **parts: Unpack[RuntimeParts],
     ) -> AsyncGenerator[PipelineRuntime]:
-        """``worktrees``: the workspace's run branches (code-mode runs edit in worktrees; None: no editing
-        runs); ``workspace``: the folder read-only runs read (default: the worktrees' workspace);
-        ``agents_config``: commands and limits of the agents (``[agents]``); ``default_tools``: tools every
-        run's agents get beside their file and command tools (ided's code-intel tools); ``runs``: where
-        records and checkpoints live (``[runs]``; default: SQLite files in ``state_dir``); ``commands``: where
-        the commands come from and whether the repository's may run (default: ``agents_config.commands``,
-        all the caller's own); ``vcs``: run branches (``include_uncommitted``: what a run that does not say gets);
-        ``run_scopes``: opens each run's search scope (``daemon.orchestration.run_scope``: its retriever and
-        tools over the run's tree; None: every run uses ``retriever`` and ``default_tools``)."""
+        """``parts``: see ``RuntimeParts``. ``agents_config``: commands and limits of the agents (``[agents]``);
+        ``runs``: where records and checkpoints live (``[runs]``; default: SQLite files in ``state_dir``);
+        ``vcs``: run branches (``include_uncommitted``: what a run that does not say gets)."""
         runs = runs or RunsConfig()
-        home = workspace or (worktrees.workspace if worktrees is not None else state_dir)
+        worktrees = parts.get("worktrees")
+        home = parts.get("workspace") or (worktrees.workspace if worktrees is not None else state_dir)
         async with (
             open_run_store(runs, state_dir=state_dir, workspace=home) as store,
             open_checkpointer(config.checkpoint, state_dir, database_url=runs.database_url) as saver,
         ):
-            runtime = cls(
-                catalog=catalog,
-                models=models,
-                store=store,
-                checkpointer=saver,
-                settings=RuntimeSettings.from_config(config, agents_config, vcs),
-                retriever=retriever,
-                profile=profile,
-                agents=agents,
-                worktrees=worktrees,
-                workspace=workspace,
-                default_tools=default_tools,
-                commands=commands,
-                run_scopes=run_scopes,
-            )
+            settings = RuntimeSettings.from_config(config, agents_config, vcs)
+            runtime = cls(catalog=catalog, models=models, store=store, checkpointer=saver, settings=settings, **parts)
             try:
                 yield runtime
             finally:
@@ -196,30 +192,8 @@ class PipelineRuntime:
 
     # -- preparing ------------------------------------------------------------------------------
 
-    async def prepare(
-        self,
-        request: str,
-        *,
-        workflow: str | None = None,
-        mode: RunMode = "code",
-        include_uncommitted: bool | None = None,
-        attachments: Sequence[Attachment] = (),
-        run_id: str | None = None,
-    ) -> RunRecord:
-        """Select a workflow, assemble the plan and record the run as ``planned`` (``prepare_run``)."""
-        return await prepare_run(
-            request,
-            store=self.store,
-            models=self.models,
-            catalog=self.catalog,
-            profile=self._profile,
-            settings=self.settings,
-            workflow=workflow,
-            mode=mode,
-            include_uncommitted=include_uncommitted,
-            attachments=attachments,
-            run_id=run_id,
-        )
+    prepare = prepare_run
+    """Select a workflow, assemble the plan and record the run as ``planned`` (``prepare_run``)."""
 
     def missing_models(self, plan: ExecutionPlan) -> list[str]:
         """Agent roles of ``plan`` that no model serves (empty when agents were injected)."""
@@ -457,9 +431,5 @@ class PipelineRuntime:
         return self.bus.subscribe(run_id)
 
     async def close(self) -> None:
-        tasks = [t for t in self._tasks.values() if not t.done()]
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            await asyncio.gather(*tasks, return_exceptions=True)
+        await cancel_and_wait(t for t in self._tasks.values() if not t.done())
         await self._agents.scopes.aclose()

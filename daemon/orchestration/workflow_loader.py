@@ -257,49 +257,34 @@ def _strongly_connected(graph: Mapping[str, list[str]]) -> list[list[str]]:
 
 def _identity_problems(workflow: Workflow, source: str) -> list[WorkflowProblem]:
     problems: list[WorkflowProblem] = []
+
+    def problem(stage: str | None, message: str, fix: str) -> None:
+        problems.append(WorkflowProblem(file=source, stage=stage, message=message, fix=fix))
+
     seen: dict[str, int] = {}
     for i, stage in enumerate(workflow.stages):
         sid = stage.stage_id
         if sid in seen:
-            problems.append(
-                WorkflowProblem(
-                    file=source,
-                    stage=sid,
-                    message=f"duplicate stage_id '{sid}' (stages[{seen[sid]}] and stages[{i}])",
-                    fix="give every stage a unique stage_id",
-                )
+            problem(
+                sid,
+                f"duplicate stage_id '{sid}' (stages[{seen[sid]}] and stages[{i}])",
+                "give every stage a unique stage_id",
             )
         seen.setdefault(sid, i)
         if sid in RESERVED_STAGE_IDS:
-            problems.append(
-                WorkflowProblem(
-                    file=source,
-                    stage=sid,
-                    message=f"stage_id '{sid}' is reserved for a graph node",
-                    fix="rename the stage (reserved: " + ", ".join(sorted(RESERVED_STAGE_IDS)) + ")",
-                )
-            )
+            reserved = ", ".join(sorted(RESERVED_STAGE_IDS))
+            problem(sid, f"stage_id '{sid}' is reserved for a graph node", f"rename the stage (reserved: {reserved})")
         agents = [a.agent_id for a in stage.parallel_agents]
-        problems.extend(
-            WorkflowProblem(
-                file=source,
-                stage=sid,
-                message=f"agent '{dup}' appears twice in parallel_agents",
-                fix="list each agent once",
-            )
-            for dup in sorted({a for a in agents if agents.count(a) > 1})
-        )
+        for dup in sorted({a for a in agents if agents.count(a) > 1}):
+            problem(sid, f"agent '{dup}' appears twice in parallel_agents", "list each agent once")
     for pattern in workflow.metadata.selection_criteria.applicable_patterns:
         try:
             re.compile(pattern)
         except re.error as exc:
-            problems.append(
-                WorkflowProblem(
-                    file=source,
-                    stage=None,
-                    message=f"applicable_patterns entry {pattern!r} is not a valid regular expression: {exc}",
-                    fix="escape special characters or fix the expression",
-                )
+            problem(
+                None,
+                f"applicable_patterns entry {pattern!r} is not a valid regular expression: {exc}",
+                "escape special characters or fix the expression",
             )
     return problems
 

@@ -16,8 +16,9 @@ duplicate ids) lives in ``workflow_loader``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated, Any, Protocol, TypeVar
 
 from pydantic import Field, PrivateAttr, StringConstraints
 
@@ -44,6 +45,7 @@ __all__ = [
     "WorkflowMetadata",
     "WorkflowNote",
     "WorkflowType",
+    "stage_by_id",
     "workflow_json_schema",
 ]
 
@@ -253,10 +255,7 @@ class Workflow(FrozenModel):
         return self.stages[0].stage_id
 
     def stage(self, stage_id: str) -> Stage:
-        for stage in self.stages:
-            if stage.stage_id == stage_id:
-                return stage
-        raise KeyError(stage_id)
+        return stage_by_id(self.stages, stage_id)
 
     @property
     def optional_stages(self) -> tuple[Stage, ...]:
@@ -279,3 +278,19 @@ def workflow_json_schema() -> dict[str, Any]:
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "ided workflow"
     return schema
+
+
+class _Identified(Protocol):
+    @property
+    def stage_id(self) -> str: ...
+
+
+S = TypeVar("S", bound=_Identified)
+
+
+def stage_by_id(stages: Iterable[S], stage_id: str) -> S:
+    """The stage of ``stages`` whose id is ``stage_id`` (``KeyError`` when none is)."""
+    for stage in stages:
+        if stage.stage_id == stage_id:
+            return stage
+    raise KeyError(stage_id)

@@ -129,6 +129,12 @@ def _as_map(value: object) -> dict[str, object] | None:
     return cast("dict[str, object]", value) if isinstance(value, dict) else None
 
 
+def _map_copy(value: object) -> dict[str, object] | None:
+    """A copy of ``value`` to rewrite when it is a mapping, else None."""
+    found = _as_map(value)
+    return dict(found) if found is not None else None
+
+
 def _as_list(value: object) -> list[object] | None:
     return cast("list[object]", value) if isinstance(value, list) else None
 
@@ -214,10 +220,9 @@ class _Normaliser:
         return value
 
     def stage(self, index: int, entry: object) -> object:
-        raw = _as_map(entry)
-        if raw is None:
+        stage = _map_copy(entry)
+        if stage is None:
             return entry
-        stage = dict(raw)
         sid = stage.get("stage_id")
         if isinstance(sid, int) and not isinstance(sid, bool) and str(sid) in self.numbers:
             stage["stage_id"] = self.numbers[str(sid)]
@@ -257,10 +262,9 @@ class _Normaliser:
         return stage
 
     def agent(self, stage: str, entry: object) -> object:
-        raw = _as_map(entry)
-        if raw is None:
+        agent = _map_copy(entry)
+        if agent is None:
             return entry
-        agent = dict(raw)
         if "agent" in agent:
             name = agent.pop("agent")
             if "agent_id" in agent:
@@ -299,10 +303,9 @@ class _Normaliser:
     # -- retrieval ------------------------------------------------------------------------------------
 
     def strategy(self, stages: list[dict[str, object]]) -> None:
-        raw = _as_map(self.out.data.get("retrieval_strategy_config"))
-        if raw is None:
+        config = _map_copy(self.out.data.get("retrieval_strategy_config"))
+        if config is None:
             return
-        config = dict(raw)
         prefix = "retrieval_strategy_config"
         for key, why in (
             (

@@ -29,7 +29,14 @@ from typing import Any, cast
 
 from daemon.errors import SourceUnavailable
 from daemon.retrieval.manifests import DependencyScan, normalize_name, read_dependencies
-from daemon.retrieval.osv_records import INDEX_NAME, INDEX_VERSION, IndexEntry, index_entry, record_problem
+from daemon.retrieval.osv_records import (
+    INDEX_NAME,
+    INDEX_VERSION,
+    IndexEntry,
+    index_entry,
+    parse_record,
+    record_problem,
+)
 from daemon.retrieval.providers import ProviderHit
 from daemon.retrieval.versions import affects, supported
 
@@ -96,15 +103,12 @@ def scan_index(mirror: Path) -> tuple[dict[str, IndexEntry], list[str]]:
             continue
         rel = path.relative_to(mirror).as_posix()
         try:
-            data = json.loads(path.read_bytes())
-        except (OSError, ValueError) as exc:
-            problems.append(f"{rel}: {exc}")
+            record = parse_record(path.read_bytes())
+        except OSError as exc:
+            record = str(exc)
+        if isinstance(record, str):
+            problems.append(f"{rel}: {record}")
             continue
-        problem = record_problem(data)
-        if problem is not None:
-            problems.append(f"{rel}: {problem}")
-            continue
-        record = cast("dict[str, Any]", data)
         entries[str(record["id"])] = index_entry(record, rel)
     return entries, problems
 

@@ -13,6 +13,7 @@ only the records of the packages it asks about.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -20,7 +21,15 @@ from typing import Any, cast
 
 from daemon.retrieval.manifests import normalize_name
 
-__all__ = ["INDEX_NAME", "INDEX_VERSION", "IndexEntry", "file_name", "index_entry", "record_problem"]
+__all__ = [
+    "INDEX_NAME",
+    "INDEX_VERSION",
+    "IndexEntry",
+    "file_name",
+    "index_entry",
+    "parse_record",
+    "record_problem",
+]
 
 INDEX_NAME = "index.json"
 INDEX_VERSION = 1
@@ -100,6 +109,16 @@ class IndexEntry:
                 (str(p[0]), str(p[1])) for p in cast("list[list[Any]]", data.get("packages") or []) if len(p) == 2
             ),
         )
+
+
+def parse_record(data: bytes | str) -> dict[str, Any] | str:
+    """The OSV record in ``data``, or why it is not one (``not JSON (...)`` or ``record_problem``'s reason)."""
+    try:
+        parsed = json.loads(data)
+    except ValueError as exc:
+        return f"not JSON ({exc})"
+    problem = record_problem(parsed)
+    return problem if problem is not None else cast("dict[str, Any]", parsed)
 
 
 def index_entry(record: Mapping[str, Any], file: str) -> IndexEntry:

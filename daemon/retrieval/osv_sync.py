@@ -20,14 +20,14 @@ import os
 import tempfile
 import zipfile
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from daemon.errors import InvalidToolInput
 from daemon.retrieval.osv_mirror import load_index, scan_index
-from daemon.retrieval.osv_records import INDEX_NAME, INDEX_VERSION, IndexEntry, file_name, index_entry, record_problem
+from daemon.retrieval.osv_records import INDEX_NAME, INDEX_VERSION, IndexEntry, file_name, index_entry, parse_record
 
 __all__ = ["MAX_RECORD_BYTES", "SyncReport", "sync_mirror"]
 
@@ -57,18 +57,8 @@ class SyncReport:
             self.problems.append(text)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "source": self.source,
-            "mirror": self.mirror,
-            "added": self.added,
-            "updated": self.updated,
-            "unchanged": self.unchanged,
-            "older": self.older,
-            "invalid": self.invalid,
-            "problems": self.problems,
-            "ecosystems": self.ecosystems,
-            "total": self.total,
-        }
+        """Every field, as ``ided cve sync --json`` prints it."""
+        return asdict(self)
 
 
 def _members(source: Path) -> Iterator[tuple[str, bytes | None]]:
@@ -136,16 +126,10 @@ def sync_mirror(source: Path, mirror: Path) -> SyncReport:
         if data is None:
             report.problem(f"{name}: larger than {MAX_RECORD_BYTES // (1024 * 1024)} MiB")
             continue
-        try:
-            parsed = json.loads(data)
-        except ValueError as exc:
-            report.problem(f"{name}: not JSON ({exc})")
+        record = parse_record(data)
+        if isinstance(record, str):
+            report.problem(f"{name}: {record}")
             continue
-        problem = record_problem(parsed)
-        if problem is not None:
-            report.problem(f"{name}: {problem}")
-            continue
-        record = cast("dict[str, Any]", parsed)
         rid = str(record["id"])
         entry = index_entry(record, file_name(rid))
         for eco in {p[0] for p in entry.packages}:

@@ -90,6 +90,14 @@ class SearchParams(FrozenModel):
     path_glob: str | None = None
     mode: SearchMode = SearchMode.HYBRID
 
+    @classmethod
+    def of(cls, query: str, *, k: int | None, filters: SearchFilters | None, mode: SearchMode | None) -> SearchParams:
+        """The params of a ``Workspace.search`` call (no filters: none; no mode: hybrid)."""
+        f = filters or SearchFilters()
+        return cls(
+            query=query, k=k, kind=f.kind, language=f.language, path_glob=f.path_glob, mode=mode or SearchMode.HYBRID
+        )
+
     def filters(self) -> SearchFilters:
         return SearchFilters(kind=self.kind, language=self.language, path_glob=self.path_glob)
 

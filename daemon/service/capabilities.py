@@ -8,8 +8,10 @@ capability is one entry here (and its tests: each front's test asserts it expose
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic import BaseModel
 
 from daemon.core.intel_models import (
     AstNodeResult,
@@ -23,7 +25,7 @@ from daemon.core.intel_models import (
 )
 from daemon.core.models import ChunkKind, SearchFilters, SearchResult
 from daemon.core.ports import Workspace
-from daemon.service.capability import Capability
+from daemon.service.capability import Capability, ToolKind
 from daemon.service.intel_params import (
     AstNodeParams,
     CallHierarchyParams,
@@ -59,6 +61,9 @@ __all__ = [
     "WORKSPACE_SYMBOLS",
 ]
 
+P = TypeVar("P", bound=BaseModel)
+R = TypeVar("R", bound=BaseModel)
+
 
 async def _search_code(ws: Workspace, p: SearchCodeParams) -> SearchResult:
     filters = SearchFilters(kind=ChunkKind.CODE, language=p.language, path_glob=p.path_glob)
@@ -70,164 +75,143 @@ async def _search_docs(ws: Workspace, p: SearchDocsParams) -> SearchResult:
     return trim_search_result(result, p.max_chars)
 
 
-# The work of each daemon method: a call on the service (a function, so this module needs no import of it).
+def _title(name: str) -> str:
+    return name.replace("_", " ").capitalize()
 
 
-async def _get_signature(service: CodeIntelService, p: SignatureParams) -> SignatureResult:
-    return await service.get_signature(p)
+def _served(
+    name: str, method: str, params: type[P], result: type[R], kind: ToolKind, description: str
+) -> Capability[P, R]:
+    """A capability the daemon serves as ``intel/<method>``; its work is the service's method called ``name``."""
+
+    async def work(service: CodeIntelService, p: P) -> R:
+        answer: R = await getattr(service, name)(p)
+        return answer
+
+    return Capability(
+        name=name,
+        method=f"intel/{method}",
+        params=params,
+        result=result,
+        title=_title(name),
+        kind=kind,
+        description=description,
+        work=work,
+    )
 
 
-async def _find_definition(service: CodeIntelService, p: DefinitionParams) -> DefinitionResult:
-    return await service.find_definition(p)
+def _routed(
+    name: str, params: type[P], result: type[R], description: str, route: Callable[[Workspace, P], Awaitable[R]]
+) -> Capability[P, R]:
+    """A search capability: answered by the workspace's ``search`` (through ``route``), not by a daemon method."""
+    return Capability(
+        name=name, params=params, result=result, title=_title(name), kind="search", description=description, route=route
+    )
 
 
-async def _get_references(service: CodeIntelService, p: ReferencesParams) -> ReferencesResult:
-    return await service.get_references(p)
-
-
-async def _get_ast_node(service: CodeIntelService, p: AstNodeParams) -> AstNodeResult:
-    return await service.get_ast_node(p)
-
-
-async def _document_symbols(service: CodeIntelService, p: DocumentSymbolsParams) -> SymbolsResult:
-    return await service.document_symbols(p)
-
-
-async def _workspace_symbols(service: CodeIntelService, p: WorkspaceSymbolsParams) -> SymbolsResult:
-    return await service.workspace_symbols(p)
-
-
-async def _call_hierarchy(service: CodeIntelService, p: CallHierarchyParams) -> CallHierarchyResult:
-    return await service.call_hierarchy(p)
-
-
-async def _diagnostics(service: CodeIntelService, p: DiagnosticsParams) -> DiagnosticsResult:
-    return await service.diagnostics(p)
-
-
-SIGNATURE = Capability(
-    name="get_signature",
-    method="intel/signature",
-    params=SignatureParams,
-    result=SignatureResult,
-    title="Get signature",
-    kind="read",
-    description="Exact signature (with types) and documentation of a function, method, class or variable, from the\n"
+SIGNATURE = _served(
+    "get_signature",
+    "signature",
+    SignatureParams,
+    SignatureResult,
+    "read",
+    "Exact signature (with types) and documentation of a function, method, class or variable, from the\n"
     "language server's hover. Give a symbol name ('Class.method', 'module.func') or file + line (+ column).\n"
     "When the server has nothing, the Tree-sitter signature is returned and `source` says 'tree_sitter'.",
-    work=_get_signature,
 )
 
-DEFINITION = Capability(
-    name="find_definition",
-    method="intel/definition",
-    params=DefinitionParams,
-    result=DefinitionResult,
-    title="Find definition",
-    kind="search",
-    description="Where a symbol is defined (following imports across files) with the definition's source code.\n"
+DEFINITION = _served(
+    "find_definition",
+    "definition",
+    DefinitionParams,
+    DefinitionResult,
+    "search",
+    "Where a symbol is defined (following imports across files) with the definition's source code.\n"
     "Give a symbol name ('Class.method', 'module.func', 'ns::func') or the position of a use as\n"
     "file + line + column. Locations outside the workspace (library stubs) have in_workspace=false.",
-    work=_find_definition,
 )
 
-REFERENCES = Capability(
-    name="get_references",
-    method="intel/references",
-    params=ReferencesParams,
-    result=ReferencesResult,
-    title="Get references",
-    kind="search",
-    description="Every use of a symbol across the workspace, each with the function/class that contains it\n"
+REFERENCES = _served(
+    "get_references",
+    "references",
+    ReferencesParams,
+    ReferencesResult,
+    "search",
+    "Every use of a symbol across the workspace, each with the function/class that contains it\n"
     "(`container`), from the language server. Give a symbol name or file + line + column. `total` and\n"
     "`files` count all references even when the list is cut to max_results.",
-    work=_get_references,
 )
 
-AST_NODE = Capability(
-    name="get_ast_node",
-    method="intel/ast_node",
-    params=AstNodeParams,
-    result=AstNodeResult,
-    title="Get ast node",
-    kind="read",
-    description="The Tree-sitter syntax node at file:line:column, its ancestors up to the root (type, range, text\n"
+AST_NODE = _served(
+    "get_ast_node",
+    "ast_node",
+    AstNodeParams,
+    AstNodeResult,
+    "read",
+    "The Tree-sitter syntax node at file:line:column, its ancestors up to the root (type, range, text\n"
     "excerpt, field name) and the enclosing function and class. Works without a language server, for any\n"
     "language with a bundled grammar; `has_errors` tells whether the file has syntax errors.",
-    work=_get_ast_node,
 )
 
-DOCUMENT_SYMBOLS = Capability(
-    name="document_symbols",
-    method="intel/document_symbols",
-    params=DocumentSymbolsParams,
-    result=SymbolsResult,
-    title="Document symbols",
-    kind="read",
-    description="Outline of one file: its classes, functions, methods, variables with kinds and nesting\n"
+DOCUMENT_SYMBOLS = _served(
+    "document_symbols",
+    "document_symbols",
+    DocumentSymbolsParams,
+    SymbolsResult,
+    "read",
+    "Outline of one file: its classes, functions, methods, variables with kinds and nesting\n"
     "(`container`), from the language server, or from the Tree-sitter chunker when no server is\n"
     "available. Compact by default (two levels, no locals); `notes` say what was left out.",
-    work=_document_symbols,
 )
 
-WORKSPACE_SYMBOLS = Capability(
-    name="workspace_symbols",
-    method="intel/workspace_symbols",
-    params=WorkspaceSymbolsParams,
-    result=SymbolsResult,
-    title="Workspace symbols",
-    kind="search",
-    description="Find symbol definitions by name across the workspace with the language servers' workspace-symbol\n"
+WORKSPACE_SYMBOLS = _served(
+    "workspace_symbols",
+    "workspace_symbols",
+    WorkspaceSymbolsParams,
+    SymbolsResult,
+    "search",
+    "Find symbol definitions by name across the workspace with the language servers' workspace-symbol\n"
     "search (classes, functions, methods, ...). Use it to locate something whose file you do not know;\n"
     "use search_code for natural-language questions.",
-    work=_workspace_symbols,
 )
 
-CALL_HIERARCHY = Capability(
-    name="call_hierarchy",
-    method="intel/call_hierarchy",
-    params=CallHierarchyParams,
-    result=CallHierarchyResult,
-    title="Call hierarchy",
-    kind="search",
-    description="Callers (incoming) or callees (outgoing) of a function or method, with the call sites, from the\n"
+CALL_HIERARCHY = _served(
+    "call_hierarchy",
+    "call_hierarchy",
+    CallHierarchyParams,
+    CallHierarchyResult,
+    "search",
+    "Callers (incoming) or callees (outgoing) of a function or method, with the call sites, from the\n"
     "language server's call hierarchy. Fails with a clear error when the server does not support it.",
-    work=_call_hierarchy,
 )
 
-DIAGNOSTICS = Capability(
-    name="diagnostics",
-    method="intel/diagnostics",
-    params=DiagnosticsParams,
-    result=DiagnosticsResult,
-    title="Diagnostics",
-    kind="read",
-    description="Errors and warnings the language server reports for one file's current content on disk (type\n"
+DIAGNOSTICS = _served(
+    "diagnostics",
+    "diagnostics",
+    DiagnosticsParams,
+    DiagnosticsResult,
+    "read",
+    "Errors and warnings the language server reports for one file's current content on disk (type\n"
     "errors, unresolved imports, syntax errors), with ranges and severity.",
-    work=_diagnostics,
 )
 
-SEARCH_CODE = Capability(
-    name="search_code",
-    params=SearchCodeParams,
-    result=SearchResult,
-    title="Search code",
-    kind="search",
-    description="Search the workspace's code index (functions, classes, methods as chunks) with BM25 and, when\n"
+SEARCH_CODE = _routed(
+    "search_code",
+    SearchCodeParams,
+    SearchResult,
+    "Search the workspace's code index (functions, classes, methods as chunks) with BM25 and, when\n"
     'computed, semantic vectors fused by rank. Use it for "where is X handled" questions; use\n'
     "find_definition/get_references for exact facts about a named symbol.",
-    route=_search_code,
+    _search_code,
 )
 
-SEARCH_DOCS = Capability(
-    name="search_docs",
-    params=SearchDocsParams,
-    result=SearchResult,
-    title="Search docs",
-    kind="search",
-    description="Search the workspace's documentation (Markdown/reST sections by heading) in ided's index, with\n"
+SEARCH_DOCS = _routed(
+    "search_docs",
+    SearchDocsParams,
+    SearchResult,
+    "Search the workspace's documentation (Markdown/reST sections by heading) in ided's index, with\n"
     "BM25 and, when computed, semantic vectors.",
-    route=_search_docs,
+    _search_docs,
 )
 
 INDEX_STATUS = Capability(
@@ -235,7 +219,7 @@ INDEX_STATUS = Capability(
     method="intel/status",
     params=NoParams,
     result=IntelStatus,
-    title="Index status",
+    title=_title("index_status"),
     kind="read",
     description="State of ided's index (files, chunks, embedded fraction, last pass) and of each language server\n"
     "(ready, starting, indexing, failed, unavailable with the install hint).",

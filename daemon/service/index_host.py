@@ -12,7 +12,6 @@ index) is the answer, so ``ided status`` is answered at once whatever runs.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable, Coroutine
@@ -21,6 +20,7 @@ from typing import Any, TypeVar
 
 from daemon.config import Config, default_cache_root
 from daemon.core.models import IndexReport, IndexStatus, SearchResult
+from daemon.core.tasks import cancel_and_wait
 from daemon.errors import DaemonError, EmbeddingUnavailable
 from daemon.index.embed_process import EmbeddingProcess
 from daemon.index.watcher import watch_batches
@@ -77,11 +77,7 @@ class IndexHost:
     async def close(self) -> None:
         self._stop.set()
         self._embed_wanted.set()
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await cancel_and_wait(self._tasks)
         if self._ws is not None:
             await self._call(self._ws.close)
             self._ws = None

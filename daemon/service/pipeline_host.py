@@ -26,6 +26,7 @@ import os
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 from daemon.config import Config
 from daemon.core.models import ChunkKind, SearchFilters
@@ -51,6 +52,7 @@ from daemon.trust import TrustStore, how_to_trust
 from daemon.vcs.worktrees import RunWorktrees
 
 __all__ = [
+    "PipelineChoices",
     "WorkspaceRetriever",
     "command_sources",
     "llm_cache_path",
@@ -160,33 +162,41 @@ def command_sources(
     )
 
 
+class PipelineChoices(TypedDict, total=False):
+    """What a front may choose when it opens the pipeline (``open_pipeline``, ``LocalRunService.open``)."""
+
+    catalog: WorkflowCatalog | None
+    """An already loaded catalog (else ``load_catalog``)."""
+    env: Mapping[str, str] | None
+    """Where API keys are read (default: this process's environment; the fronts are the composition roots
+    that may narrow it)."""
+    client: ClientKind
+    """The front, as the daemon's client list shows it when retrieval searches through it (default ``cli``)."""
+    workspace: Workspace | None
+    """The ``Workspace`` retrieval searches and, when it serves code intelligence, the agents' code-intel
+    tools answer through (search, definitions, references, signatures); default with models:
+    ``open_workspace`` — the workspace daemon's when one runs (the ACP and LSP fronts attach to it first,
+    so their runs have it), else the index in this process (agents then read and grep files only)."""
+
+
 @asynccontextmanager
 async def open_pipeline(
     config: Config,
     *,
     models_needed: bool,
-    catalog: WorkflowCatalog | None = None,
-    env: Mapping[str, str] | None = None,
-    client: ClientKind = "cli",
     worktrees: RunWorktrees | None = None,
-    workspace: Workspace | None = None,
+    **choices: Unpack[PipelineChoices],
 ) -> AsyncGenerator[PipelineRuntime]:
     """A ``PipelineRuntime`` for ``config``'s workspace, closed (runs in flight interrupted) on exit.
 
-    ``catalog``: an already loaded catalog (else ``load_catalog``). ``env``: where API keys are read
-    (default: this process's environment; the fronts are the composition roots that may narrow it).
-    ``client``: the front, as the daemon's client list shows it when retrieval searches through it.
-    ``worktrees``: the workspace's run branches (default with models: ``RunWorktrees.for_config``). In a
-    folder that is not a git repository a code-mode run whose plan edits fails at start with
-    ``not_a_repository`` (ask-mode runs work). A front may pass its own instance to share it with its
-    ``RunReview``.
-    ``workspace``: the ``Workspace`` retrieval searches and, when it serves code intelligence, the
-    agents' code-intel tools answer through (search, definitions, references, signatures); default
-    with models: ``open_workspace`` — the workspace daemon's when one runs (the ACP and LSP fronts
-    attach to it first, so their runs have it), else the index in this process (agents then read and
-    grep files only).
+    ``choices``: see ``PipelineChoices``. ``worktrees``: the workspace's run branches (default with
+    models: ``RunWorktrees.for_config``). In a folder that is not a git repository a code-mode run whose
+    plan edits fails at start with ``not_a_repository`` (ask-mode runs work). A front may pass its own
+    instance to share it with its ``RunReview``.
     Raises ``DaemonError`` (bad model configuration, no valid workflow).
     """
+    catalog, env, workspace = choices.get("catalog"), choices.get("env"), choices.get("workspace")
+    client: ClientKind = choices.get("client", "cli")
     pipeline = config.pipeline
     layer = ResilienceLayer(pipeline.resilience, cache_path=llm_cache_path(config) if models_needed else None)
     try:

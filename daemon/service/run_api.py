@@ -1,6 +1,7 @@
 """The ``runs/*`` methods' params and results: the ``RunService`` port spoken over the daemon socket.
 
-The names are in ``daemon.service.api.Methods`` (``RUNS_*``). The daemon serves them from one
+The names are in ``daemon.service.api.Methods`` (``RUNS_*``); ``RUN_PARAMS`` gives each method's params
+and ``RUN_CHANGES`` those that change something (sent once, never again). The daemon serves them from one
 ``LocalRunService`` (``daemon.service.run_host``); ``daemon.service.run_remote.DaemonRunService`` calls
 them. What a launch lends a run that cannot cross the socket (an editor's file reader, a client's tool
 objects) is not in these params: a run the daemon executes reads the files on disk and gets the
@@ -13,6 +14,7 @@ import dataclasses
 import functools
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, TypeAdapter
@@ -20,6 +22,7 @@ from pydantic import Field, TypeAdapter
 from daemon.config import Config
 from daemon.core.frozen_model import FrozenModel
 from daemon.errors import WorkspaceUntrusted
+from daemon.service.api import Methods
 from daemon.service.run_models import AcceptSelection, Attachment, ExecutionPlan, RunMode
 from daemon.service.run_port import RunStart
 
@@ -27,6 +30,8 @@ if TYPE_CHECKING:
     from daemon.orchestration.agents import RunCommands
 
 __all__ = [
+    "RUN_CHANGES",
+    "RUN_PARAMS",
     "CleanupParams",
     "MissingModelsParams",
     "NoParams",
@@ -142,6 +147,50 @@ class RunTrust(FrozenModel):
 
     def refused(self) -> WorkspaceUntrusted | None:
         return None if self.refusal is None else WorkspaceUntrusted(self.refusal, how_to_trust=self.how_to_trust)
+
+
+RUN_PARAMS: Mapping[str, type[FrozenModel]] = {
+    Methods.RUNS_PREPARE: RunStartParams,
+    Methods.RUNS_START: RunStartParams,
+    Methods.RUNS_EXECUTE: RunLaunchParams,
+    Methods.RUNS_RESUME: RunLaunchParams,
+    Methods.RUNS_FEEDBACK: RunFeedbackParams,
+    Methods.RUNS_CANCEL: RunIdParams,
+    Methods.RUNS_GET: RunIdParams,
+    Methods.RUNS_WAIT: RunWaitParams,
+    Methods.RUNS_LIST: RunListParams,
+    Methods.RUNS_DECISIONS: RunIdParams,
+    Methods.RUNS_EVENTS: RunIdParams,
+    Methods.RUNS_MISSING_MODELS: MissingModelsParams,
+    Methods.RUNS_UNTRUSTED_COMMANDS: RunIdParams,
+    Methods.RUNS_TRUST: NoParams,
+    Methods.RUNS_DIFF: RunIdParams,
+    Methods.RUNS_ACCEPT: RunAcceptParams,
+    Methods.RUNS_REJECT: RunIdParams,
+    Methods.RUNS_ROLLBACK: RunIdParams,
+    Methods.RUNS_CLEANUP: CleanupParams,
+    Methods.RUNS_BRANCH: RunIdParams,
+    Methods.RUNS_PEEK: RunIdParams,
+    Methods.RUNS_IS_REPOSITORY: NoParams,
+}
+"""Each ``runs/*`` method (but ``runs/subscribe``) and its params: the daemon validates with it."""
+
+RUN_CHANGES = frozenset(
+    {
+        Methods.RUNS_PREPARE,
+        Methods.RUNS_START,
+        Methods.RUNS_EXECUTE,
+        Methods.RUNS_RESUME,
+        Methods.RUNS_FEEDBACK,
+        Methods.RUNS_CANCEL,
+        Methods.RUNS_ACCEPT,
+        Methods.RUNS_REJECT,
+        Methods.RUNS_ROLLBACK,
+        Methods.RUNS_CLEANUP,
+    }
+)
+"""The ``runs/*`` methods that change something: a client never sends one twice (the others it may send
+again over a fresh connection)."""
 
 
 def dumped(value: Any) -> Any:

@@ -28,20 +28,7 @@ from daemon.errors import ConflictError
 from daemon.service.api import Methods
 from daemon.service.index_host import Publish
 from daemon.service.rpc import DOMAIN_ERROR, Handler, RpcError
-from daemon.service.run_api import (
-    CleanupParams,
-    MissingModelsParams,
-    NoParams,
-    RunAcceptParams,
-    RunFeedbackParams,
-    RunIdParams,
-    RunLaunchParams,
-    RunListParams,
-    RunStartParams,
-    RunTrust,
-    RunWaitParams,
-    dumped,
-)
+from daemon.service.run_api import RUN_PARAMS, CleanupParams, RunIdParams, RunTrust, RunWaitParams, dumped
 from daemon.service.run_port import RunLoan
 
 if TYPE_CHECKING:
@@ -112,7 +99,9 @@ class RunHost:
             started.close()  # its events reach clients through runs/progress
             return started.record
 
-        def on(model: type[BaseModel], answer: Callable[[LocalRunService, Any], Awaitable[Any]]) -> Handler:
+        def on(method: str, answer: Callable[[LocalRunService, Any], Awaitable[Any]]) -> tuple[str, Handler]:
+            model = RUN_PARAMS[method]
+
             async def handle(params: dict[str, Any]) -> Any:
                 parsed = model.model_validate(params)
                 try:
@@ -121,7 +110,7 @@ class RunHost:
                     report = exc.report.model_dump(mode="json") if isinstance(exc.report, BaseModel) else None
                     raise RpcError(DOMAIN_ERROR, str(exc), {"code": exc.code.value, "report": report}) from exc
 
-            return handle
+            return method, handle
 
         async def wait(runs: LocalRunService, p: RunWaitParams) -> Any:
             try:
@@ -147,33 +136,35 @@ class RunHost:
         async def is_repository(runs: LocalRunService, _: BaseModel) -> Any:
             return {"is_repository": await runs.is_repository()}
 
-        return {
-            Methods.RUNS_PREPARE: on(RunStartParams, lambda r, p: r.prepare(p.run())),
-            Methods.RUNS_START: on(
-                RunStartParams,
-                lambda r, p: launched(r.start(p.run(), dry_run=p.dry_run, loan=RunLoan(trusted=p.trusted))),
-            ),
-            Methods.RUNS_EXECUTE: on(RunLaunchParams, lambda r, p: launched(r.execute(p.run_id, trusted=p.trusted))),
-            Methods.RUNS_RESUME: on(RunLaunchParams, lambda r, p: launched(r.resume(p.run_id, trusted=p.trusted))),
-            Methods.RUNS_FEEDBACK: on(
-                RunFeedbackParams,
-                lambda r, p: launched(r.feedback(p.run_id, p.text, loan=RunLoan(trusted=p.trusted))),
-            ),
-            Methods.RUNS_CANCEL: on(RunIdParams, lambda r, p: r.cancel(p.run_id)),
-            Methods.RUNS_GET: on(RunIdParams, lambda r, p: r.get(p.run_id)),
-            Methods.RUNS_WAIT: on(RunWaitParams, wait),
-            Methods.RUNS_LIST: on(RunListParams, lambda r, p: r.list_runs(p.limit, all_workspaces=p.all_workspaces)),
-            Methods.RUNS_DECISIONS: on(RunIdParams, lambda r, p: r.decisions(p.run_id)),
-            Methods.RUNS_EVENTS: on(RunIdParams, lambda r, p: r.events(p.run_id)),
-            Methods.RUNS_MISSING_MODELS: on(MissingModelsParams, lambda r, p: r.missing_models(p.plan)),
-            Methods.RUNS_UNTRUSTED_COMMANDS: on(RunIdParams, untrusted),
-            Methods.RUNS_TRUST: on(NoParams, trust),
-            Methods.RUNS_DIFF: on(RunIdParams, lambda r, p: r.diff(p.run_id)),
-            Methods.RUNS_ACCEPT: on(RunAcceptParams, lambda r, p: r.accept(p.run_id, selection=p.selection)),
-            Methods.RUNS_REJECT: on(RunIdParams, lambda r, p: r.reject(p.run_id)),
-            Methods.RUNS_ROLLBACK: on(RunIdParams, lambda r, p: r.rollback(p.run_id)),
-            Methods.RUNS_CLEANUP: on(CleanupParams, cleanup),
-            Methods.RUNS_BRANCH: on(RunIdParams, lambda r, p: r.branch(p.run_id)),
-            Methods.RUNS_PEEK: on(RunIdParams, lambda r, p: r.peek(p.run_id)),
-            Methods.RUNS_IS_REPOSITORY: on(NoParams, is_repository),
-        }
+        return dict(
+            [
+                on(Methods.RUNS_PREPARE, lambda r, p: r.prepare(p.run())),
+                on(
+                    Methods.RUNS_START,
+                    lambda r, p: launched(r.start(p.run(), dry_run=p.dry_run, loan=RunLoan(trusted=p.trusted))),
+                ),
+                on(Methods.RUNS_EXECUTE, lambda r, p: launched(r.execute(p.run_id, trusted=p.trusted))),
+                on(Methods.RUNS_RESUME, lambda r, p: launched(r.resume(p.run_id, trusted=p.trusted))),
+                on(
+                    Methods.RUNS_FEEDBACK,
+                    lambda r, p: launched(r.feedback(p.run_id, p.text, loan=RunLoan(trusted=p.trusted))),
+                ),
+                on(Methods.RUNS_CANCEL, lambda r, p: r.cancel(p.run_id)),
+                on(Methods.RUNS_GET, lambda r, p: r.get(p.run_id)),
+                on(Methods.RUNS_WAIT, wait),
+                on(Methods.RUNS_LIST, lambda r, p: r.list_runs(p.limit, all_workspaces=p.all_workspaces)),
+                on(Methods.RUNS_DECISIONS, lambda r, p: r.decisions(p.run_id)),
+                on(Methods.RUNS_EVENTS, lambda r, p: r.events(p.run_id)),
+                on(Methods.RUNS_MISSING_MODELS, lambda r, p: r.missing_models(p.plan)),
+                on(Methods.RUNS_UNTRUSTED_COMMANDS, untrusted),
+                on(Methods.RUNS_TRUST, trust),
+                on(Methods.RUNS_DIFF, lambda r, p: r.diff(p.run_id)),
+                on(Methods.RUNS_ACCEPT, lambda r, p: r.accept(p.run_id, selection=p.selection)),
+                on(Methods.RUNS_REJECT, lambda r, p: r.reject(p.run_id)),
+                on(Methods.RUNS_ROLLBACK, lambda r, p: r.rollback(p.run_id)),
+                on(Methods.RUNS_CLEANUP, cleanup),
+                on(Methods.RUNS_BRANCH, lambda r, p: r.branch(p.run_id)),
+                on(Methods.RUNS_PEEK, lambda r, p: r.peek(p.run_id)),
+                on(Methods.RUNS_IS_REPOSITORY, is_repository),
+            ]
+        )

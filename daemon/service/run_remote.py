@@ -13,7 +13,9 @@ intelligence and search included); ``trusted`` is sent. It attaches only to a da
 another model or script than the front was configured with. The daemon's coded errors come back as
 ``DaemonError`` with the same code (``WorkspaceUntrusted`` for ``workspace_untrusted``, ``ConflictError``
 with its report for ``change_conflict``). A lost
-connection ends every follow with a ``DaemonError``; the service does not re-attach.
+connection ends every follow with a ``DaemonError``; the next call attaches again (starting the daemon
+with ``start``), re-checks its run settings and subscribes anew: a restarted daemon serves the same
+service, and its runs (resumable) can be followed again.
 """
 
 from __future__ import annotations
@@ -30,8 +32,9 @@ from daemon.errors import ConflictError, DaemonError, ErrorCode, WorkspaceUntrus
 from daemon.orchestration.agents import RunCommands
 from daemon.service.api import Methods
 from daemon.service.daemon_client import ClientKind, DaemonClient
-from daemon.service.rpc import RpcError
+from daemon.service.daemon_link import DaemonRefusal, Reattaching, ask
 from daemon.service.run_api import (
+    RUN_CHANGES,
     CleanupParams,
     MissingModelsParams,
     RunAcceptParams,
@@ -100,9 +103,9 @@ class DaemonRunService(RunService):
 
     def __init__(self, config: Config) -> None:
         self._config = config
-        self._client: DaemonClient | None = None
+        self._link: Reattaching | None = None
         self.listeners: set[_Listener] = set()
-        self._watch: asyncio.Task[None] | None = None
+        self._watches: set[asyncio.Task[None]] = set()
         self._how_to_trust: str | None = None
 
     @classmethod
@@ -110,26 +113,37 @@ class DaemonRunService(RunService):
         cls, config: Config, *, client: ClientKind, start: bool, overrides: Mapping[str, Any] | None = None
     ) -> DaemonRunService:
         """Attach to the workspace's daemon (``start``: spawn one, given ``overrides``, when none runs; else
-        ``DaemonUnavailable``)."""
+        ``DaemonUnavailable``); a call after the connection was lost attaches the same way again."""
         service = cls(config)
-        connection = await DaemonClient.attach(
-            config, client=client, start=start, on_notification=service._notified, overrides=overrides
-        )
-        service._client = connection
+
+        async def attach() -> DaemonClient:
+            return await service._subscribed(
+                await DaemonClient.attach(
+                    config, client=client, start=start, on_notification=service._notified, overrides=overrides
+                )
+            )
+
+        service._link = Reattaching(config.workspace, attach, await attach())
+        return service
+
+    async def _subscribed(self, connection: DaemonClient) -> DaemonClient:
+        """``connection`` once its daemon runs with this front's run settings and sends it the runs' progress."""
         try:
             theirs = connection.hello.get("runs_settings")
-            if theirs != settings_digest(config):
+            if theirs != settings_digest(self._config):
                 raise DaemonError(
-                    f"the daemon of {config.workspace} (pid {connection.daemon_pid}) runs with other run settings "
-                    "(pipeline, agents, runs, vcs, retrieval) than this front: `ided stop` stops it",
+                    f"the daemon of {self._config.workspace} (pid {connection.daemon_pid}) runs with other run "
+                    "settings (pipeline, agents, runs, vcs, retrieval) than this front: `ided stop` stops it",
                     code=ErrorCode.DAEMON_RUNNING,
                 )
             await connection.call(Methods.RUNS_SUBSCRIBE)
         except BaseException:
             await connection.close()
             raise
-        service._watch = asyncio.create_task(service._lost(connection), name="ided-runs-connection")
-        return service
+        watch = asyncio.create_task(self._lost(connection), name="ided-runs-connection")
+        self._watches.add(watch)
+        watch.add_done_callback(self._watches.discard)
+        return connection
 
     @property
     def workspace(self) -> str:
@@ -138,13 +152,14 @@ class DaemonRunService(RunService):
     @property
     def daemon_pid(self) -> int:
         """The pid of the daemon that runs the runs (0 before ``attach``)."""
-        return self._client.daemon_pid if self._client is not None else 0
+        current = self._link.current if self._link is not None else None
+        return current.daemon_pid if current is not None else 0
 
     async def aclose(self) -> None:
-        if self._watch is not None:
-            self._watch.cancel()
-        if self._client is not None:
-            await self._client.close()
+        for watch in list(self._watches):
+            watch.cancel()
+        if self._link is not None:
+            await self._link.close()
 
     async def _notified(self, method: str, params: dict[str, Any]) -> None:
         if method != Methods.RUNS_PROGRESS:
@@ -164,27 +179,20 @@ class DaemonRunService(RunService):
         return listener
 
     async def _raw(self, method: str, params: BaseModel | None = None, *, wait_s: float = 120) -> Any:
-        if self._client is None:
+        if self._link is None:
             raise DaemonError(f"not attached to the daemon of {self._config.workspace}")
         try:
-            return await self._client.call(method, params, wait_s=wait_s)
-        except ConnectionError:
-            raise DaemonError(f"lost the connection to the daemon of {self._config.workspace}") from None
-        except RpcError as exc:
-            raise await self._error(exc) from None
+            return await ask(self._link, method, params, wait_s=wait_s, retry=method not in RUN_CHANGES)
+        except DaemonRefusal as refusal:
+            raise await self._error(refusal) from None
 
-    async def _error(self, exc: RpcError) -> DaemonError:
-        raw: object = exc.data
-        data = cast("dict[str, Any]", raw) if isinstance(raw, dict) else {}
-        code = data.get("code")
-        known = {c.value for c in ErrorCode}
-        err_code = ErrorCode(code) if isinstance(code, str) and code in known else None
-        message = exc.message.split(" [see ", 1)[0]
-        if err_code is ErrorCode.WORKSPACE_UNTRUSTED:
-            return WorkspaceUntrusted(message, how_to_trust=await self.how_to_trust())
-        if err_code is ErrorCode.CHANGE_CONFLICT and isinstance(data.get("report"), dict):
-            return ConflictError(message, report=ConflictReport.model_validate(data["report"]))
-        return DaemonError(message, code=err_code)
+    async def _error(self, refusal: DaemonRefusal) -> DaemonError:
+        if refusal.code is ErrorCode.WORKSPACE_UNTRUSTED:
+            return WorkspaceUntrusted(refusal.message, how_to_trust=await self.how_to_trust())
+        report = refusal.data.get("report")
+        if refusal.code is ErrorCode.CHANGE_CONFLICT and isinstance(report, dict):
+            return ConflictError(refusal.message, report=ConflictReport.model_validate(report))
+        return refusal
 
     async def _call(self, method: str, params: BaseModel | None, result: type[R], *, wait_s: float = 120) -> R:
         return result.model_validate(await self._raw(method, params, wait_s=wait_s))

@@ -15,11 +15,11 @@ this module only where a command runs.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from typing import Unpack
 
 from daemon.config import Config
-from daemon.core.ports import Workspace
 from daemon.errors import WorkspaceUntrusted
 from daemon.orchestration.agents import RunCommands
 from daemon.orchestration.graph_builder import graph_mermaid
@@ -27,8 +27,7 @@ from daemon.orchestration.llm_providers import HOW_TO_CONFIGURE
 from daemon.orchestration.progress import Subscription
 from daemon.orchestration.runtime import PipelineRuntime
 from daemon.orchestration.workflow_loader import WorkflowCatalog
-from daemon.service.daemon_client import ClientKind
-from daemon.service.pipeline_host import open_pipeline
+from daemon.service.pipeline_host import PipelineChoices, open_pipeline
 from daemon.service.run_models import (
     AcceptResult,
     AcceptSelection,
@@ -59,26 +58,15 @@ class LocalRunService(RunService):
     @classmethod
     @asynccontextmanager
     async def open(
-        cls,
-        config: Config,
-        *,
-        models_needed: bool,
-        catalog: WorkflowCatalog | None = None,
-        env: Mapping[str, str] | None = None,
-        client: ClientKind = "cli",
-        workspace: Workspace | None = None,
+        cls, config: Config, *, models_needed: bool, **choices: Unpack[PipelineChoices]
     ) -> AsyncGenerator[LocalRunService]:
-        """The service of ``config``'s workspace (``open_pipeline`` says what each argument does)."""
+        """The service of ``config``'s workspace (``open_pipeline`` and ``PipelineChoices`` say what each
+        argument does)."""
         worktrees = RunWorktrees.for_config(config)
-        async with open_pipeline(
-            config,
-            models_needed=models_needed,
-            catalog=catalog,
-            env=env,
-            client=client,
-            worktrees=worktrees if models_needed else None,
-            workspace=workspace,
-        ) as runtime:
+        pipeline = open_pipeline(
+            config, models_needed=models_needed, worktrees=worktrees if models_needed else None, **choices
+        )
+        async with pipeline as runtime:
             yield cls(runtime, RunReview(worktrees, runtime.store))
 
     @property

@@ -39,11 +39,7 @@ class HostedWorkspace:
     async def search(
         self, query: str, *, k: int | None, filters: SearchFilters | None, mode: SearchMode | None = None
     ) -> SearchResult:
-        f = filters or SearchFilters()
-        params = SearchParams(
-            query=query, k=k, kind=f.kind, language=f.language, path_glob=f.path_glob, mode=mode or SearchMode.HYBRID
-        )
-        return await self._index.search(params)
+        return await self._index.search(SearchParams.of(query, k=k, filters=filters, mode=mode))
 
     async def intel(self, method: str, params: BaseModel, result: type[R]) -> R:
         handler = self._handlers.get(method)

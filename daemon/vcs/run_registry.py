@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from daemon.core.record_files import read_record, write_record
 from daemon.errors import EditLockHeld, ErrorCode, VcsError
 from daemon.vcs.models import RunBranch
 
@@ -45,24 +46,20 @@ class RunRegistry:
         return self.runs_dir / f"{check_run_id(run_id)}.json"
 
     def save(self, branch: RunBranch) -> RunBranch:
-        path = self._path(branch.run_id)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(branch.model_dump_json(indent=2), encoding="utf-8")
-        os.replace(tmp, path)
+        write_record(self._path(branch.run_id), branch)
         return branch
 
     def load(self, run_id: str) -> RunBranch:
         path = self._path(run_id)
-        try:
-            return RunBranch.model_validate_json(path.read_bytes())
-        except FileNotFoundError:
-            raise VcsError(
+        return read_record(
+            path,
+            RunBranch,
+            missing=lambda: VcsError(
                 f"run {run_id} has no branch in this workspace (it was read-only, never edited, or is unknown)",
                 code=ErrorCode.RUN_NOT_FOUND,
-            ) from None
-        except (OSError, ValidationError) as exc:
-            raise VcsError(f"the branch record of run {run_id} ({path}) cannot be read", cause=exc) from exc
+            ),
+            unreadable=lambda exc: VcsError(f"the branch record of run {run_id} ({path}) cannot be read", cause=exc),
+        )
 
     def exists(self, run_id: str) -> bool:
         return self._path(run_id).is_file()

@@ -7,6 +7,9 @@ A real daemon (spawned as ``ided daemon --detach``) in a temp git repository; th
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import signal
 import subprocess
 from pathlib import Path
 
@@ -15,7 +18,7 @@ import pytest
 from daemon.config import load_config
 from daemon.errors import DaemonError, ErrorCode
 from daemon.service.api import DaemonStatus, Methods
-from daemon.service.daemon_client import DaemonClient
+from daemon.service.daemon_client import DaemonClient, DaemonUnavailable
 from daemon.service.run_models import ProgressKind, RunStatus
 from daemon.service.run_open import open_run_service
 from daemon.service.run_port import RunStart
@@ -155,3 +158,43 @@ async def test_a_run_in_flight_keeps_the_daemon_up_after_its_last_client_left(
         stored = await opened.service.events(started.run_id)
     assert record.status is RunStatus.SUCCEEDED  # not interrupted by an idle shutdown mid-run
     assert stored[-1].event is ProgressKind.RUN_FINISHED
+
+
+async def test_after_its_daemon_is_killed_the_next_call_attaches_to_a_fresh_daemon(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = folder(tmp_path / "repo")
+    for key, value in _env(tmp_path / "state", tmp_path / "home").items():
+        monkeypatch.setenv(key, value)
+    slow = {"role": "*", "answer": {"status": "success", "summary": "slow"}, "delay_seconds": 600}
+    orchestrator = {"role": "orchestrator", "answer": choose("architecture_discussion"), "repeat": True}
+    script = write_script(tmp_path / "script.yaml", [orchestrator, slow])
+    monkeypatch.setenv("IDED_PIPELINE__REPLAY_SCRIPT", str(script))
+    config = load_config(repo)
+    runs = await DaemonRunService.attach(config, client="cli", start=True)
+    try:
+        first_pid = runs.daemon_pid
+        started = await runs.start(RunStart(request="how should calc grow?", mode="ask"))
+        with pytest.raises(DaemonError) as lost:
+            async with started:
+                async for event in started:
+                    if event.event is ProgressKind.RUN_STARTED:  # in flight: the scripted model answers in 600 s
+                        os.kill(first_pid, signal.SIGKILL)
+        await _wait_gone(first_pid)
+        # the first call after the loss changes something (never sent twice): it goes to a fresh daemon
+        with pytest.raises(DaemonError) as unknown:
+            await runs.cancel("no-such-run")
+        again = await runs.get(started.run_id)  # the killed daemon's run, read from the store it left
+        second_pid = runs.daemon_pid
+    finally:
+        await runs.aclose()
+        with contextlib.suppress(DaemonUnavailable):  # none when the fresh one never started
+            control = await DaemonClient.attach(config, client="other", start=False)
+            await control.call(Methods.SHUTDOWN, None)
+            await asyncio.wait_for(control.wait_closed(), 30)
+            await control.close()
+
+    assert "lost the connection" in lost.value.message
+    assert unknown.value.code is ErrorCode.RUN_NOT_FOUND  # answered by the fresh daemon, not "connection lost"
+    assert again.run_id == started.run_id
+    assert second_pid not in (0, first_pid)

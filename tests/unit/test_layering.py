@@ -2,7 +2,9 @@
 
 Fronts (``cli``, ``lsp``, ``acp``, ``mcp_servers``) reach the rest only through ``service`` and
 ``core``, plus the configuration floor (``config``, ``errors`` and the top-level modules config itself
-stands on: ``trust``, ``workspace_roots``, ``logging_setup``). See docs/architecture.md.
+stands on: ``trust``, ``workspace_roots``, ``logging_setup``), and ask search and code intelligence
+through the ``Workspace`` port, never by sending those methods over a daemon connection of their own.
+See docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -86,3 +88,46 @@ def test_a_front_reaching_past_the_service_is_reported() -> None:
             assert _violations_of(Path(front), [f"daemon.{lower}"]), (front, lower)
         allowed = ["daemon.service.api", "daemon.core.models", "daemon.config", "daemon.errors", "daemon.trust"]
         assert _violations_of(Path(front), allowed) == []
+
+
+def _daemon_calls(path: Path) -> list[str]:
+    """The methods ``path`` sends over a daemon connection itself (``x.call(...)``, ``x.call_model(...)``):
+    the ``Methods`` constant's name, or ``<computed>`` when the method is not named by one."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        if node.func.attr not in {"call", "call_model"} or not node.args:
+            continue
+        first = node.args[0]
+        named = isinstance(first, ast.Attribute) and isinstance(first.value, ast.Name) and first.value.id == "Methods"
+        found.append(first.attr if named and isinstance(first, ast.Attribute) else "<computed>")
+    return found
+
+
+def test_fronts_ask_search_and_code_intelligence_through_the_workspace_port() -> None:
+    """A front holds a ``Workspace`` for search, code intelligence and status and never asks which transport it
+    is; over a daemon connection of its own it sends only the daemon's own methods, named as constants."""
+    fronts = [p for front in FRONTS for p in ROOT.glob(f"daemon/{front}/**/*.py")] + list(
+        ROOT.glob("mcp_servers/**/*.py")
+    )
+    assert fronts
+    bad = [
+        f"{path.relative_to(ROOT)}: {method}"
+        for path in sorted(fronts)
+        for method in _daemon_calls(path)
+        if method == "<computed>" or method == "INDEX_SEARCH" or method.startswith("INTEL_")
+    ]
+    assert bad == []
+
+
+def test_a_front_sending_a_workspace_method_itself_is_reported(tmp_path: Path) -> None:
+    handler = tmp_path / "handler.py"
+    handler.write_text(
+        "async def f(session, method, request):\n"
+        "    await session.call(Methods.INDEX_SEARCH, request, SearchResult)\n"
+        "    await session.call(method, request, Result)\n"
+        "    await session.call(Methods.DAEMON_STATUS, None, DaemonStatus)\n"
+    )
+    assert _daemon_calls(handler) == ["INDEX_SEARCH", "<computed>", "DAEMON_STATUS"]

@@ -9,7 +9,7 @@ once; names and signatures are decoded from small byte slices.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from tree_sitter import Node
@@ -27,6 +27,7 @@ __all__ = [
     "last_row",
     "module_name",
     "normalize_signature",
+    "piece_chunks",
     "python_string_value",
     "split_rows",
 ]
@@ -253,7 +254,32 @@ def emit(
             text = body if header is None or index == 1 else f"{header} (part {index}/{count})\n{body}"
             pieces.append((text, first if index == 1 else piece[0], last if index == count else piece[-1]))
     out.extend(
-        Chunk(
+        piece_chunks(
+            spec,
+            pieces,
+            symbol_kind=symbol_kind,
+            name=name,
+            qualified_name=qualified_name,
+            signature=signature,
+            docstring=docstring,
+        )
+    )
+
+
+def piece_chunks(
+    spec: ChunkSpec,
+    pieces: Sequence[tuple[str, int, int]],
+    *,
+    symbol_kind: SymbolKind,
+    name: str | None,
+    qualified_name: str | None,
+    signature: str | None = None,
+    docstring: str | None = None,
+) -> Iterator[Chunk]:
+    """One chunk per piece (its text, first and last row, 0-based), numbered ``part`` i of ``len(pieces)``."""
+    parts = len(pieces)
+    for index, (text, start_row, end_row) in enumerate(pieces, start=1):
+        yield Chunk(
             path=spec.path,
             kind=spec.kind,
             symbol_kind=symbol_kind,
@@ -267,7 +293,5 @@ def emit(
             docstring=docstring,
             imports=spec.imports,
             part=index,
-            parts=len(pieces),
+            parts=parts,
         )
-        for index, (text, start_row, end_row) in enumerate(pieces, start=1)
-    )

@@ -17,7 +17,7 @@ and sources of languages without a grammar (``.toml .yaml .json .ini .cfg .sh .s
 from __future__ import annotations
 
 from daemon.core.models import Chunk, ChunkKind, SymbolKind
-from daemon.intel.chunking._common import SourceText, module_name
+from daemon.intel.chunking._common import ChunkSpec, SourceText, module_name, piece_chunks
 
 __all__ = ["OVERLAP", "text_kind", "window_chunks"]
 
@@ -68,20 +68,6 @@ def window_chunks(
             break
         start += step
     stem, base = module_name(path)
-    parts = len(ranges)
-    return [
-        Chunk(
-            path=path,
-            kind=kind,
-            symbol_kind=SymbolKind.WINDOW,
-            language=language,
-            text=src.rows_text(first, last),
-            start_line=first + 1,
-            end_line=last + 1,
-            name=stem,
-            qualified_name=base,
-            part=index,
-            parts=parts,
-        )
-        for index, (first, last) in enumerate(ranges, start=1)
-    ]
+    spec = ChunkSpec(path=path, language=language, kind=kind)
+    pieces = [(src.rows_text(first, last), first, last) for first, last in ranges]
+    return list(piece_chunks(spec, pieces, symbol_kind=SymbolKind.WINDOW, name=stem, qualified_name=base))

@@ -37,6 +37,7 @@ from pygls.lsp.client import LanguageClient
 from pygls.protocol import LanguageServerProtocol
 
 from daemon import __version__
+from daemon.core.tasks import cancel_and_wait
 from daemon.errors import LanguageServerError, LanguageServerTerminated
 
 __all__ = ["ActiveProgress", "LspClient", "PublishedDiagnostics", "client_capabilities"]
@@ -227,11 +228,7 @@ class LspClient(LanguageClient):
             _signal_group(process, terminate=False)
             await _wait_exit(process, _SHUTDOWN_TIMEOUT)
         self._stop_event.set()
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await cancel_and_wait(self._tasks)
         self._tasks = []
 
     def kill(self) -> None:

@@ -162,16 +162,9 @@ class ManagedServer:
                 await self._gate(client, deadline)
                 self._requests += 1
                 return await operation(client, doc)
-            except TimeoutError as exc:
-                if await client.answers_ping(_PING_TIMEOUT_S):
+            except (TimeoutError, LanguageServerTerminated) as exc:
+                if isinstance(exc, TimeoutError) and await client.answers_ping(_PING_TIMEOUT_S):
                     raise self._slow(exc) from exc
-                failure = self._failure_text(exc)
-                logger.warning("%s failed (%s); attempt %d of 2", self.spec.name, failure, attempt)
-                if await self._discard(generation, failure):
-                    self._restarts += 1
-                if attempt == 2:
-                    raise self._failed_twice(failure, exc) from exc
-            except LanguageServerTerminated as exc:
                 failure = self._failure_text(exc)
                 logger.warning("%s failed (%s); attempt %d of 2", self.spec.name, failure, attempt)
                 if await self._discard(generation, failure):

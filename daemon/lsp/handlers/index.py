@@ -10,6 +10,7 @@ from daemon.core.models import ChunkKind, SearchMode, SearchResult
 from daemon.lsp import convert
 from daemon.lsp.handlers import daemon_params
 from daemon.lsp.protocol import EmptyParams, IndexSearchParams, IndexSearchResult, IndexStatusResult, LspMethods
+from daemon.lsp.session import wire_errors
 from daemon.service.api import Methods, SearchParams
 
 if TYPE_CHECKING:
@@ -20,6 +21,14 @@ __all__ = ["SYMBOL_CANDIDATES", "SYMBOL_LIMIT", "register"]
 
 SYMBOL_CANDIDATES = 100
 SYMBOL_LIMIT = 50
+
+
+async def _search(server: IdedLanguageServer, request: SearchParams) -> SearchResult:
+    """Search through the front's ``Workspace``."""
+    with wire_errors(Methods.INDEX_SEARCH):
+        return await server.workspace_port.search(
+            request.query, k=request.k, filters=request.filters(), mode=request.mode
+        )
 
 
 def register(server: IdedLanguageServer) -> None:
@@ -35,7 +44,7 @@ def register(server: IdedLanguageServer) -> None:
             path_glob=params.path_glob,
             mode=params.mode,
         )
-        result = await server.session.call(Methods.INDEX_SEARCH, request, SearchResult)
+        result = await _search(server, request)
         server.warn_if_indexing()
         return convert.search_result(server.mapper, result, include_text=params.include_text)
 
@@ -49,6 +58,6 @@ def register(server: IdedLanguageServer) -> None:
         if not query:  # "all symbols" of a workspace is not a useful answer from a search index
             return []
         request = SearchParams(query=query, k=SYMBOL_CANDIDATES, kind=ChunkKind.CODE, mode=SearchMode.HYBRID)
-        result = await server.session.call(Methods.INDEX_SEARCH, request, SearchResult)
+        result = await _search(server, request)
         server.warn_if_indexing()
         return convert.symbol_information(server.mapper, result, query, SYMBOL_LIMIT)

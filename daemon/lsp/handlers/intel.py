@@ -24,6 +24,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from daemon.lsp.convert import PositionMapper
 from daemon.lsp.handlers import daemon_params
 from daemon.lsp.protocol import AstNodeParams, LspMethods, ReferencesParams, SymbolTargetParams
+from daemon.lsp.session import wire_errors
 from daemon.service import capabilities as caps
 from daemon.service.capability import Capability
 
@@ -96,7 +97,8 @@ def _register(server: IdedLanguageServer, capability: Capability[Any, Any], bind
         mapper = server.mapper.fresh()
         values = await asyncio.to_thread(binding.values, mapper, params, binding.method)
         request = daemon_params(capability.params, binding.method, **{k: v for k, v in values.items() if k in fields})
-        result = await server.session.call(method, request, capability.result)
+        with wire_errors(method):
+            result = await capability.run(server.workspace_port, request)
         return await asyncio.to_thread(binding.answer, mapper, result)
 
     handle.__name__ = capability.name

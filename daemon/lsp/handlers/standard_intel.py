@@ -15,7 +15,7 @@ failures (no language server, a timeout) are JSON-RPC errors carrying the ided e
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from lsprotocol import types
@@ -27,6 +27,7 @@ from daemon.core.languages import language_for_path
 from daemon.errors import ErrorCode
 from daemon.lsp.convert import PositionMapper
 from daemon.lsp.handlers import daemon_params
+from daemon.lsp.session import wire_errors
 from daemon.service.capabilities import DEFINITION, REFERENCES, SIGNATURE
 from daemon.service.capability import Capability
 
@@ -89,11 +90,36 @@ async def _ask(
     request = daemon_params(capability.params, method, **fixed, **values)
     assert capability.method is not None
     try:
-        return mapper, values, await server.session.call(capability.method, request, capability.result)
+        with wire_errors(capability.method):
+            return mapper, values, await capability.run(server.workspace_port, request)
     except JsonRpcException as exc:
         if _nothing_there(exc):
             return None
         raise
+
+
+async def _locations(
+    server: IdedLanguageServer,
+    capability: Capability[Any, R],
+    method: str,
+    params: types.DefinitionParams | types.ReferenceParams,
+    locate: Callable[[PositionMapper, R], list[types.Location]],
+    **fixed: Any,
+) -> list[types.Location]:
+    """The locations that answer ``method`` at the client's position ([] when nothing is there)."""
+    asked = await _ask(server, capability, method, params.text_document.uri, params.position, **fixed)
+    if asked is None:
+        return []
+    mapper, _values, result = asked
+    return await asyncio.to_thread(locate, mapper, result)
+
+
+def _definitions(mapper: PositionMapper, result: intel_models.DefinitionResult) -> list[types.Location]:
+    return [d.location for d in mapper.definition_result(result).definitions]
+
+
+def _references(mapper: PositionMapper, result: intel_models.ReferencesResult) -> list[types.Location]:
+    return [r.location for r in mapper.references_result(result).references]
 
 
 def register(server: IdedLanguageServer) -> None:
@@ -102,25 +128,13 @@ def register(server: IdedLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     async def definition(params: types.DefinitionParams) -> list[types.Location]:
         method = types.TEXT_DOCUMENT_DEFINITION
-        asked = await _ask(server, DEFINITION, method, params.text_document.uri, params.position, **_DEFINITIONS)
-        if asked is None:
-            return []
-        mapper, _values, result = asked
-        converted = await asyncio.to_thread(mapper.definition_result, result)
-        return [d.location for d in converted.definitions]
+        return await _locations(server, DEFINITION, method, params, _definitions, **_DEFINITIONS)
 
     @server.feature(types.TEXT_DOCUMENT_REFERENCES)
     async def references(params: types.ReferenceParams) -> list[types.Location]:
         include = params.context.include_declaration
         method = types.TEXT_DOCUMENT_REFERENCES
-        asked = await _ask(
-            server, REFERENCES, method, params.text_document.uri, params.position, include_declaration=include
-        )
-        if asked is None:
-            return []
-        mapper, _values, result = asked
-        converted = await asyncio.to_thread(mapper.references_result, result)
-        return [r.location for r in converted.references]
+        return await _locations(server, REFERENCES, method, params, _references, include_declaration=include)
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(params: types.HoverParams) -> types.Hover | None:
