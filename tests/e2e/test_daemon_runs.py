@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import signal
 import subprocess
 from pathlib import Path
@@ -109,6 +110,10 @@ async def test_a_run_in_the_daemon_asks_the_daemons_own_language_servers(
     control = await DaemonClient.attach(config, client="other", start=False)
     try:
         await control.call(Methods.INDEX_REINDEX, None, wait_s=120)  # answers once the pass is done
+        # A definition by position waits for the language server (one by name would be answered from
+        # the index while it starts), so the run's own call below meets a ready server.
+        at_use = {"file": "app.py", "line": 11, "column": 12}
+        await control.call(Methods.INTEL_DEFINITION, at_use, wait_s=120)
         run = RunStart(request="Reporter renders the wrong title", workflow="bug_fix", mode="ask")
         async with await runs.start(run) as started:
             seen = [e async for e in started]
@@ -127,6 +132,7 @@ async def test_a_run_in_the_daemon_asks_the_daemons_own_language_servers(
         if e.event is ProgressKind.TOOL_CALL_UPDATE and e.agent_id == "debugger" and e.tool_status == "completed"
     ]
     assert done and "shapes/report.py" in (done[-1].output or "")
+    assert re.search(r'"answered_by":\s*"language_server"', done[-1].output or "")  # not the index's stand-in
     # the run asked the daemon in process: its clients are the two connections of this test, no third
     assert sorted(c.client for c in status.clients) == ["cli", "other"]
     assert any(s.state == "ready" for s in status.servers if "python" in s.languages)
