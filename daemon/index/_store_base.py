@@ -10,6 +10,15 @@ a filter, a point, a query and a page of records are spelled; a subclass supplie
 
 Every primitive is called inside :func:`~daemon.index._payload.engine_errors`, so an engine
 exception reaches the caller as a ``StoreError`` naming the store and the action.
+
+**Decoded chunks are remembered** when this process is the store's only writer (Edge, local mode):
+a search's candidates are hundreds of points and decoding each payload into a ``Chunk`` is most
+of a query's cost, while the stages of an upfront retrieval and the queries of one stage find
+largely the same chunks. So a query asks the engine for ids and scores only and takes each
+chunk from the memo (``ChunkMemo``), reading the payloads of the others by id. Every upsert and
+delete forgets the memo before and after it writes, and a chunk read while any write ran is not
+remembered, so a remembered chunk is always the stored one. The point counts are remembered the
+same way (any write forgets them). On a server, other processes write too: nothing is remembered.
 """
 
 from __future__ import annotations
@@ -17,7 +26,9 @@ from __future__ import annotations
 import logging
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -44,13 +55,15 @@ from daemon.index._payload import (
 )
 from daemon.index.encoded_chunks import EncodedChunks
 
-__all__ = ["EngineHit", "EngineRow", "NoMatch", "PointStoreBase"]
+__all__ = ["MEMO_CHUNKS", "ChunkMemo", "EngineHit", "EngineRow", "NoMatch", "PointStoreBase"]
 
 logger = logging.getLogger(__name__)
 
 WRITE_BATCH = 256
 FILTER_BATCH = 512
 SCROLL_PAGE = 256
+MEMO_CHUNKS = 16_384
+"""Decoded chunks remembered (least recently used out first): a few upfront retrievals' candidates."""
 
 CondT = TypeVar("CondT")
 FilterT = TypeVar("FilterT")
@@ -80,13 +93,55 @@ class NoMatch(Exception):
     """A filter that no point can satisfy (a glob that matches no stored path)."""
 
 
+class ChunkMemo:
+    """Chunks by point id, the last ``size`` used; a reader remembers only what no write overlapped.
+
+    ``writes`` counts write starts and ends: a reader notes it before reading the engine and
+    ``remember`` keeps its chunks only when it is unchanged (no write began or ended meanwhile).
+    """
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._chunks: OrderedDict[str, Chunk] = OrderedDict()
+        self._lock = threading.Lock()
+        self.writes = 0
+
+    def known(self, ids: Iterable[str]) -> dict[str, Chunk]:
+        out: dict[str, Chunk] = {}
+        with self._lock:
+            for pid in ids:
+                chunk = self._chunks.get(pid)
+                if chunk is not None:
+                    self._chunks.move_to_end(pid)
+                    out[pid] = chunk
+        return out
+
+    def remember(self, since: int, chunks: Mapping[str, Chunk]) -> None:
+        with self._lock:
+            if since != self.writes or self._size <= 0:
+                return
+            self._chunks.update(chunks)
+            while len(self._chunks) > self._size:
+                self._chunks.popitem(last=False)
+
+    def forget(self, *, chunks: bool) -> None:
+        """A write begins or ends; ``chunks=False`` when it changes no payload but the embedded flag."""
+        with self._lock:
+            self.writes += 1
+            if chunks:
+                self._chunks.clear()
+
+
 class PointStoreBase(ABC, Generic[CondT, FilterT, PointT]):
     """The VectorStore protocol over one engine's primitives (see the module doc)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, only_writer: bool) -> None:
         self._write_lock = threading.Lock()
         self._prefix_match = True
         """The engine has prefix matching on the path index (a Qdrant server before 1.19 has not)."""
+        self._memo = ChunkMemo(MEMO_CHUNKS) if only_writer else None
+        self._counts: dict[bool, tuple[int, int]] = {}
+        """``embedded_only`` -> (memo writes when counted, count); empty without a memo."""
 
     @property
     @abstractmethod
@@ -186,7 +241,7 @@ class PointStoreBase(ABC, Generic[CondT, FilterT, PointT]):
         unique = sorted(set(paths))
         if not unique:
             return
-        with self._write_lock, engine_errors(self.name, "delete by path"):
+        with self._writing(), engine_errors(self.name, "delete by path"):
             self._deleting()
             for batch in batched(unique, FILTER_BATCH):
                 self._engine_delete(self._engine_filter([self._cond_any(PATH, batch)]))
@@ -195,7 +250,7 @@ class PointStoreBase(ABC, Generic[CondT, FilterT, PointT]):
         """Attach dense vectors; ids that no longer exist (deleted meanwhile) are skipped."""
         if not vectors:
             return
-        with self._write_lock, engine_errors(self.name, "set dense vectors"):
+        with self._writing(chunks=False), engine_errors(self.name, "set dense vectors"):
             for batch in batched(list(vectors), WRITE_BATCH):
                 present = self._engine_present(batch)
                 if len(present) < len(batch):
@@ -258,21 +313,23 @@ class PointStoreBase(ABC, Generic[CondT, FilterT, PointT]):
                 return []
             if len(rankers) == 1:
                 name, vector = rankers[0]
-                hits = self._engine_query(name, vector, flt, limit, payload=True)
-                return [
-                    ScoredChunk(id=h.id, score=h.score, chunk=chunk_from_payload(h.payload), sources=(name,))
-                    for h in hits
-                ]
-            lists = self._engine_query_batch(rankers, flt, max(prefetch_limit, limit))
-            fused = rrf_fuse(
-                [(name, [h.id for h in hits]) for (name, _), hits in zip(rankers, lists, strict=True)],
-                strengths=[[h.score for h in hits] for hits in lists],
-            )[:limit]
-            by_id = {row.id: row for row in self._engine_retrieve([f.id for f in fused])}
+                hits = self._engine_query(name, vector, flt, limit, payload=self._memo is None)
+                scored = [(h.id, h.score, (name,)) for h in hits]
+            else:
+                lists = self._engine_query_batch(rankers, flt, max(prefetch_limit, limit))
+                fused = rrf_fuse(
+                    [(name, [h.id for h in hits]) for (name, _), hits in zip(rankers, lists, strict=True)],
+                    strengths=[[h.score for h in hits] for hits in lists],
+                )[:limit]
+                hits = []
+                scored = [(f.id, f.score, f.sources) for f in fused]
+            chunks = self._chunks(
+                [pid for pid, _, _ in scored], {h.id: h.payload for h in hits if h.payload is not None}
+            )
             return [
-                ScoredChunk(id=f.id, score=f.score, chunk=chunk_from_payload(by_id[f.id].payload), sources=f.sources)
-                for f in fused
-                if f.id in by_id
+                ScoredChunk(id=pid, score=score, chunk=chunks[pid], sources=sources)
+                for pid, score, sources in scored
+                if pid in chunks
             ]
 
     def copy_into(self, target: PointStoreBase[Any, Any, Any], progress: Callable[[int], None] | None = None) -> int:
@@ -293,9 +350,16 @@ class PointStoreBase(ABC, Generic[CondT, FilterT, PointT]):
         return copied
 
     def count(self, *, embedded_only: bool = False) -> int:
+        since = self._memo.writes if self._memo is not None else None
+        known = self._counts.get(embedded_only)
+        if known is not None and known[0] == since:
+            return known[1]
         flt = self._engine_filter([self._cond_match(EMBEDDED, EMBEDDED_YES)]) if embedded_only else None
         with engine_errors(self.name, "count"):
-            return self._engine_count(flt)
+            counted = self._engine_count(flt)
+        if since is not None and self._memo is not None and self._memo.writes == since:
+            self._counts[embedded_only] = (since, counted)
+        return counted
 
     def counts_by_path(self) -> dict[str, int]:
         return self._facet(PATH)
@@ -308,8 +372,20 @@ class PointStoreBase(ABC, Generic[CondT, FilterT, PointT]):
     def _deleting(self) -> None:
         """Called under the write lock before points are deleted (Edge marks its IDF counts stale)."""
 
+    @contextmanager
+    def _writing(self, *, chunks: bool = True) -> Generator[None]:
+        """Hold the write lock; the memo is forgotten as the write begins and as it ends (module doc)."""
+        with self._write_lock:
+            if self._memo is not None:
+                self._memo.forget(chunks=chunks)
+            try:
+                yield
+            finally:
+                if self._memo is not None:
+                    self._memo.forget(chunks=chunks)
+
     def _write_points(self, points: Iterable[PointT]) -> None:
-        with self._write_lock, engine_errors(self.name, "upsert"):
+        with self._writing(), engine_errors(self.name, "upsert"):
             for batch in batched(points, WRITE_BATCH):
                 self._engine_upsert(batch)
 
@@ -325,6 +401,21 @@ class PointStoreBase(ABC, Generic[CondT, FilterT, PointT]):
             embedded=vector is not None,
         )
         return self._engine_point(f.ids[i], SparseVector(f.sparse_indices[i], f.sparse_values[i]), vector, payload)
+
+    def _chunks(self, ids: list[str], payloads: Mapping[str, Mapping[str, Any]]) -> dict[str, Chunk]:
+        """The chunks of ``ids`` that exist: from ``payloads`` (a query's), the memo, or read by id."""
+        out = {pid: chunk_from_payload(payloads[pid]) for pid in ids if pid in payloads}
+        memo = self._memo
+        since = memo.writes if memo is not None else 0
+        if memo is not None:
+            out.update(memo.known(pid for pid in ids if pid not in out))
+        missing = [pid for pid in ids if pid not in out]
+        if missing:
+            read = {row.id: chunk_from_payload(row.payload) for row in self._engine_retrieve(missing)}
+            if memo is not None:
+                memo.remember(since, read)
+            out.update(read)
+        return out
 
     def _facet(self, key: str, *, exact: bool = True) -> dict[str, int]:
         with engine_errors(self.name, f"count by {key}"):

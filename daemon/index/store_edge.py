@@ -77,7 +77,7 @@ class EdgeVectorStore(PointStoreBase[qe.FieldCondition, qe.Filter, qe.Point]):
     """The VectorStore protocol on a Qdrant Edge shard. Open with :meth:`open`."""
 
     def __init__(self, shard: qe.EdgeShard, *, directory: Path, dense_dim: int) -> None:
-        super().__init__()
+        super().__init__(only_writer=True)
         self._shard: qe.EdgeShard | None = shard
         self._directory = directory
         self._dense_dim = dense_dim
@@ -297,7 +297,7 @@ class EdgeVectorStore(PointStoreBase[qe.FieldCondition, qe.Filter, qe.Point]):
     def _reset_dense(self, *, recreate: bool) -> None:
         """Forget every dense vector (model changed); ``recreate`` also changes the dimension."""
         logger.warning("%s: the dense model changed; dropping stored dense vectors for re-embedding", self.name)
-        with self._write_lock, engine_errors(self.name, "reset dense vectors"):
+        with self._writing(chunks=False), engine_errors(self.name, "reset dense vectors"):
             shard = self._live()
             embedded = qe.Filter(must=[_match(EMBEDDED, EMBEDDED_YES)])
             if recreate:

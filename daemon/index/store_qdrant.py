@@ -58,7 +58,7 @@ class QdrantClientStore(PointStoreBase[models.Condition, models.Filter, models.P
     """The VectorStore protocol on one qdrant-client collection. Open with ``open_local``/``open_server``."""
 
     def __init__(self, client: QdrantClient, collection: str, *, where: str, local: bool) -> None:
-        super().__init__()
+        super().__init__(only_writer=local)
         self._client: QdrantClient | None = client
         self._collection = collection
         self._where = where
@@ -307,7 +307,7 @@ class QdrantClientStore(PointStoreBase[models.Condition, models.Filter, models.P
         logger.warning("%s: the dense model changed; dropping stored dense vectors for re-embedding", self.name)
         client = self._live()
         selector = models.FilterSelector(filter=models.Filter(must=[_match(EMBEDDED, EMBEDDED_YES)]))
-        with self._write_lock:
+        with self._writing(chunks=False):
             client.delete_vectors(self._collection, vectors=[DENSE], points=selector, wait=True)
             client.set_payload(self._collection, payload={EMBEDDED: EMBEDDED_NO}, points=selector, wait=True)
 

@@ -142,6 +142,19 @@ def test_upsert_replaces_a_point_so_writing_it_without_dense_drops_the_old_vecto
     assert store.count() == N
 
 
+def test_a_chunk_rewritten_under_the_same_id_reads_back_as_rewritten_after_it_was_read(store: VectorStore) -> None:
+    before = store.query(sparse=lexical(1004), dense=None, filters=None, limit=3, prefetch_limit=3)
+    assert before[0].chunk == make_chunk(4)
+    moved = make_chunk(4).model_copy(update={"start_line": 101, "end_line": 109, "name": "renamed"})
+    assert point(4, chunk=moved).id == pid(4)  # the lines and the name are not in the id
+    store.upsert([point(4, chunk=moved)])
+    after = store.query(sparse=lexical(1004), dense=None, filters=None, limit=3, prefetch_limit=3)
+    assert after[0].id == pid(4) and after[0].chunk == moved
+    store.set_dense({pid(4): basis(4)})
+    fused = store.query(sparse=lexical(1004), dense=basis(4), filters=None, limit=3, prefetch_limit=3)
+    assert fused[0].chunk == moved
+
+
 def test_delete_paths_removes_every_chunk_of_those_files_and_ignores_unknown_paths(store: VectorStore) -> None:
     store.delete_paths(["src/app/a.py", "docs/api.md", "no/such/file.py"])
     counts = store.counts_by_path()
