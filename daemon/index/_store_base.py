@@ -30,7 +30,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, cast
 
 from daemon.core.models import Chunk, SearchFilters
 from daemon.core.ports import ScoredChunk, SparseVector, StoredPoint
@@ -55,7 +55,7 @@ from daemon.index._payload import (
 )
 from daemon.index.encoded_chunks import EncodedChunks
 
-__all__ = ["MEMO_CHUNKS", "ChunkMemo", "EngineHit", "EngineRow", "NoMatch", "PointStoreBase"]
+__all__ = ["MEMO_CHUNKS", "ChunkMemo", "EngineHit", "EngineRecord", "EngineRow", "NoMatch", "PointStoreBase"]
 
 logger = logging.getLogger(__name__)
 
@@ -79,6 +79,21 @@ class EngineHit:
     payload: Mapping[str, Any] | None
 
 
+class EngineRecord(Protocol):
+    """One stored point as an engine's scroll or retrieve gives it (both engines' records have these)."""
+
+    @property
+    def id(self) -> object: ...
+
+    @property
+    def payload(self) -> Mapping[str, Any] | None: ...
+
+    @property
+    def vector(self) -> object:
+        """The named vectors that were asked for (a dict), else None."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class EngineRow:
     """One stored point read back: its id, its payload (or the asked-for part), its vectors if read."""
@@ -87,6 +102,13 @@ class EngineRow:
     payload: Mapping[str, Any] | None
     dense: list[float] | None
     sparse: SparseVector | None = None
+
+    @classmethod
+    def of(cls, record: EngineRecord) -> EngineRow:
+        """The row of an engine's record, with whichever of its vectors were read."""
+        vector = record.vector
+        named = cast("dict[str, object]", vector) if isinstance(vector, dict) else {}
+        return cls(str(record.id), record.payload, _dense_of(named.get(DENSE)), _sparse_of(named.get(LEXICAL)))
 
 
 class NoMatch(Exception):
@@ -173,33 +195,28 @@ class PointStoreBase(ABC, Generic[CondT, FilterT, PointT]):
     def _engine_delete(self, flt: FilterT) -> None: ...
 
     @abstractmethod
-    def _engine_present(self, ids: list[str]) -> list[str]:
-        """Which of ``ids`` exist."""
-
-    @abstractmethod
     def _engine_set_dense(self, vectors: Mapping[str, list[float]]) -> None:
         """Set the dense vector of existing points (id -> vector); the flag is set separately."""
 
     @abstractmethod
-    def _engine_set_flag(self, ids: list[str], flag: int) -> None: ...
+    def _engine_set_flag(self, points: list[str] | FilterT, flag: int) -> None:
+        """Set the embedded flag of the points of those ids, or of those under that filter."""
+
+    @abstractmethod
+    def _engine_drop_dense(self, embedded: FilterT, *, recreate: bool) -> None:
+        """Delete the dense vectors of the points under ``embedded``; ``recreate``: make the dense slot
+        again instead (another dimension; only an engine that can change it is asked)."""
 
     @abstractmethod
     def _engine_scroll(
-        self,
-        flt: FilterT | None,
-        *,
-        limit: int,
-        offset: object,
-        payload: list[str] | bool,
-        dense: bool,
-        sparse: bool = False,
-    ) -> tuple[list[EngineRow], object]:
+        self, flt: FilterT | None, *, limit: int, offset: object, payload: list[str] | bool, vectors: list[str]
+    ) -> tuple[Sequence[EngineRecord], object]:
         """One page of points under ``flt`` (every point when None) and the offset of the next (None after
-        the last); ``dense``/``sparse`` say which vectors to read."""
+        the last), with the named ``vectors``."""
 
     @abstractmethod
-    def _engine_retrieve(self, ids: list[str]) -> list[EngineRow]:
-        """The points of ``ids`` that exist, with their payloads."""
+    def _engine_retrieve(self, ids: list[str], *, payload: bool) -> Sequence[EngineRecord]:
+        """The points of ``ids`` that exist, with their payloads when asked."""
 
     @abstractmethod
     def _engine_query(
@@ -252,7 +269,7 @@ class PointStoreBase(ABC, Generic[CondT, FilterT, PointT]):
             return
         with self._writing(chunks=False), engine_errors(self.name, "set dense vectors"):
             for batch in batched(list(vectors), WRITE_BATCH):
-                present = self._engine_present(batch)
+                present = [str(r.id) for r in self._engine_retrieve(batch, payload=False)]
                 if len(present) < len(batch):
                     logger.debug("set_dense: %d of %d point(s) are gone", len(batch) - len(present), len(batch))
                 if not present:
@@ -281,9 +298,7 @@ class PointStoreBase(ABC, Generic[CondT, FilterT, PointT]):
         if paths is not None:
             must.append(self._cond_any(PATH, sorted(set(paths))))
         with engine_errors(self.name, "list points without a dense vector"):
-            rows, _ = self._engine_scroll(
-                self._engine_filter(must), limit=limit, offset=None, payload=True, dense=False
-            )
+            rows, _ = self._scroll_page(self._engine_filter(must), limit=limit, offset=None, payload=True, dense=False)
             return [(row.id, chunk_from_payload(row.payload)) for row in rows]
 
     def query(
@@ -411,7 +426,7 @@ class PointStoreBase(ABC, Generic[CondT, FilterT, PointT]):
             out.update(memo.known(pid for pid in ids if pid not in out))
         missing = [pid for pid in ids if pid not in out]
         if missing:
-            read = {row.id: chunk_from_payload(row.payload) for row in self._engine_retrieve(missing)}
+            read = {str(r.id): chunk_from_payload(r.payload) for r in self._engine_retrieve(missing, payload=True)}
             if memo is not None:
                 memo.remember(since, read)
             out.update(read)
@@ -426,12 +441,34 @@ class PointStoreBase(ABC, Generic[CondT, FilterT, PointT]):
     ) -> Iterator[EngineRow]:
         offset: object = None
         while True:
-            rows, offset = self._engine_scroll(
+            rows, offset = self._scroll_page(
                 flt, limit=SCROLL_PAGE, offset=offset, payload=payload, dense=dense, sparse=sparse
             )
             yield from rows
             if offset is None:
                 return
+
+    def _scroll_page(
+        self,
+        flt: FilterT | None,
+        *,
+        limit: int,
+        offset: object,
+        payload: list[str] | bool,
+        dense: bool,
+        sparse: bool = False,
+    ) -> tuple[list[EngineRow], object]:
+        vectors = [name for name, wanted in ((DENSE, dense), (LEXICAL, sparse)) if wanted]
+        records, after = self._engine_scroll(flt, limit=limit, offset=offset, payload=payload, vectors=vectors)
+        return [EngineRow.of(r) for r in records], after
+
+    def _drop_dense(self, *, recreate: bool = False) -> None:
+        """Forget every dense vector (the dense model changed): the points stay, to be embedded again."""
+        logger.warning("%s: the dense model changed; dropping stored dense vectors for re-embedding", self.name)
+        embedded = self._engine_filter([self._cond_match(EMBEDDED, EMBEDDED_YES)])
+        with self._writing(chunks=False), engine_errors(self.name, "reset dense vectors"):
+            self._engine_drop_dense(embedded, recreate=recreate)
+            self._engine_set_flag(embedded, EMBEDDED_NO)
 
     def _filter(self, filters: SearchFilters | None) -> FilterT | None:
         """The engine filter for ``filters``; raises NoMatch when the path glob matches no stored path."""
@@ -455,3 +492,18 @@ class PointStoreBase(ABC, Generic[CondT, FilterT, PointT]):
                     raise NoMatch
                 must.append(self._cond_any(PATH, selected))
         return self._engine_filter(must) if must else None
+
+
+def _dense_of(value: object) -> list[float] | None:
+    if not isinstance(value, list):
+        return None
+    return [float(x) for x in cast("list[float]", value)]
+
+
+def _sparse_of(value: object) -> SparseVector | None:
+    """A sparse vector of either engine's type (both have ``indices`` and ``values``)."""
+    indices: object = getattr(value, "indices", None)
+    values: object = getattr(value, "values", None)
+    if not isinstance(indices, list) or not isinstance(values, list):
+        return None
+    return SparseVector([int(i) for i in cast("list[int]", indices)], [float(v) for v in cast("list[float]", values)])

@@ -30,16 +30,13 @@ from daemon.errors import StoreError
 from daemon.index._payload import (
     DENSE,
     EMBEDDED,
-    EMBEDDED_NO,
-    EMBEDDED_YES,
-    KIND,
-    LANGUAGE,
     LEXICAL,
-    PATH,
+    PAYLOAD_INDEXES,
     REBUILD_HINT,
+    IndexKind,
     engine_errors,
 )
-from daemon.index._store_base import EngineHit, EngineRow, PointStoreBase
+from daemon.index._store_base import EngineHit, PointStoreBase
 
 __all__ = ["QdrantClientStore"]
 
@@ -48,10 +45,6 @@ logger = logging.getLogger(__name__)
 _TIMEOUT_S = 30
 _PREFIX_SINCE = (1, 19)
 """The first Qdrant server release with prefix matching on keyword indexes."""
-
-
-def _match(key: str, value: str | int) -> models.FieldCondition:
-    return models.FieldCondition(key=key, match=models.MatchValue(value=value))
 
 
 class QdrantClientStore(PointStoreBase[models.Condition, models.Filter, models.PointStruct]):
@@ -123,7 +116,7 @@ class QdrantClientStore(PointStoreBase[models.Condition, models.Filter, models.P
     # -- engine primitives (see _store_base) ----------------------------------------------------
 
     def _cond_match(self, key: str, value: str | int) -> models.Condition:
-        return _match(key, value)
+        return models.FieldCondition(key=key, match=models.MatchValue(value=value))
 
     def _cond_any(self, key: str, values: list[str]) -> models.Condition:
         return models.FieldCondition(key=key, match=models.MatchAny(any=values))
@@ -150,30 +143,27 @@ class QdrantClientStore(PointStoreBase[models.Condition, models.Filter, models.P
     def _engine_delete(self, flt: models.Filter) -> None:
         self._live().delete(self._collection, points_selector=models.FilterSelector(filter=flt), wait=True)
 
-    def _engine_present(self, ids: list[str]) -> list[str]:
-        records = self._live().retrieve(self._collection, ids=list(ids), with_payload=False, with_vectors=False)
-        return [str(r.id) for r in records]
-
     def _engine_set_dense(self, vectors: Mapping[str, list[float]]) -> None:
         points = [models.PointVectors(id=pid, vector={DENSE: vector}) for pid, vector in vectors.items()]
         self._live().update_vectors(self._collection, points=points, wait=True)
 
-    def _engine_set_flag(self, ids: list[str], flag: int) -> None:
-        selector = models.PointIdsList(points=list[models.ExtendedPointId](ids))
+    def _engine_set_flag(self, points: list[str] | models.Filter, flag: int) -> None:
+        selector = (
+            models.PointIdsList(points=list[models.ExtendedPointId](points))
+            if isinstance(points, list)
+            else models.FilterSelector(filter=points)
+        )
         self._live().set_payload(self._collection, payload={EMBEDDED: flag}, points=selector, wait=True)
 
+    def _engine_drop_dense(self, embedded: models.Filter, *, recreate: bool) -> None:
+        """``recreate`` is never asked: another dimension is refused at open (see ``_prepare``)."""
+        selector = models.FilterSelector(filter=embedded)
+        self._live().delete_vectors(self._collection, vectors=[DENSE], points=selector, wait=True)
+
     def _engine_scroll(
-        self,
-        flt: models.Filter | None,
-        *,
-        limit: int,
-        offset: object,
-        payload: list[str] | bool,
-        dense: bool,
-        sparse: bool = False,
-    ) -> tuple[list[EngineRow], object]:
-        vectors = [name for name, wanted in ((DENSE, dense), (LEXICAL, sparse)) if wanted]
-        records, after = self._live().scroll(
+        self, flt: models.Filter | None, *, limit: int, offset: object, payload: list[str] | bool, vectors: list[str]
+    ) -> tuple[list[models.Record], object]:
+        return self._live().scroll(
             self._collection,
             scroll_filter=flt,
             limit=limit,
@@ -181,20 +171,9 @@ class QdrantClientStore(PointStoreBase[models.Condition, models.Filter, models.P
             with_payload=payload,
             with_vectors=vectors or False,
         )
-        rows = [
-            EngineRow(
-                str(r.id),
-                r.payload,
-                _dense_of(r.vector) if dense else None,
-                _sparse_of(r.vector) if sparse else None,
-            )
-            for r in records
-        ]
-        return rows, after
 
-    def _engine_retrieve(self, ids: list[str]) -> list[EngineRow]:
-        records = self._live().retrieve(self._collection, ids=list(ids), with_payload=True, with_vectors=False)
-        return [EngineRow(str(r.id), r.payload, None) for r in records]
+    def _engine_retrieve(self, ids: list[str], *, payload: bool) -> list[models.Record]:
+        return self._live().retrieve(self._collection, ids=list(ids), with_payload=payload, with_vectors=False)
 
     def _engine_query(
         self, using: str, vector: SparseVector | list[float], flt: models.Filter | None, limit: int, *, payload: bool
@@ -271,7 +250,7 @@ class QdrantClientStore(PointStoreBase[models.Condition, models.Filter, models.P
                     )
                 meta: dict[str, Any] = dict(config.metadata or {})
                 if meta.get("dense_model") != dense_model:
-                    self._reset_dense()
+                    self._drop_dense()
                     client.update_collection(
                         self._collection, metadata={"dense_model": dense_model, "dense_dim": dense_dim}
                     )
@@ -289,27 +268,15 @@ class QdrantClientStore(PointStoreBase[models.Condition, models.Filter, models.P
         )
         if self._local:
             return  # local mode ignores payload indexes and warns about them
-        path_index = (
-            models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, prefix=True)
+        schemas: dict[IndexKind, models.PayloadSchemaType | models.KeywordIndexParams] = {
+            IndexKind.PREFIX_KEYWORD: models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, prefix=True)
             if self._prefix_match
-            else models.PayloadSchemaType.KEYWORD
-        )
-        indexes: dict[str, models.PayloadSchemaType | models.KeywordIndexParams] = {
-            PATH: path_index,
-            KIND: models.PayloadSchemaType.KEYWORD,
-            LANGUAGE: models.PayloadSchemaType.KEYWORD,
-            EMBEDDED: models.PayloadSchemaType.INTEGER,
+            else models.PayloadSchemaType.KEYWORD,
+            IndexKind.KEYWORD: models.PayloadSchemaType.KEYWORD,
+            IndexKind.INTEGER: models.PayloadSchemaType.INTEGER,
         }
-        for field, schema in indexes.items():
-            client.create_payload_index(self._collection, field_name=field, field_schema=schema, wait=True)
-
-    def _reset_dense(self) -> None:
-        logger.warning("%s: the dense model changed; dropping stored dense vectors for re-embedding", self.name)
-        client = self._live()
-        selector = models.FilterSelector(filter=models.Filter(must=[_match(EMBEDDED, EMBEDDED_YES)]))
-        with self._writing(chunks=False):
-            client.delete_vectors(self._collection, vectors=[DENSE], points=selector, wait=True)
-            client.set_payload(self._collection, payload={EMBEDDED: EMBEDDED_NO}, points=selector, wait=True)
+        for field, kind in PAYLOAD_INDEXES.items():
+            client.create_payload_index(self._collection, field_name=field, field_schema=schemas[kind], wait=True)
 
 
 def _server_version(text: str) -> tuple[int, int]:
@@ -344,17 +311,3 @@ def _probe_lock(directory: Path) -> None:
         except OSError as exc:
             raise StoreError(f"the index at {directory} is open in another process", cause=exc) from exc
         fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-
-
-def _dense_of(vector: object) -> list[float] | None:
-    named = cast("dict[str, object]", vector).get(DENSE) if isinstance(vector, dict) else None
-    if not isinstance(named, list):
-        return None
-    return [float(x) for x in cast("list[float]", named)]
-
-
-def _sparse_of(vector: object) -> SparseVector | None:
-    named = cast("dict[str, object]", vector).get(LEXICAL) if isinstance(vector, dict) else None
-    if not isinstance(named, models.SparseVector):
-        return None
-    return SparseVector(list(named.indices), list(named.values))
