@@ -161,6 +161,7 @@ class PointStoreBase(ABC, Generic[CondT, FilterT, PointT]):
         self._write_lock = threading.Lock()
         self._prefix_match = True
         """The engine has prefix matching on the path index (a Qdrant server before 1.19 has not)."""
+        self._closed = False
         self._memo = ChunkMemo(MEMO_CHUNKS) if only_writer else None
         self._counts: dict[bool, tuple[int, int]] = {}
         """``embedded_only`` -> (memo writes when counted, count); empty without a memo."""
@@ -169,7 +170,18 @@ class PointStoreBase(ABC, Generic[CondT, FilterT, PointT]):
     @abstractmethod
     def name(self) -> str: ...
 
+    def close(self) -> None:
+        """Release the engine; calling it again does nothing."""
+        if self._closed:
+            return
+        self._closed = True
+        with engine_errors(self.name, "close"):
+            self._engine_close()
+
     # -- engine primitives ----------------------------------------------------------------------
+
+    @abstractmethod
+    def _engine_close(self) -> None: ...
 
     @abstractmethod
     def _cond_match(self, key: str, value: str | int) -> CondT: ...

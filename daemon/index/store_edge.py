@@ -137,18 +137,16 @@ class EdgeVectorStore(PointStoreBase[qe.FieldCondition, qe.Filter, qe.Point]):
             if self._stats_stale:
                 self._reload()
 
-    def close(self) -> None:
-        """Flush and release the shard; calling it again does nothing."""
+    def _engine_close(self) -> None:
+        """Flush and release the shard, then remove the open marker."""
         shard, self._shard = self._shard, None
-        if shard is None:
-            return
-        with engine_errors(self.name, "close"):
-            try:
+        try:
+            if shard is not None:
                 shard.flush()
-            finally:
                 shard.close()
-        with contextlib.suppress(OSError):
-            _open_marker(self._directory).unlink()
+        finally:
+            with contextlib.suppress(OSError):
+                _open_marker(self._directory).unlink()
 
     def optimize(self) -> bool:
         """Build the vector and payload indexes now (blocking, GIL held); True if anything changed."""

@@ -105,12 +105,10 @@ class QdrantClientStore(PointStoreBase[models.Condition, models.Filter, models.P
         """Nothing to do: both modes persist every acknowledged write (``wait=True``)."""
         self._live()
 
-    def close(self) -> None:
-        """Release the client (and local mode's directory lock); calling it again does nothing."""
+    def _engine_close(self) -> None:
+        """Release the client (and local mode's directory lock)."""
         client, self._client = self._client, None
-        if client is None:
-            return
-        with engine_errors(self.name, "close"):
+        if client is not None:
             client.close()
 
     # -- engine primitives (see _store_base) ----------------------------------------------------
