@@ -31,7 +31,7 @@ from pathlib import Path
 
 from daemon.core.languages import language_for_path
 from daemon.intel.chunking import chunk_source
-from daemon.intel.workspace_paths import contained, secret_reason
+from daemon.retrieval.file_snapshot import FileSnapshot
 from daemon.retrieval.fusion import FusedPiece
 from daemon.retrieval.lexical import terms
 from daemon.retrieval.models import Rejection, SourceName, WorkflowKind
@@ -86,8 +86,10 @@ class Validator:
         code_threshold: float,
         docs_threshold: float,
         min_similarity: float | None = None,
+        files: FileSnapshot | None = None,
     ) -> None:
-        self._root = root.resolve() if root is not None else None
+        """``files``: the retrieval's snapshot of the workspace files (a new one over ``root`` when None)."""
+        self._files = files if files is not None else FileSnapshot(root) if root is not None else None
         self._floor = min_similarity
         self._threshold = {
             WorkflowKind.CODE: code_threshold,
@@ -142,17 +144,17 @@ class Validator:
         a = piece.attribution
         if not piece.head.grounded_text or a.path is None or a.start_line is None or a.end_line is None:
             return piece, None
-        if self._root is None:
+        if self._files is None:
             return piece, None
-        path = contained(self._root, self._root / a.path)
-        if path is None:
+        taken = self._files.get(a.path)
+        if taken.real is None:
             return None, f"{a.path} is outside the workspace"
-        if path.is_file() and secret_reason(self._root / a.path, path) is not None:
+        if taken.secret is not None:
             return None, f"{a.path} holds credentials"
-        try:
-            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError as exc:
-            return None, f"{a.path} cannot be read now: {exc.strerror or exc}"
+        if taken.data is None:
+            exc = taken.error
+            return None, f"{a.path} cannot be read now: {(exc.strerror or exc) if exc is not None else 'no data'}"
+        lines = taken.data.decode("utf-8", errors="replace").splitlines()
         if _matches(piece, lines[a.start_line - 1 : a.end_line]):
             return piece, None
         fresh = self._refetch(piece, "\n".join(lines))
