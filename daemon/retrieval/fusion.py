@@ -60,7 +60,7 @@ from daemon.retrieval.outline import outline_text
 from daemon.retrieval.ports import ChunkVectors
 from daemon.retrieval.tokens import TokenCounter
 
-__all__ = ["FusedPiece", "Fusion", "fit_budget", "outline_wanted", "render_piece"]
+__all__ = ["FusedPiece", "Fusion", "cosine", "fit_budget", "outline_wanted", "render_piece"]
 
 
 _RRF_K = 10
@@ -135,7 +135,12 @@ class _Normed:
         return cls(vector, math.sqrt(sum(map(operator.mul, vector, vector))))
 
 
-def _cosine(a: _Normed, b: _Normed) -> float:
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    """The cosine of two vectors (0 when either is all zeros)."""
+    return _normed_cosine(_Normed.of(a), _Normed.of(b))
+
+
+def _normed_cosine(a: _Normed, b: _Normed) -> float:
     dot = sum(map(operator.mul, a.vector, b.vector))
     return 0.0 if a.norm == 0 or b.norm == 0 else dot / (a.norm * b.norm)
 
@@ -223,7 +228,8 @@ class Fusion:
             twin = None
             if vector is not None:
                 twin = next(
-                    (i for i, (_, v) in enumerate(kept) if v is not None and _cosine(v, vector) > self._near), None
+                    (i for i, (_, v) in enumerate(kept) if v is not None and _normed_cosine(v, vector) > self._near),
+                    None,
                 )
             if twin is None:
                 kept.append((piece, vector))
@@ -314,7 +320,7 @@ class Fusion:
             for i, vector in zip(missing, texts, strict=True):
                 vectors[i] = [_Normed.of(vector)]
         return [
-            max((_cosine(by_query[widest[q]], v) for q in p.queries for v in vs), default=0.0)
+            max((_normed_cosine(by_query[widest[q]], v) for q in p.queries for v in vs), default=0.0)
             for p, vs in zip(pieces, vectors, strict=True)
         ]
 
