@@ -164,7 +164,7 @@ async def _upfront_medians(
                 store._memo = None if "no memo" in name or name == "sequential" else memo
                 store._counts.clear()
             if memo is not None and name == "concurrent, memo cold":
-                memo.forget(chunks=True)
+                memo.clear()
             start, cpu = time.perf_counter(), time.process_time()
             await agent.upfront(plan.request, kind, plan.retrieval_strategy, stages, sequential=name == "sequential")
             samples.setdefault(name, []).append((time.perf_counter() - start) * 1000)

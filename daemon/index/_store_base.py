@@ -120,6 +120,8 @@ class ChunkMemo:
 
     ``writes`` counts write starts and ends: a reader notes it before reading the engine and
     ``remember`` keeps its chunks only when it is unchanged (no write began or ended meanwhile).
+    A write forgets, as it begins and as it ends, the points it replaces (by id) and the files it
+    deletes (by path); the other chunks stay as they are stored.
     """
 
     def __init__(self, size: int) -> None:
@@ -146,12 +148,20 @@ class ChunkMemo:
             while len(self._chunks) > self._size:
                 self._chunks.popitem(last=False)
 
-    def forget(self, *, chunks: bool) -> None:
-        """A write begins or ends; ``chunks=False`` when it changes no payload but the embedded flag."""
+    def changing(self, ids: Sequence[str], paths: frozenset[str]) -> None:
+        """A write begins or ends: it replaces the points ``ids`` and deletes the files ``paths``."""
         with self._lock:
             self.writes += 1
-            if chunks:
-                self._chunks.clear()
+            for pid in ids:
+                self._chunks.pop(pid, None)
+            if paths:
+                for pid in [pid for pid, chunk in self._chunks.items() if chunk.path in paths]:
+                    del self._chunks[pid]
+
+    def clear(self) -> None:
+        with self._lock:
+            self.writes += 1
+            self._chunks.clear()
 
 
 class PointStoreBase(ABC, Generic[CondT, FilterT, PointT]):
@@ -260,17 +270,18 @@ class PointStoreBase(ABC, Generic[CondT, FilterT, PointT]):
             )
             for p in points
         )
-        self._write_points(engine_points)
+        self._write_points(engine_points, [p.id for p in points])
 
     def upsert_encoded(self, files: Sequence[EncodedChunks], dense: Mapping[str, list[float]]) -> None:
         """Insert or replace the chunks of ``files`` (the index pass's fast path, see ``encoded_chunks``)."""
-        self._write_points(self._encoded_point(f, i, dense) for f in files for i in range(len(f)))
+        points = (self._encoded_point(f, i, dense) for f in files for i in range(len(f)))
+        self._write_points(points, [pid for f in files for pid in f.ids])
 
     def delete_paths(self, paths: Iterable[str]) -> None:
         unique = sorted(set(paths))
         if not unique:
             return
-        with self._writing(), engine_errors(self.name, "delete by path"):
+        with self._writing(paths=unique), engine_errors(self.name, "delete by path"):
             self._deleting()
             for batch in batched(unique, FILTER_BATCH):
                 self._engine_delete(self._engine_filter([self._cond_any(PATH, batch)]))
@@ -279,7 +290,7 @@ class PointStoreBase(ABC, Generic[CondT, FilterT, PointT]):
         """Attach dense vectors; ids that no longer exist (deleted meanwhile) are skipped."""
         if not vectors:
             return
-        with self._writing(chunks=False), engine_errors(self.name, "set dense vectors"):
+        with self._writing(), engine_errors(self.name, "set dense vectors"):
             for batch in batched(list(vectors), WRITE_BATCH):
                 present = [str(r.id) for r in self._engine_retrieve(batch, payload=False)]
                 if len(present) < len(batch):
@@ -370,7 +381,7 @@ class PointStoreBase(ABC, Generic[CondT, FilterT, PointT]):
                     target._engine_point(row.id, row.sparse or SparseVector([], []), row.dense, dict(row.payload or {}))
                     for row in batch
                 ]
-                target._write_points(points)
+                target._write_points(points, [row.id for row in batch])
                 copied += len(points)
                 if progress is not None:
                     progress(copied)
@@ -400,19 +411,21 @@ class PointStoreBase(ABC, Generic[CondT, FilterT, PointT]):
         """Called under the write lock before points are deleted (Edge marks its IDF counts stale)."""
 
     @contextmanager
-    def _writing(self, *, chunks: bool = True) -> Generator[None]:
-        """Hold the write lock; the memo is forgotten as the write begins and as it ends (module doc)."""
+    def _writing(self, ids: Sequence[str] = (), paths: Iterable[str] = ()) -> Generator[None]:
+        """Hold the write lock; the memo forgets the points ``ids`` and the files ``paths`` as the write
+        begins and as it ends (module doc)."""
+        deleted = frozenset(paths)
         with self._write_lock:
             if self._memo is not None:
-                self._memo.forget(chunks=chunks)
+                self._memo.changing(ids, deleted)
             try:
                 yield
             finally:
                 if self._memo is not None:
-                    self._memo.forget(chunks=chunks)
+                    self._memo.changing(ids, deleted)
 
-    def _write_points(self, points: Iterable[PointT]) -> None:
-        with self._writing(), engine_errors(self.name, "upsert"):
+    def _write_points(self, points: Iterable[PointT], ids: Sequence[str]) -> None:
+        with self._writing(ids), engine_errors(self.name, "upsert"):
             for batch in batched(points, WRITE_BATCH):
                 self._engine_upsert(batch)
 
@@ -478,7 +491,7 @@ class PointStoreBase(ABC, Generic[CondT, FilterT, PointT]):
         """Forget every dense vector (the dense model changed): the points stay, to be embedded again."""
         logger.warning("%s: the dense model changed; dropping stored dense vectors for re-embedding", self.name)
         embedded = self._engine_filter([self._cond_match(EMBEDDED, EMBEDDED_YES)])
-        with self._writing(chunks=False), engine_errors(self.name, "reset dense vectors"):
+        with self._writing(), engine_errors(self.name, "reset dense vectors"):
             self._engine_drop_dense(embedded, recreate=recreate)
             self._engine_set_flag(embedded, EMBEDDED_NO)
 
