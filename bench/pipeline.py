@@ -162,7 +162,7 @@ async def _upfront_medians(
         for name in UPFRONT_VARIANTS:
             if isinstance(store, PointStoreBase):
                 store._memo = None if "no memo" in name or name == "sequential" else memo
-                store._counts.clear()
+                store._until_write.clear()
             if memo is not None and name == "concurrent, memo cold":
                 memo.clear()
             start, cpu = time.perf_counter(), time.process_time()

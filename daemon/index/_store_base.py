@@ -12,13 +12,16 @@ Every primitive is called inside :func:`~daemon.index._payload.engine_errors`, s
 exception reaches the caller as a ``StoreError`` naming the store and the action.
 
 **Decoded chunks are remembered** when this process is the store's only writer (Edge, local mode):
-a search's candidates are hundreds of points and decoding each payload into a ``Chunk`` is most
-of a query's cost, while the stages of an upfront retrieval and the queries of one stage find
-largely the same chunks. So a query asks the engine for ids and scores only and takes each
-chunk from the memo (``ChunkMemo``), reading the payloads of the others by id. Every upsert and
-delete forgets the memo before and after it writes, and a chunk read while any write ran is not
-remembered, so a remembered chunk is always the stored one. The point counts are remembered the
-same way (any write forgets them). On a server, other processes write too: nothing is remembered.
+a search's candidates are hundreds of points, and reading each one's payload and decoding it into
+a ``Chunk`` was most of a query's cost (about 30 µs a point with qdrant-edge-py 0.9.0, against 3 µs
+for its id and score), while the stages of an upfront retrieval, the queries of one stage and the
+searches of a session find largely the same chunks. So a query asks the engine for ids and scores
+only, takes each chunk from the memo (``ChunkMemo``, the last ``MEMO_CHUNKS`` used) and reads the
+payloads of the others by id. A write forgets the points it replaces (by id) and the files it
+deletes (by path) as it begins and as it ends, and a chunk read while any write ran is not
+remembered, so a remembered chunk is always the stored one. Point counts and the stored paths a
+glob is matched against are remembered the same way, until any write. On a server other processes
+write too: nothing is remembered.
 """
 
 from __future__ import annotations
@@ -65,6 +68,7 @@ SCROLL_PAGE = 256
 MEMO_CHUNKS = 16_384
 """Decoded chunks remembered (least recently used out first): a few upfront retrievals' candidates."""
 
+T = TypeVar("T")
 CondT = TypeVar("CondT")
 FilterT = TypeVar("FilterT")
 PointT = TypeVar("PointT")
@@ -173,8 +177,8 @@ class PointStoreBase(ABC, Generic[CondT, FilterT, PointT]):
         """The engine has prefix matching on the path index (a Qdrant server before 1.19 has not)."""
         self._closed = False
         self._memo = ChunkMemo(MEMO_CHUNKS) if only_writer else None
-        self._counts: dict[bool, tuple[int, int]] = {}
-        """``embedded_only`` -> (memo writes when counted, count); empty without a memo."""
+        self._until_write: dict[tuple[str, object], tuple[int, Any]] = {}
+        """Counts and facets (``_remembered``) with the memo's ``writes`` when they were read."""
 
     @property
     @abstractmethod
@@ -388,16 +392,12 @@ class PointStoreBase(ABC, Generic[CondT, FilterT, PointT]):
         return copied
 
     def count(self, *, embedded_only: bool = False) -> int:
-        since = self._memo.writes if self._memo is not None else None
-        known = self._counts.get(embedded_only)
-        if known is not None and known[0] == since:
-            return known[1]
-        flt = self._engine_filter([self._cond_match(EMBEDDED, EMBEDDED_YES)]) if embedded_only else None
-        with engine_errors(self.name, "count"):
-            counted = self._engine_count(flt)
-        if since is not None and self._memo is not None and self._memo.writes == since:
-            self._counts[embedded_only] = (since, counted)
-        return counted
+        def counted() -> int:
+            flt = self._engine_filter([self._cond_match(EMBEDDED, EMBEDDED_YES)]) if embedded_only else None
+            with engine_errors(self.name, "count"):
+                return self._engine_count(flt)
+
+        return self._remembered(("count", embedded_only), counted)
 
     def counts_by_path(self) -> dict[str, int]:
         return self._facet(PATH)
@@ -458,8 +458,25 @@ class PointStoreBase(ABC, Generic[CondT, FilterT, PointT]):
         return out
 
     def _facet(self, key: str, *, exact: bool = True) -> dict[str, int]:
-        with engine_errors(self.name, f"count by {key}"):
-            return self._engine_facet(key, exact=exact)
+        def counted() -> dict[str, int]:
+            with engine_errors(self.name, f"count by {key}"):
+                return self._engine_facet(key, exact=exact)
+
+        return dict(self._remembered((f"facet {key}", exact), counted))
+
+    def _remembered(self, key: tuple[str, object], read: Callable[[], T]) -> T:
+        """``read()``, remembered until the next write when this process is the only writer (module doc)."""
+        memo = self._memo
+        if memo is None:
+            return read()
+        since = memo.writes
+        known = self._until_write.get(key)
+        if known is not None and known[0] == since:
+            return known[1]
+        value = read()
+        if memo.writes == since:
+            self._until_write[key] = (since, value)
+        return value
 
     def _scroll_all(
         self, flt: FilterT | None, *, payload: list[str] | bool, dense: bool, sparse: bool = False

@@ -306,6 +306,19 @@ def test_a_selective_glob_finds_its_chunks_even_when_they_rank_last(store: Vecto
     assert sorted(h.id for h in everything) == sorted(pid(i) for i in range(21, 30))
 
 
+def test_a_glob_and_the_counts_see_the_files_written_and_deleted_since_they_were_last_asked(store: VectorStore) -> None:
+    glob = SearchFilters(path_glob="*_test.*")
+    before = store.query(sparse=lexical(1), dense=None, filters=glob, limit=N, prefetch_limit=N)
+    assert {h.chunk.path for h in before} == {"src/lib/d_test.py", "cmd/util_test.go"}
+    assert store.count() == N and store.counts_by_path()["cmd/util_test.go"] == PER_FILE
+    added = make_chunk(0).model_copy(update={"path": "web/view_test.ts"})
+    store.upsert([point(0, chunk=added)])
+    store.delete_paths(["cmd/util_test.go"])
+    after = store.query(sparse=lexical(1), dense=None, filters=glob, limit=N, prefetch_limit=N)
+    assert {h.chunk.path for h in after} == {"src/lib/d_test.py", "web/view_test.ts"}
+    assert store.count() == N - PER_FILE + 1 and "cmd/util_test.go" not in store.counts_by_path()
+
+
 # -- counts, round trip, lifecycle ----------------------------------------------------------------
 
 
