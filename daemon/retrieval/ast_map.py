@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 from daemon.core.languages import language_for_path
 from daemon.core.models import ChunkKind, SymbolKind
 from daemon.intel.chunking import chunk_source
-from daemon.retrieval.file_snapshot import FileSnapshot
+from daemon.retrieval.file_snapshot import FileSnapshot, SnapshotFile
 
 __all__ = ["ast_context_map"]
 
@@ -23,8 +24,7 @@ _TYPES = {SymbolKind.CLASS, SymbolKind.INTERFACE, SymbolKind.STRUCT, SymbolKind.
 _MAX_FILE_BYTES = 1_000_000
 
 
-def _outline(files: FileSnapshot, rel: str, max_symbols: int) -> list[str] | None:
-    taken = files.get(rel)
+def _outline(rel: str, taken: SnapshotFile, max_symbols: int) -> list[str] | None:
     if taken.real is None or not taken.is_file or taken.secret is not None:
         return None
     language = language_for_path(rel)
@@ -69,7 +69,7 @@ def ast_context_map(
         if len(blocks) >= max_files:
             break
         try:
-            lines = _outline(files, rel, max_symbols)
+            lines = files.derived(rel, f"outline {max_symbols}", partial(_outline, rel, max_symbols=max_symbols))
         except OSError as exc:
             logger.info("no AST map for %s: %s", rel, exc)
             continue

@@ -6,18 +6,23 @@ upfront retrieval, cite largely the same files. A ``FileSnapshot`` lives for one
 mode, one for all its stages) and takes each file once: where it resolves (inside the workspace or
 not), whether it holds credentials (``secret_reason``, on the same first bytes it would read), and
 its bytes. Every check of that retrieval then sees the same text, as read when it was first needed.
+What is made of a file's bytes alone (the AST map's outline of it) is kept with it (``derived``).
 It is safe to use from several threads (a file read twice by a race is the same file).
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar, cast
 
 from daemon.intel.workspace_paths import SECRET_SNIFF_BYTES, contained, secret_reason
 
 __all__ = ["FileSnapshot", "SnapshotFile"]
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -40,6 +45,7 @@ class FileSnapshot:
     def __init__(self, root: Path) -> None:
         self.root = root.resolve()
         self._files: dict[str, SnapshotFile] = {}
+        self._derived: dict[tuple[str, str], Any] = {}
         self._lock = threading.Lock()
 
     def get(self, rel: str) -> SnapshotFile:
@@ -51,6 +57,15 @@ class FileSnapshot:
         taken = self._take(rel)
         with self._lock:
             return self._files.setdefault(rel, taken)
+
+    def derived(self, rel: str, what: str, make: Callable[[SnapshotFile], T]) -> T:
+        """``make(self.get(rel))``, made once per ``(rel, what)``: ``make`` must depend on the file alone."""
+        with self._lock:
+            if (rel, what) in self._derived:
+                return cast("T", self._derived[rel, what])
+        made = make(self.get(rel))
+        with self._lock:
+            return cast("T", self._derived.setdefault((rel, what), made))
 
     def _take(self, rel: str) -> SnapshotFile:
         link = self.root / rel

@@ -217,17 +217,22 @@ def _sentences(text: str) -> list[str]:
 
 def _contradictions(pieces: Sequence[FusedPiece]) -> list[str]:
     decisions = [p for p in pieces if p.head.source is SourceName.DECISIONS]
-    documents = [p for p in pieces if p.head.source is SourceName.DOCS]
+    if not decisions:
+        return []
+    documents = [
+        (doc, [(s, terms(s), bool(_NEGATION.search(s))) for s in _sentences(doc.text)])
+        for doc in pieces
+        if doc.head.source is SourceName.DOCS
+    ]
     flags: list[str] = []
     for decision in decisions:
         for d_sentence in _sentences(decision.text):
             d_terms = terms(d_sentence)
             d_negated = bool(_NEGATION.search(d_sentence))
-            for doc in documents:
-                for s in _sentences(doc.text):
-                    s_terms = terms(s)
+            for doc, sentences in documents:
+                for s, s_terms, s_negated in sentences:
                     shared = len(d_terms & s_terms) / max(1, min(len(d_terms), len(s_terms)))
-                    if shared >= 0.6 and bool(_NEGATION.search(s)) != d_negated:
+                    if shared >= 0.6 and s_negated != d_negated:
                         flags.append(
                             f"{doc.attribution.cite()} says '{s[:120]}' but the decision "
                             f"{decision.attribution.cite()} says '{d_sentence[:120]}'"
