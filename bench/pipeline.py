@@ -5,9 +5,11 @@ deterministic selection, plan assembly, graph compilation, and per-node cost of 
 LangGraph with synchronous SQLite checkpoints, run records, decision log and progress events; and
 upfront retrieval (context for every planned stage at planning time) for the specification's
 4-stage feature workflow over a real repository (default: this checkout), indexed first (lexical
-and dense; the index state is kept in ``--state`` so a second run only catches up), measured
-stage after stage (the former behaviour) and concurrently with the shared budget, in one process,
-alternating. Run::
+and dense; the index state is kept in ``--state`` so a second run only catches up), in one process,
+alternating four ways (``UPFRONT_VARIANTS``): stage after stage with the store decoding every
+candidate (the former behaviour), concurrently with the shared budget and the store decoding every
+candidate, and concurrently with the store's memo of decoded chunks emptied before the run (as
+when the daemon has just started) or as the previous run left it. Run::
 
     uv run --frozen python bench/pipeline.py [--runs N] [--part all|overhead|upfront]
         [--workspace PATH] [--state DIR]

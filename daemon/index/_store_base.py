@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar, cast
 
 from daemon.core.models import Chunk, SearchFilters
-from daemon.core.ports import ScoredChunk, SparseVector, StoredPoint
+from daemon.core.ports import ScoredChunk, SparseVector, StoredPoint, StoreQuery
 from daemon.index._payload import (
     CHUNK_HASH,
     DENSE,
@@ -328,19 +328,12 @@ class PointStoreBase(ABC, Generic[CondT, FilterT, PointT]):
             rows, _ = self._scroll_page(self._engine_filter(must), limit=limit, offset=None, payload=True, dense=False)
             return [(row.id, chunk_from_payload(row.payload)) for row in rows]
 
-    def query(
-        self,
-        *,
-        sparse: SparseVector | None,
-        dense: list[float] | None,
-        filters: SearchFilters | None,
-        limit: int,
-        prefetch_limit: int,
-    ) -> list[ScoredChunk]:
+    def query(self, request: StoreQuery) -> list[ScoredChunk]:
         """Each given ranker finds ``prefetch_limit`` ids under the filter; RRF fuses them here.
 
         With one ranker its own scores are returned; with both, RRF scores (see ``RRF_K``).
         """
+        sparse, dense, limit = request.sparse, request.dense, request.limit
         rankers: list[tuple[str, SparseVector | list[float]]] = []
         if sparse is not None and sparse.indices:
             rankers.append((LEXICAL, sparse))
@@ -350,7 +343,7 @@ class PointStoreBase(ABC, Generic[CondT, FilterT, PointT]):
             return []
         with engine_errors(self.name, "query"):
             try:
-                flt = self._filter(filters)
+                flt = self._filter(request.filters)
             except NoMatch:
                 return []
             if len(rankers) == 1:
@@ -358,7 +351,7 @@ class PointStoreBase(ABC, Generic[CondT, FilterT, PointT]):
                 hits = self._engine_query(name, vector, flt, limit, payload=self._memo is None)
                 scored = [(h.id, h.score, (name,)) for h in hits]
             else:
-                lists = self._engine_query_batch(rankers, flt, max(prefetch_limit, limit))
+                lists = self._engine_query_batch(rankers, flt, max(request.prefetch_limit, limit))
                 fused = rrf_fuse(
                     [(name, [h.id for h in hits]) for (name, _), hits in zip(rankers, lists, strict=True)],
                     strengths=[[h.score for h in hits] for hits in lists],

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 
 from daemon.core.models import MatchConfidence, SearchFilters, SearchHit, SearchMode, SearchResult
-from daemon.core.ports import DenseEmbedder, Reranker, ScoredChunk, SparseEncoder, VectorStore
+from daemon.core.ports import DenseEmbedder, Reranker, ScoredChunk, SparseEncoder, StoreQuery, VectorStore
 from daemon.errors import InvalidToolInput
 from daemon.index.query_analysis import MAX_QUERY_CHARS, analyze_query
 from daemon.index.ranking import CONFIDENCE_HEAD, confidence, rank
@@ -97,14 +97,10 @@ class HybridSearcher:
         )
         depth = max(k, self.prefetch, LEXICAL_CANDIDATES)
         lexical = (
-            self.store.query(sparse=sparse, dense=None, filters=filters, limit=depth, prefetch_limit=depth)
-            if sparse is not None
-            else []
+            self.store.query(StoreQuery(sparse=sparse, filters=filters, limit=depth)) if sparse is not None else []
         )
         dense_hits = (
-            self.store.query(sparse=None, dense=dense, filters=filters, limit=depth, prefetch_limit=depth)
-            if dense is not None
-            else []
+            self.store.query(StoreQuery(dense=dense, filters=filters, limit=depth)) if dense is not None else []
         )
         reranking = self.reranker is not None and rerank
         # what is used of the ranked list: the hits, the head confidence reads, what the reranker reorders

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from daemon.core.models import ChunkKind, SearchFilters, SearchMode, SearchResult, SymbolKind
+from daemon.core.ports import StoreQuery
 from daemon.index._store_base import PointStoreBase
 from daemon.index.query_analysis import analyze_query
 from daemon.index.ranking import rank
@@ -106,7 +107,7 @@ def test_ranking_only_the_head_gives_the_head_of_the_whole_ranking(tmp_path: Pat
             analyzed = analyze_query(text, sparse.tokenize)
             vector = sparse.encode_terms(analyzed.terms)
             lexical = store.query(
-                sparse=vector, dense=None, filters=filters, limit=LEXICAL_CANDIDATES, prefetch_limit=0
+                StoreQuery(sparse=vector, filters=filters, limit=LEXICAL_CANDIDATES, prefetch_limit=0)
             )
             whole = rank(analyzed, lexical)
             longest = max(longest, len(whole))
