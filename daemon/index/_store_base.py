@@ -47,7 +47,9 @@ from daemon.index._payload import (
     LANGUAGE,
     LEXICAL,
     PATH,
+    PAYLOAD_INDEXES,
     GlobMode,
+    IndexKind,
     PathGlob,
     batched,
     build_payload,
@@ -69,6 +71,7 @@ MEMO_CHUNKS = 16_384
 """Decoded chunks remembered (least recently used out first): a few upfront retrievals' candidates."""
 
 T = TypeVar("T")
+S = TypeVar("S")
 CondT = TypeVar("CondT")
 FilterT = TypeVar("FilterT")
 PointT = TypeVar("PointT")
@@ -225,8 +228,8 @@ class PointStoreBase(ABC, Generic[CondT, FilterT, PointT]):
         """Set the dense vector of existing points (id -> vector); the flag is set separately."""
 
     @abstractmethod
-    def _engine_set_flag(self, points: list[str] | FilterT, flag: int) -> None:
-        """Set the embedded flag of the points of those ids, or of those under that filter."""
+    def _engine_set_payload(self, points: list[str] | FilterT, payload: dict[str, Any]) -> None:
+        """Set these payload keys of the points of those ids, or of those under that filter."""
 
     @abstractmethod
     def _engine_drop_dense(self, embedded: FilterT, *, recreate: bool) -> None:
@@ -304,7 +307,7 @@ class PointStoreBase(ABC, Generic[CondT, FilterT, PointT]):
                 # vector first, flag second: a crash in between leaves a point that is re-embedded,
                 # never one flagged as embedded without a vector
                 self._engine_set_dense({pid: vectors[pid] for pid in present})
-                self._engine_set_flag(present, EMBEDDED_YES)
+                self._engine_set_payload(present, {EMBEDDED: EMBEDDED_YES})
 
     # -- reads ----------------------------------------------------------------------------------
 
@@ -457,6 +460,11 @@ class PointStoreBase(ABC, Generic[CondT, FilterT, PointT]):
 
         return dict(self._remembered((f"facet {key}", exact), counted))
 
+    @staticmethod
+    def _payload_indexes(schemas: Mapping[IndexKind, S]) -> list[tuple[str, S]]:
+        """The payload fields to index (``PAYLOAD_INDEXES``), each with the engine's schema of its kind."""
+        return [(field, schemas[kind]) for field, kind in PAYLOAD_INDEXES.items()]
+
     def _remembered(self, key: tuple[str, object], read: Callable[[], T]) -> T:
         """``read()``, remembered until the next write when this process is the only writer (module doc)."""
         memo = self._memo
@@ -503,7 +511,7 @@ class PointStoreBase(ABC, Generic[CondT, FilterT, PointT]):
         embedded = self._engine_filter([self._cond_match(EMBEDDED, EMBEDDED_YES)])
         with self._writing(), engine_errors(self.name, "reset dense vectors"):
             self._engine_drop_dense(embedded, recreate=recreate)
-            self._engine_set_flag(embedded, EMBEDDED_NO)
+            self._engine_set_payload(embedded, {EMBEDDED: EMBEDDED_NO})
 
     def _filter(self, filters: SearchFilters | None) -> FilterT | None:
         """The engine filter for ``filters``; raises NoMatch when the path glob matches no stored path."""

@@ -39,16 +39,7 @@ import qdrant_edge as qe
 
 from daemon.core.ports import SparseVector
 from daemon.errors import DaemonError, StoreError
-from daemon.index._payload import (
-    DENSE,
-    EMBEDDED,
-    LEXICAL,
-    PAYLOAD_INDEXES,
-    REBUILD_HINT,
-    IndexKind,
-    engine_errors,
-    engine_state_error,
-)
+from daemon.index._payload import DENSE, LEXICAL, REBUILD_HINT, IndexKind, engine_errors, engine_state_error
 from daemon.index._store_base import EngineHit, PointStoreBase
 
 __all__ = ["EdgeVectorStore"]
@@ -188,8 +179,7 @@ class EdgeVectorStore(PointStoreBase[qe.FieldCondition, qe.Filter, qe.Point]):
         point_vectors = [qe.PointVectors(pid, {DENSE: vector}) for pid, vector in vectors.items()]
         self._live().update(qe.UpdateOperation.update_vectors(point_vectors))
 
-    def _engine_set_flag(self, points: list[str] | qe.Filter, flag: int) -> None:
-        payload = {EMBEDDED: flag}
+    def _engine_set_payload(self, points: list[str] | qe.Filter, payload: dict[str, Any]) -> None:
         if isinstance(points, list):
             self._live().update(qe.UpdateOperation.set_payload(list(points), payload))
         else:
@@ -268,9 +258,9 @@ class EdgeVectorStore(PointStoreBase[qe.FieldCondition, qe.Filter, qe.Point]):
         with engine_errors(self.name, "create payload indexes"):
             shard = self._live()
             present = set(shard.info().payload_schema)
-            for field, kind in PAYLOAD_INDEXES.items():
+            for field, schema in self._payload_indexes(_INDEX_SCHEMAS):
                 if field not in present:
-                    shard.update(qe.UpdateOperation.create_field_index(field, _INDEX_SCHEMAS[kind]))
+                    shard.update(qe.UpdateOperation.create_field_index(field, schema))
 
 
 def _nearest(using: str, vector: SparseVector | list[float]) -> qe.Query:

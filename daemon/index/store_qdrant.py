@@ -27,15 +27,7 @@ from qdrant_client import QdrantClient, models
 
 from daemon.core.ports import SparseVector
 from daemon.errors import StoreError
-from daemon.index._payload import (
-    DENSE,
-    EMBEDDED,
-    LEXICAL,
-    PAYLOAD_INDEXES,
-    REBUILD_HINT,
-    IndexKind,
-    engine_errors,
-)
+from daemon.index._payload import DENSE, LEXICAL, REBUILD_HINT, IndexKind, engine_errors
 from daemon.index._store_base import EngineHit, PointStoreBase
 
 __all__ = ["QdrantClientStore"]
@@ -145,13 +137,13 @@ class QdrantClientStore(PointStoreBase[models.Condition, models.Filter, models.P
         points = [models.PointVectors(id=pid, vector={DENSE: vector}) for pid, vector in vectors.items()]
         self._live().update_vectors(self._collection, points=points, wait=True)
 
-    def _engine_set_flag(self, points: list[str] | models.Filter, flag: int) -> None:
+    def _engine_set_payload(self, points: list[str] | models.Filter, payload: dict[str, Any]) -> None:
         selector = (
             models.PointIdsList(points=list[models.ExtendedPointId](points))
             if isinstance(points, list)
             else models.FilterSelector(filter=points)
         )
-        self._live().set_payload(self._collection, payload={EMBEDDED: flag}, points=selector, wait=True)
+        self._live().set_payload(self._collection, payload=payload, points=selector, wait=True)
 
     def _engine_drop_dense(self, embedded: models.Filter, *, recreate: bool) -> None:
         """``recreate`` is never asked: another dimension is refused at open (see ``_prepare``)."""
@@ -273,8 +265,8 @@ class QdrantClientStore(PointStoreBase[models.Condition, models.Filter, models.P
             IndexKind.KEYWORD: models.PayloadSchemaType.KEYWORD,
             IndexKind.INTEGER: models.PayloadSchemaType.INTEGER,
         }
-        for field, kind in PAYLOAD_INDEXES.items():
-            client.create_payload_index(self._collection, field_name=field, field_schema=schemas[kind], wait=True)
+        for field, schema in self._payload_indexes(schemas):
+            client.create_payload_index(self._collection, field_name=field, field_schema=schema, wait=True)
 
 
 def _server_version(text: str) -> tuple[int, int]:
