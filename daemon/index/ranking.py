@@ -247,6 +247,12 @@ def _grouped(ordered: list[str], path_of: dict[str, str], quotas: tuple[int, ...
     return head + [pid for pid in ordered if pid not in taken]
 
 
+@lru_cache(maxsize=4_096)
+def _token_set(tokenize: Callable[[str], list[str]], text: str) -> frozenset[str]:
+    """The tokens of a hit's text: the same hits head many searches (the stages of an upfront retrieval)."""
+    return frozenset(tokenize(text))
+
+
 def confidence(
     query: AnalyzedQuery,
     ranked: Sequence[ScoredChunk],
@@ -264,7 +270,7 @@ def confidence(
     for s in head:
         c = s.chunk
         text = "\n".join(x for x in (c.path, c.qualified_name or "", c.signature or "", c.text) if x)
-        have = set(tokenize(text))
+        have = _token_set(tokenize, text)
         cover = sum(wt for t, wt in query.terms.items() if t in have) / total
         best_cover = max(best_cover, cover)
         low = text.lower()
