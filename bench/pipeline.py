@@ -8,8 +8,9 @@ upfront retrieval (context for every planned stage at planning time) for the spe
 and dense; the index state is kept in ``--state`` so a second run only catches up), in one process,
 alternating four ways (``UPFRONT_VARIANTS``): stage after stage with the store decoding every
 candidate (the former behaviour), concurrently with the shared budget and the store decoding every
-candidate, and concurrently with the store's memo of decoded chunks emptied before the run (as
-when the daemon has just started) or as the previous run left it. Run::
+candidate, and concurrently with the store's memo of decoded chunks emptied before the run or as
+the previous run left it. A warm-up run comes first in every case (the query vectors are embedded
+then), as it did before the memo. Run::
 
     uv run --frozen python bench/pipeline.py [--runs N] [--part all|overhead|upfront]
         [--workspace PATH] [--state DIR]
@@ -146,9 +147,8 @@ UPFRONT_REQUEST = "Add a --json flag to the cve audit command that prints the fi
 
 UPFRONT_VARIANTS = ("sequential", "concurrent, no memo", "concurrent, memo cold", "concurrent, memo warm")
 """Stage after stage with nothing shared and the store decoding every candidate (the former behaviour);
-concurrent with the store decoding every candidate (as before the memo); concurrent with the memo
-emptied before the run (as after an edit re-indexed a file); concurrent with the memo as the previous
-run left it."""
+concurrent with the store decoding every candidate (as before the memo); concurrent with the store's
+memo of decoded chunks emptied before the run; concurrent with the memo as the previous run left it."""
 
 
 async def _upfront_medians(
