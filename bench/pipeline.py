@@ -5,9 +5,12 @@ deterministic selection, plan assembly, graph compilation, and per-node cost of 
 LangGraph with synchronous SQLite checkpoints, run records, decision log and progress events; and
 upfront retrieval (context for every planned stage at planning time) for the specification's
 4-stage feature workflow over a real repository (default: this checkout), indexed first (lexical
-and dense; the index state is kept in ``--state`` so a second run only catches up), measured
-stage after stage (the former behaviour) and concurrently with the shared budget, in one process,
-alternating. Run::
+and dense; the index state is kept in ``--state`` so a second run only catches up), in one process,
+alternating four ways (``UPFRONT_VARIANTS``): stage after stage with the store decoding every
+candidate (the former behaviour), concurrently with the shared budget and the store decoding every
+candidate, and concurrently with the store's memo of decoded chunks emptied before the run or as
+the previous run left it. A warm-up run comes first in every case (the query vectors are embedded
+then), as it did before the memo. Run::
 
     uv run --frozen python bench/pipeline.py [--runs N] [--part all|overhead|upfront]
         [--workspace PATH] [--state DIR]
@@ -30,6 +33,8 @@ from pathlib import Path
 from langchain_core.messages import HumanMessage
 
 from daemon.config import PipelineConfig, ResilienceConfig, load_config
+from daemon.core.ports import VectorStore
+from daemon.index._store_base import PointStoreBase
 from daemon.index.workspace_index import WorkspaceIndex
 from daemon.orchestration.deterministic_selector import select_deterministically
 from daemon.orchestration.graph_builder import compile_graph
@@ -140,18 +145,34 @@ UPFRONT_WORKFLOW = "spec_feature_with_iterative_testing"
 UPFRONT_REQUEST = "Add a --json flag to the cve audit command that prints the findings"
 
 
-async def _upfront_medians(agent: RetrievalAgent, plan: ExecutionPlan, runs: int) -> dict[str, float]:
-    """Median wall and CPU (all threads of the process) milliseconds, stage after stage and concurrent."""
+UPFRONT_VARIANTS = ("sequential", "concurrent, no memo", "concurrent, memo cold", "concurrent, memo warm")
+"""Stage after stage with nothing shared and the store decoding every candidate (the former behaviour);
+concurrent with the store decoding every candidate (as before the memo); concurrent with the store's
+memo of decoded chunks emptied before the run; concurrent with the memo as the previous run left it."""
+
+
+async def _upfront_medians(
+    agent: RetrievalAgent, plan: ExecutionPlan, store: VectorStore, runs: int
+) -> dict[str, float]:
+    """Median wall and CPU (all threads of the process) milliseconds of each variant, alternating."""
     stages = [stage_hints(plan, s.stage_id) for s in plan.stages]
     kind = WorkflowKind.from_workflow_type(plan.workflow_type.value)
+    memo = store._memo if isinstance(store, PointStoreBase) else None
     samples: dict[str, list[float]] = {}
     await agent.upfront(plan.request, kind, plan.retrieval_strategy, stages)  # warm-up: model, caches
     for _ in range(runs):
-        for name in ("sequential", "concurrent"):
+        for name in UPFRONT_VARIANTS:
+            if isinstance(store, PointStoreBase):
+                store._memo = None if "no memo" in name or name == "sequential" else memo
+                store._until_write.clear()
+            if memo is not None and name == "concurrent, memo cold":
+                memo.clear()
             start, cpu = time.perf_counter(), time.process_time()
             await agent.upfront(plan.request, kind, plan.retrieval_strategy, stages, sequential=name == "sequential")
             samples.setdefault(name, []).append((time.perf_counter() - start) * 1000)
             samples.setdefault(f"{name} cpu", []).append((time.process_time() - cpu) * 1000)
+    if isinstance(store, PointStoreBase):
+        store._memo = memo
     return {name: statistics.median(values) for name, values in samples.items()}
 
 
@@ -171,16 +192,16 @@ def _upfront(runs: int, workspace: Path, state: Path) -> None:
         index_s = time.perf_counter() - start
         chunks = index.status().chunks
         agent = build_retrieval_agent(config, index=index)
-        medians = asyncio.run(_upfront_medians(agent, plan, runs))
+        medians = asyncio.run(_upfront_medians(agent, plan, index._store, runs))
         searches = asyncio.run(_shared_searches(agent, plan))
     load = os.getloadavg()[0]
     print(f"upfront retrieval, {len(plan.stages)} stages of {UPFRONT_WORKFLOW}, {workspace} ({chunks} chunks)")
     print(f"  index catch-up (state in {state})   {index_s:8.1f} s")
-    seq, seq_cpu = medians["sequential"], medians["sequential cpu"]
-    par, par_cpu = medians["concurrent"], medians["concurrent cpu"]
-    print(f"  stage after stage (former)        {seq:8.1f} ms  (CPU {seq_cpu:.0f} ms)")
-    print(f"  concurrent, shared budget         {par:8.1f} ms  (CPU {par_cpu:.0f} ms; {searches})")
-    print(f"  load average {load:.1f} on {os.cpu_count()} cores; medians over {runs} runs")
+    for name in UPFRONT_VARIANTS:
+        wall, cpu = medians[name], medians[f"{name} cpu"]
+        note = f"; {searches}" if name == "concurrent, memo cold" else ""
+        print(f"  {name:<32} {wall:8.1f} ms  (CPU {cpu:.0f} ms{note})")
+    print(f"  load average {load:.1f} on {os.cpu_count()} cores; medians over {runs} runs, variants alternating")
 
 
 async def _shared_searches(agent: RetrievalAgent, plan: ExecutionPlan) -> str:

@@ -46,7 +46,7 @@ import numpy as np
 from qdrant_client import QdrantClient, models
 
 from daemon.core.models import Chunk, ChunkKind, SearchFilters, SymbolKind, chunk_point_id
-from daemon.core.ports import SparseVector, StoredPoint, VectorStore
+from daemon.core.ports import SparseVector, StoredPoint, StoreQuery, VectorStore
 from daemon.index.store_edge import EdgeVectorStore
 from daemon.index.store_qdrant import QdrantClientStore
 from tests.qdrant_server_support import qdrant_binary, running_qdrant
@@ -189,13 +189,17 @@ QueryFn = Callable[[VectorStore, SparseVector, list[float]], object]
 CODE = SearchFilters(kind=ChunkKind.CODE)
 GLOB = SearchFilters(path_glob="pkg1*/*_test.*")
 QUERIES: dict[str, QueryFn] = {
-    "lexical": lambda s, sp, d: s.query(sparse=sp, dense=None, filters=None, limit=K, prefetch_limit=PREFETCH),
-    "lexical+kind": lambda s, sp, d: s.query(sparse=sp, dense=None, filters=CODE, limit=K, prefetch_limit=PREFETCH),
-    "dense": lambda s, sp, d: s.query(sparse=None, dense=d, filters=None, limit=K, prefetch_limit=PREFETCH),
-    "dense+kind": lambda s, sp, d: s.query(sparse=None, dense=d, filters=CODE, limit=K, prefetch_limit=PREFETCH),
-    "hybrid": lambda s, sp, d: s.query(sparse=sp, dense=d, filters=None, limit=K, prefetch_limit=PREFETCH),
-    "hybrid+kind": lambda s, sp, d: s.query(sparse=sp, dense=d, filters=CODE, limit=K, prefetch_limit=PREFETCH),
-    "hybrid+glob": lambda s, sp, d: s.query(sparse=sp, dense=d, filters=GLOB, limit=K, prefetch_limit=PREFETCH),
+    "lexical": lambda s, sp, d: s.query(StoreQuery(sparse=sp, limit=K, prefetch_limit=PREFETCH)),
+    "lexical+kind": lambda s, sp, d: s.query(StoreQuery(sparse=sp, filters=CODE, limit=K, prefetch_limit=PREFETCH)),
+    "dense": lambda s, sp, d: s.query(StoreQuery(dense=d, limit=K, prefetch_limit=PREFETCH)),
+    "dense+kind": lambda s, sp, d: s.query(StoreQuery(dense=d, filters=CODE, limit=K, prefetch_limit=PREFETCH)),
+    "hybrid": lambda s, sp, d: s.query(StoreQuery(sparse=sp, dense=d, limit=K, prefetch_limit=PREFETCH)),
+    "hybrid+kind": lambda s, sp, d: s.query(
+        StoreQuery(sparse=sp, dense=d, filters=CODE, limit=K, prefetch_limit=PREFETCH)
+    ),
+    "hybrid+glob": lambda s, sp, d: s.query(
+        StoreQuery(sparse=sp, dense=d, filters=GLOB, limit=K, prefetch_limit=PREFETCH)
+    ),
 }
 
 
@@ -309,7 +313,7 @@ def _search_until(store: VectorStore, seed: int, stop_at: float) -> list[float]:
     while time.time() < stop_at:
         sp, d = inputs[i % len(inputs)]
         started = time.perf_counter()
-        store.query(sparse=sp, dense=d, filters=None, limit=K, prefetch_limit=PREFETCH)
+        store.query(StoreQuery(sparse=sp, dense=d, limit=K, prefetch_limit=PREFETCH))
         seconds.append(time.perf_counter() - started)
         i += 1
     return seconds

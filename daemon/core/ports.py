@@ -26,6 +26,7 @@ __all__ = [
     "ScoredChunk",
     "SparseEncoder",
     "SparseVector",
+    "StoreQuery",
     "StoredPoint",
     "VectorStore",
     "Workspace",
@@ -60,6 +61,18 @@ class ScoredChunk:
     score: float
     chunk: Chunk
     sources: tuple[str, ...] = field(default=())
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoreQuery:
+    """One question to a ``VectorStore``: each given vector ranks the points under ``filters``; with
+    both, each ranks ``prefetch_limit`` (at least ``limit``) and RRF fuses them."""
+
+    sparse: SparseVector | None = None
+    dense: list[float] | None = None
+    filters: SearchFilters | None = None
+    limit: int
+    prefetch_limit: int = 0
 
 
 class SparseEncoder(Protocol):
@@ -137,16 +150,8 @@ class VectorStore(Protocol):
         """Up to ``limit`` points that have no dense vector yet (restricted to ``paths`` when given)."""
         ...
 
-    def query(
-        self,
-        *,
-        sparse: SparseVector | None,
-        dense: list[float] | None,
-        filters: SearchFilters | None,
-        limit: int,
-        prefetch_limit: int,
-    ) -> list[ScoredChunk]:
-        """Hybrid query: each given vector ranks ``prefetch_limit`` candidates, fused with RRF."""
+    def query(self, request: StoreQuery) -> list[ScoredChunk]:
+        """The best ``request.limit`` points for the request's vectors (see ``StoreQuery``)."""
         ...
 
     def count(self, *, embedded_only: bool = False) -> int: ...

@@ -50,13 +50,14 @@ __all__ = [
     "EMBEDDED",
     "EMBEDDED_NO",
     "EMBEDDED_YES",
-    "KEYWORD_FIELDS",
     "LEXICAL",
     "PATH",
+    "PAYLOAD_INDEXES",
     "REBUILD_HINT",
     "RRF_K",
     "FusedHit",
     "GlobMode",
+    "IndexKind",
     "PathGlob",
     "batched",
     "build_payload",
@@ -83,8 +84,23 @@ CHUNK = "chunk"
 EMBEDDED = "embedded"
 EMBEDDED_YES = 1
 EMBEDDED_NO = 0
-KEYWORD_FIELDS = (PATH, KIND, LANGUAGE)
-"""Payload fields that get a keyword index (``path`` also with prefix matching)."""
+
+
+class IndexKind(Enum):
+    """The kind of index a payload field gets, whichever engine."""
+
+    PREFIX_KEYWORD = "prefix_keyword"  # a keyword index that also matches prefixes, where the engine can
+    KEYWORD = "keyword"
+    INTEGER = "integer"
+
+
+PAYLOAD_INDEXES: Mapping[str, IndexKind] = {
+    PATH: IndexKind.PREFIX_KEYWORD,
+    KIND: IndexKind.KEYWORD,
+    LANGUAGE: IndexKind.KEYWORD,
+    EMBEDDED: IndexKind.INTEGER,
+}
+"""The payload fields that filters use, and the index each gets (see the module doc)."""
 
 _STORE_FIELDS = frozenset({CHUNK_HASH, EMBEDDED, CHUNK})
 

@@ -33,37 +33,59 @@ The weights were tuned on the SWE-bench-Lite development set (``bench/localizati
 from __future__ import annotations
 
 import re
-from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from daemon.core.models import Chunk, ChunkKind
 from daemon.core.models import MatchConfidence as Confidence
 from daemon.core.ports import ScoredChunk
 from daemon.index.query_analysis import AnalyzedQuery
 
-__all__ = ["DEFAULT_WEIGHTS", "RankingWeights", "confidence", "is_changelog_path", "is_test_path", "rank"]
+__all__ = [
+    "CONFIDENCE_HEAD",
+    "DEFAULT_WEIGHTS",
+    "RankingWeights",
+    "confidence",
+    "is_changelog_path",
+    "is_test_path",
+    "rank",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
 class RankingWeights:
-    """The constants of :func:`rank` (see the module doc for what each does)."""
+    """The constants of :func:`rank`, by the step of the module doc that uses them."""
 
     dense: float = 0.5
+    """1. Evidence: weight of the cosine's share above ``dense_floor`` next to the relative lexical score."""
     dense_floor: float = 0.2
+    """1. The cosine below which the dense ranker adds nothing."""
     name: float = 0.25
+    """2. Added when the chunk's name is a name the query mentions."""
     qualified: float = 0.35
+    """2. Added when the chunk's qualified name ends a dotted name of the query."""
     path: float = 0.4
+    """2. Added (times 1 or 0.5, see ``_path_matches``) when the chunk's file is a path the query names."""
     test: float = 0.5
+    """3. Factor for tests."""
     docs: float = 0.5
+    """3. Factor for documentation and data/config files when the query reads as code."""
     changelog: float = 0.25
+    """3. Factor for changelogs and release notes."""
     second: float = 0.5
+    """4. Share of a file's second-best chunk in the file's score."""
     third: float = 0.25
+    """4. Share of its third-best chunk."""
     file: float = 0.25
+    """4. Weight of the chunk's file score (relative to the best file's) in its final score."""
     group: tuple[int, ...] = (4, 3, 2, 1)
+    """How many chunks the best files put first, in order (``_grouped``); empty: plain score order."""
 
 
 DEFAULT_WEIGHTS = RankingWeights()
+CONFIDENCE_HEAD = 5
+"""How many of the first hits :func:`confidence` reads."""
 
 _TEST_RE = re.compile(
     r"(^|/)(tests?|testing|__tests__|spec)/|(^|/)test_[^/]*$|_tests?\.\w+$|\.(test|spec)\.\w+$|(^|/)conftest\.py$"
@@ -96,10 +118,12 @@ _PROGRAMMING = frozenset(
 )
 
 
+@lru_cache(maxsize=16_384)
 def is_test_path(path: str) -> bool:
     return _TEST_RE.search(path) is not None
 
 
+@lru_cache(maxsize=16_384)
 def is_changelog_path(path: str) -> bool:
     return _CHANGELOG_RE.search(path) is not None
 
@@ -144,8 +168,10 @@ def rank(
     dense: Sequence[ScoredChunk] = (),
     *,
     weights: RankingWeights | None = None,
+    limit: int | None = None,
 ) -> list[ScoredChunk]:
-    """One ordered list from the lexical and dense candidates (see the module doc)."""
+    """One ordered list from the lexical and dense candidates (see the module doc); its first ``limit``
+    (every candidate when None)."""
     w = weights or DEFAULT_WEIGHTS
     by_id: dict[str, ScoredChunk] = {}
     lex_score: dict[str, float] = {}
@@ -164,21 +190,30 @@ def rank(
 
     mentioned = [tuple(p.strip("/").split("/")) for p in query.paths]
     dotted_tails = frozenset(".".join(d.split(".")[-2:]).lower() for d in query.dotted)
+    names = query.names
+    priors: dict[tuple[str, ChunkKind, str], float] = {}
     chunk_score: dict[str, float] = {}
+    path_of: dict[str, str] = {}
+    per_file: dict[str, list[float]] = {}
     for pid, s in by_id.items():
         c = s.chunk
+        path = c.path
         score = lex_score.get(pid, 0.0) + w.dense * dense_score.get(pid, 0.0)
-        if c.name and c.name.lower() in query.names:
+        if c.name and c.name.lower() in names:
             score += w.name
         if dotted_tails and _qualified_match(c, dotted_tails):
             score += w.qualified
         if mentioned:
-            score += w.path * _path_matches(c.path, mentioned)
-        chunk_score[pid] = score * _prior(c, query, w)
+            score += w.path * _path_matches(path, mentioned)
+        key = (path, c.kind, c.language)
+        prior = priors.get(key)
+        if prior is None:
+            prior = priors[key] = _prior(c, query, w)
+        score = score * prior
+        chunk_score[pid] = score
+        path_of[pid] = path
+        per_file.setdefault(path, []).append(score)
 
-    per_file: dict[str, list[float]] = defaultdict(list)
-    for pid, score in chunk_score.items():
-        per_file[by_id[pid].chunk.path].append(score)
     file_score: dict[str, float] = {}
     for path, scores in per_file.items():
         scores.sort(reverse=True)
@@ -186,30 +221,36 @@ def rank(
     top_file = max(file_score.values())
     final: dict[str, float] = {}
     for pid, score in chunk_score.items():
-        rel = file_score[by_id[pid].chunk.path] / top_file if top_file > 0 else 0.0
+        rel = file_score[path_of[pid]] / top_file if top_file > 0 else 0.0
         final[pid] = score + w.file * rel
     ordered = sorted(final, key=lambda pid: (-final[pid], pid))
     if w.group:
-        ordered = _grouped(ordered, by_id, w.group)
+        ordered = _grouped(ordered, path_of, w.group)
     out: list[ScoredChunk] = []
-    for pid in ordered:
+    for pid in ordered if limit is None else ordered[:limit]:
         s = by_id[pid]
         sources = tuple(n for n, d in (("lexical", lex_score), ("dense", dense_score)) if pid in d)
         out.append(ScoredChunk(id=pid, score=round(final[pid], 6), chunk=s.chunk, sources=sources or s.sources))
     return out
 
 
-def _grouped(ordered: list[str], by_id: dict[str, ScoredChunk], quotas: tuple[int, ...]) -> list[str]:
+def _grouped(ordered: list[str], path_of: dict[str, str], quotas: tuple[int, ...]) -> list[str]:
     """The best files' chunks first: the first file's best ``quotas[0]``, the second's ``quotas[1]``, ...;
     then everything else in score order. Files keep the order of their best chunk."""
     files: dict[str, list[str]] = {}
     for pid in ordered:
-        files.setdefault(by_id[pid].chunk.path, []).append(pid)
+        files.setdefault(path_of[pid], []).append(pid)
     head: list[str] = []
     for quota, pids in zip(quotas, files.values(), strict=False):
         head.extend(pids[:quota])
     taken = set(head)
     return head + [pid for pid in ordered if pid not in taken]
+
+
+@lru_cache(maxsize=4_096)
+def _token_set(tokenize: Callable[[str], list[str]], text: str) -> frozenset[str]:
+    """The tokens of a hit's text: the same hits head many searches (the stages of an upfront retrieval)."""
+    return frozenset(tokenize(text))
 
 
 def confidence(
@@ -222,14 +263,14 @@ def confidence(
     """How relevant the best of ``ranked`` is likely to be (see the module doc)."""
     if not ranked or not query.terms:
         return Confidence.NONE
-    head = ranked[:5]
+    head = ranked[:CONFIDENCE_HEAD]
     total = sum(query.terms.values())
     best_cover = 0.0
     names_seen = False
     for s in head:
         c = s.chunk
         text = "\n".join(x for x in (c.path, c.qualified_name or "", c.signature or "", c.text) if x)
-        have = set(tokenize(text))
+        have = _token_set(tokenize, text)
         cover = sum(wt for t, wt in query.terms.items() if t in have) / total
         best_cover = max(best_cover, cover)
         low = text.lower()

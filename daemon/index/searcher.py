@@ -13,12 +13,13 @@ query on the same lexical index, and its notes say how complete the vectors are.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 from daemon.core.models import MatchConfidence, SearchFilters, SearchHit, SearchMode, SearchResult
-from daemon.core.ports import DenseEmbedder, Reranker, ScoredChunk, SparseEncoder, VectorStore
+from daemon.core.ports import DenseEmbedder, Reranker, ScoredChunk, SparseEncoder, StoreQuery, VectorStore
 from daemon.errors import InvalidToolInput
 from daemon.index.query_analysis import MAX_QUERY_CHARS, analyze_query
-from daemon.index.ranking import confidence, rank
+from daemon.index.ranking import CONFIDENCE_HEAD, confidence, rank
 
 __all__ = ["DENSE_MIN_FRACTION", "LEXICAL_CANDIDATES", "MAX_K", "HybridSearcher"]
 
@@ -28,25 +29,18 @@ DENSE_MIN_FRACTION = 0.95
 MAX_K = 1000
 
 
+@dataclass(frozen=True, kw_only=True)
 class HybridSearcher:
     """Answers queries over one store. ``embedder``/``reranker`` are None when unavailable."""
 
-    def __init__(
-        self,
-        *,
-        store: VectorStore,
-        sparse: SparseEncoder,
-        embedder: DenseEmbedder | None,
-        reranker: Reranker | None,
-        prefetch: int,
-        rerank_top_n: int,
-    ) -> None:
-        self._store = store
-        self._sparse = sparse
-        self._embedder = embedder
-        self._reranker = reranker
-        self._prefetch = prefetch
-        self._rerank_top_n = rerank_top_n
+    store: VectorStore
+    sparse: SparseEncoder
+    embedder: DenseEmbedder | None
+    reranker: Reranker | None
+    prefetch: int
+    """Candidates each ranker gives at least (``search.prefetch``; ``LEXICAL_CANDIDATES`` when more)."""
+    rerank_top_n: int
+    """How many of the ranked hits the reranker reorders."""
 
     def search(
         self,
@@ -71,29 +65,29 @@ class HybridSearcher:
         if k > MAX_K:
             notes.append(f"k={k} is more than {MAX_K}: {MAX_K} hits at most")
             k = MAX_K
-        analyzed = analyze_query(query, self._sparse.tokenize)
+        analyzed = analyze_query(query, self.sparse.tokenize)
         if analyzed.truncated:
             notes.append(f"the query is longer than {MAX_QUERY_CHARS:,} characters: only its start was used")
-        total = self._store.count()
-        embedded = self._store.count(embedded_only=True)
+        total = self.store.count()
+        embedded = self.store.count(embedded_only=True)
         fraction = 1.0 if total == 0 else embedded / total
-        dense_ready = self._embedder is not None and embedded > 0
+        dense_ready = self.embedder is not None and embedded > 0
         if mode is SearchMode.HYBRID and dense_ready and fraction < DENSE_MIN_FRACTION:
             dense_ready = False
             notes.append(f"dense vectors cover {fraction:.0%} of chunks: lexical ranking until they are complete")
         use_dense = mode in (SearchMode.HYBRID, SearchMode.DENSE) and dense_ready
         use_sparse = mode in (SearchMode.HYBRID, SearchMode.LEXICAL)
         if mode is not SearchMode.LEXICAL and not use_dense:
-            if not dense_ready and (self._embedder is None or embedded == 0):
+            if not dense_ready and (self.embedder is None or embedded == 0):
                 notes.append("no dense vectors available: lexical ranking only")
             use_sparse = True
         elif mode is SearchMode.DENSE and fraction < 1.0:
             notes.append(f"dense vectors cover {fraction:.0%} of chunks; the rest are not searched")
-        sparse = self._sparse.encode_terms(analyzed.terms) if use_sparse else None
+        sparse = self.sparse.encode_terms(analyzed.terms) if use_sparse else None
         if sparse is not None and not sparse.indices:
             sparse = None
             notes.append("the query has no searchable terms for the lexical ranker")
-        dense = self._embedder.embed_query(analyzed.text) if use_dense and self._embedder is not None else None
+        dense = self.embedder.embed_query(analyzed.text) if use_dense and self.embedder is not None else None
         actual = (
             SearchMode.HYBRID
             if sparse is not None and dense is not None
@@ -101,28 +95,27 @@ class HybridSearcher:
             if dense is not None
             else SearchMode.LEXICAL
         )
-        depth = max(k, self._prefetch, LEXICAL_CANDIDATES)
+        depth = max(k, self.prefetch, LEXICAL_CANDIDATES)
         lexical = (
-            self._store.query(sparse=sparse, dense=None, filters=filters, limit=depth, prefetch_limit=depth)
-            if sparse is not None
-            else []
+            self.store.query(StoreQuery(sparse=sparse, filters=filters, limit=depth)) if sparse is not None else []
         )
         dense_hits = (
-            self._store.query(sparse=None, dense=dense, filters=filters, limit=depth, prefetch_limit=depth)
-            if dense is not None
-            else []
+            self.store.query(StoreQuery(dense=dense, filters=filters, limit=depth)) if dense is not None else []
         )
-        scored = rank(analyzed, _whole_ties(lexical, depth), _whole_ties(dense_hits, depth))
+        reranking = self.reranker is not None and rerank
+        # what is used of the ranked list: the hits, the head confidence reads, what the reranker reorders
+        used = max(k, CONFIDENCE_HEAD, self.rerank_top_n if reranking else 0)
+        scored = rank(analyzed, _whole_ties(lexical, depth), _whole_ties(dense_hits, depth), limit=used)
         matches = confidence(
             analyzed,
             scored,
-            self._sparse.tokenize,
+            self.sparse.tokenize,
             dense_top=max((h.score for h in dense_hits), default=None),
         )
         if matches is MatchConfidence.NONE:
             notes.append("nothing in the index matches the query: the hits, if any, are unrelated")
         reranked = False
-        if self._reranker is not None and rerank and scored:
+        if reranking and scored:
             scored = self._rerank(query, scored)
             reranked = True
         hits = tuple(
@@ -141,15 +134,15 @@ class HybridSearcher:
         )
 
     def _rerank(self, query: str, scored: list[ScoredChunk]) -> list[ScoredChunk]:
-        assert self._reranker is not None
-        head = scored[: self._rerank_top_n]
-        scores = self._reranker.score(query, [s.chunk.text for s in head])
+        assert self.reranker is not None
+        head = scored[: self.rerank_top_n]
+        scores = self.reranker.score(query, [s.chunk.text for s in head])
         order = sorted(range(len(head)), key=lambda i: scores[i], reverse=True)
         reranked = [
             ScoredChunk(id=head[i].id, score=float(scores[i]), chunk=head[i].chunk, sources=head[i].sources)
             for i in order
         ]
-        return reranked + scored[self._rerank_top_n :]
+        return reranked + scored[self.rerank_top_n :]
 
 
 def _whole_ties(candidates: list[ScoredChunk], depth: int) -> list[ScoredChunk]:

@@ -39,26 +39,19 @@ import qdrant_edge as qe
 
 from daemon.core.ports import SparseVector
 from daemon.errors import DaemonError, StoreError
-from daemon.index._payload import (
-    DENSE,
-    EMBEDDED,
-    EMBEDDED_NO,
-    EMBEDDED_YES,
-    KIND,
-    LANGUAGE,
-    LEXICAL,
-    PATH,
-    REBUILD_HINT,
-    engine_errors,
-    engine_state_error,
-)
-from daemon.index._store_base import EngineHit, EngineRow, PointStoreBase
+from daemon.index._payload import DENSE, LEXICAL, REBUILD_HINT, IndexKind, engine_errors, engine_state_error
+from daemon.index._store_base import EngineHit, PointStoreBase
 
 __all__ = ["EdgeVectorStore"]
 
 logger = logging.getLogger(__name__)
 
 _FACET_ALL = 1 << 30
+_INDEX_SCHEMAS: dict[IndexKind, qe.PayloadSchemaType | qe.KeywordIndexParams] = {
+    IndexKind.PREFIX_KEYWORD: qe.KeywordIndexParams(prefix=True),
+    IndexKind.KEYWORD: qe.PayloadSchemaType.Keyword,
+    IndexKind.INTEGER: qe.PayloadSchemaType.Integer,
+}
 _META_VERSION = 1
 
 
@@ -69,15 +62,11 @@ def _edge_config(dense_dim: int) -> qe.EdgeConfig:
     )
 
 
-def _match(key: str, value: str | int) -> qe.FieldCondition:
-    return qe.FieldCondition(key=key, match=qe.MatchValue(value))
-
-
 class EdgeVectorStore(PointStoreBase[qe.FieldCondition, qe.Filter, qe.Point]):
     """The VectorStore protocol on a Qdrant Edge shard. Open with :meth:`open`."""
 
     def __init__(self, shard: qe.EdgeShard, *, directory: Path, dense_dim: int) -> None:
-        super().__init__()
+        super().__init__(only_writer=True)
         self._shard: qe.EdgeShard | None = shard
         self._directory = directory
         self._dense_dim = dense_dim
@@ -114,7 +103,7 @@ class EdgeVectorStore(PointStoreBase[qe.FieldCondition, qe.Filter, qe.Point]):
                 store._stats_stale = True
             store._ensure_indexes()
             if not fresh and (not same_dim or meta.get("dense_model") != dense_model):
-                store._reset_dense(recreate=not same_dim)
+                store._drop_dense(recreate=not same_dim)
             store.flush()
             _write_meta(meta_path, {"version": _META_VERSION, "dense_model": dense_model, "dense_dim": dense_dim})
             _write_atomically(marker, str(os.getpid()))
@@ -139,18 +128,16 @@ class EdgeVectorStore(PointStoreBase[qe.FieldCondition, qe.Filter, qe.Point]):
             if self._stats_stale:
                 self._reload()
 
-    def close(self) -> None:
-        """Flush and release the shard; calling it again does nothing."""
+    def _engine_close(self) -> None:
+        """Flush and release the shard, then remove the open marker."""
         shard, self._shard = self._shard, None
-        if shard is None:
-            return
-        with engine_errors(self.name, "close"):
-            try:
+        try:
+            if shard is not None:
                 shard.flush()
-            finally:
                 shard.close()
-        with contextlib.suppress(OSError):
-            _open_marker(self._directory).unlink()
+        finally:
+            with contextlib.suppress(OSError):
+                _open_marker(self._directory).unlink()
 
     def optimize(self) -> bool:
         """Build the vector and payload indexes now (blocking, GIL held); True if anything changed."""
@@ -160,7 +147,7 @@ class EdgeVectorStore(PointStoreBase[qe.FieldCondition, qe.Filter, qe.Point]):
     # -- engine primitives (see _store_base) ----------------------------------------------------
 
     def _cond_match(self, key: str, value: str | int) -> qe.FieldCondition:
-        return _match(key, value)
+        return qe.FieldCondition(key=key, match=qe.MatchValue(value))
 
     def _cond_any(self, key: str, values: list[str]) -> qe.FieldCondition:
         return qe.FieldCondition(key=key, match=qe.MatchAny(values))
@@ -188,51 +175,38 @@ class EdgeVectorStore(PointStoreBase[qe.FieldCondition, qe.Filter, qe.Point]):
     def _engine_delete(self, flt: qe.Filter) -> None:
         self._live().update(qe.UpdateOperation.delete_points_by_filter(flt))
 
-    def _engine_present(self, ids: list[str]) -> list[str]:
-        records = self._live().retrieve(list(ids), with_payload=False, with_vector=False)
-        return [str(r.id) for r in records]
-
     def _engine_set_dense(self, vectors: Mapping[str, list[float]]) -> None:
         point_vectors = [qe.PointVectors(pid, {DENSE: vector}) for pid, vector in vectors.items()]
         self._live().update(qe.UpdateOperation.update_vectors(point_vectors))
 
-    def _engine_set_flag(self, ids: list[str], flag: int) -> None:
-        self._live().update(qe.UpdateOperation.set_payload(list(ids), {EMBEDDED: flag}))
+    def _engine_set_payload(self, points: list[str] | qe.Filter, payload: dict[str, Any]) -> None:
+        if isinstance(points, list):
+            self._live().update(qe.UpdateOperation.set_payload(list(points), payload))
+        else:
+            self._live().update(qe.UpdateOperation.set_payload_by_filter(points, payload))
+
+    def _engine_drop_dense(self, embedded: qe.Filter, *, recreate: bool) -> None:
+        shard = self._live()
+        if recreate:
+            shard.update(qe.UpdateOperation.delete_vector_name(DENSE))
+            shard.update(qe.UpdateOperation.create_dense_vector(DENSE, self._dense_dim, qe.Distance.Cosine))
+        else:
+            shard.update(qe.UpdateOperation.delete_vectors_by_filter(embedded, [DENSE]))
 
     def _engine_scroll(
-        self,
-        flt: qe.Filter | None,
-        *,
-        limit: int,
-        offset: object,
-        payload: list[str] | bool,
-        dense: bool,
-        sparse: bool = False,
-    ) -> tuple[list[EngineRow], object]:
-        vectors = [name for name, wanted in ((DENSE, dense), (LEXICAL, sparse)) if wanted]
-        records, after = self._live().scroll(
-            qe.ScrollRequest(
-                offset=cast("qe.PointId | None", offset),
-                limit=limit,
-                filter=flt,
-                with_payload=payload,
-                with_vector=vectors or False,
-            )
+        self, flt: qe.Filter | None, *, limit: int, offset: object, payload: list[str] | bool, vectors: list[str]
+    ) -> tuple[list[qe.Record], object]:
+        request = qe.ScrollRequest(
+            offset=cast("qe.PointId | None", offset),
+            limit=limit,
+            filter=flt,
+            with_payload=payload,
+            with_vector=vectors or False,
         )
-        rows = [
-            EngineRow(
-                str(r.id),
-                r.payload,
-                _dense_of(r.vector) if dense else None,
-                _sparse_of(r.vector) if sparse else None,
-            )
-            for r in records
-        ]
-        return rows, after
+        return self._live().scroll(request)
 
-    def _engine_retrieve(self, ids: list[str]) -> list[EngineRow]:
-        records = self._live().retrieve(list(ids), with_payload=True, with_vector=False)
-        return [EngineRow(str(r.id), r.payload, None) for r in records]
+    def _engine_retrieve(self, ids: list[str], *, payload: bool) -> list[qe.Record]:
+        return self._live().retrieve(list(ids), with_payload=payload, with_vector=False)
 
     def _engine_query(
         self, using: str, vector: SparseVector | list[float], flt: qe.Filter | None, limit: int, *, payload: bool
@@ -284,48 +258,15 @@ class EdgeVectorStore(PointStoreBase[qe.FieldCondition, qe.Filter, qe.Point]):
         with engine_errors(self.name, "create payload indexes"):
             shard = self._live()
             present = set(shard.info().payload_schema)
-            wanted: dict[str, qe.PayloadSchemaType | qe.KeywordIndexParams] = {
-                PATH: qe.KeywordIndexParams(prefix=True),
-                KIND: qe.PayloadSchemaType.Keyword,
-                LANGUAGE: qe.PayloadSchemaType.Keyword,
-                EMBEDDED: qe.PayloadSchemaType.Integer,
-            }
-            for field, schema in wanted.items():
+            for field, schema in self._payload_indexes(_INDEX_SCHEMAS):
                 if field not in present:
                     shard.update(qe.UpdateOperation.create_field_index(field, schema))
-
-    def _reset_dense(self, *, recreate: bool) -> None:
-        """Forget every dense vector (model changed); ``recreate`` also changes the dimension."""
-        logger.warning("%s: the dense model changed; dropping stored dense vectors for re-embedding", self.name)
-        with self._write_lock, engine_errors(self.name, "reset dense vectors"):
-            shard = self._live()
-            embedded = qe.Filter(must=[_match(EMBEDDED, EMBEDDED_YES)])
-            if recreate:
-                shard.update(qe.UpdateOperation.delete_vector_name(DENSE))
-                shard.update(qe.UpdateOperation.create_dense_vector(DENSE, self._dense_dim, qe.Distance.Cosine))
-            else:
-                shard.update(qe.UpdateOperation.delete_vectors_by_filter(embedded, [DENSE]))
-            shard.update(qe.UpdateOperation.set_payload_by_filter(embedded, {EMBEDDED: EMBEDDED_NO}))
 
 
 def _nearest(using: str, vector: SparseVector | list[float]) -> qe.Query:
     if isinstance(vector, SparseVector):
         return qe.Query.Nearest(qe.SparseVector(vector.indices, vector.values), using=using)
     return qe.Query.Nearest(vector, using=using)
-
-
-def _dense_of(vector: qe.Vector | None) -> list[float] | None:
-    named = vector.get(DENSE) if isinstance(vector, dict) else None
-    if not isinstance(named, list):
-        return None
-    return [float(x) for x in cast("list[float]", named)]
-
-
-def _sparse_of(vector: qe.Vector | None) -> SparseVector | None:
-    named = vector.get(LEXICAL) if isinstance(vector, dict) else None
-    if not isinstance(named, qe.SparseVector):
-        return None
-    return SparseVector([int(i) for i in named.indices], [float(v) for v in named.values])
 
 
 def _open_error(directory: Path, exc: Exception) -> DaemonError:

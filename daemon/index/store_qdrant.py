@@ -27,19 +27,8 @@ from qdrant_client import QdrantClient, models
 
 from daemon.core.ports import SparseVector
 from daemon.errors import StoreError
-from daemon.index._payload import (
-    DENSE,
-    EMBEDDED,
-    EMBEDDED_NO,
-    EMBEDDED_YES,
-    KIND,
-    LANGUAGE,
-    LEXICAL,
-    PATH,
-    REBUILD_HINT,
-    engine_errors,
-)
-from daemon.index._store_base import EngineHit, EngineRow, PointStoreBase
+from daemon.index._payload import DENSE, LEXICAL, REBUILD_HINT, IndexKind, engine_errors
+from daemon.index._store_base import EngineHit, PointStoreBase
 
 __all__ = ["QdrantClientStore"]
 
@@ -50,15 +39,11 @@ _PREFIX_SINCE = (1, 19)
 """The first Qdrant server release with prefix matching on keyword indexes."""
 
 
-def _match(key: str, value: str | int) -> models.FieldCondition:
-    return models.FieldCondition(key=key, match=models.MatchValue(value=value))
-
-
 class QdrantClientStore(PointStoreBase[models.Condition, models.Filter, models.PointStruct]):
     """The VectorStore protocol on one qdrant-client collection. Open with ``open_local``/``open_server``."""
 
     def __init__(self, client: QdrantClient, collection: str, *, where: str, local: bool) -> None:
-        super().__init__()
+        super().__init__(only_writer=local)
         self._client: QdrantClient | None = client
         self._collection = collection
         self._where = where
@@ -112,18 +97,16 @@ class QdrantClientStore(PointStoreBase[models.Condition, models.Filter, models.P
         """Nothing to do: both modes persist every acknowledged write (``wait=True``)."""
         self._live()
 
-    def close(self) -> None:
-        """Release the client (and local mode's directory lock); calling it again does nothing."""
+    def _engine_close(self) -> None:
+        """Release the client (and local mode's directory lock)."""
         client, self._client = self._client, None
-        if client is None:
-            return
-        with engine_errors(self.name, "close"):
+        if client is not None:
             client.close()
 
     # -- engine primitives (see _store_base) ----------------------------------------------------
 
     def _cond_match(self, key: str, value: str | int) -> models.Condition:
-        return _match(key, value)
+        return models.FieldCondition(key=key, match=models.MatchValue(value=value))
 
     def _cond_any(self, key: str, values: list[str]) -> models.Condition:
         return models.FieldCondition(key=key, match=models.MatchAny(any=values))
@@ -150,30 +133,27 @@ class QdrantClientStore(PointStoreBase[models.Condition, models.Filter, models.P
     def _engine_delete(self, flt: models.Filter) -> None:
         self._live().delete(self._collection, points_selector=models.FilterSelector(filter=flt), wait=True)
 
-    def _engine_present(self, ids: list[str]) -> list[str]:
-        records = self._live().retrieve(self._collection, ids=list(ids), with_payload=False, with_vectors=False)
-        return [str(r.id) for r in records]
-
     def _engine_set_dense(self, vectors: Mapping[str, list[float]]) -> None:
         points = [models.PointVectors(id=pid, vector={DENSE: vector}) for pid, vector in vectors.items()]
         self._live().update_vectors(self._collection, points=points, wait=True)
 
-    def _engine_set_flag(self, ids: list[str], flag: int) -> None:
-        selector = models.PointIdsList(points=list[models.ExtendedPointId](ids))
-        self._live().set_payload(self._collection, payload={EMBEDDED: flag}, points=selector, wait=True)
+    def _engine_set_payload(self, points: list[str] | models.Filter, payload: dict[str, Any]) -> None:
+        selector = (
+            models.PointIdsList(points=list[models.ExtendedPointId](points))
+            if isinstance(points, list)
+            else models.FilterSelector(filter=points)
+        )
+        self._live().set_payload(self._collection, payload=payload, points=selector, wait=True)
+
+    def _engine_drop_dense(self, embedded: models.Filter, *, recreate: bool) -> None:
+        """``recreate`` is never asked: another dimension is refused at open (see ``_prepare``)."""
+        selector = models.FilterSelector(filter=embedded)
+        self._live().delete_vectors(self._collection, vectors=[DENSE], points=selector, wait=True)
 
     def _engine_scroll(
-        self,
-        flt: models.Filter | None,
-        *,
-        limit: int,
-        offset: object,
-        payload: list[str] | bool,
-        dense: bool,
-        sparse: bool = False,
-    ) -> tuple[list[EngineRow], object]:
-        vectors = [name for name, wanted in ((DENSE, dense), (LEXICAL, sparse)) if wanted]
-        records, after = self._live().scroll(
+        self, flt: models.Filter | None, *, limit: int, offset: object, payload: list[str] | bool, vectors: list[str]
+    ) -> tuple[list[models.Record], object]:
+        return self._live().scroll(
             self._collection,
             scroll_filter=flt,
             limit=limit,
@@ -181,20 +161,9 @@ class QdrantClientStore(PointStoreBase[models.Condition, models.Filter, models.P
             with_payload=payload,
             with_vectors=vectors or False,
         )
-        rows = [
-            EngineRow(
-                str(r.id),
-                r.payload,
-                _dense_of(r.vector) if dense else None,
-                _sparse_of(r.vector) if sparse else None,
-            )
-            for r in records
-        ]
-        return rows, after
 
-    def _engine_retrieve(self, ids: list[str]) -> list[EngineRow]:
-        records = self._live().retrieve(self._collection, ids=list(ids), with_payload=True, with_vectors=False)
-        return [EngineRow(str(r.id), r.payload, None) for r in records]
+    def _engine_retrieve(self, ids: list[str], *, payload: bool) -> list[models.Record]:
+        return self._live().retrieve(self._collection, ids=list(ids), with_payload=payload, with_vectors=False)
 
     def _engine_query(
         self, using: str, vector: SparseVector | list[float], flt: models.Filter | None, limit: int, *, payload: bool
@@ -271,7 +240,7 @@ class QdrantClientStore(PointStoreBase[models.Condition, models.Filter, models.P
                     )
                 meta: dict[str, Any] = dict(config.metadata or {})
                 if meta.get("dense_model") != dense_model:
-                    self._reset_dense()
+                    self._drop_dense()
                     client.update_collection(
                         self._collection, metadata={"dense_model": dense_model, "dense_dim": dense_dim}
                     )
@@ -289,27 +258,15 @@ class QdrantClientStore(PointStoreBase[models.Condition, models.Filter, models.P
         )
         if self._local:
             return  # local mode ignores payload indexes and warns about them
-        path_index = (
-            models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, prefix=True)
+        schemas: dict[IndexKind, models.PayloadSchemaType | models.KeywordIndexParams] = {
+            IndexKind.PREFIX_KEYWORD: models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, prefix=True)
             if self._prefix_match
-            else models.PayloadSchemaType.KEYWORD
-        )
-        indexes: dict[str, models.PayloadSchemaType | models.KeywordIndexParams] = {
-            PATH: path_index,
-            KIND: models.PayloadSchemaType.KEYWORD,
-            LANGUAGE: models.PayloadSchemaType.KEYWORD,
-            EMBEDDED: models.PayloadSchemaType.INTEGER,
+            else models.PayloadSchemaType.KEYWORD,
+            IndexKind.KEYWORD: models.PayloadSchemaType.KEYWORD,
+            IndexKind.INTEGER: models.PayloadSchemaType.INTEGER,
         }
-        for field, schema in indexes.items():
+        for field, schema in self._payload_indexes(schemas):
             client.create_payload_index(self._collection, field_name=field, field_schema=schema, wait=True)
-
-    def _reset_dense(self) -> None:
-        logger.warning("%s: the dense model changed; dropping stored dense vectors for re-embedding", self.name)
-        client = self._live()
-        selector = models.FilterSelector(filter=models.Filter(must=[_match(EMBEDDED, EMBEDDED_YES)]))
-        with self._write_lock:
-            client.delete_vectors(self._collection, vectors=[DENSE], points=selector, wait=True)
-            client.set_payload(self._collection, payload={EMBEDDED: EMBEDDED_NO}, points=selector, wait=True)
 
 
 def _server_version(text: str) -> tuple[int, int]:
@@ -344,17 +301,3 @@ def _probe_lock(directory: Path) -> None:
         except OSError as exc:
             raise StoreError(f"the index at {directory} is open in another process", cause=exc) from exc
         fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-
-
-def _dense_of(vector: object) -> list[float] | None:
-    named = cast("dict[str, object]", vector).get(DENSE) if isinstance(vector, dict) else None
-    if not isinstance(named, list):
-        return None
-    return [float(x) for x in cast("list[float]", named)]
-
-
-def _sparse_of(vector: object) -> SparseVector | None:
-    named = cast("dict[str, object]", vector).get(LEXICAL) if isinstance(vector, dict) else None
-    if not isinstance(named, models.SparseVector):
-        return None
-    return SparseVector(list(named.indices), list(named.values))

@@ -35,6 +35,7 @@ from daemon.core.models import ChunkKind
 from daemon.core.ports import Reranker
 from daemon.errors import DaemonError
 from daemon.retrieval.ast_map import ast_context_map
+from daemon.retrieval.file_snapshot import FileSnapshot
 from daemon.retrieval.fusion import Fusion, fit_budget
 from daemon.retrieval.library_docs import LibraryDocsSource, LibraryShelf
 from daemon.retrieval.models import (
@@ -140,8 +141,11 @@ class RetrievalAgent:
         if sequential:
             return {r.stage.stage_id: await self.retrieve(r, strategy) for r in requests}
         shared = SharedSearches(self.parts.index) if self.parts.index is not None else None
+        files = FileSnapshot(self.parts.root) if self.parts.root is not None else None
         deadline = time.monotonic() + self.config.upfront_budget_seconds
-        results = await asyncio.gather(*(self.retrieve(r, strategy, index=shared, deadline=deadline) for r in requests))
+        results = await asyncio.gather(
+            *(self.retrieve(r, strategy, index=shared, deadline=deadline, files=files) for r in requests)
+        )
         if shared is not None:
             logger.debug("upfront: %d stage(s), %d search(es) asked, %d run", len(requests), shared.asked, shared.ran)
         return {r.stage.stage_id: result for r, result in zip(requests, results, strict=True)}
@@ -164,10 +168,14 @@ class RetrievalAgent:
         *,
         index: IndexSearch | None = None,
         deadline: float | None = None,
+        files: FileSnapshot | None = None,
     ) -> RetrievalResult:
         """One retrieval; ``index`` replaces the index port (upfront's shared searches), ``deadline``
-        (``time.monotonic()``) bounds the sources."""
+        (``time.monotonic()``) bounds the sources, ``files`` is the snapshot of the workspace files its
+        checks read (upfront's, shared by the stages; a new one when None)."""
         started = time.perf_counter()
+        if files is None and self.parts.root is not None:
+            files = FileSnapshot(self.parts.root)
         events: list[RetrievalEvent] = []
         chosen = self._choose(request, strategy, index or self.parts.index)
         plan = await self._plan(request, list(chosen.active), events)
@@ -207,6 +215,7 @@ class RetrievalAgent:
             code_threshold=self.config.code_threshold,
             docs_threshold=self.config.docs_threshold,
             min_similarity=self.config.min_similarity,
+            files=files,
         )
         outcome = await asyncio.to_thread(validator.validate, ranked)
         events.append(
@@ -223,7 +232,7 @@ class RetrievalAgent:
         )
         budget = request.stage.token_budget
         ast_text, ast_tokens = await self._ast_map(
-            chosen.ast_map, plan, [p.attribution.path for p in outcome.passed], budget // 4
+            chosen.ast_map, plan, [p.attribution.path for p in outcome.passed], budget // 4, files
         )
         context, cuts, used = await asyncio.to_thread(
             partial(fit_budget, outline_below=self.config.outline_threshold),
@@ -455,14 +464,14 @@ class RetrievalAgent:
         return [c for c in candidates if not any(w in (c.attribution.path or "").lower() for w in words)]
 
     async def _ast_map(
-        self, wanted: bool, plan: QueryPlan, paths: Sequence[str | None], limit: int
+        self, wanted: bool, plan: QueryPlan, paths: Sequence[str | None], limit: int, snapshot: FileSnapshot | None
     ) -> tuple[str | None, int]:
         """The AST map of the failure's files and the passed pieces' files, cut to ``limit`` tokens."""
         root = self.parts.root
         if not wanted or root is None:
             return None, 0
         files = [*plan.files, *(p for p in paths if p is not None)]
-        text = await asyncio.to_thread(ast_context_map, root, files)
+        text = await asyncio.to_thread(partial(ast_context_map, files=snapshot), root, files)
         if text is None or limit <= 0:
             return None, 0
         counter = self.parts.counter

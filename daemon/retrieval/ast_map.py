@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 from daemon.core.languages import language_for_path
 from daemon.core.models import ChunkKind, SymbolKind
 from daemon.intel.chunking import chunk_source
-from daemon.intel.workspace_paths import contained, secret_reason
+from daemon.retrieval.file_snapshot import FileSnapshot, SnapshotFile
 
 __all__ = ["ast_context_map"]
 
@@ -23,14 +24,16 @@ _TYPES = {SymbolKind.CLASS, SymbolKind.INTERFACE, SymbolKind.STRUCT, SymbolKind.
 _MAX_FILE_BYTES = 1_000_000
 
 
-def _outline(root: Path, rel: str, max_symbols: int) -> list[str] | None:
-    path = contained(root.resolve(), root / rel)
-    if path is None or not path.is_file() or secret_reason(root / rel, path) is not None:
+def _outline(rel: str, taken: SnapshotFile, max_symbols: int) -> list[str] | None:
+    if taken.real is None or not taken.is_file or taken.secret is not None:
         return None
     language = language_for_path(rel)
     if language is None:
         return None
-    data = path.read_bytes()[:_MAX_FILE_BYTES]
+    if taken.data is None:
+        logger.info("no AST map for %s: %s", rel, taken.error)
+        return None
+    data = taken.data[:_MAX_FILE_BYTES]
     chunks = [c for c in chunk_source(rel, data, language) if c.kind is ChunkKind.CODE and c.part == 1]
     if not chunks:
         return None
@@ -50,14 +53,23 @@ def _outline(root: Path, rel: str, max_symbols: int) -> list[str] | None:
     return lines
 
 
-def ast_context_map(root: Path, paths: Sequence[str], *, max_files: int = 8, max_symbols: int = 40) -> str | None:
-    """The outline of up to ``max_files`` of ``paths`` (blocking: run it in a thread); None if none parsed."""
+def ast_context_map(
+    root: Path,
+    paths: Sequence[str],
+    *,
+    max_files: int = 8,
+    max_symbols: int = 40,
+    files: FileSnapshot | None = None,
+) -> str | None:
+    """The outline of up to ``max_files`` of ``paths`` (blocking: run it in a thread); None if none parsed.
+    ``files``: the retrieval's snapshot of the workspace files under ``root`` (a new one when None)."""
+    files = files if files is not None else FileSnapshot(root)
     blocks: list[str] = []
     for rel in dict.fromkeys(paths):
         if len(blocks) >= max_files:
             break
         try:
-            lines = _outline(root, rel, max_symbols)
+            lines = files.derived(rel, f"outline {max_symbols}", partial(_outline, rel, max_symbols=max_symbols))
         except OSError as exc:
             logger.info("no AST map for %s: %s", rel, exc)
             continue

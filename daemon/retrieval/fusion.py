@@ -48,6 +48,7 @@
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -59,7 +60,7 @@ from daemon.retrieval.outline import outline_text
 from daemon.retrieval.ports import ChunkVectors
 from daemon.retrieval.tokens import TokenCounter
 
-__all__ = ["FusedPiece", "Fusion", "fit_budget", "outline_wanted", "render_piece"]
+__all__ = ["FusedPiece", "Fusion", "cosine", "fit_budget", "outline_wanted", "render_piece"]
 
 
 _RRF_K = 10
@@ -122,11 +123,26 @@ def render_piece(text: str, attribution: Attribution) -> str:
     return f"# {attribution.cite()}\n{text}"
 
 
-def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b, strict=False))
-    na = math.sqrt(sum(x * x for x in a))
-    nb = math.sqrt(sum(y * y for y in b))
-    return 0.0 if na == 0 or nb == 0 else dot / (na * nb)
+@dataclass(frozen=True, slots=True)
+class _Normed:
+    """A vector and its Euclidean norm, computed once for every cosine it takes part in."""
+
+    vector: Sequence[float]
+    norm: float
+
+    @classmethod
+    def of(cls, vector: Sequence[float]) -> _Normed:
+        return cls(vector, math.sqrt(sum(map(operator.mul, vector, vector))))
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    """The cosine of two vectors (0 when either is all zeros)."""
+    return _normed_cosine(_Normed.of(a), _Normed.of(b))
+
+
+def _normed_cosine(a: _Normed, b: _Normed) -> float:
+    dot = sum(map(operator.mul, a.vector, b.vector))
+    return 0.0 if a.norm == 0 or b.norm == 0 else dot / (a.norm * b.norm)
 
 
 def _sigmoid(x: float) -> float:
@@ -205,13 +221,15 @@ class Fusion:
         if self._vectors is None or len(chunks) < 2:
             return pieces
         by_hash = self._vectors.vectors(chunks)
-        kept: list[tuple[FusedPiece, list[float] | None]] = []
+        kept: list[tuple[FusedPiece, _Normed | None]] = []
         for piece in pieces:
-            vector = by_hash.get(piece.head.chunk.chunk_hash) if piece.head.chunk is not None else None
+            stored = by_hash.get(piece.head.chunk.chunk_hash) if piece.head.chunk is not None else None
+            vector = _Normed.of(stored) if stored is not None else None
             twin = None
             if vector is not None:
                 twin = next(
-                    (i for i, (_, v) in enumerate(kept) if v is not None and _cosine(v, vector) > self._near), None
+                    (i for i, (_, v) in enumerate(kept) if v is not None and _normed_cosine(v, vector) > self._near),
+                    None,
                 )
             if twin is None:
                 kept.append((piece, vector))
@@ -291,18 +309,18 @@ class Fusion:
         query_vectors = self._vectors.text_vectors(queries) if queries else None
         if query_vectors is None:
             return None
-        by_query = dict(zip(queries, query_vectors, strict=True))
-        stored = self._vectors.vectors([c for p in pieces for c in p.chunks])
-        vectors: list[list[list[float]]] = [
+        by_query = {q: _Normed.of(v) for q, v in zip(queries, query_vectors, strict=True)}
+        stored = {h: _Normed.of(v) for h, v in self._vectors.vectors([c for p in pieces for c in p.chunks]).items()}
+        vectors: list[list[_Normed]] = [
             [stored[c.chunk_hash] for c in p.chunks if c.chunk_hash in stored] for p in pieces
         ]
         missing = [i for i, v in enumerate(vectors) if not v]
         if missing:
             texts = self._vectors.text_vectors([pieces[i].text for i in missing]) or []
             for i, vector in zip(missing, texts, strict=True):
-                vectors[i] = [vector]
+                vectors[i] = [_Normed.of(vector)]
         return [
-            max((_cosine(by_query[widest[q]], v) for q in p.queries for v in vs), default=0.0)
+            max((_normed_cosine(by_query[widest[q]], v) for q in p.queries for v in vs), default=0.0)
             for p, vs in zip(pieces, vectors, strict=True)
         ]
 

@@ -1,9 +1,14 @@
-"""Lexical helpers shared by fusion, validation and the decision source: terms of code and prose."""
+"""Lexical helpers shared by fusion, validation and the decision source: terms of code and prose.
+
+``terms`` remembers the last texts it was asked about: the stages of an upfront retrieval measure the
+same chunks against the same queries, and fusion measures one piece against each of its queries.
+"""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 __all__ = ["ENGLISH_STOP_WORDS", "overlap", "terms"]
 
@@ -75,6 +80,7 @@ _STOP = ENGLISH_STOP_WORDS | frozenset(
 )
 
 
+@lru_cache(maxsize=65_536)
 def _stem(word: str) -> str:
     for suffix in ("ing", "ies", "ed", "es", "s"):
         if len(word) > len(suffix) + 3 and word.endswith(suffix):
@@ -82,7 +88,8 @@ def _stem(word: str) -> str:
     return word
 
 
-def terms(text: str) -> set[str]:
+@lru_cache(maxsize=8_192)
+def terms(text: str) -> frozenset[str]:
     """Lower-cased, crudely stemmed words of ``text``; identifiers are split (snake_case, CamelCase)."""
     out: set[str] = set()
     for word in _WORD.findall(text):
@@ -90,7 +97,7 @@ def terms(text: str) -> set[str]:
             lower = part.lower()
             if len(lower) > 1 and lower not in _STOP:
                 out.add(_stem(lower))
-    return out
+    return frozenset(out)
 
 
 def overlap(query_terms: Iterable[str], text: str) -> float:

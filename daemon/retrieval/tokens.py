@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import OrderedDict
 from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
@@ -37,7 +38,10 @@ class TokenCounter(Protocol):
 
 
 class WordPieceCounter:
-    """Counts with a Hugging Face ``tokenizer.json`` (no special tokens, no truncation, no padding)."""
+    """Counts with a Hugging Face ``tokenizer.json`` (no special tokens, no truncation, no padding),
+    remembering the counts of the last ``_REMEMBERED`` texts (the stages of a plan count the same pieces)."""
+
+    _REMEMBERED = 4096
 
     def __init__(self, tokenizer_file: Path) -> None:
         self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
@@ -45,6 +49,7 @@ class WordPieceCounter:
         self._tokenizer.no_padding()
         self._lock = threading.Lock()
         self._name = f"tokenizer:{tokenizer_file.parent.name}"
+        self._counts: OrderedDict[str, int] = OrderedDict()
 
     @property
     def name(self) -> str:
@@ -54,7 +59,15 @@ class WordPieceCounter:
         if not text:
             return 0
         with self._lock:
-            return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+            known = self._counts.get(text)
+            if known is not None:
+                self._counts.move_to_end(text)
+                return known
+            counted = len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+            self._counts[text] = counted
+            if len(self._counts) > self._REMEMBERED:
+                self._counts.popitem(last=False)
+            return counted
 
     def cut(self, text: str, tokens: int) -> str:
         if tokens <= 0:

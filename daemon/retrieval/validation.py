@@ -31,7 +31,7 @@ from pathlib import Path
 
 from daemon.core.languages import language_for_path
 from daemon.intel.chunking import chunk_source
-from daemon.intel.workspace_paths import contained, secret_reason
+from daemon.retrieval.file_snapshot import FileSnapshot
 from daemon.retrieval.fusion import FusedPiece
 from daemon.retrieval.lexical import terms
 from daemon.retrieval.models import Rejection, SourceName, WorkflowKind
@@ -86,8 +86,10 @@ class Validator:
         code_threshold: float,
         docs_threshold: float,
         min_similarity: float | None = None,
+        files: FileSnapshot | None = None,
     ) -> None:
-        self._root = root.resolve() if root is not None else None
+        """``files``: the retrieval's snapshot of the workspace files (a new one over ``root`` when None)."""
+        self._files = files if files is not None else FileSnapshot(root) if root is not None else None
         self._floor = min_similarity
         self._threshold = {
             WorkflowKind.CODE: code_threshold,
@@ -142,17 +144,17 @@ class Validator:
         a = piece.attribution
         if not piece.head.grounded_text or a.path is None or a.start_line is None or a.end_line is None:
             return piece, None
-        if self._root is None:
+        if self._files is None:
             return piece, None
-        path = contained(self._root, self._root / a.path)
-        if path is None:
+        taken = self._files.get(a.path)
+        if taken.real is None:
             return None, f"{a.path} is outside the workspace"
-        if path.is_file() and secret_reason(self._root / a.path, path) is not None:
+        if taken.secret is not None:
             return None, f"{a.path} holds credentials"
-        try:
-            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError as exc:
-            return None, f"{a.path} cannot be read now: {exc.strerror or exc}"
+        if taken.data is None:
+            exc = taken.error
+            return None, f"{a.path} cannot be read now: {(exc.strerror or exc) if exc is not None else 'no data'}"
+        lines = taken.data.decode("utf-8", errors="replace").splitlines()
         if _matches(piece, lines[a.start_line - 1 : a.end_line]):
             return piece, None
         fresh = self._refetch(piece, "\n".join(lines))
@@ -215,17 +217,22 @@ def _sentences(text: str) -> list[str]:
 
 def _contradictions(pieces: Sequence[FusedPiece]) -> list[str]:
     decisions = [p for p in pieces if p.head.source is SourceName.DECISIONS]
-    documents = [p for p in pieces if p.head.source is SourceName.DOCS]
+    if not decisions:
+        return []
+    documents = [
+        (doc, [(s, terms(s), bool(_NEGATION.search(s))) for s in _sentences(doc.text)])
+        for doc in pieces
+        if doc.head.source is SourceName.DOCS
+    ]
     flags: list[str] = []
     for decision in decisions:
         for d_sentence in _sentences(decision.text):
             d_terms = terms(d_sentence)
             d_negated = bool(_NEGATION.search(d_sentence))
-            for doc in documents:
-                for s in _sentences(doc.text):
-                    s_terms = terms(s)
+            for doc, sentences in documents:
+                for s, s_terms, s_negated in sentences:
                     shared = len(d_terms & s_terms) / max(1, min(len(d_terms), len(s_terms)))
-                    if shared >= 0.6 and bool(_NEGATION.search(s)) != d_negated:
+                    if shared >= 0.6 and s_negated != d_negated:
                         flags.append(
                             f"{doc.attribution.cite()} says '{s[:120]}' but the decision "
                             f"{decision.attribution.cite()} says '{d_sentence[:120]}'"

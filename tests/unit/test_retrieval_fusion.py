@@ -9,7 +9,7 @@ import pytest
 from daemon.config import EmbeddingConfig, default_cache_root
 from daemon.core.models import Chunk, ChunkKind, SymbolKind
 from daemon.index.embedder import OnnxEmbedder
-from daemon.retrieval.fusion import Fusion, _cosine, _widest, fit_budget
+from daemon.retrieval.fusion import Fusion, _widest, cosine, fit_budget
 from daemon.retrieval.models import Attribution, Candidate, SourceName, WorkflowKind
 from daemon.retrieval.outline import outline_text
 from daemon.retrieval.tokens import WordPieceCounter, load_token_counter
@@ -264,8 +264,8 @@ def test_a_piece_found_by_the_identifiers_of_the_task_is_measured_against_the_wh
     stored = vectors.vectors(by_id["fingerprint"].chunks)
     [fingerprint_vector] = stored.values()
     # its similarity is its cosine to the task, not to the two words it spells out in full
-    assert by_id["fingerprint"].similarity == pytest.approx(_cosine(fingerprint_vector, task_vector))
-    assert _cosine(fingerprint_vector, named_vector) > _cosine(fingerprint_vector, task_vector) + 0.1
+    assert by_id["fingerprint"].similarity == pytest.approx(cosine(fingerprint_vector, task_vector))
+    assert cosine(fingerprint_vector, named_vector) > cosine(fingerprint_vector, task_vector) + 0.1
     assert pieces[0].id == "digest"  # the function the task describes, not the one that uses its names
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from daemon.config import Config, QdrantConfig
-from daemon.core.models import Chunk, ChunkKind, SearchFilters, SymbolKind, chunk_point_id
-from daemon.core.ports import ScoredChunk, SparseVector, StoredPoint, VectorStore
+from daemon.core.models import Chunk, ChunkKind, SymbolKind, chunk_point_id
+from daemon.core.ports import ScoredChunk, StoredPoint, StoreQuery, VectorStore
 from daemon.index._payload import CHUNK_HASH, EMBEDDED, EMBEDDED_NO, chunk_from_payload, chunk_to_payload
 from daemon.index.encoded_chunks import EncodedChunks, EncodedChunkWriter, write_encoded
 from daemon.index.file_worker import encode_chunks
@@ -78,18 +78,8 @@ class _PlainStore:
     def missing_dense(self, limit: int, paths: Sequence[str] | None = None) -> list[tuple[str, Chunk]]:
         return self._inner.missing_dense(limit, paths)
 
-    def query(
-        self,
-        *,
-        sparse: SparseVector | None,
-        dense: list[float] | None,
-        filters: SearchFilters | None,
-        limit: int,
-        prefetch_limit: int,
-    ) -> list[ScoredChunk]:
-        return self._inner.query(
-            sparse=sparse, dense=dense, filters=filters, limit=limit, prefetch_limit=prefetch_limit
-        )
+    def query(self, request: StoreQuery) -> list[ScoredChunk]:
+        return self._inner.query(request)
 
     def count(self, *, embedded_only: bool = False) -> int:
         return self._inner.count(embedded_only=embedded_only)
@@ -119,7 +109,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[VectorStor
 
 def _query_all(store: VectorStore, token: str) -> list[Chunk]:
     vector = CodeBm25Encoder().encode_query(token)
-    return [h.chunk for h in store.query(sparse=vector, dense=None, filters=None, limit=10, prefetch_limit=10)]
+    return [h.chunk for h in store.query(StoreQuery(sparse=vector, limit=10, prefetch_limit=10))]
 
 
 def test_encode_chunks_gives_the_point_ids_vectors_and_json_of_each_chunk() -> None:

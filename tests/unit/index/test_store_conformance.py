@@ -23,7 +23,7 @@ import pytest
 
 from daemon.config import Config, QdrantConfig
 from daemon.core.models import Chunk, ChunkKind, SearchFilters, SymbolKind, chunk_point_id
-from daemon.core.ports import ScoredChunk, SparseVector, StoredPoint, VectorStore
+from daemon.core.ports import ScoredChunk, SparseVector, StoredPoint, StoreQuery, VectorStore
 from daemon.errors import StoreError
 from daemon.index._store_base import PointStoreBase
 from daemon.index.store_factory import collection_name, open_store
@@ -142,12 +142,25 @@ def test_upsert_replaces_a_point_so_writing_it_without_dense_drops_the_old_vecto
     assert store.count() == N
 
 
+def test_a_chunk_rewritten_under_the_same_id_reads_back_as_rewritten_after_it_was_read(store: VectorStore) -> None:
+    before = store.query(StoreQuery(sparse=lexical(1004), limit=3, prefetch_limit=3))
+    assert before[0].chunk == make_chunk(4)
+    moved = make_chunk(4).model_copy(update={"start_line": 101, "end_line": 109, "name": "renamed"})
+    assert point(4, chunk=moved).id == pid(4)  # the lines and the name are not in the id
+    store.upsert([point(4, chunk=moved)])
+    after = store.query(StoreQuery(sparse=lexical(1004), limit=3, prefetch_limit=3))
+    assert after[0].id == pid(4) and after[0].chunk == moved
+    store.set_dense({pid(4): basis(4)})
+    fused = store.query(StoreQuery(sparse=lexical(1004), dense=basis(4), limit=3, prefetch_limit=3))
+    assert fused[0].chunk == moved
+
+
 def test_delete_paths_removes_every_chunk_of_those_files_and_ignores_unknown_paths(store: VectorStore) -> None:
     store.delete_paths(["src/app/a.py", "docs/api.md", "no/such/file.py"])
     counts = store.counts_by_path()
     assert "src/app/a.py" not in counts and "docs/api.md" not in counts
     assert store.count() == N - 2 * PER_FILE
-    hits = store.query(sparse=lexical(1000), dense=None, filters=None, limit=5, prefetch_limit=10)
+    hits = store.query(StoreQuery(sparse=lexical(1000), limit=5, prefetch_limit=10))
     assert pid(0) not in ranked_ids(hits)
 
 
@@ -191,7 +204,7 @@ def test_dense_by_hash_returns_the_stored_vectors_of_embedded_chunks_of_the_path
 
 
 def test_lexical_query_ranks_the_chunk_with_the_rare_token_first(store: VectorStore) -> None:
-    hits = store.query(sparse=lexical(1017), dense=None, filters=None, limit=5, prefetch_limit=20)
+    hits = store.query(StoreQuery(sparse=lexical(1017), limit=5, prefetch_limit=20))
     assert hits[0].id == pid(17) and hits[0].chunk == make_chunk(17)
     assert hits[0].sources == ("lexical",)
 
@@ -201,13 +214,13 @@ def test_lexical_scores_apply_idf_so_a_rare_token_beats_a_frequent_one(opener: O
     s.upsert([point(i) for i in range(N)])
     heavy = point(5)  # token 1 (in all 30 chunks) five times as heavy: wins without IDF
     s.upsert([StoredPoint(id=heavy.id, chunk=heavy.chunk, sparse=SparseVector([1, 1005], [5.0, 0.01]))])
-    hits = s.query(sparse=lexical(1, 1020), dense=None, filters=None, limit=3, prefetch_limit=10)
+    hits = s.query(StoreQuery(sparse=lexical(1, 1020), limit=3, prefetch_limit=10))
     assert hits[0].id == pid(20)
 
 
 def test_dense_query_ranks_the_nearest_embedded_chunk_first(store: VectorStore) -> None:
     store.set_dense({pid(i): basis(i) for i in range(N)})
-    hits = store.query(sparse=None, dense=basis(11), filters=None, limit=3, prefetch_limit=10)
+    hits = store.query(StoreQuery(dense=basis(11), limit=3, prefetch_limit=10))
     assert hits[0].id == pid(11) and hits[0].score == pytest.approx(1.0, abs=1e-5)
     assert hits[0].sources == ("dense",)
 
@@ -217,9 +230,9 @@ def test_hybrid_query_fuses_with_rrf_and_says_which_rankers_found_each_hit(store
     store.upsert([point(7, dense=True, rare_weight=3.0)])  # lexical alone ranks 7 above 8
     dense = [0.0] * DIM
     dense[8], dense[9] = 2 / math.sqrt(5), 1 / math.sqrt(5)  # dense alone: 8, then 9
-    lex_only = store.query(sparse=lexical(1007, 1008), dense=None, filters=None, limit=2, prefetch_limit=10)
+    lex_only = store.query(StoreQuery(sparse=lexical(1007, 1008), limit=2, prefetch_limit=10))
     assert ranked_ids(lex_only) == [pid(7), pid(8)]
-    hits = store.query(sparse=lexical(1007, 1008), dense=dense, filters=None, limit=3, prefetch_limit=10)
+    hits = store.query(StoreQuery(sparse=lexical(1007, 1008), dense=dense, limit=3, prefetch_limit=10))
     by_id = {h.id: h for h in hits}
     assert hits[0].id == pid(8)  # second lexically, first densely: 1/61 + 1/60 beats 1/60 + at most 1/62
     assert hits[0].sources == ("lexical", "dense")
@@ -229,14 +242,14 @@ def test_hybrid_query_fuses_with_rrf_and_says_which_rankers_found_each_hit(store
 
 def test_hybrid_query_still_finds_chunks_that_have_no_dense_vector_yet(store: VectorStore) -> None:
     store.set_dense({pid(i): basis(i) for i in range(10)})
-    hits = store.query(sparse=lexical(1025), dense=basis(3), filters=None, limit=5, prefetch_limit=10)
+    hits = store.query(StoreQuery(sparse=lexical(1025), dense=basis(3), limit=5, prefetch_limit=10))
     assert pid(25) in ranked_ids(hits)
     assert next(h for h in hits if h.id == pid(25)).sources == ("lexical",)
 
 
 def test_query_without_any_usable_vector_returns_nothing(store: VectorStore) -> None:
-    assert store.query(sparse=None, dense=None, filters=None, limit=5, prefetch_limit=10) == []
-    assert store.query(sparse=lexical(), dense=None, filters=None, limit=5, prefetch_limit=10) == []
+    assert store.query(StoreQuery(limit=5, prefetch_limit=10)) == []
+    assert store.query(StoreQuery(sparse=lexical(), limit=5, prefetch_limit=10)) == []
 
 
 @pytest.mark.parametrize(
@@ -259,7 +272,7 @@ def test_filters_return_every_matching_chunk_and_nothing_else(
 ) -> None:
     store.set_dense({pid(i): basis(i) for i in range(N)})
     for sparse, dense in ((lexical(1), None), (None, basis(0)), (lexical(1), basis(0))):
-        hits = store.query(sparse=sparse, dense=dense, filters=filters, limit=N, prefetch_limit=N)
+        hits = store.query(StoreQuery(sparse=sparse, dense=dense, filters=filters, limit=N, prefetch_limit=N))
         assert {h.chunk.path for h in hits} == expected_paths
         assert len(hits) == PER_FILE * len(expected_paths)
 
@@ -278,7 +291,7 @@ def test_without_prefix_matching_a_prefix_glob_still_returns_exactly_its_files(s
     for glob, expected in cases.items():
         for sparse, dense in ((lexical(1), None), (None, basis(0)), (lexical(1), basis(0))):
             hits = store.query(
-                sparse=sparse, dense=dense, filters=SearchFilters(path_glob=glob), limit=N, prefetch_limit=N
+                StoreQuery(sparse=sparse, dense=dense, filters=SearchFilters(path_glob=glob), limit=N, prefetch_limit=N)
             )
             assert {h.chunk.path for h in hits} == expected and len(hits) == PER_FILE * len(expected)
 
@@ -287,10 +300,23 @@ def test_a_selective_glob_finds_its_chunks_even_when_they_rank_last(store: Vecto
     # the code chunks 0..20 outrank every docs chunk; the glob keeps only the docs files
     query = lexical(1, *range(1000, 1021))
     glob = SearchFilters(path_glob="*.m?")
-    hits = store.query(sparse=query, dense=None, filters=glob, limit=3, prefetch_limit=3)
+    hits = store.query(StoreQuery(sparse=query, filters=glob, limit=3, prefetch_limit=3))
     assert len(hits) == 3 and all(h.chunk.path.endswith(".md") for h in hits)
-    everything = store.query(sparse=query, dense=None, filters=glob, limit=N, prefetch_limit=N)
+    everything = store.query(StoreQuery(sparse=query, filters=glob, limit=N, prefetch_limit=N))
     assert sorted(h.id for h in everything) == sorted(pid(i) for i in range(21, 30))
+
+
+def test_a_glob_and_the_counts_see_the_files_written_and_deleted_since_they_were_last_asked(store: VectorStore) -> None:
+    glob = SearchFilters(path_glob="*_test.*")
+    before = store.query(StoreQuery(sparse=lexical(1), filters=glob, limit=N, prefetch_limit=N))
+    assert {h.chunk.path for h in before} == {"src/lib/d_test.py", "cmd/util_test.go"}
+    assert store.count() == N and store.counts_by_path()["cmd/util_test.go"] == PER_FILE
+    added = make_chunk(0).model_copy(update={"path": "web/view_test.ts"})
+    store.upsert([point(0, chunk=added)])
+    store.delete_paths(["cmd/util_test.go"])
+    after = store.query(StoreQuery(sparse=lexical(1), filters=glob, limit=N, prefetch_limit=N))
+    assert {h.chunk.path for h in after} == {"src/lib/d_test.py", "web/view_test.ts"}
+    assert store.count() == N - PER_FILE + 1 and "cmd/util_test.go" not in store.counts_by_path()
 
 
 # -- counts, round trip, lifecycle ----------------------------------------------------------------
@@ -320,7 +346,7 @@ def test_a_chunk_with_every_field_set_round_trips_exactly(opener: OpenStore) -> 
         parts=3,
     )
     s.upsert([point(0, chunk=chunk)])
-    (hit,) = s.query(sparse=lexical(1000), dense=None, filters=None, limit=1, prefetch_limit=1)
+    (hit,) = s.query(StoreQuery(sparse=lexical(1000), limit=1, prefetch_limit=1))
     assert hit.chunk == chunk and hit.chunk.chunk_hash == chunk.chunk_hash
     assert s.missing_dense(1) == [(point(0, chunk=chunk).id, chunk)]
 
@@ -337,8 +363,8 @@ def test_close_then_reopen_keeps_points_vectors_and_flags(opener: OpenStore) -> 
     again = opener()
     assert again.count() == N and again.count(embedded_only=True) == N // 2
     assert again.counts_by_path() == {path: PER_FILE for path, _, _ in FILES}
-    assert again.query(sparse=None, dense=basis(4), filters=None, limit=1, prefetch_limit=5)[0].id == pid(4)
-    assert again.query(sparse=lexical(1029), dense=None, filters=None, limit=1, prefetch_limit=5)[0].id == pid(29)
+    assert again.query(StoreQuery(dense=basis(4), limit=1, prefetch_limit=5))[0].id == pid(4)
+    assert again.query(StoreQuery(sparse=lexical(1029), limit=1, prefetch_limit=5))[0].id == pid(29)
 
 
 def test_reopening_with_another_dense_model_forgets_dense_vectors_but_keeps_points(opener: OpenStore) -> None:
@@ -348,7 +374,7 @@ def test_reopening_with_another_dense_model_forgets_dense_vectors_but_keeps_poin
     again = opener(model="test/another-model")
     assert again.count() == N and again.count(embedded_only=True) == 0
     assert len(again.missing_dense(100)) == N
-    assert again.query(sparse=lexical(1003), dense=None, filters=None, limit=1, prefetch_limit=5)[0].id == pid(3)
+    assert again.query(StoreQuery(sparse=lexical(1003), limit=1, prefetch_limit=5))[0].id == pid(3)
 
 
 def test_copy_into_another_store_carries_every_point_with_its_vectors_and_flag(
@@ -370,8 +396,8 @@ def test_copy_into_another_store_carries_every_point_with_its_vectors_and_flag(
         assert target.counts_by_path() == source.counts_by_path()
         assert sorted(p for p, _ in target.missing_dense(N)) == sorted(p for p, _ in source.missing_dense(N))
         for sparse, dense in ((lexical(1, 1007), None), (None, basis(4)), (lexical(1004), basis(4))):
-            want = source.query(sparse=sparse, dense=dense, filters=None, limit=1, prefetch_limit=2)
-            got = target.query(sparse=sparse, dense=dense, filters=None, limit=1, prefetch_limit=2)
+            want = source.query(StoreQuery(sparse=sparse, dense=dense, limit=1, prefetch_limit=2))
+            got = target.query(StoreQuery(sparse=sparse, dense=dense, limit=1, prefetch_limit=2))
             assert [(h.id, h.chunk) for h in got] == [(h.id, h.chunk) for h in want]  # below the first: ties
             assert got[0].score == pytest.approx(want[0].score, abs=1e-4)
     finally:
@@ -380,7 +406,7 @@ def test_copy_into_another_store_carries_every_point_with_its_vectors_and_flag(
 
 def test_engine_failures_surface_as_store_errors_with_the_cause(store: VectorStore) -> None:
     with pytest.raises(StoreError) as info:
-        store.query(sparse=None, dense=[1.0, 0.0], filters=None, limit=3, prefetch_limit=5)
+        store.query(StoreQuery(dense=[1.0, 0.0], limit=3, prefetch_limit=5))
     assert info.value.cause is not None
 
 
@@ -428,7 +454,7 @@ def test_edge_reopened_with_another_dimension_recreates_the_dense_slot(opener: O
     again = opener(dim=DIM // 2)
     assert again.count() == N and again.count(embedded_only=True) == 0
     again.set_dense({pid(3): basis(3)[: DIM // 2]})
-    assert again.query(sparse=None, dense=basis(3)[: DIM // 2], filters=None, limit=1, prefetch_limit=5)[0].id == pid(3)
+    assert again.query(StoreQuery(dense=basis(3)[: DIM // 2], limit=1, prefetch_limit=5))[0].id == pid(3)
 
 
 @pytest.mark.parametrize("opener", ["local", "server"], indirect=True)
@@ -561,7 +587,7 @@ def test_two_workspaces_on_one_server_never_see_each_others_points(server_config
         assert second.count(embedded_only=True) == 0 and second.dense_by_hash(first.counts_by_path()) == {}
         assert {c.path for _, c in second.missing_dense(100)} == {f"other/{i}.py" for i in range(5)}
         # the same tokens and vectors: each workspace finds only its own chunks
-        hits = second.query(sparse=lexical(1, 1000), dense=basis(0), filters=None, limit=N, prefetch_limit=N)
+        hits = second.query(StoreQuery(sparse=lexical(1, 1000), dense=basis(0), limit=N, prefetch_limit=N))
         assert {h.chunk.path for h in hits} == {f"other/{i}.py" for i in range(5)}
         second.delete_paths(["src/app/a.py"])  # a path only the first workspace has
         assert first.count() == N
@@ -589,7 +615,7 @@ def test_clones_that_name_the_same_collection_share_one_index_on_the_server(
         writer.upsert([point(i) for i in range(N)])
         assert reader.count() == N
         writer.set_dense({pid(4): basis(4)})
-        assert reader.query(sparse=None, dense=basis(4), filters=None, limit=1, prefetch_limit=5)[0].id == pid(4)
+        assert reader.query(StoreQuery(dense=basis(4), limit=1, prefetch_limit=5))[0].id == pid(4)
     finally:
         writer.close()
         reader.close()
@@ -648,8 +674,6 @@ def test_a_server_killed_mid_work_restarts_with_every_acknowledged_write(tmp_pat
         try:
             _assert_consistent(store)
             assert store.count() == N - PER_FILE and store.count(embedded_only=True) == N // 3 - 1
-            assert store.query(sparse=lexical(1009), dense=None, filters=None, limit=1, prefetch_limit=5)[0].id == pid(
-                9
-            )
+            assert store.query(StoreQuery(sparse=lexical(1009), limit=1, prefetch_limit=5))[0].id == pid(9)
         finally:
             store.close()
