@@ -15,7 +15,6 @@ from daemon.lsp.protocol import LspMethods, extend_messages, notification_type, 
 __all__ = [
     "RunAcceptParams",
     "RunAcceptResult",
-    "RunCancelParams",
     "RunCommitItem",
     "RunDiffResult",
     "RunFeedbackParams",
@@ -54,12 +53,6 @@ class RunAcceptParams:
 
     run_id: str
     keep: list[RunKeptFile] | None = None
-
-
-@wire
-@attrs.frozen(kw_only=True)
-class RunCancelParams:
-    run_id: str
 
 
 @wire
@@ -198,7 +191,7 @@ def _request(name: str, method: str, params: type, result: type) -> tuple[type, 
 extend_messages(
     {
         LspMethods.RUN_START: _request("RunStart", LspMethods.RUN_START, RunStartParams, RunStartResult),
-        LspMethods.RUN_CANCEL: _request("RunCancel", LspMethods.RUN_CANCEL, RunCancelParams, RunStatusResult),
+        LspMethods.RUN_CANCEL: _request("RunCancel", LspMethods.RUN_CANCEL, RunIdParams, RunStatusResult),
         LspMethods.RUN_DIFF: _request("RunDiff", LspMethods.RUN_DIFF, RunIdParams, RunDiffResult),
         LspMethods.RUN_ACCEPT: _request("RunAccept", LspMethods.RUN_ACCEPT, RunAcceptParams, RunAcceptResult),
         LspMethods.RUN_REJECT: _request("RunReject", LspMethods.RUN_REJECT, RunIdParams, RunRejectResult),

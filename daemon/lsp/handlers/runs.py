@@ -36,7 +36,6 @@ from daemon.lsp.protocol import LspMethods
 from daemon.lsp.run_protocol import (
     RunAcceptParams,
     RunAcceptResult,
-    RunCancelParams,
     RunCommitItem,
     RunDiffResult,
     RunFeedbackParams,
@@ -230,7 +229,7 @@ class LspRunHost:
         )
         self._server.protocol.notify(LspMethods.RUN_PROGRESS, params)
 
-    async def cancel(self, params: RunCancelParams) -> RunStatusResult:
+    async def cancel(self, params: RunIdParams) -> RunStatusResult:
         runs = await self.service()
         try:
             record = await runs.cancel(params.run_id)
@@ -260,7 +259,7 @@ def register(server: IdedLanguageServer) -> None:
         return await host.feedback(params)
 
     @server.feature(LspMethods.RUN_CANCEL)
-    async def cancel(params: RunCancelParams) -> RunStatusResult:
+    async def cancel(params: RunIdParams) -> RunStatusResult:
         return await host.cancel(params)
 
     @server.feature(LspMethods.RUN_DIFF)
