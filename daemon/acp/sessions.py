@@ -17,10 +17,10 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
 from daemon.core.frozen_model import FrozenModel
-from daemon.core.record_files import read_record, write_record
+from daemon.core.record_files import RecordDir
 from daemon.core.tasks import cancel_and_wait
 
 if TYPE_CHECKING:
@@ -61,16 +61,26 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-class SessionStore:
+class SessionStore(RecordDir[SessionRecord]):
     """The sessions of one workspace (synchronous; small files; callers use ``asyncio.to_thread``)."""
 
     def __init__(self, state_dir: Path) -> None:
         self.root = state_dir / "acp" / "sessions"
+        super().__init__(self.root, SessionRecord, what="session file")
 
-    def _path(self, session_id: str) -> Path:
-        if not _SESSION_ID.match(session_id):
-            raise DaemonError(f"'{session_id}' is not an ided session id", code=ErrorCode.RUN_NOT_FOUND)
-        return self.root / f"{session_id}.json"
+    def _checked(self, key: str) -> str:
+        if not _SESSION_ID.match(key):
+            raise DaemonError(f"'{key}' is not an ided session id", code=ErrorCode.RUN_NOT_FOUND)
+        return key
+
+    def _missing(self, key: str) -> Exception:
+        return DaemonError(
+            f"no session '{key}' in {self.root} (sessions belong to the workspace they were created in)",
+            code=ErrorCode.RUN_NOT_FOUND,
+        )
+
+    def _unreadable(self, key: str, path: Path, exc: Exception) -> Exception:
+        return DaemonError(f"session file {path} cannot be read", code=ErrorCode.RUN_NOT_FOUND, cause=exc)
 
     def create(self, cwd: Path, mode: SessionMode = SessionMode.CODE) -> SessionRecord:
         now = _now()
@@ -79,21 +89,10 @@ class SessionStore:
         return record
 
     def save(self, record: SessionRecord) -> None:
-        write_record(self._path(record.session_id), record)
+        self._write(record.session_id, record)
 
     def get(self, session_id: str) -> SessionRecord:
-        path = self._path(session_id)
-        return read_record(
-            path,
-            SessionRecord,
-            missing=lambda: DaemonError(
-                f"no session '{session_id}' in {self.root} (sessions belong to the workspace they were created in)",
-                code=ErrorCode.RUN_NOT_FOUND,
-            ),
-            unreadable=lambda exc: DaemonError(
-                f"session file {path} cannot be read", code=ErrorCode.RUN_NOT_FOUND, cause=exc
-            ),
-        )
+        return self._read(session_id)
 
     def update(
         self,
@@ -117,15 +116,7 @@ class SessionStore:
 
     def list(self) -> list[SessionRecord]:
         """Every readable session, most recently updated first."""
-        records: list[SessionRecord] = []
-        if not self.root.is_dir():
-            return records
-        for path in self.root.glob("*.json"):
-            try:
-                records.append(SessionRecord.model_validate_json(path.read_text(encoding="utf-8")))
-            except (OSError, ValidationError):
-                logger.warning("skipped an unreadable session file %s", path)
-        return sorted(records, key=lambda r: r.updated_at, reverse=True)
+        return sorted(self._read_all(), key=lambda r: r.updated_at, reverse=True)
 
 
 @dataclass

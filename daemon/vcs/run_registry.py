@@ -14,9 +14,7 @@ import re
 from collections.abc import Generator
 from pathlib import Path
 
-from pydantic import ValidationError
-
-from daemon.core.record_files import read_record, write_record
+from daemon.core.record_files import RecordDir
 from daemon.errors import EditLockHeld, ErrorCode, VcsError
 from daemon.vcs.models import RunBranch
 
@@ -34,46 +32,39 @@ def check_run_id(run_id: str) -> str:
     return run_id
 
 
-class RunRegistry:
+class RunRegistry(RecordDir[RunBranch]):
     """Run branch records and the edit lock of one workspace."""
 
     def __init__(self, vcs_dir: Path) -> None:
         self.root = vcs_dir
         self.runs_dir = vcs_dir / "runs"
         self.lock_path = vcs_dir / "edit.lock"
+        super().__init__(self.runs_dir, RunBranch, what="run branch record")
 
-    def _path(self, run_id: str) -> Path:
-        return self.runs_dir / f"{check_run_id(run_id)}.json"
+    def _checked(self, key: str) -> str:
+        return check_run_id(key)
+
+    def _missing(self, key: str) -> Exception:
+        return VcsError(
+            f"run {key} has no branch in this workspace (it was read-only, never edited, or is unknown)",
+            code=ErrorCode.RUN_NOT_FOUND,
+        )
+
+    def _unreadable(self, key: str, path: Path, exc: Exception) -> Exception:
+        return VcsError(f"the branch record of run {key} ({path}) cannot be read", cause=exc)
 
     def save(self, branch: RunBranch) -> RunBranch:
-        write_record(self._path(branch.run_id), branch)
+        self._write(branch.run_id, branch)
         return branch
 
     def load(self, run_id: str) -> RunBranch:
-        path = self._path(run_id)
-        return read_record(
-            path,
-            RunBranch,
-            missing=lambda: VcsError(
-                f"run {run_id} has no branch in this workspace (it was read-only, never edited, or is unknown)",
-                code=ErrorCode.RUN_NOT_FOUND,
-            ),
-            unreadable=lambda exc: VcsError(f"the branch record of run {run_id} ({path}) cannot be read", cause=exc),
-        )
+        return self._read(run_id)
 
     def exists(self, run_id: str) -> bool:
-        return self._path(run_id).is_file()
+        return self._record_path(run_id).is_file()
 
     def all(self) -> list[RunBranch]:
-        if not self.runs_dir.is_dir():
-            return []
-        out: list[RunBranch] = []
-        for path in sorted(self.runs_dir.glob("*.json")):
-            try:
-                out.append(RunBranch.model_validate_json(path.read_bytes()))
-            except (OSError, ValidationError):
-                logger.warning("skipped an unreadable run branch record %s", path)
-        return out
+        return self._read_all()
 
     def lock_holder(self) -> str | None:
         """The run id written by the last holder of the lock (whether or not it still holds it)."""
