@@ -125,8 +125,10 @@ async def test_stdio_server_recovers_when_the_language_server_is_killed_mid_sess
     require_server("python")
     workspace = copy_workspace("intel_python", tmp_path)
     async with mcp_session(workspace, tmp_path) as (client, _errlog):
-        first = await call(client, "find_definition", symbol="Reporter.render")
+        # by position, so the language server answers (a name is answered from the index while it starts)
+        first = await call(client, "find_definition", file="app.py", line=11, column=12)
         assert first["definitions"][0]["location"]["path"] == "shapes/report.py"
+        assert first["answered_by"] == "language_server"
         status = await call(client, "index_status")
         (python,) = [s for s in status["servers"] if "python" in s["languages"]]
         assert python["pid"] is not None
