@@ -58,7 +58,7 @@ async def _text(client: Client, tool: str, arguments: dict[str, Any]) -> tuple[s
 
 
 async def one_turn(checkout: Path, workspace: Path, args: argparse.Namespace, samples: dict[str, list[float]]) -> None:
-    with tempfile.TemporaryDirectory(prefix="ided-intel-warm-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="ided-intel-warm-", ignore_cleanup_errors=True) as tmp:
         state = Path(tmp)
         env = _env(checkout, state)
         params = StdioServerParameters(
