@@ -7,8 +7,8 @@ A child reports its peak RSS (``ru_maxrss``) after loading the session and after
 chunks/s. Prints per setting the median chunks/s, the highest peak, and the ratios to the first.
 
 Settings: ``--setting LABEL=JSON`` (keyword arguments of ``OnnxEmbedder``); by default
-``unbounded`` (onnxruntime's memory pattern on, whole batches: the embedder before the token bound)
-against ``default`` (the embedder's defaults).
+``unbounded`` (no arena, onnxruntime's memory pattern on, whole batches: the embedder before the
+token bound) against ``default`` (the embedder's defaults).
 
 Usage: ``python bench/embed_memory.py --source DIR [--rounds 2] [--limit N] [--setting LABEL=JSON ...]``
 """
@@ -26,7 +26,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-DEFAULT_SETTINGS = {"unbounded": {"memory_pattern": True, "batch_tokens": 1 << 30}, "default": {}}
+DEFAULT_SETTINGS = {
+    "unbounded": {"memory_arena": False, "memory_pattern": True, "batch_tokens": 1 << 30},
+    "default": {},
+}
 
 
 def child(source: Path, kwargs: dict[str, Any], limit: int | None) -> None:
