@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from daemon.config import load_config
+from daemon.core.jsonrpc import RpcError
 from daemon.core.models import SearchMode
 from daemon.service.api import DaemonStatus, Methods, SearchParams
 from daemon.service.daemon_client import DaemonClient
@@ -137,8 +138,13 @@ async def measure(wl: Workload, calls: int) -> dict[str, Any]:
             out["chunks"] = status.index.chunks
             out["daemon_after_index_mib"] = rss_mib(client.daemon_pid)
             asked = time.perf_counter()
+            out["server_errors"] = []
             while True:
-                answer = await client.call(Methods.INTEL_DEFINITION, {"symbol": wl.symbol})
+                try:
+                    answer = await client.call(Methods.INTEL_DEFINITION, {"symbol": wl.symbol})
+                except RpcError as exc:  # not ready, slow: said, and asked again
+                    out["server_errors"].append(f"{time.perf_counter() - asked:.0f} s: {str(exc)[:90]}")
+                    continue
                 if answer.get("answered_by") == "language_server" and answer["definitions"]:
                     break
                 await asyncio.sleep(0.2)
@@ -203,6 +209,8 @@ def main() -> None:
             f"{r['workload']}: p95 {p95}; definition in {r['definition']}; "
             f"search median {statistics.median(r['search']) * 1000:.1f} ms"
         )
+        for error in r["server_errors"]:
+            print(f"  {r['workload']}: {error}")
 
 
 if __name__ == "__main__":
