@@ -138,12 +138,13 @@ async def measure(wl: Workload, calls: int) -> dict[str, Any]:
             out["chunks"] = status.index.chunks
             out["daemon_after_index_mib"] = rss_mib(client.daemon_pid)
             asked = time.perf_counter()
-            out["server_errors"] = []
+            errors: list[str] = []
+            out["server_errors"] = errors
             while True:
                 try:
                     answer = await client.call(Methods.INTEL_DEFINITION, {"symbol": wl.symbol})
                 except RpcError as exc:  # not ready, slow: said, and asked again
-                    out["server_errors"].append(f"{time.perf_counter() - asked:.0f} s: {str(exc)[:90]}")
+                    errors.append(f"{time.perf_counter() - asked:.0f} s: {str(exc)[:90]}")
                     continue
                 if answer.get("answered_by") == "language_server" and answer["definitions"]:
                     break
