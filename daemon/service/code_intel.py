@@ -5,8 +5,9 @@ as file + line (+ column); a name is resolved through the index (exact ``qualifi
 match on a lexical search), then package re-exports (``requests.get``), then a Tree-sitter scan, and then the
 language server of that file's language is asked at the name's position; while that server is not
 ready yet, ``find_definition`` by name answers at once with the index's definitions
-(``answered_by="index"``) instead of waiting. Results are bounded (``max_results``, ``max_chars``),
-paths are workspace-relative, lines and columns 1-based.
+(``answered_by="index"``) instead of waiting. In the daemon, reference answers are remembered while
+nothing the language server could see has changed (``_references``). Results are bounded
+(``max_results``, ``max_chars``), paths are workspace-relative, lines and columns 1-based.
 
 Open it with ``async with CodeIntelService.open(config) as intel:``: that opens the workspace
 index (a failure to open it only turns the index tools off, with the reason), creates the

@@ -195,7 +195,10 @@ class ManagedServer:
         if not client.alive or client.active_progress or not client.workspace_loaded.is_set():
             return None
         generation = self._generation
-        await docs.sync(path, language_id=language_id, display=display)
+        try:
+            await docs.sync(path, language_id=language_id, display=display)
+        except LanguageServerTerminated:
+            return None  # the request that follows restarts it
         if self._client is not client or not client.alive or client.active_progress:
             return None
         return generation, client.notifications_sent, client.progress_seen
