@@ -179,7 +179,7 @@ async def memory_until_embedded(client: DaemonClient) -> None:
     """Sample the daemon's RSS and its embedding worker's until every chunk has a vector; then the
     daemon's RSS after the fill and after a hybrid search (its query session loaded)."""
     pid = client.daemon_pid
-    daemon_max, worker_max, workers = 0.0, 0.0, set[int]()
+    daemon_max, worker_max, worker_peak, workers = 0.0, 0.0, 0.0, set[int]()
     e0 = time.perf_counter()
     while True:
         status = await client.call_model(Methods.DAEMON_STATUS, None, DaemonStatus)
@@ -187,7 +187,8 @@ async def memory_until_embedded(client: DaemonClient) -> None:
         for worker in embed_workers(pid):
             workers.add(worker)
             with contextlib.suppress(OSError):
-                worker_max = max(worker_max, rss_mib(worker)[0])
+                rss, hwm = rss_mib(worker)
+                worker_max, worker_peak = max(worker_max, rss), max(worker_peak, hwm)
         if status.index.embedded_fraction >= 1.0 and status.busy is None:
             break
         await asyncio.sleep(0.2)
@@ -210,6 +211,7 @@ async def memory_until_embedded(client: DaemonClient) -> None:
     print(f"vectors complete {filled_s:.0f} s later; daemon RSS during the fill: max sampled {daemon_max:.0f} MiB; "
           f"after the fill {after:.0f} MiB; after a hybrid search {searched:.0f} MiB; peak (VmHWM) {peak:.0f} MiB; "
           f"embedding worker(s) {len(workers)}, max sampled RSS {worker_max:.0f} MiB, "
+          f"peak (VmHWM, last sampled) {worker_peak:.0f} MiB, "
           f"still running {exit_s:.1f} s after the fill: {len(embed_workers(pid))}")  # fmt: skip
 
 

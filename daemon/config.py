@@ -96,10 +96,10 @@ class EmbeddingConfig(_Section):
     batch_size: int = Field(default=32, ge=1)
     threads: int | None = Field(default=None, ge=1, description="ONNX threads; default: all cores.")
     memory_arena: bool = Field(
-        default=False,
+        default=True,
         description=(
-            "Keep onnxruntime's CPU memory arena: about 1.4x faster embedding, but the arena grows to "
-            "every batch shape seen and is never returned (~1.5 GB against ~0.3 GB on a real package)."
+            "Keep onnxruntime's CPU memory arena: faster, and with each run bounded to 1,024 padded tokens "
+            "it holds less than glibc's heap does without it (peak 336 MiB against 821 MiB on requests)."
         ),
     )
 

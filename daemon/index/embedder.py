@@ -22,7 +22,9 @@ Two onnxruntime sessions of the same graph, each created on first use:
 Once a documents session exists it answers queries too, and the query session is dropped.
 Truncation is at ``max_tokens`` (special tokens included). Attention cost grows with the padded
 batch length, so texts are sorted by length, embedded in batches of ``batch_size`` and put back in
-input order. ``count_tokens`` counts with the same vocabulary, untruncated, without special tokens.
+input order; a batch of long texts runs in slices of at most ``batch_tokens`` padded tokens, which
+bounds the worker's peak memory (the attention activations grow with rows x length²).
+``count_tokens`` counts with the same vocabulary, untruncated, without special tokens.
 """
 
 from __future__ import annotations
@@ -66,8 +68,16 @@ class OnnxEmbedder:
         max_tokens: truncation length per text, special tokens included.
         batch_size: texts per ONNX run.
         threads: the documents session's intra-op threads; None lets onnxruntime use every core.
-        memory_arena: keep onnxruntime's CPU memory arena in the documents session (faster; it grows
-            to the peak of every batch shape and is never given back, so off by default).
+        memory_arena: keep onnxruntime's CPU memory arena in the documents session: it grows to the
+            largest run and is never given back, but ``batch_tokens`` bounds that run, and without
+            it the freed blocks stay in glibc's heap anyway (on requests' sources: peak 336 MiB
+            against 821 MiB for whole batches without the arena, and 2.4x the chunks/s).
+        memory_pattern: let onnxruntime plan one block for a run's intermediate tensors from the
+            shapes it has seen (it keeps a block per shape: off by default).
+        batch_tokens: at most this many padded tokens in one ONNX run: a batch of long texts is run
+            in slices of ``batch_tokens // length`` rows. The attention activations grow with rows x
+            length², so this bounds the peak memory a batch of 256-token texts takes (~0.55 GB more
+            at 32 rows) while batches of short texts still run whole.
         sort_by_length: embed in length-sorted batches (output order is always the input order).
         text_of: what text of a chunk to embed (default ``embed_text.document_text``).
         load: the session to load now (errors surface here, not in the first search): ``"query"``
@@ -87,7 +97,9 @@ class OnnxEmbedder:
         max_tokens: int = 256,
         batch_size: int = 32,
         threads: int | None = None,
-        memory_arena: bool = False,
+        memory_arena: bool = True,
+        memory_pattern: bool = False,
+        batch_tokens: int = 1024,
         sort_by_length: bool = True,
         text_of: Callable[[Chunk], str] = document_text,
         load: SessionKind = "query",
@@ -102,6 +114,8 @@ class OnnxEmbedder:
         self._batch_size = batch_size
         self._threads = threads
         self._memory_arena = memory_arena
+        self._memory_pattern = memory_pattern
+        self._batch_tokens = batch_tokens
         self._sort_by_length = sort_by_length
         self._text_of = text_of
         self._model_dir = model_dir
@@ -211,6 +225,7 @@ class OnnxEmbedder:
         if kind == "documents":
             options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
             options.enable_cpu_mem_arena = self._memory_arena
+            options.enable_mem_pattern = self._memory_pattern
             if self._threads is not None:
                 options.intra_op_num_threads = options.inter_op_num_threads = self._threads
         else:
@@ -258,7 +273,12 @@ class OnnxEmbedder:
                 feed["attention_mask"] = mask
             if "token_type_ids" in names:
                 feed["token_type_ids"] = np.zeros_like(ids)
-            tokens = session.run(None, feed)[0]
+            rows = max(1, self._batch_tokens // max(1, ids.shape[1]))
+            parts = [
+                session.run(None, {name: value[start : start + rows] for name, value in feed.items()})[0]
+                for start in range(0, len(texts), rows)
+            ]
+            tokens = parts[0] if len(parts) == 1 else np.concatenate(parts)
         except Exception as exc:
             raise EmbeddingUnavailable(
                 f"dense model {self._name} failed on a batch of {len(texts)}", cause=exc

@@ -5,8 +5,9 @@ as file + line (+ column); a name is resolved through the index (exact ``qualifi
 match on a lexical search), then package re-exports (``requests.get``), then a Tree-sitter scan, and then the
 language server of that file's language is asked at the name's position; while that server is not
 ready yet, ``find_definition`` by name answers at once with the index's definitions
-(``answered_by="index"``) instead of waiting. Results are bounded (``max_results``, ``max_chars``),
-paths are workspace-relative, lines and columns 1-based.
+(``answered_by="index"``) instead of waiting. In the daemon, reference answers are remembered while
+nothing the language server could see has changed (``_references``). Results are bounded
+(``max_results``, ``max_chars``), paths are workspace-relative, lines and columns 1-based.
 
 Open it with ``async with CodeIntelService.open(config) as intel:``: that opens the workspace
 index (a failure to open it only turns the index tools off, with the reason), creates the
@@ -70,6 +71,7 @@ from daemon.service.intel_params import (
     SignatureParams,
     WorkspaceSymbolsParams,
 )
+from daemon.service.intel_remembered import RememberedAnswers
 from daemon.service.intel_results import IntelResults
 from daemon.service.intel_signatures import Signatures
 from daemon.service.intel_targets import Target, TargetFinder, language_of
@@ -97,6 +99,9 @@ _NOT_READY_YET = frozenset(
     }
 )
 """States in which a definition by name is answered from the index rather than waited for."""
+
+_REMEMBERED_REFERENCES = 256
+"""Reference answers kept in the daemon (see ``CodeIntelService._references``)."""
 
 
 class CodeIntelService:
@@ -138,6 +143,10 @@ class CodeIntelService:
         self._signatures = Signatures(self.paths, self._requests, self._resolver, self._results)
         self._syntax = SyntaxWorker()
         self._representative: dict[str, Path] = {}
+        self._index_generation = index_generation
+        self._references_seen: RememberedAnswers[tuple[object, ...], list[LspTarget]] = RememberedAnswers(
+            _REMEMBERED_REFERENCES
+        )
         self._tasks: set[asyncio.Task[Any]] = set()
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -287,7 +296,7 @@ class CodeIntelService:
         include_declaration, max_results = p.include_declaration, p.max_results
         targets, notes, query = await self._finder.targets(p.symbol, p.file, p.line, p.column)
         found, server = await self._ask_each(
-            targets, functools.partial(self._requests.references, include_declaration=include_declaration)
+            targets, functools.partial(self._references, include_declaration=include_declaration)
         )
         unique = sorted(
             {(t.path, t.range.start.line, t.range.start.character): t for t in found}.values(),
@@ -304,6 +313,24 @@ class CodeIntelService:
             server=server,
             notes=tuple(notes),
         )
+
+    async def _references(self, target: Target, *, include_declaration: bool) -> list[LspTarget]:
+        """The server's references at ``target``. In the daemon (``index_generation`` given) the answer is
+        remembered with the index generation and the token of what the server knows (every document
+        and watched-file notification it was sent, its restarts and reported work: ``pool.view``) and
+        answered again while both stay the same: any change the server could see asks it again."""
+        if self._index_generation is None:
+            return await self._requests.references(target, include_declaration=include_declaration)
+        generation = self._index_generation()
+        view = await self.pool.view(target.language, target.absolute, display=target.relative)
+        if view is None:
+            return await self._requests.references(target, include_declaration=include_declaration)
+        key = (generation, view, target.absolute, target.line, target.column, include_declaration)
+        found = self._references_seen.get(key)
+        if found is None:
+            found = await self._requests.references(target, include_declaration=include_declaration)
+            self._references_seen.put(key, found)
+        return list(found)
 
     async def get_signature(self, p: SignatureParams) -> SignatureResult:
         max_chars = p.max_chars

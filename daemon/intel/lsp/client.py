@@ -131,6 +131,9 @@ class LspClient(LanguageClient):
         self.diagnostics: dict[str, PublishedDiagnostics] = {}
         self.diagnostics_changed = asyncio.Event()
         self.closing = False
+        self.notifications_sent = 0
+        """Notifications sent through ``notify`` (documents opened, changed, closed, watched files): an
+        answer the server gave is the same while this count (and ``progress_seen``) stays the same."""
         self.workspace_loaded = asyncio.Event()
         self._loaded_pattern = re.compile(loaded_pattern) if loaded_pattern else None
         if self._loaded_pattern is None:
@@ -280,6 +283,7 @@ class LspClient(LanguageClient):
     def notify(self, method: str, params: Any) -> None:
         if not self.alive:
             raise self._terminated(f"{self.server_name} is not running")
+        self.notifications_sent += 1
         try:
             self.protocol.notify(method, params)
         except (BrokenPipeError, ConnectionResetError) as exc:

@@ -173,6 +173,29 @@ class ManagedServer:
                     raise self._failed_twice(failure, exc) from exc
         raise AssertionError("unreachable")
 
+    async def view(self, path: Path, *, language_id: str, display: str) -> tuple[int, int, int] | None:
+        """What the server knows now, as a token, with ``path`` synced (and the other open documents
+        refreshed) as ``run`` would: it changes whenever the server is told anything that could change
+        an answer (a document opened, changed or closed, watched files changed), reports new work, or
+        restarts. An answer the server gave after a token was taken holds while the token is the same.
+
+        None while the server is not ready (not started, starting, loading, reporting progress, exited):
+        then nothing it answered may be reused. Starts nothing and counts no request.
+        """
+        client, docs = self._client, self._docs
+        if client is None or docs is None or self._state is not LanguageServerState.READY:
+            return None
+        if not client.alive or client.active_progress or not client.workspace_loaded.is_set():
+            return None
+        generation = self._generation
+        try:
+            await docs.sync(path, language_id=language_id, display=display)
+        except LanguageServerTerminated:
+            return None  # the request that follows restarts it
+        if self._client is not client or not client.alive or client.active_progress:
+            return None
+        return generation, client.notifications_sent, client.progress_seen
+
     async def aclose(self) -> None:
         task = self._start_task
         if task is not None and not task.done():

@@ -54,6 +54,7 @@ class LanguageServerPool:
             for spec in resolve_servers(config, self.workspace, refused)
         ]
         self._by_language: dict[str, ManagedServer] = {}
+        self._announced: set[Path] = set()
         for server in self._servers:
             for language in server.spec.languages:
                 self._by_language.setdefault(language, server)
@@ -110,9 +111,33 @@ class LanguageServerPool:
         language_id = lsp_language_id(path.name, language) if path is not None else None
         return await server.run(operation, path=path, language_id=language_id, display=display, ready_wait=ready_wait)
 
+    async def view(self, language: str, path: Path, *, display: str) -> tuple[str, int, int, int] | None:
+        """The token of what ``language``'s server knows now, ``path`` synced (see ``ManagedServer.view``),
+        with the server's name; None while it is not ready."""
+        server = self.server_for(language)
+        token = await server.view(path, language_id=lsp_language_id(path.name, language), display=display)
+        return None if token is None else (server.name, *token)
+
     async def files_changed(self, paths: Iterable[Path]) -> None:
-        """Tell the running servers that files changed on disk (for a watcher: open documents are re-synced)."""
-        changes = [lsp.FileEvent(uri=p.resolve().as_uri(), type=lsp.FileChangeType.Changed) for p in paths]
+        """Tell the running servers that files changed on disk (for a watcher: open documents are re-synced).
+
+        A path gone is ``Deleted``; a path this pool was not told about before is ``Created`` (the
+        watcher does not say which paths are new, and pyright and basedpyright add a file to their
+        program only on ``Created``: a new module's call sites would be missing from references);
+        after that it is ``Changed``.
+        """
+        changes: list[lsp.FileEvent] = []
+        for path in paths:
+            resolved = path.resolve()
+            if not resolved.exists():
+                kind = lsp.FileChangeType.Deleted
+                self._announced.discard(resolved)
+            elif resolved in self._announced:
+                kind = lsp.FileChangeType.Changed
+            else:
+                kind = lsp.FileChangeType.Created
+                self._announced.add(resolved)
+            changes.append(lsp.FileEvent(uri=resolved.as_uri(), type=kind))
         if not changes:
             return
 

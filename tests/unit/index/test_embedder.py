@@ -271,8 +271,27 @@ def _session_arena(embedder: OnnxEmbedder) -> bool:
     return bool(session.get_session_options().enable_cpu_mem_arena)
 
 
-def test_the_memory_arena_is_off_unless_configured(model_dir: Path, embedder: OnnxEmbedder) -> None:
-    assert _session_arena(embedder) is False  # the default: memory returned after each batch
-    kept = OnnxEmbedder(model_dir, max_tokens=MAX_TOKENS, batch_size=4, threads=1, memory_arena=True)
-    assert _session_arena(kept) is True
-    assert kept.embed_query("read a file") == pytest.approx(embedder.embed_query("read a file"), abs=1e-5)
+def test_the_memory_arena_is_on_unless_configured_off(model_dir: Path, embedder: OnnxEmbedder) -> None:
+    assert _session_arena(embedder) is True  # the default: bounded by batch_tokens
+    returned = OnnxEmbedder(model_dir, max_tokens=MAX_TOKENS, batch_size=4, threads=1, memory_arena=False)
+    assert _session_arena(returned) is False
+    assert returned.embed_query("read a file") == pytest.approx(embedder.embed_query("read a file"), abs=1e-5)
+
+
+def test_a_batch_over_batch_tokens_runs_in_slices_with_the_same_vectors(model_dir: Path) -> None:
+    texts = [f"def handler_{i}(request):\n    return {'x' * (i * 7)!r} + request.path\n" for i in range(9)]
+    whole = OnnxEmbedder(model_dir, max_tokens=MAX_TOKENS, batch_size=9, threads=1, batch_tokens=1 << 30)
+    sliced = OnnxEmbedder(model_dir, max_tokens=MAX_TOKENS, batch_size=9, threads=1, batch_tokens=MAX_TOKENS)
+    runs: list[int] = []
+    session = cast(Any, sliced)._session("documents")
+    original = session.run
+
+    def counted(outputs: Any, feed: dict[str, Any]) -> Any:
+        runs.append(len(feed["input_ids"]))
+        return original(outputs, feed)
+
+    session.run = counted
+    vectors = sliced.embed_texts(texts)
+    assert len(runs) > 1 and max(runs) < len(texts)  # the batch was cut into slices
+    for got, want in zip(vectors, whole.embed_texts(texts), strict=True):
+        assert got == pytest.approx(want, abs=1e-5)
