@@ -99,7 +99,7 @@ class Framed:
                 )
 
 
-def _env(checkout: Path, state: Path) -> dict[str, str]:
+def checkout_env(checkout: Path, state: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("IDED_")}
     env |= {
         "PYTHONPATH": str(checkout),
@@ -138,7 +138,7 @@ async def _finish(proc: asyncio.subprocess.Process) -> None:
 
 async def mcp(checkout: Path, workspace: Path, state: Path, symbol: str) -> tuple[dict[str, float], str]:
     start = time.perf_counter()
-    proc = await _spawn(["mcp", "--workspace", str(workspace)], _env(checkout, state), workspace)
+    proc = await _spawn(["mcp", "--workspace", str(workspace)], checkout_env(checkout, state), workspace)
     peer = Framed(proc, lsp=False)
     times: dict[str, float] = {}
     await peer.request(
@@ -158,7 +158,7 @@ async def mcp(checkout: Path, workspace: Path, state: Path, symbol: str) -> tupl
 
 async def lsp(checkout: Path, workspace: Path, state: Path) -> dict[str, float]:
     start = time.perf_counter()
-    proc = await _spawn(["lsp", "--workspace", str(workspace)], _env(checkout, state), workspace)
+    proc = await _spawn(["lsp", "--workspace", str(workspace)], checkout_env(checkout, state), workspace)
     peer = Framed(proc, lsp=True)
     await peer.request("initialize", {"processId": os.getpid(), "rootUri": workspace.as_uri(), "capabilities": {}})
     times = {"initialize": time.perf_counter() - start}
@@ -171,7 +171,7 @@ async def lsp(checkout: Path, workspace: Path, state: Path) -> dict[str, float]:
 
 async def acp(checkout: Path, workspace: Path, state: Path) -> dict[str, float]:
     start = time.perf_counter()
-    proc = await _spawn(["acp", "--workspace", str(workspace)], _env(checkout, state), workspace)
+    proc = await _spawn(["acp", "--workspace", str(workspace)], checkout_env(checkout, state), workspace)
     peer = Framed(proc, lsp=False)
     await peer.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
     times = {"initialize": time.perf_counter() - start}
@@ -184,7 +184,7 @@ async def acp(checkout: Path, workspace: Path, state: Path) -> dict[str, float]:
 def _stop_daemon(checkout: Path, workspace: Path, state: Path) -> None:
     subprocess.run(
         [sys.executable, "-m", "daemon", "stop", "--workspace", str(workspace)],
-        env=_env(checkout, state),
+        env=checkout_env(checkout, state),
         capture_output=True,
         timeout=120,
         check=False,

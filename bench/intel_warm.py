@@ -27,26 +27,17 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from front_handshake import checkout_env  # this folder's sibling script
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 ROOT = Path(__file__).resolve().parent.parent
-TOOLS = ROOT / ".tools"
-SEARCH_PATH = [str(TOOLS / "lsp-venv" / "bin"), str(TOOLS / "node" / "node_modules" / ".bin")]
 COLD_DEADLINE_S = 120.0
 
 
 def _env(checkout: Path, state: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("IDED_")}
-    env |= {
-        "PYTHONPATH": str(checkout),
-        "IDED_STATE_DIR": str(state),
-        "XDG_CONFIG_HOME": str(state / "config"),
-        "HF_HUB_OFFLINE": "1",
-        "IDED_EMBEDDING__ENABLED": "false",
-        "IDED_INTEL__SEARCH_PATH": json.dumps(SEARCH_PATH),
-    }
-    return env
+    """``front_handshake``'s environment for a checkout, with embedding off (warm code intel only)."""
+    return checkout_env(checkout, state) | {"IDED_EMBEDDING__ENABLED": "false"}
 
 
 async def _text(client: Client, tool: str, arguments: dict[str, Any]) -> tuple[str, bool]:

@@ -41,12 +41,18 @@ def _head(repo: Path) -> str:
 WITH_PRODUCT = ORIGINAL + "\n\ndef multiply(a, b):\n    return a * b\n"
 
 
-async def test_a_run_started_through_one_connection_is_followed_and_accepted_through_another(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _repo_with_daemon_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh repository, with this test's state and home for every daemon it starts."""
     repo = folder(tmp_path / "repo")
     for key, value in _env(tmp_path / "state", tmp_path / "home").items():
         monkeypatch.setenv(key, value)
+    return repo
+
+
+async def test_a_run_started_through_one_connection_is_followed_and_accepted_through_another(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = _repo_with_daemon_env(tmp_path, monkeypatch)
     script = write_script(
         tmp_path / "script.yaml",
         [
@@ -141,9 +147,7 @@ async def test_a_run_in_the_daemon_asks_the_daemons_own_language_servers(
 async def test_a_run_in_flight_keeps_the_daemon_up_after_its_last_client_left(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    repo = folder(tmp_path / "repo")
-    for key, value in _env(tmp_path / "state", tmp_path / "home").items():
-        monkeypatch.setenv(key, value)
+    repo = _repo_with_daemon_env(tmp_path, monkeypatch)
     monkeypatch.setenv("IDED_DAEMON__IDLE_SHUTDOWN_SECONDS", "1")
     monkeypatch.setenv("IDED_DAEMON__IDLE_SHUTDOWN_NO_EDITOR_SECONDS", "1")
     slow = {"role": "*", "answer": {"status": "success", "summary": "slow"}, "delay_seconds": 8}
@@ -169,9 +173,7 @@ async def test_a_run_in_flight_keeps_the_daemon_up_after_its_last_client_left(
 async def test_after_its_daemon_is_killed_the_next_call_attaches_to_a_fresh_daemon(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    repo = folder(tmp_path / "repo")
-    for key, value in _env(tmp_path / "state", tmp_path / "home").items():
-        monkeypatch.setenv(key, value)
+    repo = _repo_with_daemon_env(tmp_path, monkeypatch)
     slow = {"role": "*", "answer": {"status": "success", "summary": "slow"}, "delay_seconds": 600}
     orchestrator = {"role": "orchestrator", "answer": choose("architecture_discussion"), "repeat": True}
     script = write_script(tmp_path / "script.yaml", [orchestrator, slow])
