@@ -29,12 +29,12 @@ from __future__ import annotations
 import logging
 import threading
 from abc import ABC, abstractmethod
-from collections import OrderedDict
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar, cast
 
+from daemon.core.lru import LruMap
 from daemon.core.models import Chunk, SearchFilters
 from daemon.core.ports import ScoredChunk, SparseVector, StoredPoint, StoreQuery
 from daemon.index._payload import (
@@ -133,8 +133,7 @@ class ChunkMemo:
     """
 
     def __init__(self, size: int) -> None:
-        self._size = size
-        self._chunks: OrderedDict[str, Chunk] = OrderedDict()
+        self._chunks: LruMap[str, Chunk] = LruMap(size)
         self._lock = threading.Lock()
         self.writes = 0
 
@@ -144,27 +143,25 @@ class ChunkMemo:
             for pid in ids:
                 chunk = self._chunks.get(pid)
                 if chunk is not None:
-                    self._chunks.move_to_end(pid)
                     out[pid] = chunk
         return out
 
     def remember(self, since: int, chunks: Mapping[str, Chunk]) -> None:
         with self._lock:
-            if since != self.writes or self._size <= 0:
+            if since != self.writes:
                 return
-            self._chunks.update(chunks)
-            while len(self._chunks) > self._size:
-                self._chunks.popitem(last=False)
+            for pid, chunk in chunks.items():
+                self._chunks.put(pid, chunk)
 
     def changing(self, ids: Sequence[str], paths: frozenset[str]) -> None:
         """A write begins or ends: it replaces the points ``ids`` and deletes the files ``paths``."""
         with self._lock:
             self.writes += 1
             for pid in ids:
-                self._chunks.pop(pid, None)
+                self._chunks.pop(pid)
             if paths:
                 for pid in [pid for pid, chunk in self._chunks.items() if chunk.path in paths]:
-                    del self._chunks[pid]
+                    self._chunks.pop(pid)
 
     def clear(self) -> None:
         with self._lock:

@@ -11,12 +11,12 @@ threads); a tree is only read once parsed. A parse that spends its budget is not
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from daemon.core.lru import LruMap
 from daemon.intel.ast_nodes import SyntaxFile
 from daemon.intel.syntax_budget import SyntaxBudget
 
@@ -40,8 +40,7 @@ class FileCache:
 
     def __init__(self, read: Callable[[Path], list[str] | None], *, size: int = _DEFAULT_SIZE) -> None:
         self._read = read
-        self._size = size
-        self._entries: OrderedDict[Path, _Entry] = OrderedDict()
+        self._entries: LruMap[Path, _Entry] = LruMap(size)
         self._lock = threading.Lock()
 
     def lines(self, path: Path) -> list[str] | None:
@@ -52,14 +51,10 @@ class FileCache:
         with self._lock:
             entry = self._entries.get(path)
             if entry is not None and entry.stamp == stamp:
-                self._entries.move_to_end(path)
                 return entry.lines
         lines = self._read(path)
         with self._lock:
-            self._entries[path] = _Entry(stamp=stamp, lines=lines, trees={})
-            self._entries.move_to_end(path)
-            while len(self._entries) > self._size:
-                self._entries.popitem(last=False)
+            self._entries.put(path, _Entry(stamp=stamp, lines=lines, trees={}))
         return lines
 
     def syntax(self, path: Path, language: str, lines: list[str], budget: SyntaxBudget) -> SyntaxFile:

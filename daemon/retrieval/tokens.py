@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections import OrderedDict
 from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
@@ -18,6 +17,7 @@ from typing import Protocol
 from tokenizers import Tokenizer
 
 from daemon.config import EmbeddingConfig
+from daemon.core.lru import LruMap
 from daemon.errors import EmbeddingUnavailable
 from daemon.index.model_files import bundled_sources
 
@@ -49,7 +49,7 @@ class WordPieceCounter:
         self._tokenizer.no_padding()
         self._lock = threading.Lock()
         self._name = f"tokenizer:{tokenizer_file.parent.name}"
-        self._counts: OrderedDict[str, int] = OrderedDict()
+        self._counts: LruMap[str, int] = LruMap(self._REMEMBERED)
 
     @property
     def name(self) -> str:
@@ -60,14 +60,10 @@ class WordPieceCounter:
             return 0
         with self._lock:
             known = self._counts.get(text)
-            if known is not None:
-                self._counts.move_to_end(text)
-                return known
-            counted = len(self._tokenizer.encode(text, add_special_tokens=False).ids)
-            self._counts[text] = counted
-            if len(self._counts) > self._REMEMBERED:
-                self._counts.popitem(last=False)
-            return counted
+            if known is None:
+                known = len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+                self._counts.put(text, known)
+            return known
 
     def cut(self, text: str, tokens: int) -> str:
         if tokens <= 0:

@@ -47,6 +47,7 @@ from daemon.core.intel_models import (
     SymbolsResult,
 )
 from daemon.core.languages import CODE_LANGUAGES, language_for_path
+from daemon.core.lru import LruMap
 from daemon.core.models import SearchFilters, SearchMode, SearchResult
 from daemon.errors import InvalidToolInput, LanguageServerError
 from daemon.index.scanner import Scanner
@@ -71,7 +72,6 @@ from daemon.service.intel_params import (
     SignatureParams,
     WorkspaceSymbolsParams,
 )
-from daemon.service.intel_remembered import RememberedAnswers
 from daemon.service.intel_results import IntelResults
 from daemon.service.intel_signatures import Signatures
 from daemon.service.intel_targets import Target, TargetFinder, language_of
@@ -144,9 +144,9 @@ class CodeIntelService:
         self._syntax = SyntaxWorker()
         self._representative: dict[str, Path] = {}
         self._index_generation = index_generation
-        self._references_seen: RememberedAnswers[tuple[object, ...], list[LspTarget]] = RememberedAnswers(
-            _REMEMBERED_REFERENCES
-        )
+        # answers remembered while nothing the server could see has changed: a key holds the index generation
+        # and the server's view token (``_references``), so an old answer is never found again, never stale
+        self._references_seen: LruMap[tuple[object, ...], list[LspTarget]] = LruMap(_REMEMBERED_REFERENCES)
         self._tasks: set[asyncio.Task[Any]] = set()
 
     # -- lifecycle ------------------------------------------------------------------------------

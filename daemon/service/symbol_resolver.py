@@ -20,12 +20,12 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from daemon.core.languages import CODE_LANGUAGES, language_for_path
+from daemon.core.lru import LruMap
 from daemon.core.models import Chunk, SymbolKind
 from daemon.index.scanner import Scanner
 from daemon.intel.chunking import chunk_source
@@ -146,7 +146,7 @@ class SymbolResolver:
         self._max_file_bytes = max_file_bytes
         self._generation = generation
         self._chunk_cache: dict[tuple[str, int, int], list[Chunk]] = {}
-        self._known: OrderedDict[str, _Resolved] = OrderedDict()
+        self._known: LruMap[str, _Resolved] = LruMap(_REMEMBERED_NAMES)
         self._known_lock = threading.Lock()
 
     def resolve(self, name: str, *, limit: int = 10) -> tuple[list[SymbolMatch], str]:
@@ -164,10 +164,7 @@ class SymbolResolver:
         matches, via = self._resolve(wanted, _REMEMBERED)
         if via != "none":
             with self._known_lock:
-                self._known[wanted] = _Resolved(token=token, stamp=self._stamp(matches), matches=matches, via=via)
-                self._known.move_to_end(wanted)
-                while len(self._known) > _REMEMBERED_NAMES:
-                    self._known.popitem(last=False)
+                self._known.put(wanted, _Resolved(token=token, stamp=self._stamp(matches), matches=matches, via=via))
         return matches[:limit], via
 
     def _stamp(self, matches: list[SymbolMatch]) -> tuple[tuple[str, int, int], ...]:
