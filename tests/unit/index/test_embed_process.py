@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 
 from daemon.config import EmbeddingConfig, default_cache_root
-from daemon.core.models import Chunk, ChunkKind, SymbolKind
+from daemon.core.models import Chunk
 from daemon.errors import EmbeddingUnavailable
 from daemon.index.embed_process import EmbeddingProcess
 from daemon.index.embed_worker import EMBED_NICENESS
 from daemon.index.embedder import OnnxEmbedder
+from tests.unit.index.chunk_support import python_function
 
 pytestmark = pytest.mark.slow
 
@@ -25,17 +26,7 @@ CONFIG = EmbeddingConfig(max_tokens=64, batch_size=4, threads=1)
 
 def _chunk(i: int) -> Chunk:
     text = f"def total_{i}(values):\n    return sum(values) * {i}\n" + "    # padding words\n" * (i % 5)
-    return Chunk(
-        path=f"pkg/m{i}.py",
-        kind=ChunkKind.CODE,
-        symbol_kind=SymbolKind.FUNCTION,
-        language="python",
-        text=text,
-        start_line=1,
-        end_line=text.count("\n"),
-        name=f"total_{i}",
-        qualified_name=f"m{i}.total_{i}",
-    )
+    return python_function(text, f"total_{i}", qualified_name=f"m{i}.total_{i}")
 
 
 def _exits(pid: int, wait_s: float) -> bool:

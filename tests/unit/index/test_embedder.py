@@ -17,6 +17,7 @@ from daemon.index.embedder import OnnxEmbedder
 from daemon.index.fastembed_tokens import limit_tokens
 from daemon.index.model_files import bundled_model_dir
 from daemon.intel.chunking import chunk_source
+from tests.unit.index.chunk_support import python_function
 
 MAX_TOKENS = 32
 
@@ -115,22 +116,6 @@ def _cos(a: list[float], b: list[float]) -> float:
     return float(np.dot(np.asarray(a), np.asarray(b)))
 
 
-def _chunk(text: str, name: str, *, docstring: str | None = None) -> Chunk:
-    return Chunk(
-        path=f"pkg/{name}.py",
-        kind=ChunkKind.CODE,
-        symbol_kind=SymbolKind.FUNCTION,
-        language="python",
-        text=text,
-        start_line=1,
-        end_line=text.count("\n") + 1,
-        name=name,
-        qualified_name=name,
-        signature=text.splitlines()[0],
-        docstring=docstring,
-    )
-
-
 def test_vectors_have_the_configured_dim_and_unit_length(embedder: OnnxEmbedder) -> None:
     vector = embedder.embed_query("read a configuration file")
     assert embedder.dim == len(vector) == 384
@@ -183,7 +168,7 @@ def test_length_sorted_batches_keep_input_order(model_dir: Path, embedder: OnnxE
 
 
 def test_documents_are_embedded_from_their_document_text(embedder: OnnxEmbedder) -> None:
-    chunk = _chunk("def add(a, b):\n    return a + b\n", "add", docstring="Sum two numbers.")
+    chunk = python_function("def add(a, b):\n    return a + b\n", "add", docstring="Sum two numbers.")
     (vector,) = embedder.embed_documents([chunk])
     assert _cos(vector, embedder.embed_query(document_text(chunk))) > 0.9999
 
@@ -228,14 +213,14 @@ def test_from_config_refuses_when_disabled(tmp_path: Path) -> None:
 
 
 def test_whole_text_leads_with_path_and_name_and_keeps_the_body() -> None:
-    chunk = _chunk("def load(path):\n    return read(path)\n", "load", docstring="Load a file.")
+    chunk = python_function("def load(path):\n    return read(path)\n", "load", docstring="Load a file.")
     text = whole_text(chunk)
     assert text.startswith("pkg/load.py\nload\nLoad a file.\ndef load(path):")
     assert text.endswith("return read(path)\n")
 
 
 def test_compact_text_has_name_words_signature_docstring_and_body_identifiers() -> None:
-    chunk = _chunk(
+    chunk = python_function(
         "def loadUserConfig(path):\n    data = read_json_file(path)\n    return data\n",
         "loadUserConfig",
         docstring="Load the user's settings.",
