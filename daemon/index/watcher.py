@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from watchfiles import Change, awatch  # pyright: ignore[reportUnknownVariableTy
 
 from daemon.index.scanner import BUILTIN_EXCLUDED_DIRS
 
-__all__ = ["watch_batches"]
+__all__ = ["watch_batches", "with_directory_contents"]
 
 logger = logging.getLogger(__name__)
 
@@ -43,7 +44,37 @@ async def watch_batches(root: Path, *, debounce_ms: int, stop: asyncio.Event) ->
         recursive=True,
         ignore_permission_denied=True,
     ):
-        rels = sorted({Path(p).relative_to(root).as_posix() for _, p in changes})
+        rels = with_directory_contents(root, {Path(p).relative_to(root).as_posix() for _, p in changes})
         if rels:
             logger.debug("%d path(s) changed", len(rels))
             yield rels
+
+
+_DIRECTORY_WALK_LIMIT = 20_000
+"""Paths a batch takes from inside the directories it names; past that the batch is large enough
+that the daemon runs a full pass anyway."""
+
+
+def with_directory_contents(root: Path, rels: set[str]) -> list[str]:
+    """``rels`` sorted, plus the paths inside each directory among them.
+
+    The watcher adds its watch on a new directory only once it has seen the directory appear, so a
+    file written into it before that (an unpacked archive, a checkout, a script that makes a folder
+    and fills it at once) raises no event of its own; naming the directory's contents here keeps such
+    a file from being missed. Links are named, never followed.
+    """
+    out = set(rels)
+    budget = _DIRECTORY_WALK_LIMIT
+    for rel in sorted(rels):
+        folder = root / rel
+        if budget <= 0 or folder.is_symlink() or not folder.is_dir():
+            continue
+        for current, dirs, files in os.walk(folder):
+            dirs[:] = [d for d in dirs if d not in BUILTIN_EXCLUDED_DIRS]
+            base = Path(current).relative_to(root)
+            named = [*files, *(d for d in dirs if (Path(current) / d).is_symlink())]
+            out.update((base / name).as_posix() for name in named)
+            budget -= len(named)
+            if budget <= 0:
+                break
+    return sorted(out)
