@@ -23,6 +23,10 @@
 #                      mirror's path works)
 #   QDRANT_MURMUR3_GIT the git URL of the murmur3 revision the release pins (default: the one its
 #                      Cargo.toml names; any mirror holding that revision works)
+#   QDRANT_MURMUR3_SHIM=1  use a local crate for murmur3 instead of Qdrant's GitHub fork (for a
+#                      machine without GitHub): the server calls one function of it,
+#                      murmur3_32_of_slice (MurmurHash3 x86_32, for its server-side BM25 inference,
+#                      which ided does not use); the shim implements exactly that function
 #   QDRANT_NO_FORKS=1  build against crates.io's tonic 0.11 and hyper 0.14 instead of Qdrant's
 #                      GitHub forks (for a machine that reaches crates.io but not GitHub). The forks
 #                      add one knob for the server's internal cluster channels
@@ -82,6 +86,58 @@ fi
 cd "$src"
 if [ -n "${QDRANT_MURMUR3_GIT:-}" ]; then
   sed -i "s#git = \"https://github.com/qdrant/murmur3\"#git = \"$QDRANT_MURMUR3_GIT\"#" Cargo.toml
+fi
+if [ "${QDRANT_MURMUR3_SHIM:-0}" = 1 ]; then
+  shim="$src_root/murmur3-shim"
+  mkdir -p "$shim/src"
+  cat >"$shim/Cargo.toml" <<'TOML'
+[package]
+name = "murmur3"
+version = "0.5.2"
+edition = "2021"
+
+[workspace]
+TOML
+  cat >"$shim/src/lib.rs" <<'RUST'
+//! MurmurHash3 x86_32 over a byte slice: the one function the Qdrant server takes from its murmur3 fork.
+pub fn murmur3_32_of_slice(data: &[u8], seed: u32) -> u32 {
+    const C1: u32 = 0xcc9e_2d51;
+    const C2: u32 = 0x1b87_3593;
+    let mix = |k: u32| k.wrapping_mul(C1).rotate_left(15).wrapping_mul(C2);
+    let mut h = seed;
+    let blocks = data.chunks_exact(4);
+    let tail = blocks.remainder();
+    for b in blocks {
+        h ^= mix(u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        h = h.rotate_left(13).wrapping_mul(5).wrapping_add(0xe654_6b64);
+    }
+    if !tail.is_empty() {
+        let mut k = 0u32;
+        for (i, byte) in tail.iter().enumerate() {
+            k ^= u32::from(*byte) << (8 * i);
+        }
+        h ^= mix(k);
+    }
+    h ^= data.len() as u32;
+    h ^= h >> 16;
+    h = h.wrapping_mul(0x85eb_ca6b);
+    h ^= h >> 13;
+    h = h.wrapping_mul(0xc2b2_ae35);
+    h ^ (h >> 16)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn known_values() {
+        assert_eq!(super::murmur3_32_of_slice(b"", 0), 0);
+        assert_eq!(super::murmur3_32_of_slice(b"hello", 0), 613_153_351);
+        assert_eq!(super::murmur3_32_of_slice(b"The quick brown fox jumps over the lazy dog", 0), 0x2e4f_f723);
+    }
+}
+RUST
+  (cd "$shim" && cargo test -q --offline >&2) || { say "the murmur3 shim failed its known values"; exit 1; }
+  sed -i "s#^murmur3 = { git = \"https://github.com/qdrant/murmur3\".*#murmur3 = { path = \"$shim\" }#" Cargo.toml
 fi
 if [ "${QDRANT_NO_FORKS:-0}" = 1 ]; then
   # Drop the [patch.crates-io] lines that point at the forks, and the one call only the fork has.
