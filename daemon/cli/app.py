@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import sys
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Awaitable, Callable, Generator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
@@ -16,26 +17,26 @@ import typer
 from daemon.cli.context import CliState, JsonOpt, WorkspaceOpt
 from daemon.cli.cve_commands import register_cve_commands
 from daemon.cli.eval_command import eval_command
-from daemon.cli.render import print_daemon, print_report, print_search, print_status
+from daemon.cli.render import print_report, print_search, print_serving, print_status
 from daemon.cli.review_commands import register_review_commands
 from daemon.cli.root import app
 from daemon.cli.run_commands import register_run_commands, runs_app
 from daemon.cli.trust_commands import register_trust_command
 from daemon.config import Config, config_json_schema
-from daemon.core.models import ChunkKind, SearchMode
+from daemon.core.models import ChunkKind, SearchMode, SearchResult
 from daemon.errors import DaemonError
-from daemon.service.api import SearchParams
+from daemon.service.api import DaemonStatus, SearchParams
+from daemon.service.command_workspace import Prepare, command_workspace
 from daemon.service.daemon_process import (
     daemon_running,
     remote_reindex,
-    remote_search,
-    remote_status,
     run_daemon,
     run_daemon_detached,
     stop_daemon,
 )
 
 if TYPE_CHECKING:
+    from daemon.core.ports import Workspace
     from daemon.service.local_index import WorkspaceIndex
 
 __all__ = ["app"]
@@ -216,20 +217,22 @@ def search(
     config = state.config(workspace)
     if not query.strip():
         state.fail("ided search: the query is empty: give words or code to search for")
-    params = SearchParams(query=query, k=k, kind=kind, language=lang, path_glob=glob, mode=mode)
-    if daemon_running(config):
-        result = _guard(state, lambda: remote_search(config, params))
-    else:
-        with _open(state, config, "search") as ws:
-            if ws.status().last_update is None:
-                # lexical first: the answer comes in seconds; dense vectors are `ided index`'s (or a daemon's) work
-                state.err.print(
-                    "no index yet for this workspace: indexing it lexically first"
-                    " (`ided index` or `ided daemon` adds dense vectors)",
-                    style="yellow",
-                )
-                _run_index(state, ws, embed=False, quiet=False)
-            result = ws.search(query, k=k, filters=params.filters(), mode=mode)
+    filters = SearchParams(query=query, k=k, kind=kind, language=lang, path_glob=glob, mode=mode).filters()
+
+    def first_pass(ws: WorkspaceIndex) -> None:
+        if ws.status().last_update is None:
+            # lexical first: the answer comes in seconds; dense vectors are `ided index`'s (or a daemon's) work
+            state.err.print(
+                "no index yet for this workspace: indexing it lexically first"
+                " (`ided index` or `ided daemon` adds dense vectors)",
+                style="yellow",
+            )
+            _run_index(state, ws, embed=False, quiet=False)
+
+    def ask(workspace: Workspace) -> Awaitable[SearchResult]:
+        return workspace.search(query, k=k, filters=filters, mode=mode)
+
+    result = _in_workspace(state, config, "search", ask, prepare=first_pass)
     if as_json:
         print(result.model_dump_json(indent=2))
     else:
@@ -238,24 +241,41 @@ def search(
 
 @app.command()
 def status(ctx: typer.Context, workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
-    """Show the index: files, chunks, embedded fraction, models, last pass and why anything is off."""
+    """Show the index: files, chunks, embedded fraction, models, last pass and why anything is off.
+
+    Also which process serves the workspace: its daemon (pid, clients, when it stops by itself, its
+    language servers), or this command when no daemon runs.
+    """
     state = CliState.of(ctx)
     config = state.config(workspace)
-    if daemon_running(config):
-        daemon = _guard(state, lambda: remote_status(config))
-        if as_json:
-            print(daemon.model_dump_json(indent=2))
-        else:
-            print_daemon(state.out, daemon)
-            print_status(state.out, daemon.index)
-        return
-    with _open(state, config, "status") as ws:
-        result = ws.status()
+    result = _in_workspace(state, config, "status", lambda ws: ws.status())
     if as_json:
-        print(result.model_dump_json(indent=2))
-    else:
-        state.out.print("daemon: not running (`ided daemon` starts one)", style="dim")
-        print_status(state.out, result)
+        # the shapes scripts already read: the daemon's `daemon/status`, or the index's status alone
+        shown = result.index if result.daemon is None else DaemonStatus.of(result, result.daemon)
+        print(shown.model_dump_json(indent=2) if shown is not None else result.model_dump_json(indent=2))
+        return
+    print_serving(state.out, result)
+    if result.index is not None:
+        print_status(state.out, result.index)
+    if result.index_note:
+        state.out.print(f"index: {result.index_note}", style="yellow", highlight=False)
+
+
+def _in_workspace(
+    state: CliState,
+    config: Config,
+    command: str,
+    ask: Callable[[Workspace], Awaitable[T]],
+    *,
+    prepare: Prepare | None = None,
+) -> T:
+    """``ask`` the workspace (its daemon's, or opened here as ``ided COMMAND``); a coded failure ends the command."""
+
+    async def go() -> T:
+        async with command_workspace(config, command=command, prepare=prepare) as workspace:
+            return await ask(workspace)
+
+    return _guard(state, lambda: asyncio.run(go()))
 
 
 @app.command()

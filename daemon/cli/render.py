@@ -8,10 +8,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from daemon.core.intel_models import IntelStatus
 from daemon.core.models import IndexReport, IndexStatus, MatchConfidence, SearchHit, SearchResult
-from daemon.service.api import DaemonStatus
 
-__all__ = ["print_daemon", "print_report", "print_search", "print_status", "snippet"]
+__all__ = ["print_report", "print_search", "print_serving", "print_status", "snippet"]
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 
@@ -93,21 +93,26 @@ def print_status(console: Console, status: IndexStatus) -> None:
     console.print(table)
 
 
-def print_daemon(console: Console, status: DaemonStatus) -> None:
-    clients = ", ".join(f"{c.client}" + (f" (pid {c.pid})" if c.pid else "") for c in status.clients) or "none"
-    console.print(
-        f"daemon: pid {status.pid}, up {status.uptime_seconds:,.0f}s, "
-        f"watching {'on' if status.watching else 'off'}, clients: {clients}"
-        + (f", busy: {status.busy}" if status.busy else ""),
-        highlight=False,
-    )
-    who = "an editor has attached" if status.editor_attached else "no editor has attached"
-    stops = (
-        f"stops {status.idle_limit_seconds:,}s after the last client leaves ({who})"
-        if status.idle_limit_seconds
-        else "never stops by itself (daemon.idle_shutdown_seconds = 0)"
-    )
-    console.print(Text(f"  idle: {stops}", style="dim"))
+def print_serving(console: Console, status: IntelStatus) -> None:
+    """Which process serves the workspace (the daemon, its clients and idle limit) and its language servers."""
+    daemon = status.daemon
+    if daemon is None:
+        console.print("daemon: not running (`ided daemon` starts one)", style="dim")
+    else:
+        clients = ", ".join(f"{c.client}" + (f" (pid {c.pid})" if c.pid else "") for c in daemon.clients) or "none"
+        console.print(
+            f"daemon: pid {daemon.pid}, up {daemon.uptime_seconds:,.0f}s, "
+            f"watching {'on' if daemon.watching else 'off'}, clients: {clients}"
+            + (f", busy: {daemon.busy}" if daemon.busy else ""),
+            highlight=False,
+        )
+        who = "an editor has attached" if daemon.editor_attached else "no editor has attached"
+        stops = (
+            f"stops {daemon.idle_limit_seconds:,}s after the last client leaves ({who})"
+            if daemon.idle_limit_seconds
+            else "never stops by itself (daemon.idle_shutdown_seconds = 0)"
+        )
+        console.print(Text(f"  idle: {stops}", style="dim"))
     for server in status.servers:
         line = f"  language server {server.name} ({', '.join(server.languages)}): {server.state.value}"
         if server.pid:

@@ -22,6 +22,8 @@ __all__ = [
     "AstNodeResult",
     "CallHierarchyCall",
     "CallHierarchyResult",
+    "ClientInfo",
+    "DaemonInfo",
     "Definition",
     "DefinitionResult",
     "DiagnosticInfo",
@@ -234,10 +236,39 @@ class LanguageServerStatus(FrozenModel):
     requests: int = 0
 
 
+class ClientInfo(FrozenModel):
+    """One front attached to the daemon."""
+
+    client: str = Field(description="What attached: cli, lsp, mcp, acp, ...")
+    pid: int | None
+    connected: str = Field(description="When it attached (ISO 8601, UTC).")
+
+
+class DaemonInfo(FrozenModel):
+    """The workspace daemon that serves a workspace: which process, since when, for whom."""
+
+    pid: int
+    version: str
+    started: str
+    uptime_seconds: float
+    clients: tuple[ClientInfo, ...]
+    watching: bool
+    busy: str | None = Field(default=None, description="What the index is doing now (initial pass, embedding).")
+    idle_limit_seconds: int = Field(
+        default=0, description="It stops this long after the last client leaves; 0 = never (see editor_attached)."
+    )
+    editor_attached: bool = Field(
+        default=False, description="An editor (lsp/acp) has attached: the longer idle limit applies."
+    )
+
+
 class IntelStatus(FrozenModel):
-    """The index and the language servers of one workspace."""
+    """The index and the language servers of one workspace, and the daemon serving them if one does."""
 
     workspace: str
     index: IndexStatus | None = Field(description="None when the index could not be opened (see index_note).")
     index_note: str | None = None
     servers: tuple[LanguageServerStatus, ...]
+    daemon: DaemonInfo | None = Field(
+        default=None, description="The workspace daemon that answered; None when this process serves the workspace."
+    )

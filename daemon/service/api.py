@@ -12,10 +12,11 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from daemon.core.frozen_model import FrozenModel
-from daemon.core.intel_models import LanguageServerStatus
+from daemon.core.intel_models import ClientInfo, DaemonInfo, IntelStatus, LanguageServerStatus
 from daemon.core.models import ChunkKind, IndexReport, IndexStatus, SearchFilters, SearchMode
 
 __all__ = [
+    "ClientInfo",
     "DaemonStatus",
     "HelloParams",
     "IndexChanged",
@@ -117,26 +118,21 @@ class IndexChanged(BaseModel):
     report: IndexReport
 
 
-class ClientInfo(BaseModel):
-    client: str
-    pid: int | None
-    connected: str
+class DaemonStatus(DaemonInfo):
+    """``daemon/status``: the daemon, its index and its language servers."""
 
-
-class DaemonStatus(BaseModel):
-    pid: int
     workspace: str
-    version: str
-    started: str
-    uptime_seconds: float
-    clients: list[ClientInfo]
-    watching: bool
-    busy: str | None = Field(default=None, description="What the index is doing now (initial pass, embedding).")
     index: IndexStatus
-    servers: list[LanguageServerStatus] = Field(default_factory=list[LanguageServerStatus])
-    idle_limit_seconds: int = Field(
-        default=0, description="It stops this long after the last client leaves; 0 = never (see editor_attached)."
-    )
-    editor_attached: bool = Field(
-        default=False, description="An editor (lsp/acp) has attached: the longer idle limit applies."
-    )
+    servers: tuple[LanguageServerStatus, ...] = ()
+
+    @classmethod
+    def of(cls, status: IntelStatus, daemon: DaemonInfo) -> DaemonStatus:
+        """The ``daemon/status`` answer again, from the port's ``status`` of a daemon-served workspace."""
+        if status.index is None:
+            raise ValueError("a daemon's status always has its index")
+        return cls(**dict(daemon), workspace=status.workspace, index=status.index, servers=status.servers)
+
+    def intel_status(self) -> IntelStatus:
+        """The same answer as the ``Workspace`` port's ``status``: the daemon's part as ``daemon``."""
+        daemon = DaemonInfo.model_validate(self.model_dump(include=set(DaemonInfo.model_fields)))
+        return IntelStatus(workspace=self.workspace, index=self.index, servers=self.servers, daemon=daemon)

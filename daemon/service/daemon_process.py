@@ -11,24 +11,21 @@ import os
 import signal
 import sys
 import time
-from typing import Any
 
 from daemon.config import Config
-from daemon.core.models import IndexReport, IndexStatus, SearchResult
+from daemon.core.models import IndexReport, IndexStatus
 from daemon.core.processes import pid_alive
 from daemon.errors import DaemonError
 from daemon.index.state_files import check_free_space, ensure_state_dir, state_writes
 from daemon.index.workspace_lock import DAEMON_HOLDER, lock_owner
 from daemon.logging_setup import configure_logging
-from daemon.service.api import DaemonStatus, Methods, ReindexParams, SearchParams
+from daemon.service.api import Methods, ReindexParams
 from daemon.service.daemon_client import DaemonClient, DaemonUnavailable
 from daemon.service.daemon_files import remove_stale
 
 __all__ = [
     "daemon_running",
     "remote_reindex",
-    "remote_search",
-    "remote_status",
     "run_daemon",
     "run_daemon_detached",
     "stop_daemon",
@@ -124,20 +121,6 @@ def run_daemon_detached(config: Config) -> tuple[int, str]:
         why = " (the disk holding the state directory may be full)" if sig is signal.SIGBUS else ""
         return 1, f"the daemon was killed by {sig.name} while starting{why}; see {log_path}"
     return 1, f"the daemon exited with status {os.waitstatus_to_exitcode(status)} while starting; see {log_path}"
-
-
-async def _with_client(config: Config, method: str, params: Any, wait_s: float = 600) -> Any:
-    client = await DaemonClient.attach(config, client="cli", start=False)
-    async with client:
-        return await client.call(method, params, wait_s=wait_s)
-
-
-def remote_search(config: Config, params: SearchParams) -> SearchResult:
-    return SearchResult.model_validate(asyncio.run(_with_client(config, Methods.INDEX_SEARCH, params)))
-
-
-def remote_status(config: Config) -> DaemonStatus:
-    return DaemonStatus.model_validate(asyncio.run(_with_client(config, Methods.DAEMON_STATUS, None)))
 
 
 def remote_reindex(config: Config) -> tuple[IndexReport, IndexStatus]:

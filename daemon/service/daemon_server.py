@@ -251,11 +251,11 @@ class DaemonServer:
             version=__version__,
             started=self._started.isoformat(timespec="seconds"),
             uptime_seconds=(datetime.now(UTC) - self._started).total_seconds(),
-            clients=list(self._connections.values()),
+            clients=tuple(self._connections.values()),
             watching=self.index.watching,
             busy=self.index.busy,
             index=await self.index.status(),
-            servers=self.intel.servers() if self.intel is not None else [],
+            servers=tuple(self.intel.servers()) if self.intel is not None else (),
             idle_limit_seconds=self.idle_limit(),
             editor_attached=self._editor_attached,
         )

@@ -5,6 +5,8 @@ language-server pool; servers start when first asked) and answers every capabili
 registry entry's ``work`` on it: the same function the daemon runs for its ``intel/*`` methods.
 ``LocalWorkspace.open_index(config)`` opens the index alone (a run without a daemon): searches and
 status answer, code intelligence does not (``serves_intel`` is False and ``intel`` says why).
+``LocalWorkspace.over_index(config, index)`` serves an index the caller opened and closes (a one-shot
+command's, ``command_workspace``), the same way. The language-server stack is imported only by ``open``.
 """
 
 from __future__ import annotations
@@ -23,10 +25,10 @@ from daemon.core.models import SearchFilters, SearchMode, SearchResult
 from daemon.errors import LanguageServerError
 from daemon.index.shared_index import SharedIndex
 from daemon.service.capabilities import BY_METHOD
-from daemon.service.code_intel import CodeIntelService
 
 if TYPE_CHECKING:
     from daemon.index.workspace_index import WorkspaceIndex
+    from daemon.service.code_intel import CodeIntelService
 
 __all__ = ["LocalWorkspace"]
 
@@ -47,6 +49,8 @@ class LocalWorkspace:
         cls, config: Config, *, background: bool = True, index: WorkspaceIndex | None = None
     ) -> AsyncGenerator[LocalWorkspace]:
         """Open the service (``CodeIntelService.open``'s ``background`` and ``index``); closed on exit."""
+        from daemon.service.code_intel import CodeIntelService
+
         async with CodeIntelService.open(config, background=background, index=index) as service:
             yield cls(config, service.index, service)
 
@@ -62,6 +66,13 @@ class LocalWorkspace:
             with contextlib.suppress(Exception):
                 await opening
             await asyncio.to_thread(shared.close)
+
+    @classmethod
+    def over_index(cls, config: Config, index: WorkspaceIndex) -> LocalWorkspace:
+        """The index ``index`` alone, opened and closed by the caller (read under this handle's lock)."""
+        shared = SharedIndex(config, wait_seconds=config.intel.ready_wait_seconds)
+        shared.adopt(index)
+        return cls(config, shared, None)
 
     @property
     def serves_intel(self) -> bool:

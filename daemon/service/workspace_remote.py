@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from daemon.config import Config
 from daemon.core.intel_models import IntelStatus
 from daemon.core.models import SearchFilters, SearchMode, SearchResult
-from daemon.service.api import Methods, SearchParams
+from daemon.service.api import DaemonStatus, Methods, SearchParams
 from daemon.service.daemon_client import ClientKind, DaemonClient
 from daemon.service.daemon_link import DaemonLink, Reattaching, ask
 
@@ -75,4 +75,5 @@ class DaemonWorkspace:
         return await self._call(method, params, result)
 
     async def status(self) -> IntelStatus:
-        return await self._call(Methods.INTEL_STATUS, None, IntelStatus)
+        """The daemon's ``daemon/status``: the index, the language servers and the daemon itself (``daemon``)."""
+        return (await self._call(Methods.DAEMON_STATUS, None, DaemonStatus)).intel_status()

@@ -17,6 +17,7 @@ import pytest
 from daemon.config import Config, load_config
 from daemon.core.models import SearchMode
 from daemon.service.api import DaemonStatus, Methods, SearchParams
+from daemon.service.command_workspace import command_workspace
 from daemon.service.daemon_client import DaemonClient
 from daemon.service.daemon_files import read_record
 
@@ -118,6 +119,48 @@ async def test_attach_starts_one_daemon_that_serves_search_and_sees_saves(worksp
         await _stop(client)
     assert read_record(config.state_path) is None
     assert not (config.state_path / "daemon.sock").exists()
+
+
+def _command(workspace: Path, state: Path, *args: str) -> Any:
+    """``ided ARGS --json`` as a user runs it, on this test's state directory; its JSON answer."""
+    sets = [f"state_dir={state}", "embedding.enabled=false", "daemon.idle_shutdown_seconds=0"]
+    argv = [sys.executable, "-m", "daemon", *(a for s in sets for a in ("--set", s)), *args, "--json"]
+    done = subprocess.run(argv, cwd=workspace, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+async def test_search_and_status_commands_answer_alike_through_the_daemon_and_without_it(
+    workspace: Path, tmp_path: Path
+) -> None:
+    state = tmp_path / "state"
+    search = ("search", "area of a circle", "--mode", "lexical", "-k", "5")
+    alone = await asyncio.to_thread(_command, workspace, state, *search)  # indexes first, in the command
+    alone_status = await asyncio.to_thread(_command, workspace, state, "status")
+    assert "pid" not in alone_status  # the index's own status: no daemon answered
+    assert alone_status["files_indexed"] == 4
+
+    overrides = _overrides(state)
+    client = await _attach(_config(workspace, overrides), overrides)
+    try:
+        await _first_pass_done(client)
+        # the daemon holds the index: a command that opened it itself would be refused (workspace_busy)
+        through = await asyncio.to_thread(_command, workspace, state, *search)
+        status = await asyncio.to_thread(_command, workspace, state, "status")
+        async with command_workspace(_config(workspace, overrides), command="status") as port:
+            served = await port.status()
+    finally:
+        await _stop(client)
+    assert [(h["chunk"]["path"], h["chunk"]["name"]) for h in through["hits"]] == [
+        (h["chunk"]["path"], h["chunk"]["name"]) for h in alone["hits"]
+    ]
+    assert alone["hits"], alone
+    assert status["pid"] == client.daemon_pid  # `daemon/status`'s answer, as before
+    assert "cli" in [c["client"] for c in status["clients"]]  # the status command itself, attached
+    assert status["index"]["files_indexed"] == alone_status["files_indexed"]
+    assert served.daemon is not None and served.daemon.pid == client.daemon_pid  # the port says who answered
+    async with command_workspace(_config(workspace, overrides), command="status") as port:
+        assert (await port.status()).daemon is None  # the daemon is gone: this process opened the index
 
 
 async def test_a_second_daemon_for_the_same_workspace_is_refused(workspace: Path, tmp_path: Path) -> None:
