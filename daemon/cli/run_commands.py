@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from daemon.cli.context import CliState
+from daemon.cli.context import CliState, WorkspaceOpt
 from daemon.cli.run_render import (
     print_catalog,
     print_decisions,
@@ -58,13 +58,15 @@ workflows_app = typer.Typer(
     help="List, show, validate the workflows (workflows/ and .ided/workflows/).", no_args_is_help=True
 )
 
-WorkspaceOpt = Annotated[
-    Path | None,
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the run record as JSON on stdout.")]
+TrustOpt = Annotated[
+    bool,
     typer.Option(
-        "--workspace", "-w", help="Workspace root (default: found from the current directory).", file_okay=False
+        "--trust",
+        help="Let the commands the repository defines (.ided.toml, its workflow files) run, this once, "
+        "without asking (`ided trust` remembers it).",
     ),
 ]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print the run record as JSON on stdout.")]
 EventsOpt = Annotated[
     bool, typer.Option("--events", help="Print every progress event as one JSON line on stdout (for fronts).")
 ]
@@ -178,14 +180,7 @@ def run(
             help="Start the run's branch from HEAD plus your uncommitted changes (default: vcs.include_uncommitted).",
         ),
     ] = False,
-    trust: Annotated[
-        bool,
-        typer.Option(
-            "--trust",
-            help="Let the commands the repository defines (.ided.toml, its workflow files) run this once, "
-            "without asking (`ided trust` remembers it).",
-        ),
-    ] = False,
+    trust: TrustOpt = False,
     workspace: WorkspaceOpt = None,
     events: EventsOpt = False,
     as_json: JsonOpt = False,
@@ -256,9 +251,7 @@ def run(
 def resume(
     ctx: typer.Context,
     run_id: Annotated[str, typer.Argument(help="The run to continue (`ided runs` lists them).")],
-    trust: Annotated[
-        bool, typer.Option("--trust", help="Let the commands the repository defines run, this once.")
-    ] = False,
+    trust: TrustOpt = False,
     workspace: WorkspaceOpt = None,
     events: EventsOpt = False,
     as_json: JsonOpt = False,
