@@ -1,8 +1,9 @@
 """A bounded map that drops its least recently used entry first.
 
 ``LruMap`` is the one place the daemon's memos keep their recency order and their bound: the
-store's chunk memo, the remembered language-server answers, name resolutions, token counts and
-recently read files. A ``get`` that finds its key, and every ``put``, make the entry the most
+store's chunk memo, the remembered language-server answers, name resolutions, token counts,
+recently read files, query vectors, the retrieval agent's chunk vectors and the model answers of the
+resilience layer. A ``get`` that finds its key, and every ``put``, make the entry the most
 recent; a ``put`` past ``capacity`` drops the least recent ones (a capacity of 0 or less keeps
 nothing). Not thread-safe: a caller that shares one across threads holds its own lock around it.
 """

@@ -11,9 +11,9 @@ the wrapper is bound to, so a remembered vector is always the one the model woul
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 
+from daemon.core.lru import LruMap
 from daemon.core.models import Chunk
 from daemon.core.ports import DenseEmbedder
 
@@ -25,8 +25,7 @@ class RememberedQueries:
 
     def __init__(self, model: DenseEmbedder, *, size: int = 512) -> None:
         self._model = model
-        self._size = size
-        self._vectors: OrderedDict[str, list[float]] = OrderedDict()
+        self._vectors: LruMap[str, list[float]] = LruMap(size)
         self._lock = threading.Lock()
 
     @property
@@ -44,11 +43,8 @@ class RememberedQueries:
         with self._lock:
             known = self._vectors.get(text)
             if known is not None:
-                self._vectors.move_to_end(text)
                 return list(known)
         vector = self._model.embed_query(text)
         with self._lock:
-            self._vectors[text] = list(vector)
-            while len(self._vectors) > self._size:
-                self._vectors.popitem(last=False)
+            self._vectors.put(text, list(vector))
         return vector

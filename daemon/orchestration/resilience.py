@@ -21,7 +21,6 @@ import random
 import sqlite3
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +30,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
 from daemon.config import ResilienceConfig
+from daemon.core.lru import LruMap
 from daemon.core.models import content_hash
 from daemon.errors import ErrorCode, PipelineError
 
@@ -83,7 +83,7 @@ class ResponseCache:
 
     def __init__(self, max_entries: int, path: Path | None = None) -> None:
         self._max = max_entries
-        self._memory: OrderedDict[str, str] = OrderedDict()
+        self._memory: LruMap[str, str] = LruMap(max_entries)
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
         if path is not None and max_entries > 0:
@@ -102,9 +102,9 @@ class ResponseCache:
 
     def get(self, key: str) -> str | None:
         with self._lock:
-            if key in self._memory:
-                self._memory.move_to_end(key)
-                return self._memory[key]
+            known = self._memory.get(key)
+            if known is not None:
+                return known
             if self._db is None:
                 return None
             row = self._db.execute("SELECT answer FROM answers WHERE key = ?", (key,)).fetchone()
@@ -125,10 +125,7 @@ class ResponseCache:
 
     def _remember(self, key: str, answer: str) -> None:
         with self._lock:
-            self._memory[key] = answer
-            self._memory.move_to_end(key)
-            while len(self._memory) > self._max:
-                self._memory.popitem(last=False)
+            self._memory.put(key, answer)
 
     def close(self) -> None:
         with self._lock:

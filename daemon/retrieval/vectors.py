@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 
+from daemon.core.lru import LruMap
 from daemon.core.models import Chunk, content_hash
 from daemon.core.ports import DenseEmbedder, VectorStore
 
@@ -32,19 +32,18 @@ class EmbedderVectors:
 
     def __init__(self, embedder: DenseEmbedder, *, cache_size: int = 4096) -> None:
         self._embedder = embedder
-        self._cache: OrderedDict[str, list[float]] = OrderedDict()
-        self._size = cache_size
+        self._cache: LruMap[str, list[float]] = LruMap(cache_size)
         self._lock = threading.Lock()
 
     def vectors(self, chunks: Sequence[Chunk]) -> dict[str, list[float]]:
         with self._lock:
-            missing = {c.chunk_hash: c for c in chunks if c.chunk_hash not in self._cache}
+            found = {c.chunk_hash: v for c in chunks if (v := self._cache.get(c.chunk_hash)) is not None}
+            missing = {c.chunk_hash: c for c in chunks if c.chunk_hash not in found}
             if missing:
                 for key, vector in zip(missing, self._embedder.embed_documents(list(missing.values())), strict=True):
-                    self._cache[key] = vector
-                while len(self._cache) > self._size:
-                    self._cache.popitem(last=False)
-            return {c.chunk_hash: self._cache[c.chunk_hash] for c in chunks if c.chunk_hash in self._cache}
+                    self._cache.put(key, vector)
+                    found[key] = vector
+            return found
 
     def text_vectors(self, texts: Sequence[str]) -> list[list[float]] | None:
         """Vectors of ``texts`` as the model embeds a query (no prefix), cached by text."""
@@ -54,10 +53,9 @@ class EmbedderVectors:
             for key, text in zip(keys, texts, strict=True):
                 vector = self._cache.get(key)
                 if vector is None:
-                    vector = self._cache[key] = self._embedder.embed_query(text)
+                    vector = self._embedder.embed_query(text)
+                    self._cache.put(key, vector)
                 out.append(vector)
-            while len(self._cache) > self._size:
-                self._cache.popitem(last=False)
             return out
 
 
