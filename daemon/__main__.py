@@ -1,7 +1,10 @@
 """Composition root: ``python -m daemon`` / ``ided``.
 
-A protocol front (``ided acp|lsp|mcp``) loads only the root app, not every command's imports, so
-editors that spawn ided get their server about as fast as Python starts.
+``ided lsp`` and ``ided acp`` with plain options run their front's entry point right here, before
+typer or the configuration loads (``daemon.cli.front_process.direct_front``), so the front answers
+the client's ``initialize`` about as fast as Python starts; the front loads the rest after that.
+Other protocol fronts (``ided mcp``, and lsp/acp with ``--help`` or anything typer must explain)
+load only the root app, not every command's imports; any other command loads the full app.
 """
 
 from __future__ import annotations
@@ -30,6 +33,17 @@ def main() -> None:
     # a fatal signal (SIGBUS from a memory-mapped store file on a full disk, SIGSEGV) leaves a message
     # and a traceback on stderr instead of a bare exit status
     faulthandler.enable()
+    from daemon.cli.front_process import direct_front, drop_cwd_from_path
+
+    direct = direct_front(sys.argv[1:])
+    if direct is not None:
+        front, argv = direct
+        drop_cwd_from_path()
+        if front == "lsp":
+            from daemon.lsp.__main__ import main as front_main
+        else:
+            from daemon.acp.__main__ import main as front_main
+        sys.exit(front_main(argv))
     from daemon.cli.root import FRONT_COMMANDS
 
     if _command(sys.argv[1:]) in FRONT_COMMANDS:
