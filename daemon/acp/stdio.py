@@ -1,4 +1,5 @@
-"""The ACP agent served on stdio: the wire streams, the SDK's connection, the pipeline preload.
+"""The ACP agent served on stdio: the wire streams, the SDK's connection, the pipeline preload
+(started once the first ``session/new`` or ``session/load`` is answered).
 
 ``daemon.acp.__main__`` calls :func:`run` once the handshake (``daemon.acp.handshake``) has read
 the first line: the bytes it read and did not handle are fed to the wire's reader first, and the
@@ -85,8 +86,9 @@ async def serve(agent: IdedAgent, handshake: Handshake | None = None) -> None:
     assert main is not None
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, main.cancel)
-    # the pipeline side loads while the client initializes (a second import just waits for this one)
-    preload = loop.run_in_executor(None, _preload)
+    # the pipeline side loads once the first session is answered: loading it sooner would hold the GIL
+    # against session/new (a prompt that comes first just waits for this import)
+    preload = asyncio.create_task(_preload_after(transport.session_answered))
     try:
         with contextlib.suppress(asyncio.CancelledError):
             # IdedAgent implements the methods it advertises; the SDK answers -32601 for the others.
@@ -95,11 +97,18 @@ async def serve(agent: IdedAgent, handshake: Handshake | None = None) -> None:
             await run_agent(cast(Agent, agent), transport, use_unstable_protocol=True)
         logger.info("the client closed the connection")
     finally:
-        with contextlib.suppress(Exception):
+        if not transport.session_answered.is_set():
+            preload.cancel()
+        with contextlib.suppress(Exception, asyncio.CancelledError):
             await preload
         await asyncio.shield(agent.shutdown())
         with contextlib.suppress(OSError, RuntimeError):
             writer.close()
+
+
+async def _preload_after(answered: asyncio.Event) -> None:
+    await answered.wait()
+    await asyncio.get_running_loop().run_in_executor(None, _preload)
 
 
 def _preload() -> None:

@@ -41,6 +41,7 @@ MAX_LINE_BYTES = 50 * 1024 * 1024
 """Longest accepted line (the SDK's own default buffer limit)."""
 
 _DRAIN_TIMEOUT_S = 30.0
+_SESSION_METHODS = frozenset({"session/new", "session/load"})
 
 
 class GuardedNdjsonTransport:
@@ -59,6 +60,9 @@ class GuardedNdjsonTransport:
         """The ``initialize`` answered before the SDK loaded (``daemon.acp.handshake``): received first, and
         the SDK's own answer to it is not sent again."""
         self._replayed = early is None
+        self.session_answered = asyncio.Event()
+        """Set once the answer to a ``session/new`` or ``session/load`` has been sent."""
+        self._session_requests: set[int | str] = set()
         self._writer = writer
         self._messages: AsyncIterator[Message | JsonRpcReject] = messages(
             lines(reader, max_bytes=max_line_bytes), protocol="ACP", params_array=False
@@ -77,6 +81,9 @@ class GuardedNdjsonTransport:
                 raise ConnectionError("the ACP transport is closed")
             self._writer.write(data)
             await asyncio.wait_for(self._writer.drain(), _DRAIN_TIMEOUT_S)
+        if self._session_requests and "method" not in message and message.get("id") in self._session_requests:
+            self._session_requests.clear()
+            self.session_answered.set()
 
     async def receive(self) -> dict[str, Any] | None:
         if not self._replayed and self._early is not None:
@@ -86,6 +93,8 @@ class GuardedNdjsonTransport:
             if isinstance(message, JsonRpcReject):
                 await self._answer(message)
             else:
+                if message.method in _SESSION_METHODS and message.id is not None and not self.session_answered.is_set():
+                    self._session_requests.add(message.id)
                 return message.raw
         return None
 
