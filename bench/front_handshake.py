@@ -202,6 +202,7 @@ def main() -> None:
     checkouts = [(label, Path(path).resolve()) for label, _, path in (c.partition("=") for c in args.checkout)]
     checkouts = checkouts or [("this", ROOT)]
     fronts = args.fronts.split(",")
+    print("load average (1, 5, 15 min) at the start: " + ", ".join(f"{x:.2f}" for x in os.getloadavg()), flush=True)
     figures: dict[tuple[str, str, str], list[float]] = defaultdict(list)
     answers: dict[str, str] = {}
     for round_no in range(args.rounds):
@@ -227,6 +228,7 @@ def main() -> None:
                     shown = ", ".join(f"{step} {seconds:.2f} s" for step, seconds in times.items())
                     print(f"round {round_no + 1} {front} {label}: {shown}", flush=True)
     print()
+    print("load average (1, 5, 15 min) at the end: " + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
     print(f"{'front':<5} {'step (from spawn)':<18} {'checkout':<10} {'median':>8} {'min':>7} {'max':>7}  ratio")
     for (front, step, label), values in figures.items():
         first = statistics.median(figures[(front, step, checkouts[0][0])])
