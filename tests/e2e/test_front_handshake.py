@@ -151,7 +151,7 @@ async def test_an_acp_config_that_does_not_load_is_the_answer_to_session_new(tmp
     async with _front(tmp_path, "-m", "daemon", "--set", f"{BAD_KEY}=1", "acp") as process:
         init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
         assert (await _acp_exchange(process, init))["result"]["protocolVersion"] == 1
-        new = {
+        new: dict[str, Any] = {
             "jsonrpc": "2.0",
             "id": 2,
             "method": "session/new",
@@ -166,7 +166,7 @@ async def test_global_settings_apply_on_the_direct_path(tmp_path: Path) -> None:
     async with _front(tmp_path, "-m", "daemon", "--set", f"state_dir={state}", "acp") as process:
         init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
         await _acp_exchange(process, init)
-        new = {
+        new: dict[str, Any] = {
             "jsonrpc": "2.0",
             "id": 2,
             "method": "session/new",
