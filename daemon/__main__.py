@@ -1,10 +1,11 @@
 """Composition root: ``python -m daemon`` / ``ided``.
 
-``ided lsp`` and ``ided acp`` with plain options run their front's entry point right here, before
-typer or the configuration loads (``daemon.cli.front_process.direct_front``), so the front answers
-the client's ``initialize`` about as fast as Python starts; the front loads the rest after that.
-Other protocol fronts (``ided mcp``, and lsp/acp with ``--help`` or anything typer must explain)
-load only the root app, not every command's imports; any other command loads the full app.
+``ided lsp``, ``ided acp`` and ``ided mcp`` (stdio) with plain options run their front's entry
+point right here, before typer or the configuration loads (``daemon.cli.front_process.direct_front``):
+no second interpreter, no CLI. lsp and acp answer the client's ``initialize`` about as fast as
+Python starts and load the rest after that. A front command line typer must see (``--help``, an
+error to explain, ``ided mcp --http``) loads only the root app, not every command's imports; any
+other command loads the full app.
 """
 
 from __future__ import annotations
@@ -41,8 +42,15 @@ def main() -> None:
         drop_cwd_from_path()
         if front == "lsp":
             from daemon.lsp.__main__ import main as front_main
-        else:
+        elif front == "acp":
             from daemon.acp.__main__ import main as front_main
+        else:
+            # run by name, as `python -m` would (the daemon package does not import the MCP front)
+            import runpy
+
+            sys.argv[1:] = argv
+            runpy.run_module("mcp_servers.code_intel", run_name="__main__", alter_sys=True)
+            return
         sys.exit(front_main(argv))
     from daemon.cli.root import FRONT_COMMANDS
 

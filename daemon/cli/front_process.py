@@ -1,13 +1,14 @@
 """How the CLI starts a front (``ided lsp``, ``ided acp``, ``ided mcp``).
 
-The usual way in: ``ided lsp`` and ``ided acp`` with only the options their own entry points take
-(``--set`` before the command; ``--workspace``/``-w``, and ``--tcp``/``--port`` for lsp) never load
-typer: ``daemon.__main__`` asks :func:`direct_front` for the front's argv and calls that front's
-``main`` in this process, which answers the client's ``initialize`` before loading anything heavy.
-Whatever it does not recognise exactly (``--help``, a typo, a bad port, ``-w`` naming a file, a
-``--set`` that is not KEY=VALUE) goes through the typer app, which explains it as before, or else
-replaces itself with ``python -P -m MODULE --workspace DIR --set KEY=VALUE... OPTIONS``
-(:func:`front_argv`, :func:`exec_front`; always so for ``ided mcp``).
+The usual way in: ``ided lsp``, ``ided acp`` and ``ided mcp`` (stdio) with only the options their
+own entry points take (``--set`` before the command; ``--workspace``/``-w``; ``--tcp``/``--port``
+for lsp; ``--attach``/``--standalone`` for mcp) never load typer: ``daemon.__main__`` asks
+:func:`direct_front` for the front's argv and calls that front's ``main`` in this process (lsp and
+acp answer the client's ``initialize`` before loading anything heavy). Whatever it does not
+recognise exactly (``--help``, a typo, a bad port, ``-w`` naming a file, a ``--set`` that is not
+KEY=VALUE, ``ided mcp --http`` or ``--token``, or ``IDED_MCP_TOKEN`` set) goes through the typer
+app, which explains it as before, or else replaces itself with ``python -P -m MODULE --workspace
+DIR --set KEY=VALUE... OPTIONS`` (:func:`front_argv`, :func:`exec_front`).
 
 Fronts never import each other, and the front's process then owns stdin/stdout alone. ``-P`` (or,
 in-process, :func:`drop_cwd_from_path`) keeps the current directory off ``sys.path``: a
@@ -26,11 +27,13 @@ from typing import Any, NoReturn
 
 __all__ = ["DIRECT_FRONTS", "direct_front", "drop_cwd_from_path", "exec_front", "front_argv"]
 
-DIRECT_FRONTS = frozenset({"acp", "lsp"})
+DIRECT_FRONTS = frozenset({"acp", "lsp", "mcp"})
 """The fronts ``daemon.__main__`` runs in-process when :func:`direct_front` recognises the command line."""
 
-_VALUED = {"acp": {"--workspace", "-w"}, "lsp": {"--workspace", "-w", "--port"}}
-_FLAGS = {"acp": set[str](), "lsp": {"--tcp"}}
+_VALUED = {"acp": {"--workspace", "-w"}, "lsp": {"--workspace", "-w", "--port"}, "mcp": {"--workspace", "-w"}}
+_FLAGS = {"acp": set[str](), "lsp": {"--tcp"}, "mcp": {"--attach", "--standalone"}}
+_MCP_TOKEN_ENV = "IDED_MCP_TOKEN"
+"""``ided mcp --token``'s variable: when it is set, typer checks it (and ``ided mcp`` passes it on)."""
 
 
 def direct_front(args: Sequence[str]) -> tuple[str, list[str]] | None:
@@ -48,7 +51,7 @@ def direct_front(args: Sequence[str]) -> tuple[str, list[str]] | None:
                 return None
             value = rest.pop(0)
         settings.append(value)
-    if not rest or rest[0] not in DIRECT_FRONTS:
+    if not rest or rest[0] not in DIRECT_FRONTS or (rest[0] == "mcp" and _MCP_TOKEN_ENV in os.environ):
         return None
     front, options = rest[0], _front_options(rest[0], rest[1:])
     if options is None or any("=" not in pair or not pair.partition("=")[0] for pair in settings):
@@ -59,11 +62,24 @@ def direct_front(args: Sequence[str]) -> tuple[str, list[str]] | None:
         if workspace.is_file():
             return None
         argv += ["--workspace", str(workspace.resolve())]
+    elif front == "mcp":  # the MCP server is always told its root: the one around the current directory
+        argv += ["--workspace", str(_workspace_around(Path.cwd()))]
     for pair in settings:
         argv += ["--set", pair]
     if "--tcp" in options:
         argv += ["--tcp", "--port", options.get("--port", "2087")]
+    if front == "mcp" and options.get("attach", "--attach") == "--attach":
+        argv.append("--attach")
     return front, argv
+
+
+def _workspace_around(start: Path) -> Path:
+    """The nearest ancestor holding ``.ided.toml`` or ``.git``, else ``start`` (as ``find_workspace_root`` finds it)."""
+    start = start.resolve()
+    for candidate in (start, *start.parents):
+        if (candidate / ".ided.toml").is_file() or (candidate / ".git").exists():
+            return candidate
+    return start
 
 
 def _front_options(front: str, args: list[str]) -> dict[str, str] | None:
@@ -72,7 +88,7 @@ def _front_options(front: str, args: list[str]) -> dict[str, str] | None:
         arg = args.pop(0)
         name, has_value, value = arg.partition("=") if arg.startswith("--") else (arg, False, "")
         if name in _FLAGS[front] and not has_value:
-            options[name] = ""
+            options["attach" if name in ("--attach", "--standalone") else name] = name
             continue
         if name not in _VALUED[front]:
             return None

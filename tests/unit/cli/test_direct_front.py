@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from daemon.cli.context import find_workspace_root
 from daemon.cli.front_process import direct_front
 
 HEAVY = ("pydantic", "typer", "rich", "click", "lsprotocol", "pygls", "cattrs", "acp", "langgraph", "mcp", "asyncio")
@@ -32,6 +33,25 @@ def test_plain_lsp_and_acp_command_lines_become_the_front_argv(tmp_path: Path) -
         ["--workspace", resolved, "--tcp", "--port", "0"],
     )
     assert direct_front(["acp", "--workspace", str(tmp_path)]) == ("acp", ["--workspace", resolved])
+    assert direct_front(["--set", "a=1", "mcp", "-w", str(tmp_path), "--standalone"]) == (
+        "mcp",
+        ["--workspace", resolved, "--set", "a=1"],
+    )
+
+
+def test_plain_mcp_is_told_the_workspace_around_the_current_directory_and_attaches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / ".git").mkdir()
+    inner = tmp_path / "src" / "pkg"
+    inner.mkdir(parents=True)
+    monkeypatch.chdir(inner)
+    monkeypatch.delenv("IDED_MCP_TOKEN", raising=False)
+    root = find_workspace_root(inner)
+    assert root == tmp_path.resolve()
+    assert direct_front(["mcp"]) == ("mcp", ["--workspace", str(root), "--attach"])
+    monkeypatch.setenv("IDED_MCP_TOKEN", "short")  # typer checks the token it reads from there
+    assert direct_front(["mcp"]) is None
 
 
 @pytest.mark.parametrize(
@@ -41,7 +61,9 @@ def test_plain_lsp_and_acp_command_lines_become_the_front_argv(tmp_path: Path) -
         ["acp", "-h"],
         ["--help"],
         ["--version"],
-        ["mcp"],
+        ["mcp", "--http"],
+        ["mcp", "--token", "0123456789abcdef"],
+        ["mcp", "--port", "9000"],
         ["status"],
         ["lsp", "--port", "70000", "--tcp"],
         ["lsp", "--port", "x", "--tcp"],
