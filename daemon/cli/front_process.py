@@ -1,12 +1,12 @@
 """How the CLI starts a front (``ided lsp``, ``ided acp``, ``ided mcp``).
 
 The usual way in: ``ided lsp``, ``ided acp`` and ``ided mcp`` (stdio) with only the options their
-own entry points take (``--set`` before the command; ``--workspace``/``-w``; ``--tcp``/``--port``
-for lsp; ``--attach``/``--standalone`` for mcp) never load typer: ``daemon.__main__`` asks
+own entry points take (``--set`` before the command; ``--workspace``/``-w``;
+``--attach``/``--standalone`` for mcp) never load typer: ``daemon.__main__`` asks
 :func:`direct_front` for the front's argv and calls that front's ``main`` in this process (lsp and
 acp answer the client's ``initialize`` before loading anything heavy). Whatever it does not
-recognise exactly (``--help``, a typo, a bad port, ``-w`` naming a file, a ``--set`` that is not
-KEY=VALUE, ``ided mcp --http`` or ``--token``, or ``IDED_MCP_TOKEN`` set) goes through the typer
+recognise exactly (``--help``, a typo, ``-w`` naming a file, a ``--set`` that is not KEY=VALUE,
+``ided lsp --tcp``, ``ided mcp --http`` or ``--token``, or ``IDED_MCP_TOKEN`` set) goes through the typer
 app, which explains it as before, or else replaces itself with ``python -P -m MODULE --workspace
 DIR --set KEY=VALUE... OPTIONS`` (:func:`front_argv`, :func:`exec_front`).
 
@@ -30,8 +30,8 @@ __all__ = ["DIRECT_FRONTS", "direct_front", "drop_cwd_from_path", "exec_front", 
 DIRECT_FRONTS = frozenset({"acp", "lsp", "mcp"})
 """The fronts ``daemon.__main__`` runs in-process when :func:`direct_front` recognises the command line."""
 
-_VALUED = {"acp": {"--workspace", "-w"}, "lsp": {"--workspace", "-w", "--port"}, "mcp": {"--workspace", "-w"}}
-_FLAGS = {"acp": set[str](), "lsp": {"--tcp"}, "mcp": {"--attach", "--standalone"}}
+_VALUED = {"acp": {"--workspace", "-w"}, "lsp": {"--workspace", "-w"}, "mcp": {"--workspace", "-w"}}
+_FLAGS = {"acp": set[str](), "lsp": set[str](), "mcp": {"--attach", "--standalone"}}
 _MCP_TOKEN_ENV = "IDED_MCP_TOKEN"
 """``ided mcp --token``'s variable: when it is set, typer checks it (and ``ided mcp`` passes it on)."""
 
@@ -66,8 +66,6 @@ def direct_front(args: Sequence[str]) -> tuple[str, list[str]] | None:
         argv += ["--workspace", str(_workspace_around(Path.cwd()))]
     for pair in settings:
         argv += ["--set", pair]
-    if "--tcp" in options:
-        argv += ["--tcp", "--port", options.get("--port", "2087")]
     if front == "mcp" and options.get("attach", "--attach") == "--attach":
         argv.append("--attach")
     return front, argv
@@ -97,9 +95,6 @@ def _front_options(front: str, args: list[str]) -> dict[str, str] | None:
                 return None
             value = args.pop(0)
         options["--workspace" if name == "-w" else name] = value
-    port = options.get("--port")
-    if port is not None and not (port.isascii() and port.isdigit() and int(port) <= 65535):
-        return None
     if not options.get("--workspace", "x"):
         return None
     return options
