@@ -7,7 +7,8 @@ and a plain JSON-RPC client over stdio (no SDK) times
 
 - ``mcp``: spawn -> ``initialize`` answered, -> ``tools/list`` answered, -> the first
   ``find_definition`` by name answered (``--symbol``; the answer's first line is printed once);
-- ``lsp``: spawn -> ``initialize`` answered (then ``initialized``, ``shutdown``, ``exit``);
+- ``lsp``: spawn -> ``initialize`` answered, -> ``shutdown`` answered right after ``initialized`` (the
+  server has loaded pygls and its handlers and serves requests; then ``exit``);
 - ``acp``: spawn -> ``initialize`` answered, -> ``session/new`` answered.
 
 Each front's daemon is stopped after its round. Prints the median and the spread per front and
@@ -164,6 +165,7 @@ async def lsp(checkout: Path, workspace: Path, state: Path) -> dict[str, float]:
     times = {"initialize": time.perf_counter() - start}
     peer.send("initialized", {}, notify=True)
     await peer.request("shutdown", None)
+    times["shutdown"] = time.perf_counter() - start  # the server has loaded and serves requests
     peer.send("exit", None, notify=True)
     await _finish(proc)
     return times

@@ -184,3 +184,19 @@ def test_front_help_still_comes_from_typer(tmp_path: Path, front: str, option: s
         capture_output=True, text=True, timeout=120, check=True, env=_env(tmp_path),
     )  # fmt: skip
     assert "Usage:" in done.stdout and option in done.stdout and "Protocol" not in done.stderr
+
+
+async def test_lsp_client_capabilities_that_do_not_fit_are_ignored_and_the_client_is_told(tmp_path: Path) -> None:
+    params = {"capabilities": {"textDocument": {"hover": {"dynamicRegistration": "yes"}}}}
+    async with _front(tmp_path, "-m", "daemon", "lsp") as process:
+        peer = RawPeer.over_stdio(process)
+        answer = await peer.reply_to(frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}))
+        assert "capabilities" in answer["result"]
+        await peer.send(frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}))
+        seen = [await peer.receive()]
+        while seen[-1].get("id") != 2:
+            seen.append(await peer.receive())
+        shown = [m["params"]["message"] for m in seen if m.get("method") == "window/showMessage"]
+        assert any("do not fit" in message and "dynamic_registration" in message for message in shown), seen
+        await peer.send(frame({"jsonrpc": "2.0", "method": "exit"}))
+        assert await asyncio.wait_for(process.wait(), WAIT_S) == 0
