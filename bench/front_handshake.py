@@ -7,7 +7,8 @@ and a plain JSON-RPC client over stdio (no SDK) times
 
 - ``mcp``: spawn -> ``initialize`` answered, -> ``tools/list`` answered, -> the first
   ``find_definition`` by name answered (``--symbol``; the answer's first line is printed once);
-- ``lsp``: spawn -> ``initialize`` answered (then ``initialized``, ``shutdown``, ``exit``);
+- ``lsp``: spawn -> ``initialize`` answered, -> ``shutdown`` answered right after ``initialized`` (the
+  server has loaded pygls and its handlers and serves requests; then ``exit``);
 - ``acp``: spawn -> ``initialize`` answered, -> ``session/new`` answered.
 
 Each front's daemon is stopped after its round. Prints the median and the spread per front and
@@ -164,6 +165,7 @@ async def lsp(checkout: Path, workspace: Path, state: Path) -> dict[str, float]:
     times = {"initialize": time.perf_counter() - start}
     peer.send("initialized", {}, notify=True)
     await peer.request("shutdown", None)
+    times["shutdown"] = time.perf_counter() - start  # the server has loaded and serves requests
     peer.send("exit", None, notify=True)
     await _finish(proc)
     return times
@@ -202,6 +204,7 @@ def main() -> None:
     checkouts = [(label, Path(path).resolve()) for label, _, path in (c.partition("=") for c in args.checkout)]
     checkouts = checkouts or [("this", ROOT)]
     fronts = args.fronts.split(",")
+    print("load average (1, 5, 15 min) at the start: " + ", ".join(f"{x:.2f}" for x in os.getloadavg()), flush=True)
     figures: dict[tuple[str, str, str], list[float]] = defaultdict(list)
     answers: dict[str, str] = {}
     for round_no in range(args.rounds):
@@ -227,6 +230,7 @@ def main() -> None:
                     shown = ", ".join(f"{step} {seconds:.2f} s" for step, seconds in times.items())
                     print(f"round {round_no + 1} {front} {label}: {shown}", flush=True)
     print()
+    print("load average (1, 5, 15 min) at the end: " + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
     print(f"{'front':<5} {'step (from spawn)':<18} {'checkout':<10} {'median':>8} {'min':>7} {'max':>7}  ratio")
     for (front, step, label), values in figures.items():
         first = statistics.median(figures[(front, step, checkouts[0][0])])

@@ -1,131 +1,39 @@
-"""Composition root of the ACP process: ``python -m daemon.acp`` (what ``ided acp`` runs).
+"""Composition root of the ACP process: ``python -m daemon.acp`` (what ``ided acp`` runs, in its own process).
 
 Arguments: ``--workspace DIR`` (serve that folder whatever a session's ``cwd`` says), ``--set
-KEY=VALUE`` (repeatable). stdout carries the protocol alone: the process keeps a private copy of
-file descriptor 1 for the wire and points fd 1 and ``sys.stdout`` at stderr, so a stray print (or a
-library writing to fd 1) can never corrupt a frame. Logs go to stderr or ``logging.file``.
-SIGTERM/SIGINT and end of input end it the same way: runs in flight are cancelled (see
-``acp.cancel_grace_seconds``), then everything closes.
+KEY=VALUE`` (repeatable). The client's ``initialize`` is answered first (``daemon.acp.handshake``,
+standard library only); only then are the configuration, the ACP SDK and the agent loaded
+(``daemon.acp.stdio``), so ``session/new`` waits for them and ``initialize`` for nothing. Logs go to
+stderr or ``logging.file``. SIGTERM/SIGINT and end of input end it the same way: runs in flight
+are cancelled (see ``acp.cancel_grace_seconds``), then everything closes.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
-import functools
-import importlib
-import logging
-import os
-import signal
 import sys
 from pathlib import Path
-from typing import Any, cast
 
-from acp import Agent, run_agent
-
-from daemon.acp.agent import PRELOAD_MODULES, IdedAgent
-from daemon.acp.transport_guard import MAX_LINE_BYTES, GuardedNdjsonTransport
-from daemon.config import Config, load_config, parse_set_pairs
-from daemon.logging_setup import log_as_configured
-from daemon.workspace_roots import admit_workspace, check_folder
+from daemon.acp.handshake import answer_initialize
 
 __all__ = ["main"]
-
-logger = logging.getLogger(__name__)
-
-
-class _WriteProtocol(asyncio.Protocol):
-    """Flow control for the wire's write pipe (what ``StreamWriter.drain`` waits on)."""
-
-    def __init__(self) -> None:
-        self._paused = False
-        self._resumed: asyncio.Future[None] | None = None
-
-    def pause_writing(self) -> None:
-        self._paused = True
-
-    def resume_writing(self) -> None:
-        self._paused = False
-        if self._resumed is not None and not self._resumed.done():
-            self._resumed.set_result(None)
-        self._resumed = None
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.resume_writing()
-
-    async def _drain_helper(self) -> None:
-        if self._paused:
-            self._resumed = asyncio.get_running_loop().create_future()
-            await self._resumed
-
-
-async def _wire_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    """stdin as a reader; a private duplicate of fd 1 as the writer; fd 1 itself then goes to stderr."""
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=MAX_LINE_BYTES)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    wire = os.fdopen(os.dup(1), "wb", buffering=0)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    protocol = _WriteProtocol()
-    transport, _ = await loop.connect_write_pipe(lambda: protocol, wire)
-    return reader, asyncio.StreamWriter(transport, protocol, None, loop)
-
-
-async def serve(agent: IdedAgent) -> None:
-    reader, writer = await _wire_streams()
-    transport = GuardedNdjsonTransport(reader, writer)
-    loop = asyncio.get_running_loop()
-    main = asyncio.current_task()
-    assert main is not None
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, main.cancel)
-    # the pipeline side loads while the client initializes (a second import just waits for this one)
-    preload = loop.run_in_executor(None, _preload)
-    try:
-        with contextlib.suppress(asyncio.CancelledError):
-            # IdedAgent implements the methods it advertises; the SDK answers -32601 for the others.
-            # SDK 0.12.1 still routes session/close (stable in ACP since April 2026) as unstable, so it is
-            # on; the other unstable methods (session/fork, session/resume) are not implemented: -32601.
-            await run_agent(cast(Agent, agent), transport, use_unstable_protocol=True)
-        logger.info("the client closed the connection")
-    finally:
-        with contextlib.suppress(Exception):
-            await preload
-        await asyncio.shield(agent.shutdown())
-        with contextlib.suppress(OSError, RuntimeError):
-            writer.close()
-
-
-def _preload() -> None:
-    for name in PRELOAD_MODULES:
-        importlib.import_module(name)
-
-
-def _load(overrides: dict[str, Any], launch_dir: Path, folder: Path) -> Config:
-    """A session folder's configuration, once the folder is admitted (``daemon.workspace_roots``)."""
-    config = load_config(check_folder(folder), overrides=overrides)
-    admit_workspace(config, launch_dir=launch_dir)
-    return config
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="ided acp", description="The ided ACP agent on stdio (docs/acp.md).")
     parser.add_argument("--workspace", type=Path, default=None)
     parser.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE")
+    # answer initialize only once the SDK is loaded (the contract test compares both answers)
+    parser.add_argument("--late-handshake", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    try:
-        overrides = parse_set_pairs(args.settings)
-    except ValueError as exc:
-        print(f"ided acp: {exc}", file=sys.stderr)
+    bad = [pair for pair in args.settings if "=" not in pair or not pair.partition("=")[0]]
+    if bad:
+        print(f"ided acp: --set expects KEY=VALUE, got {bad[0]!r}", file=sys.stderr)
         return 2
-    workspace: Path | None = args.workspace.resolve() if args.workspace else None
-    if not log_as_configured("ided acp", workspace, overrides):
-        return 2
-    agent = IdedAgent(functools.partial(_load, overrides, Path.cwd()), workspace=workspace)
-    asyncio.run(serve(agent))
-    return 0
+    handshake = None if args.late_handshake else answer_initialize()
+    from daemon.acp.stdio import run
+
+    return run(args.workspace, args.settings, handshake)
 
 
 if __name__ == "__main__":

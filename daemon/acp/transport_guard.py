@@ -17,7 +17,9 @@ objects:
 - a response with no pending request shape (no ``result``/``error``, or a bad id): dropped.
 
 Unknown methods (-32601) and params that do not fit (-32602) are the SDK's business; nothing
-above ends the loop. End of input is end of stream.
+above ends the loop. End of input is end of stream. An ``initialize`` answered before the SDK
+loaded (``daemon.acp.handshake``) is received first, and the SDK's answer to it is dropped (a
+warning is logged if it differs from the one sent).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
+from daemon.acp.handshake import EarlyInitialize
 from daemon.core.jsonrpc import JsonRpcReject, Message
 from daemon.core.jsonrpc_framing import encode_line, lines, messages
 
@@ -38,6 +41,7 @@ MAX_LINE_BYTES = 50 * 1024 * 1024
 """Longest accepted line (the SDK's own default buffer limit)."""
 
 _DRAIN_TIMEOUT_S = 30.0
+_SESSION_METHODS = frozenset({"session/new", "session/load"})
 
 
 class GuardedNdjsonTransport:
@@ -49,8 +53,16 @@ class GuardedNdjsonTransport:
         writer: asyncio.StreamWriter,
         *,
         max_line_bytes: int = MAX_LINE_BYTES,
+        early: EarlyInitialize | None = None,
     ) -> None:
         self._reader = reader
+        self._early = early
+        """The ``initialize`` answered before the SDK loaded (``daemon.acp.handshake``): received first, and
+        the SDK's own answer to it is not sent again."""
+        self._replayed = early is None
+        self.session_answered = asyncio.Event()
+        """Set once the answer to a ``session/new`` or ``session/load`` has been sent."""
+        self._session_requests: set[int | str] = set()
         self._writer = writer
         self._messages: AsyncIterator[Message | JsonRpcReject] = messages(
             lines(reader, max_bytes=max_line_bytes), protocol="ACP", params_array=False
@@ -60,18 +72,29 @@ class GuardedNdjsonTransport:
         self.rejected = 0
 
     async def send(self, message: dict[str, Any]) -> None:
+        if self._early is not None and "method" not in message and message.get("id") == self._early.id:
+            self._drop_early_answer(message)
+            return
         data = encode_line(message, ensure_ascii=False)
         async with self._write_lock:
             if self._closed:
                 raise ConnectionError("the ACP transport is closed")
             self._writer.write(data)
             await asyncio.wait_for(self._writer.drain(), _DRAIN_TIMEOUT_S)
+        if self._session_requests and "method" not in message and message.get("id") in self._session_requests:
+            self._session_requests.clear()
+            self.session_answered.set()
 
     async def receive(self) -> dict[str, Any] | None:
+        if not self._replayed and self._early is not None:
+            self._replayed = True
+            return self._early.message
         async for message in self._messages:
             if isinstance(message, JsonRpcReject):
                 await self._answer(message)
             else:
+                if message.method in _SESSION_METHODS and message.id is not None and not self.session_answered.is_set():
+                    self._session_requests.add(message.id)
                 return message.raw
         return None
 
@@ -84,6 +107,14 @@ class GuardedNdjsonTransport:
                 self._writer.close()
             except (OSError, RuntimeError):
                 logger.debug("closing stdout failed; the client is gone")
+
+    def _drop_early_answer(self, message: dict[str, Any]) -> None:
+        assert self._early is not None
+        sent, self._early = self._early.result, None
+        if "error" in message:
+            logger.error("the initialize answered early failed when replayed: %s", message["error"])
+        elif message.get("result") != sent:
+            logger.warning("the early initialize answer differed from the agent's: %s", message.get("result"))
 
     async def _answer(self, reject: JsonRpcReject) -> None:
         self.rejected += 1

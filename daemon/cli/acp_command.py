@@ -1,8 +1,12 @@
 """``ided acp``: the Agent Client Protocol agent an IDE (Zed, the Iced client) runs over stdio.
 
-The CLI only validates the configuration (a bad ``--set`` key fails here, with the usual message)
-and then replaces itself with ``python -m daemon.acp`` (``daemon.cli.front_process``): fronts never
-import each other, and the ACP process then owns stdin/stdout alone. Sessions, modes and slash commands: docs/acp.md.
+A plain ``ided acp`` never reaches this command: ``daemon.__main__`` runs ``daemon.acp``'s entry
+point in-process (``daemon.cli.front_process.direct_front``), which answers ``initialize`` first and
+answers ``session/new`` with the error of a configuration that does not load. This command serves
+the command lines typer must see (``--help``, anything ``direct_front`` declines): it validates the
+configuration (a bad ``--set`` key fails here, with the usual message) and then replaces itself
+with ``python -m daemon.acp``: fronts never import each other, and the ACP process then owns
+stdin/stdout alone. Sessions, modes and slash commands: docs/acp.md.
 """
 
 from __future__ import annotations

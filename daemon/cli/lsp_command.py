@@ -1,8 +1,12 @@
 """``ided lsp``: the language server editors run beside their own (stdio by default).
 
-The CLI only validates the configuration (a bad ``--set`` key fails here, with the usual message)
-and then replaces itself with ``python -m daemon.lsp`` (``daemon.cli.front_process``): fronts never
-import each other, and the LSP process then owns stdin/stdout alone. That process attaches to the workspace's daemon
+A plain ``ided lsp`` never reaches this command: ``daemon.__main__`` runs ``daemon.lsp``'s entry
+point in-process (``daemon.cli.front_process.direct_front``), which answers ``initialize`` first and
+reports a configuration that does not load over the protocol. This command serves the command
+lines typer must see (``--help``, anything ``direct_front`` declines): it validates the
+configuration (a bad ``--set`` key fails here, with the usual message) and then replaces itself
+with ``python -m daemon.lsp``: fronts never import each other, and the LSP process then owns
+stdin/stdout alone. That process attaches to the workspace's daemon
 (starting it when none runs) once the client has sent ``initialized``. Methods: docs/lsp.md.
 """
 

@@ -2,7 +2,8 @@
 
 The fronts (`ided acp`, `ided lsp`, `ided mcp`) are registered here, apart from every other
 command, so that an editor spawning one pays only for this module: ``daemon.__main__`` imports
-``daemon.cli.app`` (all commands) only when the command is not a front.
+``daemon.cli.app`` (all commands) only when the command is not a front. A plain ``ided lsp`` or
+``ided acp`` does not load even this module (``daemon.cli.front_process.direct_front``).
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.protocol import LanguageServerProtocol, default_converter, lsp_method
 
 from daemon.core.models import ChunkKind, SearchMode
+from daemon.lsp.methods import LspMethods
 
 __all__ = [
     "AstNodeItem",
@@ -56,27 +57,6 @@ logger = logging.getLogger(__name__)
 
 C = TypeVar("C", bound=type)
 T = TypeVar("T")
-
-
-class LspMethods:
-    """Every ``ided/<area>/<verb>`` method of the LSP extension, in one table."""
-
-    INDEX_SEARCH = "ided/index/search"
-    INDEX_STATUS = "ided/index/status"
-    INTEL_DEFINITION = "ided/intel/definition"
-    INTEL_REFERENCES = "ided/intel/references"
-    INTEL_SIGNATURE = "ided/intel/signature"
-    INTEL_AST_NODE = "ided/intel/astNode"
-    RUN_START = "ided/run/start"
-    RUN_CANCEL = "ided/run/cancel"
-    RUN_DIFF = "ided/run/diff"
-    RUN_ACCEPT = "ided/run/accept"
-    RUN_REJECT = "ided/run/reject"
-    RUN_ROLLBACK = "ided/run/rollback"
-    RUN_FEEDBACK = "ided/run/feedback"
-    # notifications, server -> client
-    INDEX_CHANGED = "ided/index/changed"
-    RUN_PROGRESS = "ided/run/progress"
 
 
 _WIRE_TYPES: set[type] = set()
@@ -375,6 +355,27 @@ def extend_messages(table: dict[str, tuple[type, type | None]]) -> None:
 class IdedProtocol(LanguageServerProtocol):
     """lsprotocol's types for the standard methods, ours for ``ided/*``; the methods are announced
     under ``capabilities.experimental.ided`` in the ``initialize`` result."""
+
+    _early: tuple[int | str, dict[str, Any]] | None = None
+
+    def expect_early_answer(self, msg_id: int | str, result: dict[str, Any]) -> None:
+        """The ``initialize`` request ``msg_id`` was answered with ``result`` before this protocol existed
+        (``daemon.lsp.handshake``): when it is replayed, drop this protocol's own answer to it, and say so
+        in the log if that answer differs."""
+        self._early = (msg_id, result)
+
+    def _send_response(self, msg_id: Any, result: Any | None = None, error: Any | None = None) -> None:
+        if self._early is None or msg_id != self._early[0]:
+            super()._send_response(msg_id, result, error)  # pyright: ignore[reportUnknownMemberType]
+            return
+        sent = self._early[1]
+        self._early = None
+        if error is not None:
+            logger.error("the initialize answered early failed when replayed: %s", error)
+            return
+        ours: Any = self._converter.unstructure(result)  # pyright: ignore[reportUnknownMemberType]
+        if ours != sent:
+            logger.warning("the early initialize answer differed from the server's: %s", ours)
 
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams) -> Generator[Any, Any, types.InitializeResult]:

@@ -15,7 +15,7 @@ import logging
 import sys
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, cast
 
 from lsprotocol import types
 from pydantic import ValidationError
@@ -28,6 +28,7 @@ from daemon.core.ports import Workspace
 from daemon.errors import DaemonError
 from daemon.lsp import convert
 from daemon.lsp.handlers import index, intel, lifecycle, runs
+from daemon.lsp.handshake import EarlyInitialize, Handshake
 from daemon.lsp.progress import IndexProgressReporter
 from daemon.lsp.protocol import IdedProtocol, LspMethods, make_converter
 from daemon.lsp.session import ConfigLoader, DaemonSession
@@ -161,20 +162,44 @@ def build_server(
     return server
 
 
-async def _serve(server: IdedLanguageServer, source: Any) -> int:
+async def _serve(server: IdedLanguageServer, source: Any, early: EarlyInitialize | None = None) -> int:
     transport = GuardedTransport(server.protocol, server.converter)
     try:
-        return await transport.serve(source)
+        return await transport.serve(source, early)
     finally:
         await server.stop_session()
 
 
-def serve_stdio(server: IdedLanguageServer) -> int:
-    """Serve one client over stdin/stdout; returns the exit code (0 after shutdown + exit)."""
-    reader = StdinAsyncReader(sys.stdin.buffer, server.thread_pool)
+class _PendingFirst:
+    """stdin with ``pending`` (bytes the handshake read) in front: what pygls' reader reads from, in its threads."""
+
+    def __init__(self, pending: bytes, stdin: BinaryIO) -> None:
+        self._pending = pending
+        self._stdin = stdin
+
+    def readline(self) -> bytes:
+        if not self._pending:
+            return self._stdin.readline()
+        cut = self._pending.find(b"\n") + 1
+        if cut:
+            line, self._pending = self._pending[:cut], self._pending[cut:]
+            return line
+        head, self._pending = self._pending, b""
+        return head + self._stdin.readline()
+
+    def read(self, n: int) -> bytes:
+        head, self._pending = self._pending[:n], self._pending[n:]
+        return head if len(head) == n else head + self._stdin.read(n - len(head))
+
+
+def serve_stdio(server: IdedLanguageServer, handshake: Handshake | None = None) -> int:
+    """Serve one client over stdin/stdout; returns the exit code (0 after shutdown + exit). ``handshake``:
+    what ``daemon.lsp.handshake`` already read from stdin (and the ``initialize`` it answered)."""
+    stdin = _PendingFirst(handshake.pending, sys.stdin.buffer) if handshake is not None else sys.stdin.buffer
+    reader = StdinAsyncReader(cast(BinaryIO, stdin), server.thread_pool)
     server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
     try:
-        return asyncio.run(_serve(server, reader))
+        return asyncio.run(_serve(server, reader, handshake.early if handshake is not None else None))
     except BrokenPipeError:
         logger.warning("the client closed the connection")
         return 1

@@ -39,6 +39,7 @@ from daemon.core.jsonrpc import (
     error_reply,
 )
 from daemon.core.jsonrpc_framing import AsyncFrameSource, encode_frame, frames, messages
+from daemon.lsp.handshake import EarlyInitialize
 
 __all__ = ["SERVER_NOT_INITIALIZED", "GuardedTransport"]
 
@@ -59,9 +60,12 @@ class GuardedTransport:
         self._shutting_down = False
         self._writes: set[asyncio.Future[None]] = set()
 
-    async def serve(self, source: AsyncFrameSource) -> int:
-        """Serve until ``exit`` or end of input; returns the process exit code."""
+    async def serve(self, source: AsyncFrameSource, early: EarlyInitialize | None = None) -> int:
+        """Serve until ``exit`` or end of input; returns the process exit code. ``early``: the ``initialize``
+        already answered (``daemon.lsp.handshake``), handled first with the protocol's own answer dropped."""
         try:
+            if early is not None:
+                self._replay(early)
             async for message in messages(frames(source), protocol="LSP"):
                 if isinstance(message, JsonRpcReject):
                     self._answer(message)
@@ -72,6 +76,32 @@ class GuardedTransport:
         return 0 if self._shutting_down else 1
 
     # -- one message ----------------------------------------------------------------------------
+
+    def _replay(self, early: EarlyInitialize) -> None:
+        """Hand the early-answered ``initialize`` to pygls; client capabilities that do not fit the LSP types
+        (the handshake vouched for the rest) are dropped, and the client is told."""
+        expect = getattr(self.protocol, "expect_early_answer", None)
+        if expect is not None:
+            expect(early.id, early.result)
+        message: dict[str, Any] = early.message
+        try:
+            structured = self._structure(message, types.INITIALIZE, JsonRPCRequestMessage)
+        except Exception as exc:  # cattrs raises many kinds: all mean the capabilities do not fit
+            problem = _explain(exc)
+            logger.warning("initialize was answered early but its params do not fit: %s", problem)
+            params: dict[str, Any] = {**message["params"], "capabilities": {}}
+            message = {**message, "params": params}
+            structured = self._structure(message, types.INITIALIZE, JsonRPCRequestMessage)
+            self.protocol.notify(
+                types.WINDOW_SHOW_MESSAGE,
+                types.ShowMessageParams(
+                    type=types.MessageType.Warning,
+                    message=f"ided: the client capabilities sent with initialize do not fit the LSP types "
+                    f"({problem}); they are ignored",
+                ),
+            )
+        self._initialized = True
+        self.protocol.handle_message(structured)
 
     def _dispatch(self, checked: Message) -> None:
         message: Any = None

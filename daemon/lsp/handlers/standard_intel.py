@@ -27,6 +27,7 @@ from daemon.core.languages import language_for_path
 from daemon.errors import ErrorCode
 from daemon.lsp.convert import PositionMapper
 from daemon.lsp.handlers import daemon_params
+from daemon.lsp.handshake import STANDARD_INTEL_OPTION
 from daemon.lsp.session import wire_errors
 from daemon.service.capabilities import DEFINITION, REFERENCES, SIGNATURE
 from daemon.service.capability import Capability
@@ -42,8 +43,8 @@ R = TypeVar("R", bound=BaseModel)
 _DEFINITIONS: dict[str, Any] = {"max_results": 50, "max_chars": 4000}
 """As many definitions as ``ided/intel/definition`` gives by default."""
 
-OPTION = "standardIntel"
-"""The ``initializationOptions`` key that turns the standard methods on."""
+OPTION = STANDARD_INTEL_OPTION
+"""The ``initializationOptions`` key that turns the standard methods on (``daemon.lsp.handshake`` reads it too)."""
 
 
 def enabled(options: Any) -> bool:
