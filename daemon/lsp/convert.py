@@ -21,14 +21,16 @@ from daemon.core.intel_models import (
     AstNodeResult,
     DefinitionResult,
     EnclosingScope,
+    IntelStatus,
     Location,
     ReferencesResult,
     SignatureResult,
     SourceRange,
 )
 from daemon.core.models import IndexStatus, SearchHit, SearchResult, SymbolKind
+from daemon.errors import DaemonError
 from daemon.lsp import protocol as wire
-from daemon.service.api import DaemonStatus, IndexChanged
+from daemon.service.api import IndexChanged
 
 __all__ = [
     "PREVIEW_CHARS",
@@ -281,13 +283,17 @@ def symbol_information(
     return symbols
 
 
-def index_status(status: DaemonStatus) -> wire.IndexStatusResult:
-    index: IndexStatus = status.index
+def index_status(status: IntelStatus) -> wire.IndexStatusResult:
+    """The workspace's status as its daemon answered it (the front's ``Workspace.status``)."""
+    index: IndexStatus | None = status.index
+    daemon = status.daemon
+    if index is None or daemon is None:
+        raise DaemonError(status.index_note or f"no daemon reported the index of {status.workspace}")
     return wire.IndexStatusResult(
         workspace=status.workspace,
         ready=index.ready,
         reason=index.reason,
-        busy=status.busy,
+        busy=daemon.busy,
         files_indexed=index.files_indexed,
         chunks=index.chunks,
         embedded=index.embedded,
@@ -296,9 +302,9 @@ def index_status(status: DaemonStatus) -> wire.IndexStatusResult:
         last_update=index.last_update,
         store=index.store,
         state_dir=index.state_dir,
-        daemon_pid=status.pid,
-        clients=len(status.clients),
-        watching=status.watching,
+        daemon_pid=daemon.pid,
+        clients=len(daemon.clients),
+        watching=daemon.watching,
     )
 
 

@@ -50,7 +50,8 @@ def register(server: IdedLanguageServer) -> None:
 
     @server.feature(LspMethods.INDEX_STATUS)
     async def status(params: EmptyParams | None) -> IndexStatusResult:
-        return convert.index_status(await server.daemon_status())
+        with wire_errors(Methods.DAEMON_STATUS):
+            return convert.index_status(await server.workspace_port.status())
 
     @server.feature(types.WORKSPACE_SYMBOL)
     async def workspace_symbol(params: types.WorkspaceSymbolParams) -> list[types.SymbolInformation]:
