@@ -31,9 +31,12 @@ from daemon.index.scanner import Scanner
 from daemon.intel.chunking import chunk_source
 from daemon.service.symbol_reexports import follow, read_workspace_file
 
-__all__ = ["SymbolMatch", "SymbolResolver", "normalize_symbol"]
+__all__ = ["MAX_TARGETS", "ResolutionStopped", "SymbolMatch", "SymbolResolver", "best_matches", "normalize_symbol"]
 
 logger = logging.getLogger(__name__)
+
+MAX_TARGETS = 3
+"""Definition sites answered for one name (the best rank's first ones)."""
 
 _NOT_SYMBOLS = frozenset({SymbolKind.MODULE, SymbolKind.SECTION, SymbolKind.WINDOW})
 _DEF_KEYWORDS = r"(?:def|class|function|func|fn|struct|interface|enum|type|trait|impl|namespace|union)"
@@ -41,6 +44,15 @@ _SCAN_MAX_FILES = 50_000
 _CHUNK_CACHE_FILES = 256
 _REMEMBERED = 10
 _REMEMBERED_NAMES = 1024
+
+
+class ResolutionStopped(Exception):
+    """The caller's ``stop()`` turned true while the resolver scanned files: it gave up."""
+
+
+def _check(stop: Callable[[], bool] | None) -> None:
+    if stop is not None and stop():
+        raise ResolutionStopped
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -128,6 +140,23 @@ def name_position(lines: list[str], match: SymbolMatch) -> tuple[int, int]:
     return first_plain or (match.start_line, 1)
 
 
+def best_matches(symbol: str, matches: list[SymbolMatch], via: str) -> tuple[list[SymbolMatch], list[str]]:
+    """The matches answered for ``symbol`` (the best rank's first ``MAX_TARGETS``) and notes saying
+    how they were found and what else matched."""
+    best = [m for m in matches if m.rank == matches[0].rank][:MAX_TARGETS]
+    notes: list[str] = []
+    if via == "tree_sitter":
+        notes.append("symbol found by a Tree-sitter scan (the index had no match)")
+    elif via == "reexport":
+        notes.extend(
+            f"{symbol} is re-exported by {m.exported_by}: defined as {m.qualified_name} in {m.path}" for m in best
+        )
+    if len(matches) > len(best):
+        others = ", ".join(f"{m.qualified_name} ({m.path}:{m.start_line})" for m in matches[len(best) : len(best) + 5])
+        notes.append(f"{len(matches)} symbols match {symbol!r}; answering for {len(best)}; others: {others}")
+    return best, notes
+
+
 class SymbolResolver:
     """See the module docstring. ``index_search(query)`` returns candidate chunks, or None when unusable."""
 
@@ -149,19 +178,23 @@ class SymbolResolver:
         self._known: LruMap[str, _Resolved] = LruMap(_REMEMBERED_NAMES)
         self._known_lock = threading.Lock()
 
-    def resolve(self, name: str, *, limit: int = 10) -> tuple[list[SymbolMatch], str]:
-        """Matches, best first, and how they were found ("index", "reexport", "tree_sitter" or "none")."""
+    def resolve(
+        self, name: str, *, limit: int = 10, stop: Callable[[], bool] | None = None
+    ) -> tuple[list[SymbolMatch], str]:
+        """Matches, best first, and how they were found ("index", "reexport", "tree_sitter" or "none").
+
+        ``stop``: asked before each file read or parsed; when it turns true, ``ResolutionStopped``."""
         wanted = normalize_symbol(name)
         if not wanted:
             return [], "none"
         if self._generation is None or limit > _REMEMBERED:
-            return self._resolve(wanted, limit)
+            return self._resolve(wanted, limit, stop)
         token = self._generation()
         with self._known_lock:
             known = self._known.get(wanted)
         if known is not None and known.token == token and known.stamp == self._stamp(known.matches):
             return known.matches[:limit], known.via
-        matches, via = self._resolve(wanted, _REMEMBERED)
+        matches, via = self._resolve(wanted, _REMEMBERED, stop)
         if via != "none":
             with self._known_lock:
                 self._known.put(wanted, _Resolved(token=token, stamp=self._stamp(matches), matches=matches, via=via))
@@ -179,17 +212,17 @@ class SymbolResolver:
                 out.append((path, stat.st_size, stat.st_mtime_ns))
         return tuple(out)
 
-    def _resolve(self, wanted: str, limit: int) -> tuple[list[SymbolMatch], str]:
+    def _resolve(self, wanted: str, limit: int, stop: Callable[[], bool] | None) -> tuple[list[SymbolMatch], str]:
         last = wanted.split(".")[-1]
         chunks = self._index_search(" ".join(dict.fromkeys([last, *wanted.split(".")])))
         matches = self._matches(chunks or [], wanted, via="index")
         if matches:
             return matches[:limit], "index"
         if "." in wanted:
-            matches = self._reexported(wanted)
+            matches = self._reexported(wanted, stop)
             if matches:
                 return matches[:limit], "reexport"
-        matches = self._matches(self._scan(last), wanted, via="tree_sitter")
+        matches = self._matches(self._scan(last, stop), wanted, via="tree_sitter")
         return matches[:limit], "tree_sitter" if matches else "none"
 
     def _matches(self, chunks: Iterable[Chunk], wanted: str, *, via: str) -> list[SymbolMatch]:
@@ -217,7 +250,7 @@ class SymbolResolver:
             )
         return sorted(found.values(), key=lambda m: (m.rank, m.path, m.start_line))
 
-    def _reexported(self, wanted: str) -> list[SymbolMatch]:
+    def _reexported(self, wanted: str, stop: Callable[[], bool] | None = None) -> list[SymbolMatch]:
         """Definitions reached from a module prefix of ``wanted`` through its imports and re-exports."""
         scanned = self._scanner.scan()
         paths = [e.rel_path for e in scanned.files[:_SCAN_MAX_FILES] if e.language in CODE_LANGUAGES]
@@ -226,6 +259,7 @@ class SymbolResolver:
 
         def chunks_of(path: str) -> list[Chunk]:
             if path not in chunks:
+                _check(stop)
                 chunks[path] = self._file_chunks(path, read)
             return chunks[path]
 
@@ -264,12 +298,13 @@ class SymbolResolver:
         self._chunk_cache[key] = out
         return out
 
-    def _scan(self, last: str) -> list[Chunk]:
+    def _scan(self, last: str, stop: Callable[[], bool] | None = None) -> list[Chunk]:
         """Chunks of every code file that mentions ``last`` (a bounded walk that honours .gitignore)."""
         needle = last.encode("utf-8")
         out: list[Chunk] = []
         scanned = self._scanner.scan()
         for entry in scanned.files[:_SCAN_MAX_FILES]:
+            _check(stop)
             if entry.language not in CODE_LANGUAGES or entry.size > self._max_file_bytes:
                 continue
             try:
