@@ -15,6 +15,9 @@ Printed per workload and server:
 * cold start: spawn -> ``initialize`` answered, and spawn -> the first *correct* definition of a
   known symbol by name (wrong or "not ready" answers are retried at once). Cold means cold: a
   fresh state/index directory per run, and ided's daemon stopped after each run;
+* spawn -> settled: ided answers a definition by name from a scan or the index while its workspace
+  opens and its language server starts; the warm calls begin once the language server answers
+  (a peer is settled once its first answer is right);
 * warm p50/p95 per operation (definition, references, overview of one file, search) over
   ``--warm`` calls, as the client sees them;
 * correctness of each operation against the workload's known answer, and the answer size in
@@ -350,6 +353,10 @@ class Server:
     async def setup(self, client: Client, wl: Workload) -> None:
         return None
 
+    async def settle(self, client: Client, wl: Workload) -> bool:
+        """Wait (untimed, bounded) until the server answers as it will when warm; whether it got there."""
+        return True
+
     def call(self, op: str, wl: Workload) -> Call:
         raise NotImplementedError
 
@@ -388,6 +395,17 @@ class Ided(Server):
             }
         )
         return str(ROOT / ".venv/bin/ided"), ["mcp", "--workspace", str(wl.root)], env
+
+    async def settle(self, client: Client, wl: Workload) -> bool:
+        """Until its language server answers a definition by name (before: the index's or a scan's
+        answer, given while the workspace opens and the server starts)."""
+        deadline = time.perf_counter() + COLD_DEADLINE
+        while time.perf_counter() < deadline:
+            text, ok = await call_text(client, "find_definition", {"symbol": wl.symbol})
+            if ok and _answered_by(text) == "language_server":
+                return True
+            await asyncio.sleep(0.1)
+        return False
 
     def call(self, op: str, wl: Workload) -> Call:
         if op == "definition":
@@ -585,6 +603,7 @@ class Result:
     initialize: list[float] = field(default_factory=list[float])
     cold_error: str | None = None
     cold_via: list[str] = field(default_factory=list[str])
+    settled: list[float] = field(default_factory=list[float])
     warm: dict[str, list[float]] = field(default_factory=dict[str, list[float]])
     correct: dict[str, float] = field(default_factory=dict[str, float])
     size: dict[str, int] = field(default_factory=dict[str, int])
@@ -627,6 +646,10 @@ async def one_run(server: Server, wl: Workload, run_dir: Path, res: Result, warm
                 last_text = text
                 if time.perf_counter() - started > COLD_DEADLINE:
                     raise RuntimeError(f"no correct definition within {COLD_DEADLINE:.0f} s: {last_text[:300]}")
+            if await server.settle(client, wl):
+                res.settled.append(time.perf_counter() - started)
+            else:
+                res.notes.append(f"not settled within {COLD_DEADLINE:.0f} s: warm figures include unsettled answers")
             if last:
                 await warm(server, client, wl, res, warm_calls)
                 pids = server_pids(tag)
@@ -705,6 +728,10 @@ def report(wl: Workload, servers: list[Server], results: dict[str, Result]) -> N
     row(
         "first correct definition answered by",
         lambda r: ", ".join(dict.fromkeys(v for v in r.cold_via if v)) or "–",
+    )
+    row(
+        "cold → settled (ided: its language server's answer), median",
+        lambda r: f"{statistics.median(r.settled):.2f} s" if r.settled else "–",
     )
     row(
         "cold → initialize answered, median",
