@@ -9,8 +9,10 @@ same rules as the index's chunks) and builds the answer the service gives from t
 language server starts: ``answered_by="index"``, the same definitions (location, symbol, kind,
 source excerpt), targets and notes about other matches, plus a note that says it came from a scan
 while the workspace opened. ``None`` when there is nothing to say this way: a position
-(``file`` given), a name not found (the opened workspace then answers, with its own error), a file
-that cannot be read, or ``stop()`` turning true mid-scan.
+(``file`` given), a name not found (the opened workspace then answers, with its own error), a name
+in a language no server would answer for (none installed, disabled, or chosen by an untrusted
+repository: the service then answers an error saying why, not the index), a file that cannot be
+read, or ``stop()`` turning true mid-scan.
 
 Light on purpose: no language-server protocol module is imported (``lsprotocol``, ``pygls``), so
 answering costs a front only the Tree-sitter grammars. Lines are read with the same rules as the
@@ -28,6 +30,7 @@ from daemon.config import Config
 from daemon.core.intel_models import Definition, DefinitionResult, Location, SourceRange
 from daemon.core.languages import language_for_path
 from daemon.index.scanner import Scanner
+from daemon.intel.lsp.registry import resolve_servers
 from daemon.intel.workspace_paths import WorkspacePaths, secret_reason
 from daemon.service.intel_params import DefinitionParams
 from daemon.service.symbol_resolver import ResolutionStopped, SymbolMatch, SymbolResolver, best_matches, name_position
@@ -69,7 +72,9 @@ class ScannedDefinitions:
     """See the module docstring. One per workspace: it keeps the chunks of the files it parsed."""
 
     def __init__(self, config: Config) -> None:
+        self._config = config
         self._paths = WorkspacePaths(config.workspace_path)
+        self._available: frozenset[str] | None = None
         scanner = Scanner(
             self._paths.root,
             classify=language_for_path,
@@ -99,6 +104,8 @@ class ScannedDefinitions:
         if not matches:
             return None
         best, notes = best_matches(symbol, matches, via)
+        if not all(self._served(m.language) for m in best):
+            return None  # no server will answer: the workspace says why (not installed, untrusted, disabled)
         definitions: list[Definition] = []
         for match in best[: params.max_results]:
             definition = self._definition(match, params.max_chars)
@@ -116,6 +123,15 @@ class ScannedDefinitions:
             answered_by="index",
             notes=tuple(notes),
         )
+
+    def _served(self, language: str) -> bool:
+        """Whether a language server will answer for ``language`` (the index answers while it starts)."""
+        if self._available is None:
+            project = self._config.project
+            refused = dict.fromkeys(project.untrusted_languages, ("", ""))
+            specs = resolve_servers(self._config.intel, self._config.workspace_path, refused)
+            self._available = frozenset(lang for spec in specs if spec.available for lang in spec.languages)
+        return language in self._available
 
     def _definition(self, match: SymbolMatch, max_chars: int) -> Definition | None:
         absolute = self._paths.root / match.path

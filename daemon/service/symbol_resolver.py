@@ -5,8 +5,9 @@ matches exactly (or ``module.qualified_name`` where the module is the file's dot
 last part of a qualified name when a bare name was given). A dotted name the index does not define
 as written is then followed through package re-exports (:mod:`daemon.service.symbol_reexports`:
 ``requests.get`` -> ``get`` in ``requests/api.py``). When neither finds it (the index not built
-yet, busy, or the file newer than the index), a Tree-sitter scan of the workspace: files that
-contain the name's last part are chunked and matched the same way. Blocking: run it in a thread.
+yet, busy, or the file newer than the index), a Tree-sitter scan of the workspace: files whose text
+holds every part of the name a match needs (``may_define``) are chunked and matched the same way.
+Blocking: run it in a thread.
 
 Given ``generation`` (a token that changes whenever the index or the workspace may have changed:
 the daemon's count of index changes and watched file events, which also moves when its first pass
@@ -117,6 +118,22 @@ def match_rank(chunk: Chunk, wanted: str) -> int | None:
     return None
 
 
+def may_define(path: str, data: bytes, parts: list[str]) -> bool:
+    """Whether the file ``path`` holding ``data`` can define the name ``parts`` (normalized, split at
+    dots) by ``match_rank``'s rules: a qualified name is made of the file's own identifiers, so every
+    part it must equal appears in the text — all of them (exact), or those after a prefix naming the
+    file's module (module-qualified); a bare name, the name itself."""
+    if len(parts) == 1:
+        return parts[0].encode("utf-8") in data
+    module = _module_parts(path)
+    for split in range(len(parts)):
+        if split and (split > len(module) or module[-split:] != parts[:split]):
+            continue
+        if all(part.encode("utf-8") in data for part in parts[split:]):
+            return True
+    return False
+
+
 def name_position(lines: list[str], match: SymbolMatch) -> tuple[int, int]:
     """1-based (line, column) of the symbol's name in its definition header (the start line when not found)."""
     simple = match.name
@@ -222,7 +239,7 @@ class SymbolResolver:
             matches = self._reexported(wanted, stop)
             if matches:
                 return matches[:limit], "reexport"
-        matches = self._matches(self._scan(last, stop), wanted, via="tree_sitter")
+        matches = self._matches(self._scan(wanted, stop), wanted, via="tree_sitter")
         return matches[:limit], "tree_sitter" if matches else "none"
 
     def _matches(self, chunks: Iterable[Chunk], wanted: str, *, via: str) -> list[SymbolMatch]:
@@ -298,9 +315,10 @@ class SymbolResolver:
         self._chunk_cache[key] = out
         return out
 
-    def _scan(self, last: str, stop: Callable[[], bool] | None = None) -> list[Chunk]:
-        """Chunks of every code file that mentions ``last`` (a bounded walk that honours .gitignore)."""
-        needle = last.encode("utf-8")
+    def _scan(self, wanted: str, stop: Callable[[], bool] | None = None) -> list[Chunk]:
+        """Chunks of every code file that can define ``wanted`` (``may_define``: it mentions each part
+        of the name a match needs), in a bounded walk that honours .gitignore."""
+        parts = wanted.split(".")
         out: list[Chunk] = []
         scanned = self._scanner.scan()
         for entry in scanned.files[:_SCAN_MAX_FILES]:
@@ -311,7 +329,7 @@ class SymbolResolver:
                 data = entry.abs_path.read_bytes()
             except OSError:
                 continue
-            if needle not in data:
+            if not may_define(entry.rel_path, data, parts):
                 continue
             language = language_for_path(entry.rel_path) or entry.language
             try:
