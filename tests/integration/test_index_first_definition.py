@@ -123,3 +123,16 @@ async def test_a_scan_told_to_stop_gives_no_answer(tmp_path: Path) -> None:
     assert found is not None and found.definitions[0].location.path == "shapes/report.py"
     assert await asyncio.to_thread(answer, symbol="NoSuchThing") is None  # the workspace says it is not found
     assert await asyncio.to_thread(answer, file="app.py", line=11, column=12) is None  # positions: the server
+
+
+async def test_a_scan_leaves_a_name_no_language_server_would_answer_to_the_workspace(tmp_path: Path) -> None:
+    """With the Python server disabled the service answers a name with an error saying so, never the index:
+    the scan gives no answer either, so the workspace's error is what the client sees."""
+    require_server("python")
+    workspace = copy_workspace("intel_python", tmp_path)
+    intel = {"servers": {"python": {"enabled": False}}}
+    config = workspace_config(workspace, tmp_path / "state", intel=intel)
+    params = DefinitionParams(symbol="Reporter.render")
+    assert await asyncio.to_thread(ScannedDefinitions(config).answer, params) is None
+    enabled = ScannedDefinitions(workspace_config(workspace, tmp_path / "state"))
+    assert await asyncio.to_thread(enabled.answer, params) is not None
