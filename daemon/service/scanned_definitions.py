@@ -74,7 +74,7 @@ class ScannedDefinitions:
     def __init__(self, config: Config) -> None:
         self._config = config
         self._paths = WorkspacePaths(config.workspace_path)
-        self._available: frozenset[str] | None = None
+        self._available: dict[str, bool] = {}
         scanner = Scanner(
             self._paths.root,
             classify=language_for_path,
@@ -126,12 +126,11 @@ class ScannedDefinitions:
 
     def _served(self, language: str) -> bool:
         """Whether a language server will answer for ``language`` (the index answers while it starts)."""
-        if self._available is None:
-            project = self._config.project
-            refused = dict.fromkeys(project.untrusted_languages, ("", ""))
-            specs = resolve_servers(self._config.intel, self._config.workspace_path, refused)
-            self._available = frozenset(lang for spec in specs if spec.available for lang in spec.languages)
-        return language in self._available
+        if language not in self._available:
+            refused = dict.fromkeys(self._config.project.untrusted_languages, ("", ""))
+            specs = resolve_servers(self._config.intel, self._config.workspace_path, refused, only={language})
+            self._available[language] = any(spec.available and language in spec.languages for spec in specs)
+        return self._available[language]
 
     def _definition(self, match: SymbolMatch, max_chars: int) -> Definition | None:
         absolute = self._paths.root / match.path
