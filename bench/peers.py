@@ -15,13 +15,18 @@ Printed per workload and server:
 * cold start: spawn -> ``initialize`` answered, and spawn -> the first *correct* definition of a
   known symbol by name (wrong or "not ready" answers are retried at once). Cold means cold: a
   fresh state/index directory per run, and ided's daemon stopped after each run;
+* spawn -> settled: ided answers a definition by name from a scan or the index while its workspace
+  opens and its language server starts; the warm calls begin once the language server answers
+  (a peer is settled once its first answer is right);
 * warm p50/p95 per operation (definition, references, overview of one file, search) over
   ``--warm`` calls, as the client sees them;
 * correctness of each operation against the workload's known answer, and the answer size in
   characters;
 * RSS of every process the server started (its process tree, plus detached processes that carry
-  the run's marker in their environment: ided's daemon and its language servers);
-* ided's ratio to each peer.
+  the run's marker in their environment: ided's daemon, its language servers and embedding
+  worker), in all and per kind of process;
+* how ided answered the first correct definition (``answered_by``);
+* ided's ratio to each peer (and, with several ``--checkout``, each checkout's to the first).
 
 Correctness is judged from the answer text, since the peers' shapes differ: a definition is right
 when it names the expected file and the expected line (1- or 0-based); references score the share
@@ -31,6 +36,7 @@ Peers run offline (``HF_HUB_OFFLINE=1``); Serena is given the same language serv
 (``.tools``) through its ``ls_path`` setting, as it would otherwise fetch them with ``uvx``.
 
     uv run --frozen python bench/peers.py [--runs 3] [--warm 20] [--only ided,serena] [--workloads polyglot,requests]
+        [--checkout before=DIR --checkout after=.]   # ided from several checkouts, interleaved
 """
 
 from __future__ import annotations
@@ -49,7 +55,7 @@ import tarfile
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -286,6 +292,33 @@ def _names(pids: set[int]) -> list[str]:
     return names
 
 
+def _label(pid: int) -> str:
+    """What a process is: a Python module run with ``-m`` (and its sub-command), else its command name."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+        comm = Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return "?"
+    if "-m" in argv[:-1]:
+        at = argv.index("-m")
+        module = argv[at + 1]
+        if module == "daemon" and "daemon" in argv[at + 2 :]:
+            return "ided daemon"
+        return module.rsplit(".", 1)[-1] if module.startswith("daemon.") else module
+    return comm
+
+
+def rss_by_process(pids: set[int]) -> dict[str, float]:
+    """RSS MB per kind of process (summed over processes of one kind)."""
+    out: dict[str, float] = {}
+    for pid in pids:
+        mb = rss_mb({pid})
+        if mb:
+            label = _label(pid)
+            out[label] = out.get(label, 0.0) + mb
+    return dict(sorted(out.items(), key=lambda item: -item[1]))
+
+
 def kill_marked(tag: str) -> None:
     for pid in _marked(tag):
         if pid != os.getpid():
@@ -320,6 +353,10 @@ class Server:
     async def setup(self, client: Client, wl: Workload) -> None:
         return None
 
+    async def settle(self, client: Client, wl: Workload) -> bool:
+        """Wait (untimed, bounded) until the server answers as it will when warm; whether it got there."""
+        return True
+
     def call(self, op: str, wl: Workload) -> Call:
         raise NotImplementedError
 
@@ -331,20 +368,44 @@ class Server:
 
 
 class Ided(Server):
+    """``ided mcp`` of this checkout, or of ``checkout`` (its sources first on ``PYTHONPATH``, this
+    checkout's environment): several checkouts run interleaved in one run (``--checkout LABEL=DIR``)."""
+
     name = "ided"
 
-    def __init__(self, cache: Path, work: Path) -> None:
+    def __init__(self, cache: Path, work: Path, checkout: tuple[str, Path] | None = None) -> None:
         super().__init__(cache, work)
-        out = subprocess.run([str(ROOT / ".venv/bin/ided"), "--version"], capture_output=True, text=True)
+        self.checkout = checkout[1] if checkout is not None else None
+        if checkout is not None:
+            self.name = f"ided:{checkout[0]}"
+        out = subprocess.run(
+            [str(ROOT / ".venv/bin/ided"), "--version"], capture_output=True, text=True, env=self._env(os.environ)
+        )
         self.version = out.stdout.strip().split()[-1] if out.returncode == 0 and out.stdout.strip() else "?"
 
+    def _env(self, base: Mapping[str, str]) -> dict[str, str]:
+        return {**base, "PYTHONPATH": str(self.checkout)} if self.checkout is not None else dict(base)
+
     def command(self, wl: Workload, run_dir: Path) -> tuple[str, list[str], dict[str, str]]:
-        env = {
-            "IDED_STATE_DIR": str(run_dir / "state"),
-            "IDED_INTEL__SEARCH_PATH": json.dumps(SEARCH_PATH),
-            "XDG_CONFIG_HOME": str(run_dir / "config"),
-        }
+        env = self._env(
+            {
+                "IDED_STATE_DIR": str(run_dir / "state"),
+                "IDED_INTEL__SEARCH_PATH": json.dumps(SEARCH_PATH),
+                "XDG_CONFIG_HOME": str(run_dir / "config"),
+            }
+        )
         return str(ROOT / ".venv/bin/ided"), ["mcp", "--workspace", str(wl.root)], env
+
+    async def settle(self, client: Client, wl: Workload) -> bool:
+        """Until its language server answers a definition by name (before: the index's or a scan's
+        answer, given while the workspace opens and the server starts)."""
+        deadline = time.perf_counter() + COLD_DEADLINE
+        while time.perf_counter() < deadline:
+            text, ok = await call_text(client, "find_definition", {"symbol": wl.symbol})
+            if ok and _answered_by(text) == "language_server":
+                return True
+            await asyncio.sleep(0.1)
+        return False
 
     def call(self, op: str, wl: Workload) -> Call:
         if op == "definition":
@@ -541,11 +602,14 @@ class Result:
     cold: list[float] = field(default_factory=list[float])
     initialize: list[float] = field(default_factory=list[float])
     cold_error: str | None = None
+    cold_via: list[str] = field(default_factory=list[str])
+    settled: list[float] = field(default_factory=list[float])
     warm: dict[str, list[float]] = field(default_factory=dict[str, list[float]])
     correct: dict[str, float] = field(default_factory=dict[str, float])
     size: dict[str, int] = field(default_factory=dict[str, int])
     rss: float | None = None
     procs: list[str] = field(default_factory=list[str])
+    rss_each: dict[str, float] = field(default_factory=dict[str, float])
     notes: list[str] = field(default_factory=list[str])
 
 
@@ -577,15 +641,21 @@ async def one_run(server: Server, wl: Workload, run_dir: Path, res: Result, warm
                 text, ok = await call_text(client, definition.tool, definition.arguments)
                 if judge("definition", wl, text, ok):
                     res.cold.append(time.perf_counter() - started)
+                    res.cold_via.append(_answered_by(text))
                     break
                 last_text = text
                 if time.perf_counter() - started > COLD_DEADLINE:
                     raise RuntimeError(f"no correct definition within {COLD_DEADLINE:.0f} s: {last_text[:300]}")
+            if await server.settle(client, wl):
+                res.settled.append(time.perf_counter() - started)
+            else:
+                res.notes.append(f"not settled within {COLD_DEADLINE:.0f} s: warm figures include unsettled answers")
             if last:
                 await warm(server, client, wl, res, warm_calls)
                 pids = server_pids(tag)
                 res.rss = rss_mb(pids)
                 res.procs = _names(pids)
+                res.rss_each = rss_by_process(pids)
     except Exception as exc:  # a peer that fails is reported, not fatal
         leaf = _leaf(exc)
         res.cold_error = f"{type(leaf).__name__}: {str(leaf).strip()[:400]}"
@@ -595,6 +665,13 @@ async def one_run(server: Server, wl: Workload, run_dir: Path, res: Result, warm
     finally:
         server.teardown(wl, run_dir, env)
         kill_marked(tag)
+
+
+def _answered_by(text: str) -> str:
+    """How ided says it answered (``answered_by``); "" for a peer's answer."""
+    with suppress(ValueError, AttributeError):
+        return str(json.loads(text).get("answered_by") or "")
+    return ""
 
 
 def _leaf(exc: BaseException) -> BaseException:
@@ -649,6 +726,14 @@ def report(wl: Workload, servers: list[Server], results: dict[str, Result]) -> N
 
     row("cold → first correct definition, median (runs)", cold)
     row(
+        "first correct definition answered by",
+        lambda r: ", ".join(dict.fromkeys(v for v in r.cold_via if v)) or "–",
+    )
+    row(
+        "cold → settled (ided: its language server's answer), median",
+        lambda r: f"{statistics.median(r.settled):.2f} s" if r.settled else "–",
+    )
+    row(
         "cold → initialize answered, median",
         lambda r: f"{statistics.median(r.initialize):.2f} s" if r.initialize else "–",
     )
@@ -663,17 +748,22 @@ def report(wl: Workload, servers: list[Server], results: dict[str, Result]) -> N
         row(f"{op} answer chars", lambda r, op=op: f"{r.size[op]:,}" if op in r.size else "–")
     row("RSS MB (all its processes)", lambda r: f"{r.rss:,.0f}" if r.rss is not None else "–")
     row("processes", lambda r: ", ".join(sorted(set(r.procs))) if r.procs else "–")
+    row(
+        "RSS MB by process",
+        lambda r: ", ".join(f"{label} {mb:,.0f}" for label, mb in r.rss_each.items()) if r.rss_each else "–",
+    )
     ratios(wl, servers, results)
 
 
 def ratios(wl: Workload, servers: list[Server], results: dict[str, Result]) -> None:
     """ided's figure over each peer's, then what failed."""
 
-    ided = results.get("ided")
-    if ided is not None:
-        print(f"\nided ÷ peer ({wl.name}; > 1 means ided is slower / larger):")
+    ideds = [s for s in servers if isinstance(s, Ided)]
+    for own in ideds:
+        ided = results[own.name]
+        print(f"\n{own.name} ÷ other ({wl.name}; > 1 means {own.name} is slower / larger):")
         for s in servers:
-            if s.name == "ided":
+            if s is own or (isinstance(s, Ided) and s is not ideds[0]):
                 continue
             peer = results[s.name]
             parts: list[str] = []
@@ -697,6 +787,11 @@ def ratios(wl: Workload, servers: list[Server], results: dict[str, Result]) -> N
             print(f"- {s.name}: {note}")
 
 
+def _checkouts(given: list[str]) -> list[tuple[str, Path]]:
+    """``LABEL=DIR`` pairs as (label, absolute directory)."""
+    return [(label, Path(path).resolve()) for label, _, path in (c.partition("=") for c in given)]
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3, help="cold runs per server and workload")
@@ -704,13 +799,24 @@ async def main() -> None:
     parser.add_argument("--only", default="ided,code-index,jcodemunch,serena")
     parser.add_argument("--workloads", default="polyglot,requests")
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "ided" / "bench-peers")
+    parser.add_argument(
+        "--checkout",
+        action="append",
+        default=[],
+        metavar="LABEL=DIR",
+        help="run ided from these sources (PYTHONPATH, this environment), interleaved; repeat to compare commits",
+    )
     args = parser.parse_args()
     cache: Path = args.cache
     cache.mkdir(parents=True, exist_ok=True)  # noqa: ASYNC240
     work = Path(tempfile.mkdtemp(prefix="ided-bench-peers-"))
     kinds: dict[str, type[Server]] = {"ided": Ided, "code-index": CodeIndex, "jcodemunch": JCodeMunch, "serena": Serena}
+    checkouts = _checkouts(args.checkout)
     servers: list[Server] = []
     for name in args.only.split(","):
+        if name == "ided" and checkouts:
+            servers.extend(Ided(cache, work, checkout) for checkout in checkouts)
+            continue
         server = kinds[name](cache, work)
         if isinstance(server, Peer):
             print(f"installing {PEER_PACKAGES[name]} into {server.venv} ...", flush=True)

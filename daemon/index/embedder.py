@@ -10,9 +10,11 @@ chunks); fastembed itself is never imported: its import alone costs ~0.4 s, whic
 
 Two onnxruntime sessions of the same graph, each created on first use:
 
-* the **documents** session (``embed_documents``, ``embed_texts``): every graph optimization on, the
-  configured threads. Loading it folds the int8 weights into float32 (~0.4 s and ~160 MB resident),
-  then a batch runs at full speed;
+* the **documents** session (``embed_documents``, ``embed_texts``): every graph optimization on but
+  constant folding, the configured threads. Folding would turn the int8 weights into float32 copies
+  (~120 MB more resident, and slower to load) for no measurable speed: the per-run dequantizing is a
+  few million multiplications beside the batch's billions (``bench/embed_memory.py``,
+  ``fold_weights``);
 * the **query** session (``embed_query`` while no documents session exists): no graph optimization,
   one thread. It loads in ~0.05 s and holds ~40 MB, and one query takes tens of milliseconds more
   than on the documents session; its vectors differ from the documents session's by ~1e-7. A
@@ -78,6 +80,8 @@ class OnnxEmbedder:
             in slices of ``batch_tokens // length`` rows. The attention activations grow with rows x
             length², so this bounds the peak memory a batch of 256-token texts takes (~0.55 GB more
             at 32 rows) while batches of short texts still run whole.
+        fold_weights: let the documents session fold the int8 weights into float32 constants when it
+            loads (off: see the module docstring).
         sort_by_length: embed in length-sorted batches (output order is always the input order).
         text_of: what text of a chunk to embed (default ``embed_text.document_text``).
         load: the session to load now (errors surface here, not in the first search): ``"query"``
@@ -100,6 +104,7 @@ class OnnxEmbedder:
         memory_arena: bool = True,
         memory_pattern: bool = False,
         batch_tokens: int = 1024,
+        fold_weights: bool = False,
         sort_by_length: bool = True,
         text_of: Callable[[Chunk], str] = document_text,
         load: SessionKind = "query",
@@ -116,6 +121,7 @@ class OnnxEmbedder:
         self._memory_arena = memory_arena
         self._memory_pattern = memory_pattern
         self._batch_tokens = batch_tokens
+        self._fold_weights = fold_weights
         self._sort_by_length = sort_by_length
         self._text_of = text_of
         self._model_dir = model_dir
@@ -232,9 +238,13 @@ class OnnxEmbedder:
             options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
             options.enable_cpu_mem_arena = False
             options.intra_op_num_threads = options.inter_op_num_threads = 1
+        # constant folding would keep a float32 copy of every int8 weight (see the module docstring)
+        unfolded = {} if kind != "documents" or self._fold_weights else {"disabled_optimizers": ["ConstantFolding"]}
         path = self._model_dir / MODEL_FILE
         try:
-            session = ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
+            session = ort.InferenceSession(
+                str(path), sess_options=options, providers=["CPUExecutionProvider"], **unfolded
+            )
         except Exception as exc:
             message = f"cannot load dense model {self._name} from {self._model_dir}"
             raise EmbeddingUnavailable(message, cause=exc) from exc

@@ -17,11 +17,10 @@ from daemon.errors import InvalidToolInput
 from daemon.intel.lsp.documents import read_text
 from daemon.intel.lsp.requests import Place
 from daemon.intel.workspace_paths import WorkspacePaths
-from daemon.service.symbol_resolver import SymbolMatch, SymbolResolver, name_position
+from daemon.service.symbol_resolver import MAX_TARGETS, SymbolMatch, SymbolResolver, best_matches, name_position
 
 __all__ = ["MAX_TARGETS", "Target", "TargetFinder", "word_at"]
 
-MAX_TARGETS = 3
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
 
 
@@ -116,19 +115,7 @@ class TargetFinder:
                 f"symbol {symbol!r} was not found in the workspace (looked in the index and with a Tree-sitter "
                 "scan); check the spelling, qualify it as 'Class.method' or 'module.func', or give file + line"
             )
-        best = [m for m in matches if m.rank == matches[0].rank][:MAX_TARGETS]
-        notes: list[str] = []
-        if via == "tree_sitter":
-            notes.append("symbol found by a Tree-sitter scan (the index had no match)")
-        elif via == "reexport":
-            notes.extend(
-                f"{symbol} is re-exported by {m.exported_by}: defined as {m.qualified_name} in {m.path}" for m in best
-            )
-        if len(matches) > len(best):
-            others = ", ".join(
-                f"{m.qualified_name} ({m.path}:{m.start_line})" for m in matches[len(best) : len(best) + 5]
-            )
-            notes.append(f"{len(matches)} symbols match {symbol!r}; answering for {len(best)}; others: {others}")
+        best, notes = best_matches(symbol, matches, via)
         targets: list[Target] = []
         for match in best:
             absolute = self._paths.root / match.path

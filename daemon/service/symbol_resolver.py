@@ -5,8 +5,9 @@ matches exactly (or ``module.qualified_name`` where the module is the file's dot
 last part of a qualified name when a bare name was given). A dotted name the index does not define
 as written is then followed through package re-exports (:mod:`daemon.service.symbol_reexports`:
 ``requests.get`` -> ``get`` in ``requests/api.py``). When neither finds it (the index not built
-yet, busy, or the file newer than the index), a Tree-sitter scan of the workspace: files that
-contain the name's last part are chunked and matched the same way. Blocking: run it in a thread.
+yet, busy, or the file newer than the index), a Tree-sitter scan of the workspace: files whose text
+holds every part of the name a match needs (``may_define``) are chunked and matched the same way.
+Blocking: run it in a thread.
 
 Given ``generation`` (a token that changes whenever the index or the workspace may have changed:
 the daemon's count of index changes and watched file events, which also moves when its first pass
@@ -31,9 +32,12 @@ from daemon.index.scanner import Scanner
 from daemon.intel.chunking import chunk_source
 from daemon.service.symbol_reexports import follow, read_workspace_file
 
-__all__ = ["SymbolMatch", "SymbolResolver", "normalize_symbol"]
+__all__ = ["MAX_TARGETS", "ResolutionStopped", "SymbolMatch", "SymbolResolver", "best_matches", "normalize_symbol"]
 
 logger = logging.getLogger(__name__)
+
+MAX_TARGETS = 3
+"""Definition sites answered for one name (the best rank's first ones)."""
 
 _NOT_SYMBOLS = frozenset({SymbolKind.MODULE, SymbolKind.SECTION, SymbolKind.WINDOW})
 _DEF_KEYWORDS = r"(?:def|class|function|func|fn|struct|interface|enum|type|trait|impl|namespace|union)"
@@ -41,6 +45,15 @@ _SCAN_MAX_FILES = 50_000
 _CHUNK_CACHE_FILES = 256
 _REMEMBERED = 10
 _REMEMBERED_NAMES = 1024
+
+
+class ResolutionStopped(Exception):
+    """The caller's ``stop()`` turned true while the resolver scanned files: it gave up."""
+
+
+def _check(stop: Callable[[], bool] | None) -> None:
+    if stop is not None and stop():
+        raise ResolutionStopped
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -105,6 +118,22 @@ def match_rank(chunk: Chunk, wanted: str) -> int | None:
     return None
 
 
+def may_define(path: str, data: bytes, parts: list[str]) -> bool:
+    """Whether the file ``path`` holding ``data`` can define the name ``parts`` (normalized, split at
+    dots) by ``match_rank``'s rules: a qualified name is made of the file's own identifiers, so every
+    part it must equal appears in the text — all of them (exact), or those after a prefix naming the
+    file's module (module-qualified); a bare name, the name itself."""
+    if len(parts) == 1:
+        return parts[0].encode("utf-8") in data
+    module = _module_parts(path)
+    for split in range(len(parts)):
+        if split and (split > len(module) or module[-split:] != parts[:split]):
+            continue
+        if all(part.encode("utf-8") in data for part in parts[split:]):
+            return True
+    return False
+
+
 def name_position(lines: list[str], match: SymbolMatch) -> tuple[int, int]:
     """1-based (line, column) of the symbol's name in its definition header (the start line when not found)."""
     simple = match.name
@@ -128,6 +157,23 @@ def name_position(lines: list[str], match: SymbolMatch) -> tuple[int, int]:
     return first_plain or (match.start_line, 1)
 
 
+def best_matches(symbol: str, matches: list[SymbolMatch], via: str) -> tuple[list[SymbolMatch], list[str]]:
+    """The matches answered for ``symbol`` (the best rank's first ``MAX_TARGETS``) and notes saying
+    how they were found and what else matched."""
+    best = [m for m in matches if m.rank == matches[0].rank][:MAX_TARGETS]
+    notes: list[str] = []
+    if via == "tree_sitter":
+        notes.append("symbol found by a Tree-sitter scan (the index had no match)")
+    elif via == "reexport":
+        notes.extend(
+            f"{symbol} is re-exported by {m.exported_by}: defined as {m.qualified_name} in {m.path}" for m in best
+        )
+    if len(matches) > len(best):
+        others = ", ".join(f"{m.qualified_name} ({m.path}:{m.start_line})" for m in matches[len(best) : len(best) + 5])
+        notes.append(f"{len(matches)} symbols match {symbol!r}; answering for {len(best)}; others: {others}")
+    return best, notes
+
+
 class SymbolResolver:
     """See the module docstring. ``index_search(query)`` returns candidate chunks, or None when unusable."""
 
@@ -149,19 +195,23 @@ class SymbolResolver:
         self._known: LruMap[str, _Resolved] = LruMap(_REMEMBERED_NAMES)
         self._known_lock = threading.Lock()
 
-    def resolve(self, name: str, *, limit: int = 10) -> tuple[list[SymbolMatch], str]:
-        """Matches, best first, and how they were found ("index", "reexport", "tree_sitter" or "none")."""
+    def resolve(
+        self, name: str, *, limit: int = 10, stop: Callable[[], bool] | None = None
+    ) -> tuple[list[SymbolMatch], str]:
+        """Matches, best first, and how they were found ("index", "reexport", "tree_sitter" or "none").
+
+        ``stop``: asked before each file read or parsed; when it turns true, ``ResolutionStopped``."""
         wanted = normalize_symbol(name)
         if not wanted:
             return [], "none"
         if self._generation is None or limit > _REMEMBERED:
-            return self._resolve(wanted, limit)
+            return self._resolve(wanted, limit, stop)
         token = self._generation()
         with self._known_lock:
             known = self._known.get(wanted)
         if known is not None and known.token == token and known.stamp == self._stamp(known.matches):
             return known.matches[:limit], known.via
-        matches, via = self._resolve(wanted, _REMEMBERED)
+        matches, via = self._resolve(wanted, _REMEMBERED, stop)
         if via != "none":
             with self._known_lock:
                 self._known.put(wanted, _Resolved(token=token, stamp=self._stamp(matches), matches=matches, via=via))
@@ -179,17 +229,17 @@ class SymbolResolver:
                 out.append((path, stat.st_size, stat.st_mtime_ns))
         return tuple(out)
 
-    def _resolve(self, wanted: str, limit: int) -> tuple[list[SymbolMatch], str]:
+    def _resolve(self, wanted: str, limit: int, stop: Callable[[], bool] | None) -> tuple[list[SymbolMatch], str]:
         last = wanted.split(".")[-1]
         chunks = self._index_search(" ".join(dict.fromkeys([last, *wanted.split(".")])))
         matches = self._matches(chunks or [], wanted, via="index")
         if matches:
             return matches[:limit], "index"
         if "." in wanted:
-            matches = self._reexported(wanted)
+            matches = self._reexported(wanted, stop)
             if matches:
                 return matches[:limit], "reexport"
-        matches = self._matches(self._scan(last), wanted, via="tree_sitter")
+        matches = self._matches(self._scan(wanted, stop), wanted, via="tree_sitter")
         return matches[:limit], "tree_sitter" if matches else "none"
 
     def _matches(self, chunks: Iterable[Chunk], wanted: str, *, via: str) -> list[SymbolMatch]:
@@ -217,7 +267,7 @@ class SymbolResolver:
             )
         return sorted(found.values(), key=lambda m: (m.rank, m.path, m.start_line))
 
-    def _reexported(self, wanted: str) -> list[SymbolMatch]:
+    def _reexported(self, wanted: str, stop: Callable[[], bool] | None = None) -> list[SymbolMatch]:
         """Definitions reached from a module prefix of ``wanted`` through its imports and re-exports."""
         scanned = self._scanner.scan()
         paths = [e.rel_path for e in scanned.files[:_SCAN_MAX_FILES] if e.language in CODE_LANGUAGES]
@@ -226,6 +276,7 @@ class SymbolResolver:
 
         def chunks_of(path: str) -> list[Chunk]:
             if path not in chunks:
+                _check(stop)
                 chunks[path] = self._file_chunks(path, read)
             return chunks[path]
 
@@ -264,19 +315,21 @@ class SymbolResolver:
         self._chunk_cache[key] = out
         return out
 
-    def _scan(self, last: str) -> list[Chunk]:
-        """Chunks of every code file that mentions ``last`` (a bounded walk that honours .gitignore)."""
-        needle = last.encode("utf-8")
+    def _scan(self, wanted: str, stop: Callable[[], bool] | None = None) -> list[Chunk]:
+        """Chunks of every code file that can define ``wanted`` (``may_define``: it mentions each part
+        of the name a match needs), in a bounded walk that honours .gitignore."""
+        parts = wanted.split(".")
         out: list[Chunk] = []
         scanned = self._scanner.scan()
         for entry in scanned.files[:_SCAN_MAX_FILES]:
+            _check(stop)
             if entry.language not in CODE_LANGUAGES or entry.size > self._max_file_bytes:
                 continue
             try:
                 data = entry.abs_path.read_bytes()
             except OSError:
                 continue
-            if needle not in data:
+            if not may_define(entry.rel_path, data, parts):
                 continue
             language = language_for_path(entry.rel_path) or entry.language
             try:

@@ -10,7 +10,8 @@ text names the file/symbol/cause); anything else is turned into an error result 
 and logged. The lifespan yields at once an ``OpeningWorkspace`` that opens the workspace in the
 background — in process (index + language-server pool) or attached to the daemon (``--attach``) —
 for stdio and for streamable HTTP alike, and closes it on exit: ``initialize`` never waits for the
-daemon, the index or a language server; a tool call waits for the opening, and an opening that
+daemon, the index or a language server; a tool call waits for the opening (except ``find_definition``
+by name, answered meanwhile from a Tree-sitter scan: ``early_definitions``), and an opening that
 failed answers every call with its coded error. The modules behind the workspace (index, language
 servers, daemon client) are imported by that background opening, in a thread, not by this module.
 
@@ -42,9 +43,10 @@ from daemon import __version__
 from daemon.config import Config
 from daemon.core.ports import Workspace
 from daemon.errors import DaemonError
-from daemon.service.capabilities import CAPABILITIES
+from daemon.service.capabilities import CAPABILITIES, DEFINITION
 from daemon.service.capability import Capability
 from daemon.service.workspace_opening import OpeningWorkspace, WorkspaceOpener
+from mcp_servers.code_intel.early_definitions import EarlyDefinitions
 from mcp_servers.code_intel.stdio_guard import GuardedStdioServer
 
 __all__ = [
@@ -76,12 +78,19 @@ INSTRUCTIONS = (
 _READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 
-async def _call(ctx: Ctx, capability: Capability[Any, Any], arguments: dict[str, Any]) -> Any:
+async def _call(
+    ctx: Ctx, capability: Capability[Any, Any], arguments: dict[str, Any], early: EarlyDefinitions | None = None
+) -> Any:
     workspace = ctx.request_context.lifespan_context
     if isinstance(workspace, DaemonError):
         raise ToolError(str(workspace))
     try:
-        return await capability.run(workspace, capability.parse(arguments))
+        params = capability.parse(arguments)
+        if early is not None:
+            answer = await early.answer(workspace, params)
+            if answer is not None:
+                return answer
+        return await capability.run(workspace, params)
     except DaemonError as exc:
         raise ToolError(str(exc)) from exc
 
@@ -93,15 +102,18 @@ def _parameter(name: str, field: FieldInfo) -> inspect.Parameter:
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
 
 
-def tool_function(capability: Capability[Any, Any]) -> Callable[..., Awaitable[Any]]:
+def tool_function(
+    capability: Capability[Any, Any], early: EarlyDefinitions | None = None
+) -> Callable[..., Awaitable[Any]]:
     """The capability as the function ``MCPServer.add_tool`` inspects: ``ctx`` and one parameter per params field.
 
     The SDK builds the tool's input schema from the signature and its output schema from the return
-    annotation (the capability's result model), so both follow the registry entry.
+    annotation (the capability's result model), so both follow the registry entry. ``early``: how
+    ``find_definition`` by name is answered while the workspace still opens (``early_definitions``).
     """
 
     async def tool(ctx: Ctx, **arguments: Any) -> Any:
-        return await _call(ctx, capability, arguments)
+        return await _call(ctx, capability, arguments, early)
 
     fields = capability.params.model_fields
     parameters = [
@@ -146,7 +158,8 @@ def build_server(config: Config, *, background: bool = True, attach: bool = Fals
             instructions=INSTRUCTIONS,
             lifespan=lifespan,
             log_level=config.logging.level,
-        )
+        ),
+        early=EarlyDefinitions(config),
     )
 
 
@@ -188,10 +201,10 @@ def build_failed_server(error: DaemonError) -> MCPServer[Served]:
     )
 
 
-def _with_tools(server: MCPServer[Served]) -> MCPServer[Served]:
+def _with_tools(server: MCPServer[Served], *, early: EarlyDefinitions | None = None) -> MCPServer[Served]:
     for capability in CAPABILITIES:
         server.add_tool(
-            tool_function(capability),
+            tool_function(capability, early if capability is DEFINITION else None),
             name=capability.name,
             title=capability.title,
             description=capability.description,

@@ -1,6 +1,7 @@
 """A definition by name is answered from the index at once while the language server still starts,
-and by the server once it is ready. The server is the real basedpyright, held before it starts until
-the test opens a gate (a FIFO its launcher reads from): no timing decides which answer comes."""
+and by the server once it is ready; a Tree-sitter scan without either gives the index's answer. The
+server is the real basedpyright, held before it starts until the test opens a gate (a FIFO its
+launcher reads from): no timing decides which answer comes."""
 
 from __future__ import annotations
 
@@ -9,12 +10,15 @@ import os
 import shutil
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from daemon.core.intel_models import LanguageServerState
+from daemon.core.intel_models import DefinitionResult, LanguageServerState
+from daemon.core.models import SearchMode
 from daemon.service.code_intel import CodeIntelService
 from daemon.service.intel_params import DefinitionParams
+from daemon.service.scanned_definitions import SCAN_NOTE, ScannedDefinitions
 from tests.intel_tools import SEARCH_PATH, copy_workspace, require_server, workspace_config
 
 pytestmark = pytest.mark.asyncio
@@ -76,3 +80,59 @@ async def test_a_name_is_answered_from_the_index_while_the_server_starts_then_by
 
 async def _loaded(_client: object, _doc: object) -> None:
     """An operation that only passes the pool's readiness gate: the server has loaded the workspace."""
+
+
+@pytest.mark.parametrize("name", ["Reporter.render", "centroid", "shapes.centroid", "shapes.geometry.Point", "Point"])
+async def test_a_scan_without_index_or_server_gives_the_answer_the_index_gives(tmp_path: Path, name: str) -> None:
+    """What ``ided mcp`` answers while its workspace opens (``ScannedDefinitions``) is the service's
+    index answer: the same definitions, targets and notes, plus the note saying it came from a scan."""
+    require_server("python")
+    workspace = copy_workspace("intel_python", tmp_path)
+    gate = _gated_server(tmp_path)
+    intel = {"search_path": [str(tmp_path / "gated-bin"), *SEARCH_PATH], "prestart": True, "ready_wait_seconds": 60}
+    config = workspace_config(workspace, tmp_path / "state", intel=intel)
+    scanned = await asyncio.to_thread(ScannedDefinitions(config).answer, DefinitionParams(symbol=name))
+    async with CodeIntelService.open(config) as service:
+        # a search waits for the startup pass (it holds the index): the name is then answered from the index
+        await asyncio.wait_for(asyncio.to_thread(service.index.search, "Reporter", 1, None, SearchMode.LEXICAL), 60)
+        indexed = await asyncio.wait_for(service.find_definition(DefinitionParams(symbol=name)), 30)
+        await asyncio.to_thread(_open_gate, gate)
+    assert indexed.answered_by == "index" and scanned is not None
+    assert scanned.definitions == indexed.definitions and scanned.definitions
+    assert (scanned.query, scanned.total, scanned.truncated, scanned.server, scanned.answered_by) == (
+        indexed.query,
+        indexed.total,
+        indexed.truncated,
+        indexed.server,
+        indexed.answered_by,
+    )
+    assert scanned.notes[-1] == SCAN_NOTE
+    assert scanned.notes[:-1] == tuple(n for n in indexed.notes if not n.startswith("answered from the workspace"))
+    assert not any("Tree-sitter scan" in note for note in indexed.notes)  # the index's own answer
+
+
+async def test_a_scan_told_to_stop_gives_no_answer(tmp_path: Path) -> None:
+    workspace = copy_workspace("intel_python", tmp_path)
+    scanned = ScannedDefinitions(workspace_config(workspace, tmp_path / "state"))
+
+    def answer(stop: bool = False, **params: Any) -> DefinitionResult | None:
+        return scanned.answer(DefinitionParams(**params), stop=lambda: stop)
+
+    assert await asyncio.to_thread(answer, True, symbol="Reporter.render") is None
+    found = await asyncio.to_thread(answer, symbol="Reporter.render")
+    assert found is not None and found.definitions[0].location.path == "shapes/report.py"
+    assert await asyncio.to_thread(answer, symbol="NoSuchThing") is None  # the workspace says it is not found
+    assert await asyncio.to_thread(answer, file="app.py", line=11, column=12) is None  # positions: the server
+
+
+async def test_a_scan_leaves_a_name_no_language_server_would_answer_to_the_workspace(tmp_path: Path) -> None:
+    """With the Python server disabled the service answers a name with an error saying so, never the index:
+    the scan gives no answer either, so the workspace's error is what the client sees."""
+    require_server("python")
+    workspace = copy_workspace("intel_python", tmp_path)
+    intel = {"servers": {"python": {"enabled": False}}}
+    config = workspace_config(workspace, tmp_path / "state", intel=intel)
+    params = DefinitionParams(symbol="Reporter.render")
+    assert await asyncio.to_thread(ScannedDefinitions(config).answer, params) is None
+    enabled = ScannedDefinitions(workspace_config(workspace, tmp_path / "state"))
+    assert await asyncio.to_thread(enabled.answer, params) is not None

@@ -20,7 +20,7 @@ from daemon.index.scanner import Scanner
 from daemon.index.shared_index import SharedIndex
 from daemon.service.code_intel import CodeIntelService
 from daemon.service.intel_params import DefinitionParams, ReferencesParams, SignatureParams
-from daemon.service.symbol_resolver import SymbolResolver
+from daemon.service.symbol_resolver import SymbolResolver, may_define
 from tests.intel_tools import require_server, workspace_config
 
 FILES = {
@@ -206,5 +206,38 @@ def test_a_resolved_name_is_remembered_until_the_index_generation_or_its_file_ch
         assert resolver.resolve("NoSuchName") == ([], "none")
         assert resolver.resolve("NoSuchName") == ([], "none")
         assert len(queries) == 5  # a name not found is looked for again
+    finally:
+        shared.close()
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "name", "expected"),
+    [
+        ("pkg/sessions.py", "class Session:\n    def request(self): ...\n", "Session.request", True),
+        ("pkg/api.py", "def request(method): ...\n", "Session.request", False),  # no Session here
+        ("pkg/Session.py", "def request(method): ...\n", "Session.request", True),  # module-qualified
+        ("pkg/sessions/__init__.py", "def request(): ...\n", "pkg.sessions.request", True),
+        ("pkg/other.py", "def request(): ...\n", "pkg.sessions.request", False),
+        ("pkg/api.py", "def request(method): ...\n", "request", True),
+        ("pkg/api.py", "def get(url): ...\n", "request", False),
+    ],
+)
+def test_a_scan_reads_only_files_whose_text_can_define_the_name(
+    path: str, text: str, name: str, expected: bool
+) -> None:
+    assert may_define(path, text.encode(), name.split(".")) is expected
+
+
+def test_a_scan_finds_what_the_index_finds_in_every_file_that_can_define_it(workspace: Path, tmp_path: Path) -> None:
+    shared = SharedIndex(workspace_config(workspace, tmp_path / "state"), wait_seconds=60)
+    shared.open(run_pass=True)
+    try:
+        for name in ["Session.request", "sessions.Session.request", "mypkg.sessions.Session", "Money.add", "run"]:
+            indexed, via = _resolver(workspace, shared.candidates).resolve(name)
+            scanned, scanned_via = _resolver(workspace, _no_index).resolve(name)
+            assert (via, scanned_via) == ("index", "tree_sitter"), name
+            assert [(m.path, m.start_line, m.rank) for m in scanned] == [
+                (m.path, m.start_line, m.rank) for m in indexed
+            ], name
     finally:
         shared.close()

@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -228,14 +228,21 @@ def exclusion_settings(server: str, settings: Mapping[str, Any], globs: Sequence
 
 
 def resolve_servers(
-    config: IntelConfig, workspace: Path, refused: Mapping[str, tuple[str, str]] | None = None
+    config: IntelConfig,
+    workspace: Path,
+    refused: Mapping[str, tuple[str, str]] | None = None,
+    *,
+    only: Collection[str] | None = None,
 ) -> list[ServerSpec]:
     """One ``ServerSpec`` per language group (or per configured language), found or not, with the reason.
 
-    ``refused``: language -> (why, how to trust) for servers an untrusted repository chose."""
+    ``refused``: language -> (why, how to trust) for servers an untrusted repository chose; ``only``:
+    just the groups of these languages (the others are not looked for)."""
     refused = refused or {}
     specs: list[ServerSpec] = []
     for languages, candidates in _GROUPS:
+        if only is not None and not any(lang in only for lang in languages):
+            continue
         configured = [lang for lang in languages if lang in config.servers or lang in refused]
         rest = tuple(lang for lang in languages if lang not in configured)
         specs.extend(

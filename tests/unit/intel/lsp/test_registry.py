@@ -59,6 +59,14 @@ def test_typescript_and_javascript_share_one_server_and_c_and_cpp_share_clangd(t
     assert by_language["c"] == by_language["cpp"] == "clangd"
 
 
+def test_only_the_groups_of_the_languages_asked_for_are_looked_for(tmp_path: Path) -> None:
+    specs = resolve_servers(intel_config(), tmp_path, only={"typescript"})
+    assert [spec.languages for spec in specs] == [
+        next(s.languages for s in resolve_servers(intel_config(), tmp_path) if "typescript" in s.languages)
+    ]
+    assert resolve_servers(intel_config(), tmp_path, only=()) == []
+
+
 def test_a_disabled_language_gets_no_server_and_says_why(tmp_path: Path) -> None:
     config = intel_config(servers={"python": LanguageServerConfig(enabled=False)})
     spec = _spec_for(config, "python", tmp_path)
