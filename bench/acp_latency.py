@@ -126,7 +126,7 @@ async def bench(prompts: int, delay: float, *, direct: bool) -> None:
                 t1 = time.perf_counter()
                 session = await conn.new_session(cwd=str(repo), mcp_servers=[])
                 t_session = time.perf_counter() - t1
-                how = "python -m daemon.acp" if direct else "ided acp (CLI, then exec)"
+                how = "python -m daemon.acp" if direct else "ided acp (the CLI runs the front in-process)"
                 print(f"cold start of {how}: spawn -> initialize {ms(t_init)}; session/new {ms(t_session)}")
                 for label, text in (("dry run", "/dry-run fix the crash in f1"), ("run", "fix the crash in f1")):
                     firsts: list[float] = []
@@ -164,9 +164,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--prompts", type=int, default=5)
     parser.add_argument("--stage-delay", type=float, default=0.0)
-    parser.add_argument(
-        "--direct", action="store_true", help="spawn python -m daemon.acp (skips the CLI that ided acp execs from)"
-    )
+    parser.add_argument("--direct", action="store_true", help="spawn python -m daemon.acp (skips the ided entry point)")
     args = parser.parse_args()
     asyncio.run(bench(args.prompts, args.stage_delay, direct=args.direct))
 
