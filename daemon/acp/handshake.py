@@ -21,10 +21,10 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, cast
 
 from daemon import __version__
+from daemon.core.early_handshake import EarlyInitialize, Handshake, initialize_request, write_all
 
 __all__ = ["PROTOCOL_VERSION", "EarlyInitialize", "Handshake", "answer_initialize", "initialize_result"]
 
@@ -33,26 +33,6 @@ PROTOCOL_VERSION = 1
 
 _MAX_LINE_BYTES = 16 * 1024 * 1024
 _READ_CHUNK = 64 * 1024
-
-
-@dataclass(frozen=True, kw_only=True)
-class EarlyInitialize:
-    """The ``initialize`` request answered early, and the result it was given."""
-
-    message: dict[str, Any]
-    result: dict[str, Any]
-
-    @property
-    def id(self) -> int | str:
-        return cast(int | str, self.message["id"])
-
-
-@dataclass(frozen=True, kw_only=True)
-class Handshake:
-    """What :func:`answer_initialize` did: the request it answered (or None), and the bytes read but not handled."""
-
-    early: EarlyInitialize | None
-    pending: bytes
 
 
 def initialize_result(params: dict[str, Any]) -> dict[str, Any]:
@@ -86,29 +66,13 @@ def answer_initialize(read_fd: int = 0, write_fd: int = 1) -> Handshake:
         return Handshake(early=None, pending=data)
     result = initialize_result(cast(dict[str, Any], message["params"]))
     reply = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}, separators=(",", ":"))
-    _write_all(write_fd, reply.encode() + b"\n")
+    write_all(write_fd, reply.encode() + b"\n")
     return Handshake(early=EarlyInitialize(message=message, result=result), pending=data[end + 1 :])
 
 
 def _vouched(line: bytes) -> dict[str, Any] | None:
-    try:
-        message: Any = json.loads(line)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(message, dict):
-        return None
-    message = cast(dict[str, Any], message)
-    msg_id = message.get("id")
-    params = message.get("params")
-    if (
-        message.get("jsonrpc") != "2.0"
-        or message.get("method") != "initialize"
-        or isinstance(msg_id, bool)
-        or not isinstance(msg_id, int | str)
-        or not isinstance(params, dict)
-    ):
-        return None
-    return message if _params_fit(cast(dict[str, Any], params)) else None
+    message = initialize_request(line)
+    return message if message is not None and _params_fit(cast(dict[str, Any], message["params"])) else None
 
 
 def _params_fit(params: dict[str, Any]) -> bool:
@@ -157,9 +121,3 @@ def _absent_or(value: Any, check: Callable[[dict[str, Any]], bool]) -> bool:
     if value is None:
         return True
     return isinstance(value, dict) and check(cast(dict[str, Any], value))
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]

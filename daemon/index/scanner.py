@@ -18,12 +18,17 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pathspec
 
+from daemon.core.languages import language_for_path
 from daemon.core.models import SkipReason
 from daemon.core.secret_rules import secret_name
 from daemon.intel.workspace_paths import locate
+
+if TYPE_CHECKING:
+    from daemon.config import IndexConfig
 
 __all__ = ["BUILTIN_EXCLUDED_DIRS", "ScanResult", "ScannedFile", "Scanner"]
 
@@ -107,6 +112,19 @@ class Scanner:
         self._extra = pathspec.GitIgnoreSpec.from_lines(extra_excludes) if extra_excludes else None
 
     # -- public -------------------------------------------------------------------------------
+
+    @classmethod
+    def for_workspace(cls, root: Path, index: IndexConfig, *, include_secrets: bool) -> Scanner:
+        """The workspace's files as the ``index`` settings choose them (size limit, excludes, .gitignore),
+        each classified by its path's language; ``include_secrets`` False keeps secret files out."""
+        return cls(
+            root,
+            classify=language_for_path,
+            max_file_bytes=index.max_file_bytes,
+            extra_excludes=index.exclude,
+            include_secrets=include_secrets,
+            respect_gitignore=index.respect_gitignore,
+        )
 
     def classify(self, rel_path: str) -> str | None:
         return self._classify(rel_path)

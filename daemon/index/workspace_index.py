@@ -12,7 +12,6 @@ from types import TracebackType
 from typing import Self
 
 from daemon.config import Config, default_cache_root
-from daemon.core.languages import language_for_path
 from daemon.core.models import (
     Chunk,
     IndexReport,
@@ -71,13 +70,8 @@ class WorkspaceIndex:
         self._remembered: RememberedQueries | None = None
         self._reranker: Reranker | None
         self._reranker, self._reranker_reason = load_reranker(config.rerank)
-        scanner = Scanner(
-            config.workspace_path,
-            classify=language_for_path,
-            max_file_bytes=config.index.max_file_bytes,
-            extra_excludes=config.index.exclude,
-            include_secrets=config.index.include_secrets,
-            respect_gitignore=config.index.respect_gitignore,
+        scanner = Scanner.for_workspace(
+            config.workspace_path, config.index, include_secrets=config.index.include_secrets
         )
         self._indexer = Indexer(
             scanner=scanner,

@@ -28,10 +28,10 @@ import json
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, cast
 
 from daemon import __version__
+from daemon.core.early_handshake import EarlyInitialize, Handshake, initialize_request, write_all
 from daemon.lsp.methods import NOTIFICATIONS, REQUESTS
 
 __all__ = ["STANDARD_INTEL_OPTION", "EarlyInitialize", "Handshake", "answer_initialize", "initialize_result"]
@@ -46,26 +46,6 @@ _SUPPORTED_ENCODINGS = ("utf-8", "utf-16", "utf-32")
 _TRACE_VALUES = ("off", "messages", "verbose")
 _CONTENT_LENGTH = re.compile(rb"content-length[ \t]*:[ \t]*(\d+)[ \t]*", re.IGNORECASE)
 _HEADER = re.compile(rb"[A-Za-z][A-Za-z0-9-]*[ \t]*:.*")
-
-
-@dataclass(frozen=True, kw_only=True)
-class EarlyInitialize:
-    """The ``initialize`` request answered early, and the result it was given."""
-
-    message: dict[str, Any]
-    result: dict[str, Any]
-
-    @property
-    def id(self) -> int | str:
-        return cast(int | str, self.message["id"])
-
-
-@dataclass(frozen=True, kw_only=True)
-class Handshake:
-    """What :func:`answer_initialize` did: the request it answered (or None), and the bytes read but not handled."""
-
-    early: EarlyInitialize | None
-    pending: bytes
 
 
 def standard_intel_enabled(options: Any) -> bool:
@@ -115,7 +95,7 @@ def answer_initialize(read_fd: int = 0, write_fd: int = 1) -> Handshake:
         return Handshake(early=None, pending=data)
     result = initialize_result(cast(dict[str, Any], message["params"]))
     body = json.dumps({"id": message["id"], "jsonrpc": "2.0", "result": result}).encode()
-    _write_all(
+    write_all(
         write_fd,
         f"Content-Length: {len(body)}\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n".encode()
         + body,
@@ -135,23 +115,8 @@ def _content_length(header_block: bytes) -> int | None:
 
 def _vouched(body: bytes) -> dict[str, Any] | None:
     """The request in ``body`` when it is an ``initialize`` whose answer this module can give, else None."""
-    try:
-        message: Any = json.loads(body)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(message, dict):
-        return None
-    message = cast(dict[str, Any], message)
-    msg_id = message.get("id")
-    if (
-        message.get("jsonrpc") != "2.0"
-        or message.get("method") != "initialize"
-        or isinstance(msg_id, bool)
-        or not isinstance(msg_id, int | str)
-        or not isinstance(message.get("params"), dict)
-    ):
-        return None
-    return message if _params_fit(cast(dict[str, Any], message["params"])) else None
+    message = initialize_request(body)
+    return message if message is not None and _params_fit(cast(dict[str, Any], message["params"])) else None
 
 
 def _params_fit(params: dict[str, Any]) -> bool:
@@ -232,9 +197,3 @@ def _folders(value: Any) -> bool:
         if not (_is_str(entry.get("uri")) and _is_str(entry.get("name"))):
             return False
     return True
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]

@@ -115,14 +115,7 @@ class CodeIntelService:
         self.paths = WorkspacePaths(config.workspace_path)
         self.pool = pool
         self.index = SharedIndex(config, wait_seconds=config.intel.ready_wait_seconds)
-        self._scanner = Scanner(
-            self.paths.root,
-            classify=language_for_path,
-            max_file_bytes=config.index.max_file_bytes,
-            extra_excludes=config.index.exclude,
-            include_secrets=False,
-            respect_gitignore=config.index.respect_gitignore,
-        )
+        self._scanner = Scanner.for_workspace(self.paths.root, config.index, include_secrets=False)
         self._resolver = SymbolResolver(
             self.paths.root,
             index_search=self.index.candidates,

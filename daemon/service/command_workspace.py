@@ -45,11 +45,8 @@ async def command_workspace(
     if await asyncio.to_thread(daemon_running, config):
         from daemon.service.workspace_remote import DaemonWorkspace
 
-        remote = await DaemonWorkspace.attach(config, client="cli", start=False)
-        try:
+        async with DaemonWorkspace.attached(config, client="cli", start=False) as remote:
             yield remote
-        finally:
-            await remote.aclose()
         return
     from daemon.service.local_index import open_local_index
     from daemon.service.workspace_local import LocalWorkspace

@@ -28,7 +28,6 @@ from pathlib import Path
 
 from daemon.config import Config
 from daemon.core.intel_models import Definition, DefinitionResult, Location, SourceRange
-from daemon.core.languages import language_for_path
 from daemon.index.scanner import Scanner
 from daemon.intel.lsp.registry import resolve_servers
 from daemon.intel.workspace_paths import WorkspacePaths, secret_reason
@@ -75,18 +74,10 @@ class ScannedDefinitions:
         self._config = config
         self._paths = WorkspacePaths(config.workspace_path)
         self._available: dict[str, bool] = {}
-        scanner = Scanner(
-            self._paths.root,
-            classify=language_for_path,
-            max_file_bytes=config.index.max_file_bytes,
-            extra_excludes=config.index.exclude,
-            include_secrets=False,
-            respect_gitignore=config.index.respect_gitignore,
-        )
         self._resolver = SymbolResolver(
             self._paths.root,
             index_search=lambda _query: None,
-            scanner=scanner,
+            scanner=Scanner.for_workspace(self._paths.root, config.index, include_secrets=False),
             max_file_bytes=config.index.max_file_bytes,
         )
         self._lock = threading.Lock()  # one scan at a time: the resolver's chunk cache is not shared

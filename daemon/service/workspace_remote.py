@@ -11,7 +11,8 @@ front's session, which attaches in the background and subscribes to the daemon's
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import AsyncGenerator, Awaitable
+from contextlib import asynccontextmanager
 from typing import TypeVar
 
 from pydantic import BaseModel
@@ -47,6 +48,16 @@ class DaemonWorkspace:
 
         link = Reattaching(config.workspace, attach, await attach())
         return cls(link, owned=link)
+
+    @classmethod
+    @asynccontextmanager
+    async def attached(cls, config: Config, *, client: ClientKind, start: bool) -> AsyncGenerator[DaemonWorkspace]:
+        """``attach``, held for a ``with`` block and closed at its end."""
+        workspace = await cls.attach(config, client=client, start=start)
+        try:
+            yield workspace
+        finally:
+            await workspace.aclose()
 
     @classmethod
     def over(cls, link: DaemonLink) -> DaemonWorkspace:

@@ -173,11 +173,8 @@ def workspace_opener(config: Config, *, background: bool = True, attach: bool = 
             await asyncio.to_thread(importlib.import_module, "daemon.service.workspace_remote")
             from daemon.service.workspace_remote import DaemonWorkspace
 
-            remote = await DaemonWorkspace.attach(config, client="mcp", start=True)
-            try:
+            async with DaemonWorkspace.attached(config, client="mcp", start=True) as remote:
                 yield remote
-            finally:
-                await remote.aclose()
             return
         await asyncio.to_thread(importlib.import_module, "daemon.service.workspace_local")
         from daemon.service.workspace_local import LocalWorkspace
