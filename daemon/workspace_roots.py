@@ -20,7 +20,17 @@ from daemon.errors import WorkspaceRefused
 if TYPE_CHECKING:
     from daemon.config import Config
 
-__all__ = ["NEVER_BELOW", "NEVER_EXACTLY", "admit_workspace", "allowed_roots", "check_folder"]
+__all__ = ["NEVER_BELOW", "NEVER_EXACTLY", "admit_workspace", "allowed_roots", "check_folder", "find_workspace_root"]
+
+
+def find_workspace_root(start: Path) -> Path:
+    """The nearest ancestor of ``start`` holding ``.ided.toml`` or ``.git``; else ``start`` itself."""
+    start = start.resolve()
+    for candidate in (start, *start.parents):
+        if (candidate / ".ided.toml").is_file() or (candidate / ".git").exists():
+            return candidate
+    return start
+
 
 PATH_MAX = 4096
 NAME_MAX = 255

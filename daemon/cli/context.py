@@ -13,6 +13,7 @@ from rich.text import Text
 from daemon.config import Config, load_config, parse_set_pairs
 from daemon.errors import DaemonError
 from daemon.logging_setup import configure_logging
+from daemon.workspace_roots import find_workspace_root
 
 __all__ = ["CliState", "JsonOpt", "WorkspaceOpt", "find_workspace_root", "parse_overrides", "workspace_option"]
 
@@ -26,15 +27,6 @@ def workspace_option(help: str = _WORKSPACE_HELP) -> Any:
 
 WorkspaceOpt = Annotated[Path | None, workspace_option()]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
-
-
-def find_workspace_root(start: Path) -> Path:
-    """The nearest ancestor holding ``.ided.toml`` or ``.git``; else ``start`` itself."""
-    start = start.resolve()
-    for candidate in (start, *start.parents):
-        if (candidate / ".ided.toml").is_file() or (candidate / ".git").exists():
-            return candidate
-    return start
 
 
 def parse_overrides(pairs: list[str]) -> dict[str, Any]:

@@ -25,6 +25,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from daemon.workspace_roots import find_workspace_root
+
 __all__ = ["DIRECT_FRONTS", "direct_front", "drop_cwd_from_path", "exec_front", "front_argv"]
 
 DIRECT_FRONTS = frozenset({"acp", "lsp", "mcp"})
@@ -63,21 +65,12 @@ def direct_front(args: Sequence[str]) -> tuple[str, list[str]] | None:
             return None
         argv += ["--workspace", str(workspace.resolve())]
     elif front == "mcp":  # the MCP server is always told its root: the one around the current directory
-        argv += ["--workspace", str(_workspace_around(Path.cwd()))]
+        argv += ["--workspace", str(find_workspace_root(Path.cwd()))]
     for pair in settings:
         argv += ["--set", pair]
     if front == "mcp" and options.get("attach", "--attach") == "--attach":
         argv.append("--attach")
     return front, argv
-
-
-def _workspace_around(start: Path) -> Path:
-    """The nearest ancestor holding ``.ided.toml`` or ``.git``, else ``start`` (as ``find_workspace_root`` finds it)."""
-    start = start.resolve()
-    for candidate in (start, *start.parents):
-        if (candidate / ".ided.toml").is_file() or (candidate / ".git").exists():
-            return candidate
-    return start
 
 
 def _front_options(front: str, args: list[str]) -> dict[str, str] | None:
