@@ -64,7 +64,12 @@ async def test_a_name_is_answered_from_the_index_while_the_server_starts_then_by
         (definition,) = first.definitions
         assert (definition.location.path, definition.symbol) == ("shapes/report.py", "Reporter.render")
         assert definition.source is not None and definition.source.lstrip().startswith("def render(")
-        assert any("language server basedpyright is starting" in note for note in first.notes)
+        # prestart may not have reached the server yet on a loaded machine: the call itself starts it then
+        assert any(
+            f"language server basedpyright is {state}" in note
+            for note in first.notes
+            for state in ("starting", "not_started")
+        ), first.notes
 
         await asyncio.to_thread(_open_gate, gate)
         # the server's own answer, once it is ready (waited for by the call itself, within ready_wait)
