@@ -110,11 +110,10 @@ class GuardedNdjsonTransport:
 
     def _drop_early_answer(self, message: dict[str, Any]) -> None:
         assert self._early is not None
-        sent, self._early = self._early.result, None
-        if "error" in message:
-            logger.error("the initialize answered early failed when replayed: %s", message["error"])
-        elif message.get("result") != sent:
-            logger.warning("the early initialize answer differed from the agent's: %s", message.get("result"))
+        early, self._early = self._early, None
+        problem = early.replay_problem(message.get("result"), message.get("error"))
+        if problem is not None:
+            logger.log(*problem)
 
     async def _answer(self, reject: JsonRpcReject) -> None:
         self.rejected += 1

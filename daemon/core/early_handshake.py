@@ -10,6 +10,7 @@ vouching, the same for both protocols; each front then checks its own params.
 from __future__ import annotations
 
 import json
+import logging
 import os
 from dataclasses import dataclass
 from typing import Any, cast
@@ -27,6 +28,15 @@ class EarlyInitialize:
     @property
     def id(self) -> int | str:
         return cast(int | str, self.message["id"])
+
+    def replay_problem(self, result: Any, error: Any) -> tuple[int, str] | None:
+        """The log level and message when the protocol library, given the replayed request, answered other
+        than this early answer (``result`` as JSON, or ``error``); None when it gave the same answer."""
+        if error is not None:
+            return logging.ERROR, f"the initialize answered early failed when replayed: {error}"
+        if result != self.result:
+            return logging.WARNING, f"the early initialize answer differed from the one given on replay: {result}"
+        return None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -16,7 +16,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from daemon.core.early_handshake import Handshake
 
 __all__ = ["main", "parse_overrides"]
 
@@ -51,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     return _serve(args, handshake)
 
 
-def _serve(args: argparse.Namespace, handshake: Any) -> int:
+def _serve(args: argparse.Namespace, handshake: Handshake | None) -> int:
     """Everything past the handshake: logging as configured, the server, the transport."""
     import functools
 

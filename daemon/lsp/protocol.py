@@ -24,6 +24,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import LanguageServerProtocol, default_converter, lsp_method
 
+from daemon.core.early_handshake import EarlyInitialize
 from daemon.core.models import ChunkKind, SearchMode
 from daemon.lsp.methods import LspMethods
 
@@ -356,26 +357,24 @@ class IdedProtocol(LanguageServerProtocol):
     """lsprotocol's types for the standard methods, ours for ``ided/*``; the methods are announced
     under ``capabilities.experimental.ided`` in the ``initialize`` result."""
 
-    _early: tuple[int | str, dict[str, Any]] | None = None
+    _early: EarlyInitialize | None = None
 
-    def expect_early_answer(self, msg_id: int | str, result: dict[str, Any]) -> None:
+    def expect_early_answer(self, early: EarlyInitialize) -> None:
         """The ``initialize`` request ``msg_id`` was answered with ``result`` before this protocol existed
         (``daemon.lsp.handshake``): when it is replayed, drop this protocol's own answer to it, and say so
         in the log if that answer differs."""
-        self._early = (msg_id, result)
+        self._early = early
 
     def _send_response(self, msg_id: Any, result: Any | None = None, error: Any | None = None) -> None:
-        if self._early is None or msg_id != self._early[0]:
+        early = self._early
+        if early is None or msg_id != early.id:
             super()._send_response(msg_id, result, error)  # pyright: ignore[reportUnknownMemberType]
             return
-        sent = self._early[1]
         self._early = None
-        if error is not None:
-            logger.error("the initialize answered early failed when replayed: %s", error)
-            return
-        ours: Any = self._converter.unstructure(result)  # pyright: ignore[reportUnknownMemberType]
-        if ours != sent:
-            logger.warning("the early initialize answer differed from the server's: %s", ours)
+        ours: Any = None if error is not None else self._converter.unstructure(result)  # pyright: ignore[reportUnknownMemberType]
+        problem = early.replay_problem(ours, error)
+        if problem is not None:
+            logger.log(*problem)
 
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams) -> Generator[Any, Any, types.InitializeResult]:

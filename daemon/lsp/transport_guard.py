@@ -82,7 +82,7 @@ class GuardedTransport:
         (the handshake vouched for the rest) are dropped, and the client is told."""
         expect = getattr(self.protocol, "expect_early_answer", None)
         if expect is not None:
-            expect(early.id, early.result)
+            expect(early)
         message: dict[str, Any] = early.message
         try:
             structured = self._structure(message, types.INITIALIZE, JsonRPCRequestMessage)
