@@ -373,7 +373,15 @@ async def test_ided_run_processes_of_two_workspaces_at_once_write_one_database_c
             *("--set", f"pipeline.replay_script={script}"),
         ]
         processes += [await _ided_run(settings, ws, env) for _ in range(runs_per_workspace)]
-    outputs = await asyncio.wait_for(asyncio.gather(*(p.communicate() for p in processes)), 240)
+    try:
+        outputs = await asyncio.wait_for(asyncio.gather(*(p.communicate() for p in processes)), 240)
+    except TimeoutError:
+        # end them and read what they said, so the failure names its cause and leaves no pipe open
+        for p in processes:
+            if p.returncode is None:
+                p.kill()
+        said = [await p.communicate() for p in processes]
+        raise AssertionError(["".join(part.decode()[-2000:] for part in pair) for pair in said]) from None
     records = [json.loads(out) for out, _err in outputs]
     assert all(p.returncode == 0 for p in processes), [err.decode()[-2000:] for _out, err in outputs]
     assert sorted(r["workspace"] for r in records) == ["alpha", "alpha", "beta", "beta"]
