@@ -2,8 +2,9 @@
 
 Arguments: ``--workspace DIR`` (serve that folder whatever a session's ``cwd`` says), ``--set
 KEY=VALUE`` (repeatable). The client's ``initialize`` is answered first (``daemon.acp.handshake``,
-standard library only); only then are the configuration, the ACP SDK and the agent loaded
-(``daemon.acp.stdio``), so ``session/new`` waits for them and ``initialize`` for nothing. Logs go to
+standard library only), then its first ``session/new`` (``daemon.acp.early_session``: the
+configuration and the session file); only then are the ACP SDK and the agent loaded
+(``daemon.acp.stdio``), so neither waits for them. Logs go to
 stderr or ``logging.file``. SIGTERM/SIGINT and end of input end it the same way: runs in flight
 are cancelled (see ``acp.cancel_grace_seconds``), then everything closes.
 """
@@ -31,9 +32,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ided acp: --set expects KEY=VALUE, got {bad[0]!r}", file=sys.stderr)
         return 2
     handshake = None if args.late_handshake else answer_initialize()
+    session = None
+    if handshake is not None and handshake.early is not None:
+        from daemon.acp.early_session import answer_new_session
+
+        handshake, session = answer_new_session(handshake, workspace=args.workspace, settings=args.settings)
     from daemon.acp.stdio import run
 
-    return run(args.workspace, args.settings, handshake)
+    return run(args.workspace, args.settings, handshake, session)
 
 
 if __name__ == "__main__":

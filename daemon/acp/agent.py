@@ -68,8 +68,8 @@ from daemon import __version__
 from daemon.acp.commands import CommandError, CommandKind, ParsedPrompt, parse_command
 from daemon.acp.prompt_content import PromptContent, read_prompt
 from daemon.acp.run_updates import RunPresenter, SessionUpdate
+from daemon.acp.sessions import MODES, SessionRecord, SessionState
 from daemon.acp.sessions import SessionMode as Mode
-from daemon.acp.sessions import SessionState
 from daemon.errors import DaemonError
 from daemon.service.run_models import RunRecord, RunStatus
 from daemon.workspace_roots import check_folder
@@ -88,14 +88,7 @@ PromptBlock = (
     TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceContentBlock | EmbeddedResourceContentBlock
 )
 
-_MODES = (
-    SessionMode(id=Mode.ASK.value, name="Ask", description="Read-only: agents answer and explain; nothing is edited."),
-    SessionMode(
-        id=Mode.CODE.value,
-        name="Code",
-        description="Agents edit a worktree on the run's own branch; you review the whole diff at the end.",
-    ),
-)
+_MODES = tuple(SessionMode(id=m.mode.value, name=m.name, description=m.description) for m in MODES)
 _RUNS_LISTED = 15
 
 
@@ -122,9 +115,13 @@ def _error(exc: DaemonError) -> RequestError:
 class IdedAgent:
     """Implements the SDK's ``Agent`` protocol (the methods it routes; absent ones answer -32601)."""
 
-    def __init__(self, load_config: ConfigLoader, *, workspace: Path | None = None) -> None:
+    def __init__(
+        self, load_config: ConfigLoader, *, workspace: Path | None = None, early_session: SessionRecord | None = None
+    ) -> None:
         self._load_config = load_config
         self._pinned = workspace
+        self._early_session = early_session
+        """The session ``daemon.acp.early_session`` created when it answered the first ``session/new``."""
         self._workspaces: Workspaces | None = None
         self._client: Client | None = None
         self._client_caps = ClientCapabilities()
@@ -195,13 +192,23 @@ class IdedAgent:
         **kwargs: Any,
     ) -> NewSessionResponse:
         workspace = await self._open(cwd)
-        record = await asyncio.to_thread(workspace.sessions.create, workspace.root)
+        record = self._adopt_early_session(workspace) or await asyncio.to_thread(
+            workspace.sessions.create, workspace.root
+        )
         live = SessionState(record=record, workspace=workspace)
         self._sessions[record.session_id] = live
         live.mcp = await self._lend_mcp(live, mcp_servers or [])
         self._in_background(self._send_commands(live), live)  # once the run service is open
         self._status_soon(live)
         return NewSessionResponse(session_id=record.session_id, modes=_modes(record.mode))
+
+    def _adopt_early_session(self, workspace: Workspace) -> SessionRecord | None:
+        """The session created when the first ``session/new`` was answered early (the request replayed now)."""
+        early, self._early_session = self._early_session, None
+        if early is not None and Path(early.cwd) != workspace.root:
+            logger.warning("the early session is for %s, not %s: a new one is created", early.cwd, workspace.root)
+            return None
+        return early
 
     async def load_session(
         self,

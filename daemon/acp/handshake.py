@@ -24,9 +24,17 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from daemon import __version__
-from daemon.core.early_handshake import EarlyInitialize, Handshake, initialize_request, write_all
+from daemon.core.early_handshake import EarlyAnswer, Handshake, request_for, write_all
 
-__all__ = ["PROTOCOL_VERSION", "EarlyInitialize", "Handshake", "answer_initialize", "initialize_result"]
+__all__ = [
+    "PROTOCOL_VERSION",
+    "EarlyAnswer",
+    "Handshake",
+    "answer",
+    "answer_initialize",
+    "initialize_result",
+    "read_line",
+]
 
 PROTOCOL_VERSION = 1
 """The ACP version this agent speaks (the SDK's ``acp.PROTOCOL_VERSION``; a test keeps them equal)."""
@@ -53,25 +61,35 @@ def initialize_result(params: dict[str, Any]) -> dict[str, Any]:
 def answer_initialize(read_fd: int = 0, write_fd: int = 1) -> Handshake:
     """Read the first line from ``read_fd``; answer it on ``write_fd`` when it is an ``initialize`` this
     module vouches for. Returns what was answered and the bytes read but not consumed."""
-    data = b""
-    while (end := data.find(b"\n")) < 0:
-        if len(data) > _MAX_LINE_BYTES:
-            return Handshake(early=None, pending=data)
-        chunk = os.read(read_fd, _READ_CHUNK)
-        if not chunk:
-            return Handshake(early=None, pending=data)
-        data += chunk
-    message = _vouched(data[:end])
+    data = read_line(read_fd, b"")
+    end = data.find(b"\n")
+    message = _vouched(data[:end]) if end >= 0 else None
     if message is None:
         return Handshake(early=None, pending=data)
     result = initialize_result(cast(dict[str, Any], message["params"]))
+    answer(write_fd, message, result)
+    return Handshake(early=EarlyAnswer(message=message, result=result), pending=data[end + 1 :])
+
+
+def read_line(read_fd: int, data: bytes) -> bytes:
+    """``data`` and what is read from ``read_fd`` until it holds a whole line (a newline), or input ends,
+    or it grows past the longest line the handshake reads."""
+    while b"\n" not in data and len(data) <= _MAX_LINE_BYTES:
+        chunk = os.read(read_fd, _READ_CHUNK)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def answer(write_fd: int, message: dict[str, Any], result: dict[str, Any]) -> None:
+    """Write the JSON-RPC answer ``result`` to the request ``message`` as one line."""
     reply = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}, separators=(",", ":"))
     write_all(write_fd, reply.encode() + b"\n")
-    return Handshake(early=EarlyInitialize(message=message, result=result), pending=data[end + 1 :])
 
 
 def _vouched(line: bytes) -> dict[str, Any] | None:
-    message = initialize_request(line)
+    message = request_for(line, "initialize")
     return message if message is not None and _params_fit(cast(dict[str, Any], message["params"])) else None
 
 

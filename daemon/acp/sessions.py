@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 from daemon.errors import DaemonError, ErrorCode
 
-__all__ = ["SessionMode", "SessionRecord", "SessionState", "SessionStore", "new_session_id"]
+__all__ = ["MODES", "ModeInfo", "SessionMode", "SessionRecord", "SessionState", "SessionStore", "new_session_id"]
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +39,26 @@ _SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
 class SessionMode(StrEnum):
     ASK = "ask"
     CODE = "code"
+
+
+@dataclass(frozen=True)
+class ModeInfo:
+    """How a session mode is offered to the client (ACP ``SessionMode``)."""
+
+    mode: SessionMode
+    name: str
+    description: str
+
+
+MODES = (
+    ModeInfo(SessionMode.ASK, "Ask", "Read-only: agents answer and explain; nothing is edited."),
+    ModeInfo(
+        SessionMode.CODE,
+        "Code",
+        "Agents edit a worktree on the run's own branch; you review the whole diff at the end.",
+    ),
+)
+"""The modes every session offers, in the order the client shows them."""
 
 
 class SessionRecord(FrozenModel):

@@ -1,10 +1,11 @@
 """The ACP agent served on stdio: the wire streams, the SDK's connection, the pipeline preload
 (started once the first ``session/new`` or ``session/load`` is answered).
 
-``daemon.acp.__main__`` calls :func:`run` once the handshake (``daemon.acp.handshake``) has read
-the first line: the bytes it read and did not handle are fed to the wire's reader first, and the
-``initialize`` it answered (if any) is received first by the guarded transport, whose SDK answer
-is dropped. stdout carries the protocol alone: the process keeps a private copy of file descriptor
+``daemon.acp.__main__`` calls :func:`run` once the handshake (``daemon.acp.handshake``,
+``daemon.acp.early_session``) has read the first lines: the bytes it read and did not handle are fed
+to the wire's reader first, and the ``initialize`` and ``session/new`` it answered (if any) are
+received first by the guarded transport, whose SDK answers to them are dropped; the session created
+early is the agent's to adopt. stdout carries the protocol alone: the process keeps a private copy of file descriptor
 1 for the wire and points fd 1 and ``sys.stdout`` at stderr, so a stray print (or a library writing
 to fd 1) can never corrupt a frame. A configuration that does not load ends the process (code 2)
 when nothing was answered yet; after an early ``initialize`` it is served, and each session answers
@@ -22,16 +23,16 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 from acp import Agent, run_agent
 
 from daemon.acp.agent import PRELOAD_MODULES, IdedAgent
+from daemon.acp.early_session import EarlySession, load_folder_config
 from daemon.acp.handshake import Handshake
 from daemon.acp.transport_guard import MAX_LINE_BYTES, GuardedNdjsonTransport
-from daemon.config import Config, load_config, parse_set_pairs
+from daemon.config import parse_set_pairs
 from daemon.logging_setup import log_as_configured
-from daemon.workspace_roots import admit_workspace, check_folder
 
 __all__ = ["run", "serve"]
 
@@ -78,9 +79,10 @@ async def _wire_streams(pending: bytes) -> tuple[asyncio.StreamReader, asyncio.S
     return reader, asyncio.StreamWriter(transport, protocol, None, loop)
 
 
-async def serve(agent: IdedAgent, handshake: Handshake | None = None) -> None:
+async def serve(agent: IdedAgent, handshake: Handshake | None = None, session: EarlySession | None = None) -> None:
     reader, writer = await _wire_streams(handshake.pending if handshake is not None else b"")
-    transport = GuardedNdjsonTransport(reader, writer, early=handshake.early if handshake is not None else None)
+    early = (handshake.early if handshake is not None else None, session.answered if session is not None else None)
+    transport = GuardedNdjsonTransport(reader, writer, early=[a for a in early if a is not None])
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()
     assert main is not None
@@ -116,14 +118,7 @@ def _preload() -> None:
         importlib.import_module(name)
 
 
-def _load(overrides: dict[str, Any], launch_dir: Path, folder: Path) -> Config:
-    """A session folder's configuration, once the folder is admitted (``daemon.workspace_roots``)."""
-    config = load_config(check_folder(folder), overrides=overrides)
-    admit_workspace(config, launch_dir=launch_dir)
-    return config
-
-
-def run(workspace: Path | None, settings: list[str], handshake: Handshake | None) -> int:
+def run(workspace: Path | None, settings: list[str], handshake: Handshake | None, session: EarlySession | None) -> int:
     """Serve the agent until the client goes; the exit code."""
     try:
         overrides = parse_set_pairs(settings)
@@ -133,6 +128,10 @@ def run(workspace: Path | None, settings: list[str], handshake: Handshake | None
     workspace = workspace.resolve() if workspace else None
     if not log_as_configured("ided acp", workspace, overrides) and (handshake is None or handshake.early is None):
         return 2
-    agent = IdedAgent(functools.partial(_load, overrides, Path.cwd()), workspace=workspace)
-    asyncio.run(serve(agent, handshake))
+    agent = IdedAgent(
+        functools.partial(load_folder_config, overrides, Path.cwd()),
+        workspace=workspace,
+        early_session=session.record if session is not None else None,
+    )
+    asyncio.run(serve(agent, handshake, session))
     return 0

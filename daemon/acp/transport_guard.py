@@ -17,19 +17,20 @@ objects:
 - a response with no pending request shape (no ``result``/``error``, or a bad id): dropped.
 
 Unknown methods (-32601) and params that do not fit (-32602) are the SDK's business; nothing
-above ends the loop. End of input is end of stream. An ``initialize`` answered before the SDK
-loaded (``daemon.acp.handshake``) is received first, and the SDK's answer to it is dropped (a
-warning is logged if it differs from the one sent).
+above ends the loop. End of input is end of stream. The ``initialize`` and ``session/new`` answered
+before the SDK loaded (``daemon.acp.handshake``, ``daemon.acp.early_session``) are received first;
+the SDK's answer to each is dropped (a warning is logged if it differs from the one sent), and the
+next message is received only once it came.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from daemon.acp.handshake import EarlyInitialize
+from daemon.acp.handshake import EarlyAnswer
 from daemon.core.jsonrpc import JsonRpcReject, Message
 from daemon.core.jsonrpc_framing import encode_line, lines, messages
 
@@ -53,13 +54,17 @@ class GuardedNdjsonTransport:
         writer: asyncio.StreamWriter,
         *,
         max_line_bytes: int = MAX_LINE_BYTES,
-        early: EarlyInitialize | None = None,
+        early: Sequence[EarlyAnswer] = (),
     ) -> None:
         self._reader = reader
-        self._early = early
-        """The ``initialize`` answered before the SDK loaded (``daemon.acp.handshake``): received first, and
-        the SDK's own answer to it is not sent again."""
-        self._replayed = early is None
+        self._replay = list(early)
+        """Requests answered before the SDK loaded (``daemon.acp.handshake``, ``daemon.acp.early_session``),
+        received first, in order."""
+        self._replayed: dict[int | str, EarlyAnswer] = {}
+        """Those received whose SDK answer has not come yet: it is not sent again, and nothing more is
+        received until it came (the agent has, say, the session before the client's next request)."""
+        self._answered = asyncio.Event()
+        self._answered.set()
         self.session_answered = asyncio.Event()
         """Set once the answer to a ``session/new`` or ``session/load`` has been sent."""
         self._session_requests: set[int | str] = set()
@@ -72,29 +77,36 @@ class GuardedNdjsonTransport:
         self.rejected = 0
 
     async def send(self, message: dict[str, Any]) -> None:
-        if self._early is not None and "method" not in message and message.get("id") == self._early.id:
-            self._drop_early_answer(message)
-            return
-        data = encode_line(message, ensure_ascii=False)
-        async with self._write_lock:
-            if self._closed:
-                raise ConnectionError("the ACP transport is closed")
-            self._writer.write(data)
-            await asyncio.wait_for(self._writer.drain(), _DRAIN_TIMEOUT_S)
-        if self._session_requests and "method" not in message and message.get("id") in self._session_requests:
+        msg_id = message.get("id")
+        replayed = None
+        if "method" not in message and isinstance(msg_id, int | str):
+            replayed = self._replayed.pop(msg_id, None)
+        if replayed is not None:
+            self._drop_early_answer(replayed, message)
+        else:
+            data = encode_line(message, ensure_ascii=False)
+            async with self._write_lock:
+                if self._closed:
+                    raise ConnectionError("the ACP transport is closed")
+                self._writer.write(data)
+                await asyncio.wait_for(self._writer.drain(), _DRAIN_TIMEOUT_S)
+        if self._session_requests and "method" not in message and msg_id in self._session_requests:
             self._session_requests.clear()
             self.session_answered.set()
 
     async def receive(self) -> dict[str, Any] | None:
-        if not self._replayed and self._early is not None:
-            self._replayed = True
-            return self._early.message
+        await self._answered.wait()
+        if self._replay:
+            early = self._replay.pop(0)
+            self._replayed[early.id] = early
+            self._answered.clear()
+            self._note_session_request(early.message.get("method"), early.id)
+            return early.message
         async for message in self._messages:
             if isinstance(message, JsonRpcReject):
                 await self._answer(message)
             else:
-                if message.method in _SESSION_METHODS and message.id is not None and not self.session_answered.is_set():
-                    self._session_requests.add(message.id)
+                self._note_session_request(message.method, message.id)
                 return message.raw
         return None
 
@@ -108,9 +120,13 @@ class GuardedNdjsonTransport:
             except (OSError, RuntimeError):
                 logger.debug("closing stdout failed; the client is gone")
 
-    def _drop_early_answer(self, message: dict[str, Any]) -> None:
-        assert self._early is not None
-        early, self._early = self._early, None
+    def _note_session_request(self, method: object, msg_id: int | str | None) -> None:
+        if method in _SESSION_METHODS and msg_id is not None and not self.session_answered.is_set():
+            self._session_requests.add(msg_id)
+
+    def _drop_early_answer(self, early: EarlyAnswer, message: dict[str, Any]) -> None:
+        if not self._replayed:
+            self._answered.set()
         problem = early.replay_problem(message.get("result"), message.get("error"))
         if problem is not None:
             logger.log(*problem)

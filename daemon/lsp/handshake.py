@@ -31,10 +31,10 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from daemon import __version__
-from daemon.core.early_handshake import EarlyInitialize, Handshake, initialize_request, write_all
+from daemon.core.early_handshake import EarlyAnswer, Handshake, request_for, write_all
 from daemon.lsp.methods import NOTIFICATIONS, REQUESTS
 
-__all__ = ["STANDARD_INTEL_OPTION", "EarlyInitialize", "Handshake", "answer_initialize", "initialize_result"]
+__all__ = ["STANDARD_INTEL_OPTION", "EarlyAnswer", "Handshake", "answer_initialize", "initialize_result"]
 
 STANDARD_INTEL_OPTION = "standardIntel"
 """The ``initializationOptions`` key that turns on textDocument/definition|references|hover."""
@@ -100,7 +100,7 @@ def answer_initialize(read_fd: int = 0, write_fd: int = 1) -> Handshake:
         f"Content-Length: {len(body)}\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n".encode()
         + body,
     )
-    return Handshake(early=EarlyInitialize(message=message, result=result), pending=data[end:])
+    return Handshake(early=EarlyAnswer(message=message, result=result), pending=data[end:])
 
 
 def _content_length(header_block: bytes) -> int | None:
@@ -115,7 +115,7 @@ def _content_length(header_block: bytes) -> int | None:
 
 def _vouched(body: bytes) -> dict[str, Any] | None:
     """The request in ``body`` when it is an ``initialize`` whose answer this module can give, else None."""
-    message = initialize_request(body)
+    message = request_for(body, "initialize")
     return message if message is not None and _params_fit(cast(dict[str, Any], message["params"])) else None
 
 

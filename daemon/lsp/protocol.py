@@ -24,7 +24,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import LanguageServerProtocol, default_converter, lsp_method
 
-from daemon.core.early_handshake import EarlyInitialize
+from daemon.core.early_handshake import EarlyAnswer
 from daemon.core.models import ChunkKind, SearchMode
 from daemon.lsp.methods import LspMethods
 
@@ -357,9 +357,9 @@ class IdedProtocol(LanguageServerProtocol):
     """lsprotocol's types for the standard methods, ours for ``ided/*``; the methods are announced
     under ``capabilities.experimental.ided`` in the ``initialize`` result."""
 
-    _early: EarlyInitialize | None = None
+    _early: EarlyAnswer | None = None
 
-    def expect_early_answer(self, early: EarlyInitialize) -> None:
+    def expect_early_answer(self, early: EarlyAnswer) -> None:
         """The ``initialize`` request ``msg_id`` was answered with ``result`` before this protocol existed
         (``daemon.lsp.handshake``): when it is replayed, drop this protocol's own answer to it, and say so
         in the log if that answer differs."""

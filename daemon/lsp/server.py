@@ -28,7 +28,7 @@ from daemon.core.ports import Workspace
 from daemon.errors import DaemonError
 from daemon.lsp import convert
 from daemon.lsp.handlers import index, intel, lifecycle, runs
-from daemon.lsp.handshake import EarlyInitialize, Handshake
+from daemon.lsp.handshake import EarlyAnswer, Handshake
 from daemon.lsp.progress import IndexProgressReporter
 from daemon.lsp.protocol import IdedProtocol, LspMethods, make_converter
 from daemon.lsp.session import ConfigLoader, DaemonSession
@@ -162,7 +162,7 @@ def build_server(
     return server
 
 
-async def _serve(server: IdedLanguageServer, source: Any, early: EarlyInitialize | None = None) -> int:
+async def _serve(server: IdedLanguageServer, source: Any, early: EarlyAnswer | None = None) -> int:
     transport = GuardedTransport(server.protocol, server.converter)
     try:
         return await transport.serve(source, early)

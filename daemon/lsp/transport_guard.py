@@ -39,7 +39,7 @@ from daemon.core.jsonrpc import (
     error_reply,
 )
 from daemon.core.jsonrpc_framing import AsyncFrameSource, encode_frame, frames, messages
-from daemon.lsp.handshake import EarlyInitialize
+from daemon.lsp.handshake import EarlyAnswer
 
 __all__ = ["SERVER_NOT_INITIALIZED", "GuardedTransport"]
 
@@ -60,7 +60,7 @@ class GuardedTransport:
         self._shutting_down = False
         self._writes: set[asyncio.Future[None]] = set()
 
-    async def serve(self, source: AsyncFrameSource, early: EarlyInitialize | None = None) -> int:
+    async def serve(self, source: AsyncFrameSource, early: EarlyAnswer | None = None) -> int:
         """Serve until ``exit`` or end of input; returns the process exit code. ``early``: the ``initialize``
         already answered (``daemon.lsp.handshake``), handled first with the protocol's own answer dropped."""
         try:
@@ -77,7 +77,7 @@ class GuardedTransport:
 
     # -- one message ----------------------------------------------------------------------------
 
-    def _replay(self, early: EarlyInitialize) -> None:
+    def _replay(self, early: EarlyAnswer) -> None:
         """Hand the early-answered ``initialize`` to pygls; client capabilities that do not fit the LSP types
         (the handshake vouched for the rest) are dropped, and the client is told."""
         expect = getattr(self.protocol, "expect_early_answer", None)

@@ -127,6 +127,33 @@ async def test_the_acp_early_initialize_answer_is_the_one_the_sdk_gives(tmp_path
     assert early == late and early["result"]["agentInfo"]["name"] == "ided"
 
 
+async def test_the_acp_early_session_new_is_the_sdks_answer_and_its_session_is_served_at_once(tmp_path: Path) -> None:
+    """The first ``session/new`` is answered before the SDK loads (``daemon.acp.early_session``): the same
+    answer but its id, one session created, and a request for it sent the moment its id is known is served."""
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
+    params: dict[str, Any] = {"cwd": str(tmp_path / "ws"), "mcpServers": []}
+    new: dict[str, Any] = {"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": params}
+    answers: list[dict[str, Any]] = []
+    for name in ("early", "late"):
+        setting = f"state_dir={tmp_path / f'state-{name}'}"
+        late = ["daemon.acp", "--late-handshake", "--set", setting]
+        args = ["daemon", "--set", setting, "acp"] if name == "early" else late
+        async with _front(tmp_path, "-m", *args) as process:
+            await _acp_exchange(process, init)
+            answer = await _acp_exchange(process, new)
+            session_id = answer["result"]["sessionId"]
+            set_mode = {"sessionId": session_id, "modeId": "ask"}
+            moved = await _acp_exchange(
+                process, {"jsonrpc": "2.0", "id": 3, "method": "session/set_mode", "params": set_mode}
+            )
+            assert "error" not in moved, moved
+            listed = await _acp_exchange(process, {"jsonrpc": "2.0", "id": 4, "method": "session/list", "params": {}})
+            assert [s["sessionId"] for s in listed["result"]["sessions"]] == [session_id]
+        answers.append(answer["result"] | {"sessionId": "<id>"})
+    early, late = answers
+    assert early == late and early["modes"]["currentModeId"] == "code"
+
+
 async def test_an_lsp_config_that_does_not_load_is_reported_over_the_protocol(tmp_path: Path) -> None:
     async with _front(tmp_path, "-m", "daemon", "--set", f"{BAD_KEY}=1", "lsp") as process:
         peer = RawPeer.over_stdio(process)
