@@ -415,7 +415,10 @@ class AcpConfig(_Section):
 
     attach_daemon: bool = Field(
         default=True,
-        description="Attach to the workspace daemon (starting it when none runs) so runs search its hot index.",
+        description=(
+            "Attach to the workspace daemon (starting it when none runs): it executes the sessions' runs over its hot "
+            "index."
+        ),
     )
     cancel_grace_seconds: float = Field(
         default=10.0,

@@ -1,11 +1,13 @@
 """The workspaces an ``ided acp`` process serves: per folder, its config, run service and sessions.
 
-A session names its folder (``cwd``); the first session in a folder opens the folder's run service
-(``daemon.service.run_service.LocalRunService``: the pipeline runtime and the review), attaches to
-the workspace daemon when ``acp.attach_daemon`` is on (starting it when none runs, so retrieval
-searches its hot index), and keeps both until the process ends. Both happen in the background,
-the attach first (the run service searches the daemon's index when one runs, else opens the index
-itself): ``session/new`` never waits for them. ``Workspace.daemon()`` waits for the attach (the
+A session names its folder (``cwd``); the first session in a folder attaches to the workspace daemon
+when ``acp.attach_daemon`` is on (starting it when none runs) and opens the folder's run service: the
+daemon's (``daemon.service.run_remote.DaemonRunService``: the daemon executes the runs over its hot
+index and language servers, and calls back for what a prompt lends them, the editor's file reader and
+the client's MCP tools), or, with no daemon or one that runs with other run settings, one in this
+process (``daemon.service.run_service.LocalRunService``: the pipeline runtime and the review). It
+keeps both until the process ends. Both happen in the background, the attach first: ``session/new``
+never waits for them. ``Workspace.daemon()`` waits for the attach (the
 attached daemon, or why there is none, for ``_ided/status``); ``Workspace.ready()`` waits for the
 run service (a prompt, ``session/load``), raising the ``DaemonError`` that kept it from opening;
 ``Workspace.runs`` is that service once ready."""
@@ -129,13 +131,25 @@ class Workspaces:
         return task
 
     async def _open_runs(self, config: Config, attaching: asyncio.Future[Attachment]) -> RunService:
-        await asyncio.shield(attaching)  # the run service finds the daemon's index when one runs
+        attachment = await asyncio.shield(attaching)
+        if attachment.client is not None:
+            try:  # the daemon executes the runs; what a prompt lends them is called back for
+                return await self._daemon_runs(config)
+            except (DaemonError, OSError) as exc:
+                logger.warning("runs execute in this process: the daemon's run service cannot be used: %s", exc)
         # the pipeline (LangGraph, agents, git) loads here, in a thread: session/new never waits for it
         await asyncio.to_thread(importlib.import_module, "daemon.service.run_service")
         from daemon.service.run_service import LocalRunService
 
         # with models, always worktrees: a code-mode prompt outside a repository gets a clear error
         return await self._stack.enter_async_context(LocalRunService.open(config, models_needed=True, client="acp"))
+
+    async def _daemon_runs(self, config: Config) -> RunService:
+        from daemon.service.run_remote import DaemonRunService
+
+        runs = await DaemonRunService.attach(config, client="acp", start=False)
+        self._stack.push_async_callback(runs.aclose)
+        return runs
 
     async def _attach(self, config: Config) -> Attachment:
         try:

@@ -16,7 +16,7 @@ from daemon.config import Config, to_set_pairs
 from daemon.errors import DaemonError, ErrorCode
 from daemon.service.api import HelloParams, Methods
 from daemon.service.daemon_files import remove_stale
-from daemon.service.rpc import STREAM_LIMIT, NotificationHandler, RpcConnection
+from daemon.service.rpc import STREAM_LIMIT, Handler, NotificationHandler, RpcConnection
 
 __all__ = ["DaemonClient", "DaemonUnavailable", "spawn_daemon"]
 
@@ -120,6 +120,10 @@ class DaemonClient:
         self, method: str, params: BaseModel | Mapping[str, Any] | None, result: type[M], *, wait_s: float = 120
     ) -> M:
         return result.model_validate(await self.call(method, params, wait_s=wait_s))
+
+    def add_handlers(self, handlers: Mapping[str, Handler]) -> None:
+        """Serve ``handlers`` to the daemon's requests on this connection (a lent run's call-backs)."""
+        self._conn.add_handlers(handlers)
 
     @property
     def closed(self) -> bool:

@@ -230,7 +230,7 @@ class DaemonServer:
             self._run_followers.add(conn)
             return {"subscribed": True}
 
-        return {Methods.RUNS_SUBSCRIBE: subscribe}
+        return {Methods.RUNS_SUBSCRIBE: subscribe, **self.runs.launch_handlers(conn)}
 
     async def publish_runs(self, method: str, params: Any) -> None:
         for conn in list(self._run_followers):

@@ -4,8 +4,8 @@ The names are in ``daemon.service.api.Methods`` (``RUNS_*``); ``RUN_PARAMS`` giv
 and ``RUN_CHANGES`` those that change something (sent once, never again). The daemon serves them from one
 ``LocalRunService`` (``daemon.service.run_host``); ``daemon.service.run_remote.DaemonRunService`` calls
 them. What a launch lends a run that cannot cross the socket (an editor's file reader, a client's tool
-objects) is not in these params: a run the daemon executes reads the files on disk and gets the
-daemon's own tools; only ``trusted`` travels.
+objects) travels as a ``LoanSpec`` (``loan``): the daemon's run calls back for it over the launching
+connection (``daemon.service.run_loans``).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from daemon.config import Config
 from daemon.core.frozen_model import FrozenModel
 from daemon.errors import WorkspaceUntrusted
 from daemon.service.api import Methods
+from daemon.service.run_loans import LoanSpec
 from daemon.service.run_models import AcceptSelection, Attachment, ExecutionPlan, RunMode
 from daemon.service.run_port import RunStart
 
@@ -82,10 +83,13 @@ class RunStartParams(FrozenModel):
     trusted: bool | None = Field(
         default=None, description="Whether the repository's commands may run; None: the trust store's."
     )
+    loan: LoanSpec | None = Field(default=None, description="What the launching front lends the run.")
 
     @classmethod
-    def of(cls, run: RunStart, *, dry_run: bool = False, trusted: bool | None = None) -> RunStartParams:
-        return cls(**_start_fields(run), dry_run=dry_run, trusted=trusted)
+    def of(
+        cls, run: RunStart, *, dry_run: bool = False, trusted: bool | None = None, loan: LoanSpec | None = None
+    ) -> RunStartParams:
+        return cls(**_start_fields(run), dry_run=dry_run, trusted=trusted, loan=loan)
 
     def run(self) -> RunStart:
         return RunStart(**_start_fields(self))
@@ -118,6 +122,7 @@ class RunLaunchParams(RunIdParams):
 
 class RunFeedbackParams(RunLaunchParams):
     text: str = Field(min_length=1)
+    loan: LoanSpec | None = None
 
 
 class RunWaitParams(RunIdParams):

@@ -9,7 +9,9 @@ Every progress event of every run goes to ``publish`` as a ``runs/progress`` not
 sends it to the connections that asked with ``runs/subscribe``. A client subscribes before it launches
 (or before it reads a run's stored events), so it misses nothing, and filters by run id; so a run
 launched by one client can be followed, cancelled and reviewed from another. ``busy`` says whether runs
-execute now: the daemon does not stop for idleness while they do.
+execute now: the daemon does not stop for idleness while they do. ``runs/start`` and ``runs/feedback``
+are served per connection (``launch_handlers``): what the launching front lends the run (an editor's
+file reader, a client's tools) is called back for over that connection (``daemon.service.run_loans``).
 """
 
 from __future__ import annotations
@@ -27,9 +29,18 @@ from daemon.core.ports import Workspace
 from daemon.errors import ConflictError
 from daemon.service.api import Methods
 from daemon.service.index_host import Publish
-from daemon.service.rpc import DOMAIN_ERROR, Handler, RpcError
-from daemon.service.run_api import RUN_PARAMS, CleanupParams, RunIdParams, RunTrust, RunWaitParams, dumped
-from daemon.service.run_port import RunLoan
+from daemon.service.rpc import DOMAIN_ERROR, Handler, RpcConnection, RpcError
+from daemon.service.run_api import (
+    RUN_PARAMS,
+    CleanupParams,
+    RunFeedbackParams,
+    RunIdParams,
+    RunStartParams,
+    RunTrust,
+    RunWaitParams,
+    dumped,
+)
+from daemon.service.run_loans import borrowed
 
 if TYPE_CHECKING:
     from daemon.service.run_port import RunFollow
@@ -93,24 +104,35 @@ class RunHost:
 
     # -- handlers -----------------------------------------------------------------------------
 
+    def _on(self, method: str, answer: Callable[[LocalRunService, Any], Awaitable[Any]]) -> tuple[str, Handler]:
+        model = RUN_PARAMS[method]
+
+        async def handle(params: dict[str, Any]) -> Any:
+            parsed = model.model_validate(params)
+            try:
+                return await answer(await self._runs(), parsed)
+            except ConflictError as exc:  # the report travels with the code (``DaemonRunService`` rebuilds it)
+                report = exc.report.model_dump(mode="json") if isinstance(exc.report, BaseModel) else None
+                raise RpcError(DOMAIN_ERROR, str(exc), {"code": exc.code.value, "report": report}) from exc
+
+        return method, handle
+
+    def launch_handlers(self, conn: RpcConnection) -> Mapping[str, Handler]:
+        """``runs/start`` and ``runs/feedback`` for one connection: what its front lends the run is called
+        back for over it (``daemon.service.run_loans``)."""
+
+        def start(r: LocalRunService, p: RunStartParams) -> Awaitable[Any]:
+            loan = borrowed(conn, p.loan, trusted=p.trusted)
+            return _launched(r.start(p.run(), dry_run=p.dry_run, loan=loan))
+
+        def feedback(r: LocalRunService, p: RunFeedbackParams) -> Awaitable[Any]:
+            return _launched(r.feedback(p.run_id, p.text, loan=borrowed(conn, p.loan, trusted=p.trusted)))
+
+        return dict([self._on(Methods.RUNS_START, start), self._on(Methods.RUNS_FEEDBACK, feedback)])
+
     def handlers(self) -> Mapping[str, Handler]:
-        async def launched(follow: Awaitable[RunFollow]) -> Any:
-            started = await follow
-            started.close()  # its events reach clients through runs/progress
-            return started.record
-
-        def on(method: str, answer: Callable[[LocalRunService, Any], Awaitable[Any]]) -> tuple[str, Handler]:
-            model = RUN_PARAMS[method]
-
-            async def handle(params: dict[str, Any]) -> Any:
-                parsed = model.model_validate(params)
-                try:
-                    return await answer(await self._runs(), parsed)
-                except ConflictError as exc:  # the report travels with the code (``DaemonRunService`` rebuilds it)
-                    report = exc.report.model_dump(mode="json") if isinstance(exc.report, BaseModel) else None
-                    raise RpcError(DOMAIN_ERROR, str(exc), {"code": exc.code.value, "report": report}) from exc
-
-            return method, handle
+        """Every ``runs/*`` method but the launches that lend (``launch_handlers``)."""
+        on = self._on
 
         async def wait(runs: LocalRunService, p: RunWaitParams) -> Any:
             try:
@@ -139,16 +161,8 @@ class RunHost:
         return dict(
             [
                 on(Methods.RUNS_PREPARE, lambda r, p: r.prepare(p.run())),
-                on(
-                    Methods.RUNS_START,
-                    lambda r, p: launched(r.start(p.run(), dry_run=p.dry_run, loan=RunLoan(trusted=p.trusted))),
-                ),
-                on(Methods.RUNS_EXECUTE, lambda r, p: launched(r.execute(p.run_id, trusted=p.trusted))),
-                on(Methods.RUNS_RESUME, lambda r, p: launched(r.resume(p.run_id, trusted=p.trusted))),
-                on(
-                    Methods.RUNS_FEEDBACK,
-                    lambda r, p: launched(r.feedback(p.run_id, p.text, loan=RunLoan(trusted=p.trusted))),
-                ),
+                on(Methods.RUNS_EXECUTE, lambda r, p: _launched(r.execute(p.run_id, trusted=p.trusted))),
+                on(Methods.RUNS_RESUME, lambda r, p: _launched(r.resume(p.run_id, trusted=p.trusted))),
                 on(Methods.RUNS_CANCEL, lambda r, p: r.cancel(p.run_id)),
                 on(Methods.RUNS_GET, lambda r, p: r.get(p.run_id)),
                 on(Methods.RUNS_WAIT, wait),
@@ -168,3 +182,9 @@ class RunHost:
                 on(Methods.RUNS_IS_REPOSITORY, is_repository),
             ]
         )
+
+
+async def _launched(follow: Awaitable[RunFollow]) -> Any:
+    started = await follow
+    started.close()  # its events reach clients through runs/progress
+    return started.record

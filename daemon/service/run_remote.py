@@ -7,8 +7,8 @@ before it asks the daemon, so a ``RunFollow`` misses none of its run's events; a
 client of the daemon can be followed, cancelled and reviewed through it.
 
 What a ``RunLoan`` lends that cannot cross the socket (an editor's file reader, a client's tool objects)
-is not sent: the daemon's runs read the files on disk and get the daemon's own tools (its code
-intelligence and search included); ``trusted`` is sent. It attaches only to a daemon whose run settings
+stays here at a ``LoanDesk`` (``daemon.service.run_loans``) while the run is followed: the daemon's
+run calls back for it over this connection; ``trusted`` is sent. It attaches only to a daemon whose run settings
 (``run_api.settings_digest``) are this front's, else ``daemon_running``: a run never silently uses
 another model or script than the front was configured with. The daemon's coded errors come back as
 ``DaemonError`` with the same code (``WorkspaceUntrusted`` for ``workspace_untrusted``, ``ConflictError``
@@ -48,6 +48,7 @@ from daemon.service.run_api import (
     commands_adapter,
     settings_digest,
 )
+from daemon.service.run_loans import LoanDesk, LoanSpec
 from daemon.service.run_models import (
     AcceptResult,
     AcceptSelection,
@@ -107,6 +108,7 @@ class DaemonRunService(RunService):
         self.listeners: set[_Listener] = set()
         self._watches: set[asyncio.Task[None]] = set()
         self._how_to_trust: str | None = None
+        self._desk = LoanDesk()
 
     @classmethod
     async def attach(
@@ -136,6 +138,7 @@ class DaemonRunService(RunService):
                     "settings (pipeline, agents, runs, vcs, retrieval) than this front: `ided stop` stops it",
                     code=ErrorCode.DAEMON_RUNNING,
                 )
+            connection.add_handlers(self._desk.handlers())
             await connection.call(Methods.RUNS_SUBSCRIBE)
         except BaseException:
             await connection.close()
@@ -197,20 +200,27 @@ class DaemonRunService(RunService):
     async def _call(self, method: str, params: BaseModel | None, result: type[R], *, wait_s: float = 120) -> R:
         return result.model_validate(await self._raw(method, params, wait_s=wait_s))
 
-    async def _launch(self, method: str, params: BaseModel) -> RunFollow:
+    async def _launch(self, method: str, params: BaseModel, loan: LoanSpec | None = None) -> RunFollow:
         listener = self._listen()  # before the launch: the run's first events are not missed
+
+        def close() -> None:
+            listener.close()
+            self._desk.give_back(loan)
+
         try:
             record = await self._call(method, params, RunRecord, wait_s=LAUNCH_WAIT_S)
         except BaseException:
-            listener.close()
+            close()
             raise
-        return RunFollow(record, listener.events(), listener.close)
+        return RunFollow(record, listener.events(), close)
 
     # -- launching and following ------------------------------------------------------------------
 
     async def start(self, run: RunStart, *, dry_run: bool = False, loan: RunLoan | None = None) -> RunFollow:
         trusted = loan.trusted if loan is not None else None
-        return await self._launch(Methods.RUNS_START, RunStartParams.of(run, dry_run=dry_run, trusted=trusted))
+        lent = self._desk.lend(loan)
+        params = RunStartParams.of(run, dry_run=dry_run, trusted=trusted, loan=lent)
+        return await self._launch(Methods.RUNS_START, params, lent)
 
     async def execute(self, run_id: str, *, trusted: bool | None = None) -> RunFollow:
         return await self._launch(Methods.RUNS_EXECUTE, RunLaunchParams(run_id=run_id, trusted=trusted))
@@ -220,7 +230,9 @@ class DaemonRunService(RunService):
 
     async def feedback(self, run_id: str, text: str, *, loan: RunLoan | None = None) -> RunFollow:
         trusted = loan.trusted if loan is not None else None
-        return await self._launch(Methods.RUNS_FEEDBACK, RunFeedbackParams(run_id=run_id, text=text, trusted=trusted))
+        lent = self._desk.lend(loan)
+        params = RunFeedbackParams(run_id=run_id, text=text, trusted=trusted, loan=lent)
+        return await self._launch(Methods.RUNS_FEEDBACK, params, lent)
 
     async def follow(self, run_id: str) -> RunFollow:
         listener = self._listen()  # before the stored events are read: nothing falls between
