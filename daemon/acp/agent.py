@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -116,10 +116,17 @@ class IdedAgent:
     """Implements the SDK's ``Agent`` protocol (the methods it routes; absent ones answer -32601)."""
 
     def __init__(
-        self, load_config: ConfigLoader, *, workspace: Path | None = None, early_session: SessionRecord | None = None
+        self,
+        load_config: ConfigLoader,
+        *,
+        workspace: Path | None = None,
+        early_session: SessionRecord | None = None,
+        overrides: Mapping[str, Any] | None = None,
     ) -> None:
         self._load_config = load_config
         self._pinned = workspace
+        self._overrides = overrides
+        """The ``--set`` settings, for a workspace daemon this process starts (its runs then run with them)."""
         self._early_session = early_session
         """The session ``daemon.acp.early_session`` created when it answered the first ``session/new``."""
         self._workspaces: Workspaces | None = None
@@ -418,7 +425,7 @@ class IdedAgent:
             if self._workspaces is None:
                 from daemon.acp.workspaces import Workspaces  # first use; see _LAZY
 
-                self._workspaces = Workspaces(self._load_config, pinned=self._pinned)
+                self._workspaces = Workspaces(self._load_config, pinned=self._pinned, overrides=self._overrides)
             return await self._workspaces.open(cwd)
         except DaemonError as exc:
             raise RequestError.invalid_params({"cwd": cwd, "code": exc.code.value, "details": str(exc)}) from None

@@ -132,6 +132,7 @@ def run(workspace: Path | None, settings: list[str], handshake: Handshake | None
         functools.partial(load_folder_config, overrides, Path.cwd()),
         workspace=workspace,
         early_session=session.record if session is not None else None,
+        overrides=overrides,
     )
     asyncio.run(serve(agent, handshake, session))
     return 0

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,9 +83,12 @@ def _log_failure(opening: asyncio.Task[RunService]) -> None:
 class Workspaces:
     """Opened on first use, closed together by ``aclose``."""
 
-    def __init__(self, load_config: ConfigLoader, *, pinned: Path | None = None) -> None:
+    def __init__(
+        self, load_config: ConfigLoader, *, pinned: Path | None = None, overrides: Mapping[str, Any] | None = None
+    ) -> None:
         self._load_config = load_config
         self._pinned = pinned
+        self._overrides = overrides
         self._opened: dict[Path, Workspace] = {}
         self._lock = asyncio.Lock()
         self._stack = AsyncExitStack()
@@ -153,7 +156,7 @@ class Workspaces:
 
     async def _attach(self, config: Config) -> Attachment:
         try:
-            client = await DaemonClient.attach(config, client="acp", start=True)
+            client = await DaemonClient.attach(config, client="acp", start=True, overrides=self._overrides)
         except (DaemonError, OSError) as exc:  # runs still work: retrieval opens the index in this process
             logger.warning("could not attach to the daemon of %s: %s", config.workspace_path, exc)
             return Attachment(None, f"could not attach to the workspace daemon: {exc}")

@@ -165,10 +165,11 @@ async def spawn_ided_acp(
     *,
     client: RecordingClient | None = None,
     args: tuple[str, ...] = (),
+    global_args: tuple[str, ...] = (),
     cwd: Path | None = None,
     shutdown_timeout: float = 20.0,
 ) -> AsyncGenerator[AgentProcess]:
-    """``python -P -m daemon acp`` behind the SDK's client connection, stderr to a file."""
+    """``python -P -m daemon [GLOBAL_ARGS] acp [ARGS]`` behind the SDK's client connection, stderr to a file."""
     recorder = client or RecordingClient()
     stderr = tmp_path / f"acp-stderr-{id(recorder)}.log"
     with stderr.open("wb") as err:
@@ -178,6 +179,7 @@ async def spawn_ided_acp(
             "-P",
             "-m",
             "daemon",
+            *global_args,
             "acp",
             *args,
             env=dict(env),

@@ -59,9 +59,12 @@ class RunWatchingClient(RecordingClient):
         return await super().read_text_file(session_id, path, line, limit, **kwargs)
 
 
+@pytest.mark.parametrize("configured_by", ["environment", "--set"])
 async def test_a_prompts_run_executes_in_the_daemon_reading_the_editors_buffer_and_calling_the_clients_tool(
-    tmp_path: Path,
+    tmp_path: Path, configured_by: str
 ) -> None:
+    """The replay script comes from the environment, or from ``ided --set ... acp`` (which the daemon that
+    ``ided acp`` starts must get too, or it would run with other run settings and the run stay here)."""
     repo = fixture_repo(tmp_path)
     server, notes, _pid_file = notes_server(tmp_path)
     entries: list[dict[str, Any]] = [
@@ -80,9 +83,11 @@ async def test_a_prompts_run_executes_in_the_daemon_reading_the_editors_buffer_a
     script = write_script(tmp_path / "script.yaml", entries)
     client = RunWatchingClient(state=tmp_path / "state")
     client.open_buffers[str(repo / "calc.py")] = UNSAVED
-    env = env_for(tmp_path, script, acp__attach_daemon="true")
+    by_env = configured_by == "environment"
+    env = env_for(tmp_path, script if by_env else None, acp__attach_daemon="true")
+    settings = () if by_env else ("--set", f"pipeline.replay_script={script}")
     try:
-        async with spawn_ided_acp(tmp_path, env, client=client) as agent:
+        async with spawn_ided_acp(tmp_path, env, client=client, global_args=settings) as agent:
             await initialize(agent.conn)
             session = await asyncio.wait_for(agent.conn.new_session(cwd=str(repo), mcp_servers=[server]), WAIT_S)
             sid = session.session_id
