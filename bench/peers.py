@@ -24,7 +24,9 @@ Printed per workload and server:
   characters;
 * RSS of every process the server started (its process tree, plus detached processes that carry
   the run's marker in their environment: ided's daemon, its language servers and embedding
-  worker), in all and per kind of process;
+  worker), in all and per kind of process; measured after the warm calls, and again once the server's
+  background work is done ("steady": ided's embedding worker, which lives only while vectors fill,
+  has exited; bounded by ``STEADY_WAIT``, 300 s; peers have no such work and are measured again at once);
 * how ided answered the first correct definition (``answered_by``);
 * ided's ratio to each peer (and, with several ``--checkout``, each checkout's to the first).
 
@@ -71,6 +73,8 @@ PEER_PACKAGES = {"code-index": "code-index-mcp", "jcodemunch": "jcodemunch-mcp",
 REQUESTS_VERSION = "2.32.3"
 CALL_TIMEOUT = 120.0
 COLD_DEADLINE = 90.0
+STEADY_WAIT = 300.0
+"""How long the steady RSS waits for a server's background work (``Server.transient``) to end."""
 MARKER = "IDED_BENCH_PEERS_RUN"
 OPS = ("definition", "references", "overview", "search")
 
@@ -339,6 +343,8 @@ class Server:
     """One MCP server: how it is started and which tool answers each operation."""
 
     name = ""
+    transient: frozenset[str] = frozenset()
+    """Kinds of process (``_label``) that do background work and exit when it is done."""
 
     def __init__(self, cache: Path, work: Path) -> None:
         self.cache = cache
@@ -372,6 +378,7 @@ class Ided(Server):
     checkout's environment): several checkouts run interleaved in one run (``--checkout LABEL=DIR``)."""
 
     name = "ided"
+    transient = frozenset({"embed_worker"})
 
     def __init__(self, cache: Path, work: Path, checkout: tuple[str, Path] | None = None) -> None:
         super().__init__(cache, work)
@@ -610,6 +617,8 @@ class Result:
     rss: float | None = None
     procs: list[str] = field(default_factory=list[str])
     rss_each: dict[str, float] = field(default_factory=dict[str, float])
+    rss_steady: float | None = None
+    rss_steady_each: dict[str, float] = field(default_factory=dict[str, float])
     notes: list[str] = field(default_factory=list[str])
 
 
@@ -656,6 +665,11 @@ async def one_run(server: Server, wl: Workload, run_dir: Path, res: Result, warm
                 res.rss = rss_mb(pids)
                 res.procs = _names(pids)
                 res.rss_each = rss_by_process(pids)
+                if not await steady(server, tag):
+                    res.notes.append(f"background work still running after {STEADY_WAIT:.0f} s: steady RSS includes it")
+                pids = server_pids(tag)
+                res.rss_steady = rss_mb(pids)
+                res.rss_steady_each = rss_by_process(pids)
     except Exception as exc:  # a peer that fails is reported, not fatal
         leaf = _leaf(exc)
         res.cold_error = f"{type(leaf).__name__}: {str(leaf).strip()[:400]}"
@@ -665,6 +679,16 @@ async def one_run(server: Server, wl: Workload, run_dir: Path, res: Result, warm
     finally:
         server.teardown(wl, run_dir, env)
         kill_marked(tag)
+
+
+async def steady(server: Server, tag: str) -> bool:
+    """Wait (bounded by ``STEADY_WAIT``) until none of the server's transient processes is left."""
+    deadline = time.perf_counter() + STEADY_WAIT
+    while any(_label(pid) in server.transient for pid in server_pids(tag)):
+        if time.perf_counter() > deadline:
+            return False
+        await asyncio.sleep(0.5)
+    return True
 
 
 def _answered_by(text: str) -> str:
@@ -747,10 +771,17 @@ def report(wl: Workload, servers: list[Server], results: dict[str, Result]) -> N
     for op in OPS:
         row(f"{op} answer chars", lambda r, op=op: f"{r.size[op]:,}" if op in r.size else "–")
     row("RSS MB (all its processes)", lambda r: f"{r.rss:,.0f}" if r.rss is not None else "–")
+    row("RSS MB, steady (background work done)", lambda r: f"{r.rss_steady:,.0f}" if r.rss_steady is not None else "–")
     row("processes", lambda r: ", ".join(sorted(set(r.procs))) if r.procs else "–")
     row(
         "RSS MB by process",
         lambda r: ", ".join(f"{label} {mb:,.0f}" for label, mb in r.rss_each.items()) if r.rss_each else "–",
+    )
+    row(
+        "RSS MB by process, steady",
+        lambda r: (
+            ", ".join(f"{label} {mb:,.0f}" for label, mb in r.rss_steady_each.items()) if r.rss_steady_each else "–"
+        ),
     )
     ratios(wl, servers, results)
 
@@ -776,6 +807,8 @@ def ratios(wl: Workload, servers: list[Server], results: dict[str, Result]) -> N
             )
             if ided.rss and peer.rss:
                 parts.append(f"RSS {ided.rss / peer.rss:.2f}×")
+            if ided.rss_steady and peer.rss_steady:
+                parts.append(f"steady RSS {ided.rss_steady / peer.rss_steady:.2f}×")
             print(f"- vs {s.name}: " + (", ".join(parts) if parts else "no figures to compare"))
     for s in servers:
         r = results[s.name]
