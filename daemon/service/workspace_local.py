@@ -90,7 +90,7 @@ class LocalWorkspace:
         if self.service is None:
             raise LanguageServerError(
                 f"no language servers run for {self._config.workspace} in this process: start the workspace "
-                "daemon (`ided start`) for code intelligence"
+                "daemon (`ided daemon --detach`) for code intelligence"
             )
         p = params if isinstance(params, capability.params) else capability.parse(params.model_dump())
         return result.model_validate(await capability.work(self.service, p))
