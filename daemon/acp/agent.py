@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
-from collections.abc import Coroutine, Mapping
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -75,8 +75,9 @@ from daemon.service.run_models import RunRecord, RunStatus
 from daemon.workspace_roots import check_folder
 
 if TYPE_CHECKING:
+    from daemon.acp.early_session import FolderConfigs
     from daemon.acp.run_driver import RunDriver
-    from daemon.acp.workspaces import ConfigLoader, Workspace, Workspaces
+    from daemon.acp.workspaces import Workspace, Workspaces
     from daemon.service.mcp_client_tools import ClientMcpServers, ServerFailure
 
 __all__ = ["PRELOAD_MODULES", "IdedAgent"]
@@ -115,20 +116,11 @@ def _error(exc: DaemonError) -> RequestError:
 class IdedAgent:
     """Implements the SDK's ``Agent`` protocol (the methods it routes; absent ones answer -32601)."""
 
-    def __init__(
-        self,
-        load_config: ConfigLoader,
-        *,
-        workspace: Path | None = None,
-        early_session: SessionRecord | None = None,
-        overrides: Mapping[str, Any] | None = None,
-    ) -> None:
-        self._load_config = load_config
+    def __init__(self, configs: FolderConfigs, *, workspace: Path | None = None) -> None:
+        self._configs = configs
+        """Each folder's configuration; its ``--set`` settings also go to a daemon this process starts."""
         self._pinned = workspace
-        self._overrides = overrides
-        """The ``--set`` settings, for a workspace daemon this process starts (its runs then run with them)."""
-        self._early_session = early_session
-        """The session ``daemon.acp.early_session`` created when it answered the first ``session/new``."""
+        self._early_session: SessionRecord | None = None
         self._workspaces: Workspaces | None = None
         self._client: Client | None = None
         self._client_caps = ClientCapabilities()
@@ -208,6 +200,11 @@ class IdedAgent:
         self._in_background(self._send_commands(live), live)  # once the run service is open
         self._status_soon(live)
         return NewSessionResponse(session_id=record.session_id, modes=_modes(record.mode))
+
+    def expect_early_session(self, record: SessionRecord) -> None:
+        """The first ``session/new`` was answered before the SDK loaded (``daemon.acp.early_session``), with
+        the session ``record``: the replayed request adopts it instead of creating another."""
+        self._early_session = record
 
     def _adopt_early_session(self, workspace: Workspace) -> SessionRecord | None:
         """The session created when the first ``session/new`` was answered early (the request replayed now)."""
@@ -425,7 +422,7 @@ class IdedAgent:
             if self._workspaces is None:
                 from daemon.acp.workspaces import Workspaces  # first use; see _LAZY
 
-                self._workspaces = Workspaces(self._load_config, pinned=self._pinned, overrides=self._overrides)
+                self._workspaces = Workspaces(self._configs, pinned=self._pinned)
             return await self._workspaces.open(cwd)
         except DaemonError as exc:
             raise RequestError.invalid_params({"cwd": cwd, "code": exc.code.value, "details": str(exc)}) from None

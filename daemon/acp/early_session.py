@@ -4,7 +4,7 @@
 The SDK's schema alone is half a second of CPU, and a client sends ``session/new`` right after
 ``initialize``; the answer needs only the folder's configuration and a new session file. So
 :func:`answer_new_session` reads the next line and, when it is a ``session/new`` this module can
-vouch for, loads the folder's configuration as the agent would (:func:`load_folder_config`: the
+vouch for, loads the folder's configuration as the agent would (:class:`FolderConfigs`: the
 folder admitted, the ``--set`` overrides applied), creates the session (``SessionStore.create``)
 and writes the answer ``IdedAgent.new_session`` gives for it: the session id and the modes.
 
@@ -34,7 +34,7 @@ from daemon.core.early_handshake import EarlyAnswer, request_for
 from daemon.errors import DaemonError
 from daemon.workspace_roots import admit_workspace, check_folder
 
-__all__ = ["EarlySession", "answer_new_session", "load_folder_config", "new_session_result"]
+__all__ = ["EarlySession", "FolderConfigs", "answer_new_session", "new_session_result"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -45,11 +45,19 @@ class EarlySession:
     record: SessionRecord
 
 
-def load_folder_config(overrides: dict[str, Any], launch_dir: Path, folder: Path) -> Config:
-    """A session folder's configuration, once the folder is admitted (``daemon.workspace_roots``)."""
-    config = load_config(check_folder(folder), overrides=overrides)
-    admit_workspace(config, launch_dir=launch_dir)
-    return config
+@dataclass(frozen=True)
+class FolderConfigs:
+    """How ``ided acp`` configures a session's folder: its ``--set`` settings (``overrides``), and the
+    folder it was started in (which the allowed roots may name)."""
+
+    overrides: dict[str, Any]
+    launch_dir: Path
+
+    def load(self, folder: Path) -> Config:
+        """The folder's configuration, once the folder is admitted (``daemon.workspace_roots``)."""
+        config = load_config(check_folder(folder), overrides=self.overrides)
+        admit_workspace(config, launch_dir=self.launch_dir)
+        return config
 
 
 def new_session_result(record: SessionRecord) -> dict[str, Any]:
@@ -91,7 +99,7 @@ def _create(message: dict[str, Any], workspace: Path | None, settings: list[str]
     if not folder.is_absolute() or not folder.is_dir():
         return None
     try:
-        config = load_folder_config(parse_set_pairs(settings), Path.cwd(), folder)
+        config = FolderConfigs(parse_set_pairs(settings), Path.cwd()).load(folder)
         return SessionStore(config.state_path).create(config.workspace_path)
     except (DaemonError, ValueError, OSError):
         return None

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import importlib
 import logging
 import os
@@ -28,7 +27,7 @@ from typing import cast
 from acp import Agent, run_agent
 
 from daemon.acp.agent import PRELOAD_MODULES, IdedAgent
-from daemon.acp.early_session import EarlySession, load_folder_config
+from daemon.acp.early_session import EarlySession, FolderConfigs
 from daemon.acp.handshake import Handshake
 from daemon.acp.transport_guard import MAX_LINE_BYTES, GuardedNdjsonTransport
 from daemon.config import parse_set_pairs
@@ -128,11 +127,8 @@ def run(workspace: Path | None, settings: list[str], handshake: Handshake | None
     workspace = workspace.resolve() if workspace else None
     if not log_as_configured("ided acp", workspace, overrides) and (handshake is None or handshake.early is None):
         return 2
-    agent = IdedAgent(
-        functools.partial(load_folder_config, overrides, Path.cwd()),
-        workspace=workspace,
-        early_session=session.record if session is not None else None,
-        overrides=overrides,
-    )
+    agent = IdedAgent(FolderConfigs(overrides, Path.cwd()), workspace=workspace)
+    if session is not None:
+        agent.expect_early_session(session.record)
     asyncio.run(serve(agent, handshake, session))
     return 0

@@ -17,12 +17,12 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
-from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from daemon.acp.early_session import FolderConfigs
 from daemon.acp.sessions import SessionStore
 from daemon.config import Config
 from daemon.core.tasks import cancel_and_wait
@@ -30,14 +30,11 @@ from daemon.errors import DaemonError
 from daemon.service.daemon_client import DaemonClient
 from daemon.service.run_port import RunService
 
-__all__ = ["Attachment", "ConfigLoader", "Workspace", "Workspaces"]
+__all__ = ["Attachment", "Workspace", "Workspaces"]
 
 logger = logging.getLogger(__name__)
 
 _ATTACH_OFF = "acp.attach_daemon is off"
-
-ConfigLoader = Callable[[Path], Config]
-"""Loads the configuration of a folder (the composition root binds the ``--set`` overrides)."""
 
 
 class Attachment(NamedTuple):
@@ -83,12 +80,9 @@ def _log_failure(opening: asyncio.Task[RunService]) -> None:
 class Workspaces:
     """Opened on first use, closed together by ``aclose``."""
 
-    def __init__(
-        self, load_config: ConfigLoader, *, pinned: Path | None = None, overrides: Mapping[str, Any] | None = None
-    ) -> None:
-        self._load_config = load_config
+    def __init__(self, configs: FolderConfigs, *, pinned: Path | None = None) -> None:
+        self._configs = configs
         self._pinned = pinned
-        self._overrides = overrides
         self._opened: dict[Path, Workspace] = {}
         self._lock = asyncio.Lock()
         self._stack = AsyncExitStack()
@@ -104,7 +98,7 @@ class Workspaces:
             raise DaemonError(f"cwd must be an absolute path, got '{cwd}'")
         if not folder.is_dir():
             raise DaemonError(f"cwd {folder} is not a folder")
-        config = await asyncio.to_thread(self._load_config, folder)
+        config = await asyncio.to_thread(self._configs.load, folder)
         root = config.workspace_path
         async with self._lock:
             if root in self._opened:
@@ -156,7 +150,7 @@ class Workspaces:
 
     async def _attach(self, config: Config) -> Attachment:
         try:
-            client = await DaemonClient.attach(config, client="acp", start=True, overrides=self._overrides)
+            client = await DaemonClient.attach(config, client="acp", start=True, overrides=self._configs.overrides)
         except (DaemonError, OSError) as exc:  # runs still work: retrieval opens the index in this process
             logger.warning("could not attach to the daemon of %s: %s", config.workspace_path, exc)
             return Attachment(None, f"could not attach to the workspace daemon: {exc}")
