@@ -21,13 +21,12 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from acp import RequestError, update_agent_message_text
 from acp.helpers import update_available_commands
 from acp.interfaces import Client
 from acp.schema import AvailableCommandsUpdate, StopReason, ToolCallStart
-from langchain_core.tools import BaseTool
 
 from daemon.acp.commands import CommandKind, ParsedPrompt, available_commands
 from daemon.acp.permission import pending_call
@@ -54,8 +53,10 @@ from daemon.acp.workspaces import Workspace
 from daemon.errors import ConflictError, DaemonError, ErrorCode
 from daemon.service.run_models import ConflictReport, RunRecord, RunStatus
 from daemon.service.run_port import RunFollow, RunLoan, RunStart
-from daemon.service.run_service import HOW_TO_CONFIGURE, graph_mermaid
 from daemon.trust import TrustStore
+
+if TYPE_CHECKING:
+    from langchain_core.tools import BaseTool
 
 __all__ = ["ClientFileReader", "RunDriver", "commands_update"]
 
@@ -166,6 +167,8 @@ class RunDriver:
         except DaemonError as exc:
             if exc.code is not ErrorCode.MODEL_UNAVAILABLE:
                 raise
+            from daemon.service.run_service import HOW_TO_CONFIGURE  # the pipeline: only here, not per prompt
+
             await self._say(f"{exc.message}\n{HOW_TO_CONFIGURE}")
             return "end_turn"
         async with run:
@@ -177,6 +180,8 @@ class RunDriver:
                     await self.send(self._sid, presenter.on_event(event))
                 assert record.plan is not None
                 notes = "".join(f"\n- {note}" for note in record.plan.notes)
+                from daemon.service.run_service import graph_mermaid  # LangGraph: a dry run's picture only
+
                 await self._say(
                     f"Dry run: run {record.run_id} planned with workflow {record.workflow}; nothing executed.\n\n"
                     f"```mermaid\n{graph_mermaid(record.plan)}\n```"

@@ -23,13 +23,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Mapping
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pydantic import BaseModel, TypeAdapter
 
 from daemon.config import Config
 from daemon.errors import ConflictError, DaemonError, ErrorCode, WorkspaceUntrusted
-from daemon.orchestration.agents import RunCommands
 from daemon.service.api import Methods
 from daemon.service.daemon_client import ClientKind, DaemonClient
 from daemon.service.daemon_link import DaemonRefusal, Reattaching, ask
@@ -64,6 +63,9 @@ from daemon.service.run_models import (
     RunStatus,
 )
 from daemon.service.run_port import RunFollow, RunLoan, RunService, RunStart, caught_up
+
+if TYPE_CHECKING:
+    from daemon.orchestration.agents import RunCommands  # LangChain: a front that runs nothing loads none
 
 __all__ = ["DaemonRunService"]
 
