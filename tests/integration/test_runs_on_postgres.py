@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -359,7 +360,8 @@ async def test_ided_run_processes_of_two_workspaces_at_once_write_one_database_c
     )
     home = tmp_path / "home"
     env = {k: v for k, v in os.environ.items() if not k.startswith("IDED_")}
-    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"))
+    # faulthandler: a process that hangs is ended with SIGABRT below and prints every thread's stack
+    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), PYTHONFAULTHANDLER="1")
     runs_per_workspace = 2
     processes: list[asyncio.subprocess.Process] = []
     for name in ("alpha", "beta"):
@@ -373,15 +375,22 @@ async def test_ided_run_processes_of_two_workspaces_at_once_write_one_database_c
             *("--set", f"pipeline.replay_script={script}"),
         ]
         processes += [await _ided_run(settings, ws, env) for _ in range(runs_per_workspace)]
-    try:
-        outputs = await asyncio.wait_for(asyncio.gather(*(p.communicate() for p in processes)), 240)
-    except TimeoutError:
-        # end them and read what they said, so the failure names its cause and leaves no pipe open
+    reading = [asyncio.create_task(p.communicate()) for p in processes]
+    _done, hung = await asyncio.wait(reading, timeout=240)
+    if hung:
+        # end the ones still running so that each prints where it waits (faulthandler), then read all
+        # they said: the failure names its cause and leaves no pipe open
         for p in processes:
             if p.returncode is None:
-                p.kill()
-        said = [await p.communicate() for p in processes]
-        raise AssertionError(["".join(part.decode()[-2000:] for part in pair) for pair in said]) from None
+                p.send_signal(signal.SIGABRT)
+        said = await asyncio.gather(*reading)
+        raise AssertionError(
+            "\n\n".join(
+                f"ided run #{i} (exit {p.returncode}):\n{err.decode()[-6000:]}"
+                for i, (p, (_out, err)) in enumerate(zip(processes, said, strict=True))
+            )
+        )
+    outputs = [task.result() for task in reading]
     records = [json.loads(out) for out, _err in outputs]
     assert all(p.returncode == 0 for p in processes), [err.decode()[-2000:] for _out, err in outputs]
     assert sorted(r["workspace"] for r in records) == ["alpha", "alpha", "beta", "beta"]
