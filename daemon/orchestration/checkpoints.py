@@ -12,7 +12,9 @@ race its migrations.
 
 from __future__ import annotations
 
+import asyncio
 import importlib
+import time
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -31,6 +33,32 @@ __all__ = ["checkpoint_path", "checkpoint_url", "open_checkpointer"]
 _LOCK_SPACE = 0x1DED  # the run store's advisory-lock space; 1: the checkpoint tables' set-up
 _SETUP_LOCK = 1
 _CONNECT_TIMEOUT = 10
+_SETUP_WAIT_S = 300.0
+"""How long a process waits for another's set-up of the checkpoint tables."""
+_SETUP_RETRY_S = 0.05
+
+
+async def _setup_lock(lock: Any, pool: Any) -> None:
+    """Take the set-up's advisory lock on ``lock``, polling with ``pg_try_advisory_lock``.
+
+    Not ``pg_advisory_lock``: a session blocked in it is a transaction in progress, and the set-up
+    it waits for runs ``CREATE INDEX CONCURRENTLY``, which waits for every transaction older than
+    itself. The holder then waits for the waiters and they for the holder, through a lock Postgres
+    cannot see as one cycle (the holder's lock and its index build are two connections): every
+    process starting at once on an empty database hung. A poll holds no transaction between tries.
+    """
+    deadline = time.monotonic() + _SETUP_WAIT_S
+    while True:
+        row = await (await lock.execute("SELECT pg_try_advisory_lock(%s, %s)", (_LOCK_SPACE, _SETUP_LOCK))).fetchone()
+        if row is not None and row[0]:
+            return
+        if time.monotonic() > deadline:
+            await pool.close()
+            raise PipelineError(
+                f"another process has been setting up the checkpoint tables for over {_SETUP_WAIT_S:.0f} s",
+                code=ErrorCode.RUN_STORE_FAILED,
+            )
+        await asyncio.sleep(_SETUP_RETRY_S)
 
 
 def checkpoint_path(config: CheckpointConfig, state_dir: Path) -> Path:
@@ -79,7 +107,7 @@ async def _postgres(url: str) -> AsyncGenerator[BaseCheckpointSaver[str]]:
             await pool.close()
             raise PipelineError(unreachable, code=ErrorCode.RUN_STORE_FAILED, cause=exc) from exc
         saver: Any = module.AsyncPostgresSaver(conn=pool)
-        await lock.execute("SELECT pg_advisory_lock(%s, %s)", (_LOCK_SPACE, _SETUP_LOCK))
+        await _setup_lock(lock, pool)
         try:
             await saver.setup()
         except BaseException:
