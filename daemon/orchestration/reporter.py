@@ -9,6 +9,7 @@ agents' event sink (``AgentEvents``): their text and tool calls become ``agent_m
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from daemon.orchestration.agents.events import AgentRef, ToolCallEvent
@@ -37,6 +38,7 @@ class RunReporter:
         self._bus = bus
         self._store = store
         self._seq = seq
+        self._emitting = asyncio.Lock()  # numbering, saving and publishing one event at a time: in seq order
         self._state: ExecutionState | None = None
         self._entries: dict[str, PlanEntry] = {
             s.stage_id: PlanEntry(stage_id=s.stage_id, name=s.name, status="pending") for s in plan.stages
@@ -85,33 +87,34 @@ class RunReporter:
         current_stage: str | None = None,
         **extra: Any,
     ) -> ExecutionProgress:
-        self._seq += 1
-        if state is not None:
-            self._state = state
-        state = state or self._state
-        message = ExecutionProgress(
-            run_id=self.run_id,
-            seq=self._seq,
-            timestamp=utc_now(),
-            event=event,
-            workflow=self.plan.workflow,
-            node=node,
-            stage_name=self._stage_name(node),
-            attempt=attempt,
-            status=status,
-            current_stage=current_stage if current_stage is not None else (state.current_stage if state else None),
-            completed_stages=self._completed(state),
-            planned_stages=self.plan.stage_ids,
-            routing=routing,
-            summary=summary,
-            stop=stop,
-            **extra,
-        )
-        # durable before anyone sees it: a front that shows the event (and a user who kills the process
-        # because of it) never gets ahead of the store a resume reads
-        await self._store.save_event(message)
-        self._bus.publish(message)
-        return message
+        async with self._emitting:  # agents' tool events come from concurrent tasks
+            self._seq += 1
+            if state is not None:
+                self._state = state
+            state = state or self._state
+            message = ExecutionProgress(
+                run_id=self.run_id,
+                seq=self._seq,
+                timestamp=utc_now(),
+                event=event,
+                workflow=self.plan.workflow,
+                node=node,
+                stage_name=self._stage_name(node),
+                attempt=attempt,
+                status=status,
+                current_stage=current_stage if current_stage is not None else (state.current_stage if state else None),
+                completed_stages=self._completed(state),
+                planned_stages=self.plan.stage_ids,
+                routing=routing,
+                summary=summary,
+                stop=stop,
+                **extra,
+            )
+            # durable before anyone sees it: a front that shows the event (and a user who kills the process
+            # because of it) never gets ahead of the store a resume reads
+            await self._store.save_event(message)
+            self._bus.publish(message)
+            return message
 
     async def log(self, kind: DecisionKind, summary: str, data: dict[str, Any] | None = None) -> None:
         await self._store.log(self.run_id, kind, summary, data)

@@ -8,8 +8,10 @@ from pathlib import Path
 from daemon.orchestration.plan import assemble_plan
 from daemon.orchestration.progress import ExecutionProgress, ProgressBus, ProgressKind
 from daemon.orchestration.project_profile import profile_project
+from daemon.orchestration.reporter import RunReporter
 from daemon.orchestration.routing import RouteDecision, RouteOutcome
 from daemon.orchestration.selection_models import DecisionSource, StageDecision
+from daemon.orchestration.sqlite_run_store import SqliteRunStore
 from daemon.orchestration.state import AgentOutcome, ExecutionState, StageResult
 from daemon.orchestration.stop_decision import StopStatus, decide_stop, utc_now
 from daemon.orchestration.workflow_schema import FailureAggregation
@@ -107,6 +109,38 @@ async def test_a_slow_subscriber_loses_the_oldest_events_not_the_newest() -> Non
         assert [(await sub.__anext__()).seq for _ in range(2)] == [3, 4]
     assert sub.dropped == 2
     sub.close()
+
+
+class _FirstSaveLingers(SqliteRunStore):
+    """A real SQLite store whose first ``save_event`` hands the loop over a few times before it writes, as a
+    busy thread pool does: a second event saved meanwhile would finish first."""
+
+    async def save_event(self, event: ExecutionProgress) -> None:
+        if event.seq == 1:
+            for _ in range(20):
+                await asyncio.sleep(0)
+        await super().save_event(event)
+
+
+async def test_events_emitted_at_once_reach_subscribers_in_seq_order(tmp_path: Path) -> None:
+    bus = ProgressBus()
+    store = _FirstSaveLingers(tmp_path / "runs.db", workspace_id="here")
+    reporter = RunReporter(run_id="r", plan=PLAN, bus=bus, store=store)
+    live = bus.subscribe("r")
+    try:
+        emitted = await asyncio.gather(
+            reporter.emit(ProgressKind.THOUGHT, status="running", text="first"),
+            reporter.emit(ProgressKind.THOUGHT, status="running", text="second"),
+        )
+        reporter_done = await reporter.emit(ProgressKind.RUN_FINISHED, status="succeeded")
+        async with asyncio.timeout(5):
+            seen = [(e.seq, e.text) async for e in live]
+        stored = [e.seq for e in await store.events("r")]
+    finally:
+        store.close()
+    assert [e.seq for e in emitted] == [1, 2] and reporter_done.seq == 3
+    assert seen == [(1, "first"), (2, "second"), (3, None)]
+    assert stored == [1, 2, 3]
 
 
 def test_project_profile_counts_languages_and_finds_security_markers(tmp_path: Path) -> None:
