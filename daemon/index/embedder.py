@@ -35,7 +35,7 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Final, Literal, cast
 
 from daemon.errors import EmbeddingUnavailable
 from daemon.index.embed_text import document_text
@@ -113,9 +113,9 @@ class OnnxEmbedder:
             raise ValueError(f"max_tokens must be at least 2 (got {max_tokens})")
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1 (got {batch_size})")
-        self._name = model_name
-        self._dim = dim
-        self._max_tokens = max_tokens
+        self.name: Final = model_name
+        self.dim: Final = dim
+        self.max_tokens: Final = max_tokens
         self._batch_size = batch_size
         self._threads = threads
         self._memory_arena = memory_arena
@@ -124,7 +124,7 @@ class OnnxEmbedder:
         self._fold_weights = fold_weights
         self._sort_by_length = sort_by_length
         self._text_of = text_of
-        self._model_dir = model_dir
+        self.model_dir: Final = model_dir
         self._lock = threading.Lock()
         self._sessions: dict[SessionKind, Any] = {}
         self._counter: Tokenizer | None = None
@@ -157,22 +157,6 @@ class OnnxEmbedder:
         )
 
     @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def dim(self) -> int:
-        return self._dim
-
-    @property
-    def max_tokens(self) -> int:
-        return self._max_tokens
-
-    @property
-    def model_dir(self) -> Path:
-        return self._model_dir
-
-    @property
     def sessions(self) -> tuple[SessionKind, ...]:
         """The sessions loaded now (``"query"``, ``"documents"``)."""
         return tuple(self._sessions)
@@ -186,7 +170,7 @@ class OnnxEmbedder:
         if self._counter is None:
             from daemon.index.model_tokenizer import counting_tokenizer
 
-            self._counter = counting_tokenizer(self._model_dir)
+            self._counter = counting_tokenizer(self.model_dir)
         return [len(e.ids) for e in self._counter.encode_batch(list(texts), add_special_tokens=False)]
 
     def embed_texts(self, texts: Sequence[str]) -> list[list[float]]:
@@ -240,31 +224,31 @@ class OnnxEmbedder:
             options.intra_op_num_threads = options.inter_op_num_threads = 1
         # constant folding would keep a float32 copy of every int8 weight (see the module docstring)
         unfolded = {} if kind != "documents" or self._fold_weights else {"disabled_optimizers": ["ConstantFolding"]}
-        path = self._model_dir / MODEL_FILE
+        path = self.model_dir / MODEL_FILE
         try:
             session = ort.InferenceSession(
                 str(path), sess_options=options, providers=["CPUExecutionProvider"], **unfolded
             )
         except Exception as exc:
-            message = f"cannot load dense model {self._name} from {self._model_dir}"
+            message = f"cannot load dense model {self.name} from {self.model_dir}"
             raise EmbeddingUnavailable(message, cause=exc) from exc
         outputs: Any = session.get_outputs()
         shape = cast("list[object]", outputs[0].shape)
         size = shape[-1] if shape else None
         if not isinstance(size, int):  # a symbolic size: ask the model
             size = len(self._run(session, ["def probe(): return 1"])[0])
-        if size != self._dim:
+        if size != self.dim:
             raise EmbeddingUnavailable(
-                f"dense model {self._name} in {self._model_dir} outputs {size} dimensions, "
-                f"but embedding.dim is {self._dim}; set embedding.dim to {size}"
+                f"dense model {self.name} in {self.model_dir} outputs {size} dimensions, "
+                f"but embedding.dim is {self.dim}; set embedding.dim to {size}"
             )
         logger.info(
             "loaded the %s session of dense model %s from %s (dim %d, max_tokens %d, batch %d, threads %s)",
             kind,
-            self._name,
-            self._model_dir,
-            self._dim,
-            self._max_tokens,
+            self.name,
+            self.model_dir,
+            self.dim,
+            self.max_tokens,
             self._batch_size,
             (self._threads or "all") if kind == "documents" else 1,
         )
@@ -291,7 +275,7 @@ class OnnxEmbedder:
             tokens = parts[0] if len(parts) == 1 else np.concatenate(parts)
         except Exception as exc:
             raise EmbeddingUnavailable(
-                f"dense model {self._name} failed on a batch of {len(texts)}", cause=exc
+                f"dense model {self.name} failed on a batch of {len(texts)}", cause=exc
             ) from exc
         summed = np.sum(tokens, axis=1, where=mask[:, :, np.newaxis].astype(bool), dtype=np.float64)
         pooled = summed / np.maximum(np.sum(mask, axis=1, keepdims=True), 1e-9)

@@ -83,16 +83,9 @@ class IndexSearch(Protocol):
 
 
 class SyncSearchable(Protocol):
-    """A blocking index with ``WorkspaceIndex.search``'s signature."""
+    """A blocking index searched as ``BlockingIndexSearch`` searches it (``WorkspaceIndex`` is one)."""
 
-    def search(
-        self,
-        query: str,
-        *,
-        k: int | None = None,
-        filters: SearchFilters | None = None,
-        mode: SearchMode = SearchMode.HYBRID,
-    ) -> SearchResult: ...
+    def search(self, query: str, *, k: int, filters: SearchFilters | None, mode: SearchMode) -> SearchResult: ...
 
 
 class BlockingIndexSearch:

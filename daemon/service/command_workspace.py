@@ -1,8 +1,7 @@
 """The ``Workspace`` a one-shot command holds (``ided search``, ``ided status``).
 
-``command_workspace(config, command=...)`` answers the one question a command would otherwise ask
-itself, "does a daemon serve this workspace?", once: when one does (or is starting: it is waited
-for, up to ``daemon.start_timeout_seconds``), the command is a thin client of it
+``command_workspace(config, command=...)``: when a daemon serves the workspace
+(``daemon_or_local``, the one place that asks), the command is a thin client of it
 (``DaemonWorkspace``, attached as ``cli``, never spawning one); otherwise the index is opened in
 this process, locked as ``ided COMMAND`` (``LocalWorkspace.over_index``; no language servers, so
 ``serves_intel`` is False). Either way the command gets the same port and the same answers;
@@ -22,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from daemon.config import Config
 from daemon.core.ports import Workspace
-from daemon.service.daemon_process import daemon_running
+from daemon.service.workspace_choice import daemon_or_local
 
 if TYPE_CHECKING:
     from daemon.index.workspace_index import WorkspaceIndex
@@ -42,12 +41,12 @@ async def command_workspace(
     ``DaemonError`` (``workspace_busy``, ``state_unwritable``, a daemon's refusal, ...) when neither
     the daemon nor this process can serve it.
     """
-    if await asyncio.to_thread(daemon_running, config):
-        from daemon.service.workspace_remote import DaemonWorkspace
+    async with daemon_or_local(config, client="cli", local=lambda: _locked_index(config, command, prepare)) as found:
+        yield found
 
-        async with DaemonWorkspace.attached(config, client="cli", start=False) as remote:
-            yield remote
-        return
+
+@asynccontextmanager
+async def _locked_index(config: Config, command: str, prepare: Prepare | None) -> AsyncGenerator[Workspace]:
     from daemon.service.local_index import open_local_index
     from daemon.service.workspace_local import LocalWorkspace
 

@@ -43,11 +43,10 @@ from daemon.orchestration.runtime import PipelineRuntime
 from daemon.orchestration.workflow_loader import WorkflowCatalog, workflow_dirs
 from daemon.service.agent_tools import code_intel_tools
 from daemon.service.daemon_client import ClientKind
-from daemon.service.daemon_files import remove_stale
 from daemon.service.retrieval_sources import agent_retriever, build_retrieval_agent
 from daemon.service.run_scope import RunScopeFactory
+from daemon.service.workspace_choice import daemon_or_local
 from daemon.service.workspace_local import LocalWorkspace
-from daemon.service.workspace_remote import DaemonWorkspace
 from daemon.trust import TrustStore, how_to_trust
 from daemon.vcs.worktrees import RunWorktrees
 
@@ -99,22 +98,10 @@ class WorkspaceRetriever:
         return snippets
 
 
-@asynccontextmanager
-async def open_workspace(config: Config, client: ClientKind) -> AsyncGenerator[Workspace]:
-    """The workspace daemon's ``Workspace`` when one runs (one connection, kept), else the index in this process."""
-    if await asyncio.to_thread(remove_stale, config.state_path) is not None:
-        try:
-            remote = await DaemonWorkspace.attach(config, client=client, start=False)
-        except (DaemonError, OSError) as exc:
-            logger.warning("the daemon of %s did not answer: searching in this process: %s", config.workspace_path, exc)
-        else:
-            try:
-                yield remote
-            finally:
-                await remote.aclose()
-            return
-    async with LocalWorkspace.open_index(config) as local:
-        yield local
+def open_workspace(config: Config, client: ClientKind) -> contextlib.AbstractAsyncContextManager[Workspace]:
+    """The workspace daemon's ``Workspace`` when one runs (one connection, kept), else the index opened in this
+    process in the background (``daemon_or_local``)."""
+    return daemon_or_local(config, client=client, local=lambda: LocalWorkspace.open_index(config))
 
 
 def load_catalog(config: Config) -> WorkflowCatalog:
