@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -44,7 +45,7 @@ from daemon.intel.lsp.client import LspClient
 from daemon.intel.lsp.documents import DocumentSync, OpenDocument
 from daemon.intel.lsp.registry import ServerSpec, exclusion_settings
 
-__all__ = ["ManagedServer", "Operation"]
+__all__ = ["ManagedServer", "Operation", "node_options"]
 
 _PING_TIMEOUT_S = 5.0  # a server busy for longer than this after a timed-out request counts as hung
 
@@ -70,6 +71,14 @@ _SETTLE_ON_FIRST_OPEN: dict[str, float] = {
     "gopls": 0.5,
     "rust-analyzer": 1.0,
 }
+
+
+def node_options(ours: str, environ: Mapping[str, str] = os.environ) -> dict[str, str]:
+    """The ``NODE_OPTIONS`` a server gets: the inherited ones plus each of ``ours`` whose option they do not set."""
+    inherited = environ.get("NODE_OPTIONS", "").split()
+    given = {option.split("=", 1)[0] for option in inherited}
+    added = [option for option in ours.split() if option.split("=", 1)[0] not in given]
+    return {"NODE_OPTIONS": " ".join([*inherited, *added])} if added else {}
 
 
 class ManagedServer:
@@ -257,7 +266,9 @@ class ManagedServer:
         client = LspClient(name=self.spec.name, settings=settings, loaded_pattern=_LOADED_LOG.get(self.spec.name))
         started = time.monotonic()
         try:
-            await client.spawn(self.spec.command, self.spec.args, cwd=self._workspace)
+            await client.spawn(
+                self.spec.command, self.spec.args, cwd=self._workspace, env=node_options(self._config.node_options)
+            )
             await client.initialize_server(self._workspace, timeout_s=self._config.start_timeout_seconds)
         except BaseException as exc:
             await client.close()

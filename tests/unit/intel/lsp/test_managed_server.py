@@ -21,6 +21,7 @@ from daemon.errors import InvalidToolInput, LanguageServerError, LanguageServerN
 from daemon.intel.lsp.client import LspClient
 from daemon.intel.lsp.convert import lsp_targets
 from daemon.intel.lsp.documents import OpenDocument
+from daemon.intel.lsp.managed_server import node_options
 from daemon.intel.lsp.pool import LanguageServerPool
 from tests.intel_tools import copy_workspace, intel_config, require_server
 
@@ -61,6 +62,32 @@ async def test_the_server_starts_on_the_first_call_and_stays_warm_for_the_next(w
         assert await definition_of_distance_to(pool, workspace) == ["geometry.py"]
         assert python_status(pool).pid == first.pid
         assert python_status(pool).requests == 2
+
+
+def _environ(pid: int) -> dict[str, str]:
+    raw = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    return dict(item.decode().split("=", 1) for item in raw if b"=" in item)
+
+
+async def test_the_server_runs_with_the_configured_node_options_added_to_the_inherited_ones(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NODE_OPTIONS", "--trace-warnings")
+    async with LanguageServerPool(workspace, intel_config()) as pool:
+        assert await definition_of_distance_to(pool, workspace) == ["geometry.py"]
+        pid = python_status(pool).pid
+        assert pid is not None
+        assert _environ(pid)["NODE_OPTIONS"] == "--trace-warnings --max-semi-space-size=4"
+
+
+def test_node_options_the_environment_sets_win_and_empty_ones_change_nothing() -> None:
+    ours = "--max-semi-space-size=2 --max-old-space-size=4096"
+    assert node_options(ours, {}) == {"NODE_OPTIONS": ours}
+    assert node_options(ours, {"NODE_OPTIONS": "--max-semi-space-size=16"}) == {
+        "NODE_OPTIONS": "--max-semi-space-size=16 --max-old-space-size=4096"
+    }
+    assert node_options(ours, {"NODE_OPTIONS": "--max-semi-space-size=8 --max-old-space-size=512"}) == {}
+    assert node_options("", {"NODE_OPTIONS": "--inspect"}) == {}
 
 
 async def test_a_call_while_the_server_starts_answers_not_ready_with_how_long_it_has_been_starting(
