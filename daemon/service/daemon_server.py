@@ -9,7 +9,9 @@ Idle means no client attached. The limit is ``daemon.idle_shutdown_seconds`` onc
 ``lsp`` or ``acp`` front) has attached, and the shorter ``daemon.idle_shutdown_no_editor_seconds``
 while only agents (``mcp``) and commands have: a daemon an agent session started leaves soon after it.
 Runs executing in the daemon count as activity: it does not stop while one does, and the idle clock
-starts again when the last one ends.
+starts again when the last one ends. Until its first client connects, the limit is at least
+``daemon.start_timeout_seconds``, as long as the front that started it waits for it: a short limit
+never stops a daemon before the front it was started for arrives.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import os
 import signal
 import time
@@ -85,6 +88,7 @@ class DaemonServer:
         self._last_client_left = time.monotonic()
         self._started = datetime.now(UTC)
         self._editor_attached = False
+        self._client_seen = False
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -148,9 +152,11 @@ class DaemonServer:
         """Seconds without a client before it stops (0: never); see the module docstring."""
         limit = self.config.daemon.idle_shutdown_seconds
         shorter = self.config.daemon.idle_shutdown_no_editor_seconds
-        if limit <= 0 or self._editor_attached or shorter <= 0:
-            return limit
-        return min(limit, shorter)
+        if limit > 0 and not self._editor_attached and shorter > 0:
+            limit = min(limit, shorter)
+        if limit > 0 and not self._client_seen:  # the front that started it is on its way: as long as it waits
+            limit = max(limit, math.ceil(self.config.daemon.start_timeout_seconds))
+        return limit
 
     async def _idle_watch(self) -> None:
         while True:
@@ -171,6 +177,7 @@ class DaemonServer:
 
     async def _on_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         conn = RpcConnection(reader, writer, name="client")
+        self._client_seen = True
         conn.add_handlers(self._handlers_for(conn))
         self._connections[conn] = ClientInfo(client="other", pid=None, connected=_now())
         try:
