@@ -60,11 +60,12 @@ class GuardedNdjsonTransport:
         self._replay = list(early)
         """Requests answered before the SDK loaded (``daemon.acp.handshake``, ``daemon.acp.early_session``),
         received first, in order."""
-        self._replayed: dict[int | str, EarlyAnswer] = {}
-        """Those received whose SDK answer has not come yet: it is not sent again, and nothing more is
-        received until it came (the agent has, say, the session before the client's next request)."""
+        self._awaiting: EarlyAnswer | None = None
+        """The one received whose SDK answer has not come yet: that answer is not sent again, and nothing
+        more is received until it came (the agent has, say, the session before the client's next request)."""
         self._answered = asyncio.Event()
         self._answered.set()
+        """Set while nothing is awaited."""
         self.session_answered = asyncio.Event()
         """Set once the answer to a ``session/new`` or ``session/load`` has been sent."""
         self._session_requests: set[int | str] = set()
@@ -78,11 +79,9 @@ class GuardedNdjsonTransport:
 
     async def send(self, message: dict[str, Any]) -> None:
         msg_id = message.get("id")
-        replayed = None
-        if "method" not in message and isinstance(msg_id, int | str):
-            replayed = self._replayed.pop(msg_id, None)
-        if replayed is not None:
-            self._drop_early_answer(replayed, message)
+        early = self._awaiting
+        if early is not None and "method" not in message and msg_id == early.id:
+            self._drop_early_answer(early, message)
         else:
             data = encode_line(message, ensure_ascii=False)
             async with self._write_lock:
@@ -97,8 +96,7 @@ class GuardedNdjsonTransport:
     async def receive(self) -> dict[str, Any] | None:
         await self._answered.wait()
         if self._replay:
-            early = self._replay.pop(0)
-            self._replayed[early.id] = early
+            early = self._awaiting = self._replay.pop(0)
             self._answered.clear()
             self._note_session_request(early.message.get("method"), early.id)
             return early.message
@@ -125,8 +123,8 @@ class GuardedNdjsonTransport:
             self._session_requests.add(msg_id)
 
     def _drop_early_answer(self, early: EarlyAnswer, message: dict[str, Any]) -> None:
-        if not self._replayed:
-            self._answered.set()
+        self._awaiting = None
+        self._answered.set()
         problem = early.replay_problem(message.get("result"), message.get("error"))
         if problem is not None:
             logger.log(*problem)
