@@ -34,8 +34,8 @@ from typing import Annotated, Any
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
-from pydantic import Field
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field
 from pydantic.fields import FieldInfo
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -80,7 +80,7 @@ _READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempo
 
 async def _call(
     ctx: Ctx, capability: Capability[Any, Any], arguments: dict[str, Any], early: EarlyDefinitions | None = None
-) -> Any:
+) -> BaseModel:
     workspace = ctx.request_context.lifespan_context
     if isinstance(workspace, DaemonError):
         raise ToolError(str(workspace))
@@ -93,6 +93,16 @@ async def _call(
         return await capability.run(workspace, params)
     except DaemonError as exc:
         raise ToolError(str(exc)) from exc
+
+
+def tool_result(answer: BaseModel) -> CallToolResult:
+    """The answer as the client gets it: the result model as structured content, and as text the same JSON
+    without indentation or null fields (what a model reads: the SDK's default text is indented JSON with
+    every null, about 1.7x the characters of a ``document_symbols`` answer)."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=answer.model_dump_json(exclude_none=True))],
+        structured_content=answer.model_dump(mode="json"),
+    )
 
 
 def _parameter(name: str, field: FieldInfo) -> inspect.Parameter:
@@ -108,12 +118,13 @@ def tool_function(
     """The capability as the function ``MCPServer.add_tool`` inspects: ``ctx`` and one parameter per params field.
 
     The SDK builds the tool's input schema from the signature and its output schema from the return
-    annotation (the capability's result model), so both follow the registry entry. ``early``: how
+    annotation (the capability's result model, carried by ``Annotated[CallToolResult, ...]``), so both
+    follow the registry entry; the tool answers ``tool_result``'s compact text beside the structured content. ``early``: how
     ``find_definition`` by name is answered while the workspace still opens (``early_definitions``).
     """
 
-    async def tool(ctx: Ctx, **arguments: Any) -> Any:
-        return await _call(ctx, capability, arguments, early)
+    async def tool(ctx: Ctx, **arguments: Any) -> CallToolResult:
+        return tool_result(await _call(ctx, capability, arguments, early))
 
     fields = capability.params.model_fields
     parameters = [
@@ -123,11 +134,9 @@ def tool_function(
     ]
     tool.__name__ = tool.__qualname__ = capability.name
     tool.__doc__ = capability.description
-    tool.__signature__ = inspect.Signature(parameters, return_annotation=capability.result)  # type: ignore[attr-defined]
-    tool.__annotations__ = {
-        **{p.name: p.annotation for p in parameters},
-        "return": capability.result,
-    }
+    returns = Annotated[CallToolResult, capability.result]  # the output schema is the result model's
+    tool.__signature__ = inspect.Signature(parameters, return_annotation=returns)  # type: ignore[attr-defined]
+    tool.__annotations__ = {**{p.name: p.annotation for p in parameters}, "return": returns}
     return tool
 
 

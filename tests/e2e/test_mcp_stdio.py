@@ -11,7 +11,7 @@ import sys
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from mcp import Client
@@ -67,6 +67,14 @@ async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
     return result.structured_content
 
 
+def without_nulls(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: without_nulls(v) for k, v in cast("dict[str, Any]", value).items() if v is not None}
+    if isinstance(value, list):
+        return [without_nulls(v) for v in cast("list[Any]", value)]
+    return value
+
+
 async def call_error(client: Client, tool: str, **arguments: Any) -> str:
     result = await asyncio.wait_for(client.call_tool(tool, arguments), CALL_TIMEOUT)
     assert result.is_error, f"{tool} unexpectedly succeeded: {result.structured_content}"
@@ -111,6 +119,15 @@ async def test_stdio_server_answers_definitions_references_signatures_and_ast_no
         assert node["enclosing_function"]["qualified_name"] == "Reporter.render"
         assert node["enclosing_class"]["name"] == "Reporter"
         assert any(a["type"] == "call" for a in node["ancestors"])
+
+        # What a model reads is the structured answer as compact JSON: no indentation, no null fields.
+        outline = await asyncio.wait_for(
+            client.call_tool("document_symbols", {"file": "shapes/geometry.py"}), CALL_TIMEOUT
+        )
+        text = "".join(getattr(block, "text", "") for block in outline.content)
+        assert outline.structured_content is not None and outline.structured_content["symbols"]
+        assert json.loads(text) == without_nulls(outline.structured_content)
+        assert text == json.dumps(json.loads(text), separators=(",", ":"), ensure_ascii=False)
 
         # Bad input is a tool error that names the problem; the server keeps serving.
         assert "outside the workspace" in await call_error(client, "get_ast_node", file="../../etc/passwd", line=1)
