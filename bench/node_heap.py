@@ -93,7 +93,7 @@ async def one_round(
         return {
             "definition_s": definition,
             "first_references_s": times[0],
-            "references_s": statistics.median(times[1:] or times),
+            "references_ms": 1000 * statistics.median(times[1:] or times),
             "rss_mb": tree_rss_mb(pid),
         }
 
@@ -128,12 +128,12 @@ def main() -> None:
                 + "  ".join(f"{k} {v:.2f}" for k, v in figures.items())
             )
     print(f"\n{workspace.name}: median of {args.rounds} rounds")
-    print(f"{'NODE_OPTIONS added':28} {'definition s':>12} {'1st refs s':>10} {'refs s':>7} {'RSS MB':>7}")
+    print(f"{'NODE_OPTIONS added':28} {'definition s':>12} {'1st refs s':>10} {'refs ms':>7} {'RSS MB':>7}")
     for setting, rows in results.items():
         med = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
         name = setting or "(node default)"
         print(
-            f"{name:28} {med['definition_s']:12.2f} {med['first_references_s']:10.2f} {med['references_s']:7.2f} "
+            f"{name:28} {med['definition_s']:12.2f} {med['first_references_s']:10.2f} {med['references_ms']:7.1f} "
             f"{med['rss_mb']:7.0f}"
         )
 
