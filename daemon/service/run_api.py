@@ -14,6 +14,7 @@ import dataclasses
 import functools
 import hashlib
 import json
+import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -59,13 +60,26 @@ def commands_adapter() -> TypeAdapter[RunCommands | None]:
     return TypeAdapter(RunCommands | None)
 
 
-def settings_digest(config: Config) -> str:
-    """What a run depends on in ``config`` (pipeline, agents, runs, version control, retrieval), as a digest:
-    a front hands its runs to the daemon only when the daemon's digest is its own."""
-    sections = {name: getattr(config, name).model_dump(mode="json") for name in _RUN_SECTIONS}
+def settings_digest(config: Config, env: Mapping[str, str] | None = None) -> str:
+    """What a run depends on in ``config`` (pipeline, agents, runs, version control, retrieval) and in ``env``
+    (default this process's: the API keys those settings name, each only as a hash), as a digest: a front
+    hands its runs to the daemon only when the daemon's digest is its own, so a run never goes to a daemon
+    that lacks the front's key (one an editor started before the key was exported) or holds another."""
+    environ = os.environ if env is None else env
+    sections: dict[str, Any] = {name: getattr(config, name).model_dump(mode="json") for name in _RUN_SECTIONS}
     sections["workspace"] = str(config.workspace_path)
     sections["state"] = str(config.state_path)
+    sections["keys"] = {name: _hashed(environ.get(name)) for name in sorted(_key_variables(config))}
     return hashlib.sha256(json.dumps(sections, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _key_variables(config: Config) -> set[str]:
+    names = {m.api_key_env for m in config.pipeline.models.values()} | {config.retrieval.web_api_key_env}
+    return {name for name in names if name}
+
+
+def _hashed(value: str | None) -> str | None:
+    return None if value is None else hashlib.sha256(value.encode()).hexdigest()
 
 
 _RUN_SECTIONS = ("pipeline", "agents", "runs", "vcs", "retrieval")

@@ -9,7 +9,7 @@ client of the daemon can be followed, cancelled and reviewed through it.
 What a ``RunLoan`` lends that cannot cross the socket (an editor's file reader, a client's tool objects)
 stays here at a ``LoanDesk`` (``daemon.service.run_loans``) while the run is followed: the daemon's
 run calls back for it over this connection; ``trusted`` is sent. It attaches only to a daemon whose run settings
-(``run_api.settings_digest``) are this front's, else ``daemon_running``: a run never silently uses
+and API keys (``run_api.settings_digest``) are this front's, else ``daemon_running``: a run never silently uses
 another model or script than the front was configured with. The daemon's coded errors come back as
 ``DaemonError`` with the same code (``WorkspaceUntrusted`` for ``workspace_untrusted``, ``ConflictError``
 with its report for ``change_conflict``). A lost
@@ -137,7 +137,8 @@ class DaemonRunService(RunService):
             if theirs != settings_digest(self._config):
                 raise DaemonError(
                     f"the daemon of {self._config.workspace} (pid {connection.daemon_pid}) runs with other run "
-                    "settings (pipeline, agents, runs, vcs, retrieval) than this front: `ided stop` stops it",
+                    "settings (pipeline, agents, runs, vcs, retrieval) or other API keys in its environment than "
+                    "this front: `ided stop` stops it",
                     code=ErrorCode.DAEMON_RUNNING,
                 )
             connection.add_handlers(self._desk.handlers())

@@ -206,3 +206,32 @@ async def test_after_its_daemon_is_killed_the_next_call_attaches_to_a_fresh_daem
     assert unknown.value.code is ErrorCode.RUN_NOT_FOUND  # answered by the fresh daemon, not "connection lost"
     assert again.run_id == started.run_id
     assert second_pid not in (0, first_pid)
+
+
+async def test_runs_stay_in_the_front_when_the_daemon_holds_another_value_of_an_api_key_the_settings_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = _repo_with_daemon_env(tmp_path, monkeypatch)
+    script = write_script(tmp_path / "script.yaml", [everyone_succeeds()])
+    monkeypatch.setenv("IDED_PIPELINE__REPLAY_SCRIPT", str(script))
+    monkeypatch.setenv("IDED_RETRIEVAL__WEB_API_KEY_ENV", "IDED_TEST_WEB_KEY")
+    monkeypatch.setenv("IDED_TEST_WEB_KEY", "the key the daemon starts with")
+    config = load_config(repo)
+    runs = await DaemonRunService.attach(config, client="cli", start=True)  # the daemon gets this environment
+    try:
+        await runs.aclose()
+        monkeypatch.setenv("IDED_TEST_WEB_KEY", "a key exported later")
+        with pytest.raises(DaemonError) as refused:
+            await DaemonRunService.attach(config, client="cli", start=False)
+        async with open_run_service(config, daemon="start", client="cli") as opened:
+            in_daemon, note = opened.in_daemon, opened.note
+        monkeypatch.setenv("IDED_TEST_WEB_KEY", "the key the daemon starts with")
+        again = await DaemonRunService.attach(config, client="cli", start=False)
+        await again.aclose()
+    finally:
+        control = await DaemonClient.attach(config, client="other", start=False)
+        await control.call(Methods.SHUTDOWN, None)
+        await asyncio.wait_for(control.wait_closed(), 30)
+        await control.close()
+    assert refused.value.code is ErrorCode.DAEMON_RUNNING and "API keys" in refused.value.message
+    assert not in_daemon and "API keys" in note  # the run would go to this process, saying why
