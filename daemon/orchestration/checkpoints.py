@@ -38,7 +38,7 @@ _SETUP_WAIT_S = 300.0
 _SETUP_RETRY_S = 0.05
 
 
-async def _setup_lock(lock: Any, pool: Any) -> None:
+async def _setup_lock(lock: Any) -> None:
     """Take the set-up's advisory lock on ``lock``, polling with ``pg_try_advisory_lock``.
 
     Not ``pg_advisory_lock``: a session blocked in it is a transaction in progress, and the set-up
@@ -53,7 +53,6 @@ async def _setup_lock(lock: Any, pool: Any) -> None:
         if row is not None and row[0]:
             return
         if time.monotonic() > deadline:
-            await pool.close()
             raise PipelineError(
                 f"another process has been setting up the checkpoint tables for over {_SETUP_WAIT_S:.0f} s",
                 code=ErrorCode.RUN_STORE_FAILED,
@@ -107,14 +106,15 @@ async def _postgres(url: str) -> AsyncGenerator[BaseCheckpointSaver[str]]:
             await pool.close()
             raise PipelineError(unreachable, code=ErrorCode.RUN_STORE_FAILED, cause=exc) from exc
         saver: Any = module.AsyncPostgresSaver(conn=pool)
-        await _setup_lock(lock, pool)
-        try:
-            await saver.setup()
+        try:  # the pool is closed however the set-up ends short, a cancelled wait for its lock included
+            await _setup_lock(lock)
+            try:
+                await saver.setup()
+            finally:
+                await lock.execute("SELECT pg_advisory_unlock(%s, %s)", (_LOCK_SPACE, _SETUP_LOCK))
         except BaseException:
             await pool.close()
             raise
-        finally:
-            await lock.execute("SELECT pg_advisory_unlock(%s, %s)", (_LOCK_SPACE, _SETUP_LOCK))
     try:
         yield cast(BaseCheckpointSaver[str], saver)
     finally:
