@@ -6,9 +6,9 @@ setting in a fresh child process per round (rounds interleaved, so machine noise
 A child reports its peak RSS (``ru_maxrss``) after loading the session and after embedding, and
 chunks/s. Prints per setting the median chunks/s, the highest peak, and the ratios to the first.
 
-Settings: ``--setting LABEL=JSON`` (keyword arguments of ``OnnxEmbedder``); by default
-``unbounded`` (no arena, onnxruntime's memory pattern on, whole batches: the embedder before the
-token bound) against ``default`` (the embedder's defaults).
+Settings: ``--setting LABEL=JSON`` (keyword arguments of ``OnnxEmbedder``, plus ``model_dir`` for
+another model directory); by default ``no-arena`` (onnxruntime's memory arena off) against
+``default`` (the embedder's defaults).
 
 Usage: ``python bench/embed_memory.py --source DIR [--rounds 2] [--limit N] [--setting LABEL=JSON ...]``
 """
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_SETTINGS = {
-    "unbounded": {"memory_arena": False, "memory_pattern": True, "batch_tokens": 1 << 30},
+    "no-arena": {"memory_arena": False},
     "default": {},
 }
 
@@ -48,8 +48,9 @@ def child(source: Path, kwargs: dict[str, Any], limit: int | None) -> None:
             texts += [document_text(c) for c in chunk_source(rel, path.read_bytes(), language)]
     texts = texts[:limit] if limit else texts
     config = EmbeddingConfig()
+    model_dir = kwargs.pop("model_dir", None)
     model = OnnxEmbedder(
-        resolve_model_dir(config, default_cache_root()),
+        Path(model_dir) if model_dir else resolve_model_dir(config, default_cache_root()),
         max_tokens=config.max_tokens,
         batch_size=config.batch_size,
         load="documents",

@@ -2,8 +2,9 @@
 
 Prints, on one table each:
 
-* dense throughput (chunks/s) of ``OnnxEmbedder`` against max_tokens 128/256/512, length-sorted vs
-  unsorted batches, batch size 16/32/64, threads 1/2, and the embedded text (whole vs compact);
+* dense throughput (chunks/s) of ``OnnxEmbedder`` against max_tokens 128/256/512, batch size
+  16/32/64 (texts tokenized at once; each runs alone), threads 1/2, and the embedded text (whole vs
+  compact);
 * sparse (``CodeBm25Encoder``) encoding speed on one core, cold and warm caches, and the mean BM25
   document length (what ``AVG_DOC_TOKENS`` should be);
 * a retrieval check: query = the first sentence of a function's docstring, document = the function
@@ -13,7 +14,7 @@ Prints, on one table each:
 Functions are extracted with the stdlib ``ast`` module (not the ided chunker). Default run (about
 4 minutes on 2 cores): each throughput row embeds a 48-chunk sample in 3 interleaved rounds (the
 median is shown; configs take turns so machine noise hits all alike), and the retrieval check
-embeds all functions. ``--full`` times the whole cartesian grid (72 rows; raise ``--sample`` for
+embeds all functions. ``--full`` times the whole cartesian grid (36 rows; raise ``--sample`` for
 steadier figures and expect an hour or more).
 
     uv run --frozen python bench/embedding.py [--limit 600] [--sample 96] [--full] [--json out.json]
@@ -180,13 +181,11 @@ class DenseConfig:
     max_tokens: int = 256
     batch_size: int = 32
     threads: int | None = None
-    sort_by_length: bool = True
     variant: str = "whole"
 
     def label(self) -> str:
         threads = "all" if self.threads is None else str(self.threads)
-        order = "sorted" if self.sort_by_length else "unsorted"
-        return f"tok={self.max_tokens} batch={self.batch_size} threads={threads} {order} {self.variant}"
+        return f"tok={self.max_tokens} batch={self.batch_size} threads={threads} {self.variant}"
 
 
 VARIANTS: dict[str, Callable[[Chunk], str]] = {"whole": whole_text, "compact": compact_text}
@@ -198,21 +197,9 @@ def make_embedder(model_dir: Path, cfg: DenseConfig) -> OnnxEmbedder:
         max_tokens=cfg.max_tokens,
         batch_size=cfg.batch_size,
         threads=cfg.threads,
-        sort_by_length=cfg.sort_by_length,
         text_of=VARIANTS[cfg.variant],
         load="documents",
     )
-
-
-def padded_tokens(texts: Sequence[str], counts: Sequence[int], cfg: DenseConfig) -> int:
-    """Tokens the model runs on, padding included (a noise-free proxy for cost): batches pad to their longest."""
-    n = len(texts)
-    order = sorted(range(n), key=lambda i: len(texts[i])) if cfg.sort_by_length else list(range(n))
-    total = 0
-    for start in range(0, n, cfg.batch_size):
-        batch = order[start : start + cfg.batch_size]
-        total += max(counts[i] for i in batch) * len(batch)
-    return total
 
 
 def dense_throughput(
@@ -225,13 +212,11 @@ def dense_throughput(
     """
     embedders = [make_embedder(model_dir, cfg) for cfg in configs]
     tokens: list[float] = []
-    padded: list[float] = []
     for cfg, embedder in zip(configs, embedders, strict=True):
         embedder.embed_documents(chunks[:4])  # warm-up
         texts = [VARIANTS[cfg.variant](c) for c in chunks]
         counts = [min(n + 2, cfg.max_tokens) for n in embedder.count_tokens_batch(texts)]
-        tokens.append(statistics.fmean(counts))
-        padded.append(padded_tokens(texts, counts, cfg) / len(chunks))
+        tokens.append(statistics.fmean(counts))  # each text runs alone, unpadded
     rates: list[list[float]] = [[] for _ in configs]
     cpu_ms: list[list[float]] = [[] for _ in configs]
     for r in range(rounds):
@@ -249,10 +234,9 @@ def dense_throughput(
                 "min-max": f"{min(rate):.1f}-{max(rate):.1f}",
                 "CPU ms/chunk": f"{statistics.median(cpu):.0f}",
                 "tokens/chunk": f"{tok:.0f}",
-                "padded/chunk": f"{pad:.0f}",
             },
         )
-        for cfg, rate, cpu, tok, pad in zip(configs, rates, cpu_ms, tokens, padded, strict=True)
+        for cfg, rate, cpu, tok in zip(configs, rates, cpu_ms, tokens, strict=True)
     ]
 
 
@@ -261,7 +245,6 @@ def default_grid() -> list[DenseConfig]:
         DenseConfig(max_tokens=128),
         DenseConfig(max_tokens=256),
         DenseConfig(max_tokens=512),
-        DenseConfig(sort_by_length=False),
         DenseConfig(batch_size=16),
         DenseConfig(batch_size=64),
         DenseConfig(threads=1),
@@ -272,11 +255,10 @@ def default_grid() -> list[DenseConfig]:
 
 def full_grid() -> list[DenseConfig]:
     return [
-        DenseConfig(max_tokens=m, batch_size=b, threads=t, sort_by_length=s, variant=v)
+        DenseConfig(max_tokens=m, batch_size=b, threads=t, variant=v)
         for m in (128, 256, 512)
         for b in (16, 32, 64)
         for t in (1, None)
-        for s in (True, False)
         for v in ("whole", "compact")
     ]
 

@@ -90,16 +90,18 @@ class EmbeddingConfig(_Section):
     model_dir: str | None = Field(
         default=None, description="Directory of an ONNX model with tokenizer files; default: the bundled MiniLM int8."
     )
-    model_name: str = Field(default="ided/all-MiniLM-L6-v2-int8", description="Name recorded for the model.")
+    model_name: str = Field(default="ided/all-MiniLM-L6-v2-qint8", description="Name recorded for the model.")
     dim: int = Field(default=384, ge=1)
     max_tokens: int = Field(default=256, ge=16, le=512, description="Truncation length per chunk.")
-    batch_size: int = Field(default=32, ge=1)
+    batch_size: int = Field(
+        default=32, ge=1, description="Chunks read, tokenized and written at once (each runs through the model alone)."
+    )
     threads: int | None = Field(default=None, ge=1, description="ONNX threads; default: all cores.")
     memory_arena: bool = Field(
         default=True,
         description=(
-            "Keep onnxruntime's CPU memory arena: faster, and with each run bounded to 1,024 padded tokens "
-            "it holds less than glibc's heap does without it (peak 336 MiB against 821 MiB on requests)."
+            "Keep onnxruntime's CPU memory arena in the embedding worker: it grows to one text of max_tokens "
+            "and is faster than returning memory to glibc, whose heap keeps it anyway."
         ),
     )
 

@@ -2,9 +2,11 @@
 
 No PyPI package ships an ONNX cross-encoder (``../shared/FACTS.md``), so the rerank path would
 otherwise never run in tests or benchmarks. :func:`minilm_shaped_cross_encoder` builds one with the
-shape of ms-marco-MiniLM-L-6-v2 (the usual small cross-encoder): the bundled all-MiniLM-L6-v2
-encoder (6 layers, 384 wide, int8) reads the query/passage pair as one sequence, and a linear head
-on the ``[CLS]`` position gives one logit per pair. The head's weights are seeded random numbers,
+shape of ms-marco-MiniLM-L-6-v2 (the usual small cross-encoder): the shipped all-MiniLM-L6-v2
+encoder (6 layers, 384 wide, int8 weights, float products; not the graph ``model_quantize`` derives
+from it, whose activations are quantized per run, so a pair's score would depend on the pairs run
+beside it) reads the query/passage pair as one sequence, and a linear head on the ``[CLS]``
+position gives one logit per pair. The head's weights are seeded random numbers,
 so its scores say nothing about relevance: it is fit for exercising the product's rerank code with
 real ONNX Runtime inference and for timing it (the cost is the encoder's, as in the real model),
 never for judging rerank quality.
@@ -16,7 +18,7 @@ import random
 import shutil
 from pathlib import Path
 
-from daemon.index.model_files import TOKENIZER_FILES
+from daemon.index.model_files import TOKENIZER_FILES, bundled_sources
 
 __all__ = ["minilm_shaped_cross_encoder"]
 
@@ -25,11 +27,11 @@ _HIDDEN = 384
 
 def minilm_shaped_cross_encoder(embedding_dir: Path, out_dir: Path, *, seed: int = 0) -> Path:
     """Write the cross-encoder into ``out_dir`` (created) and return it; ``embedding_dir`` is the
-    bundled model's directory (``daemon.index.model_files.bundled_model_dir``)."""
+    bundled model's directory (``daemon.index.model_files.bundled_model_dir``), for its tokenizer."""
     from onnx import ModelProto, TensorProto, helper
 
     model = ModelProto()
-    model.ParseFromString((embedding_dir / "model.onnx").read_bytes())
+    model.ParseFromString(bundled_sources().onnx_file.read_bytes())
     graph = model.graph
     (hidden,) = [o.name for o in graph.output]
     rng = random.Random(seed)

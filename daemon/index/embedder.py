@@ -1,32 +1,33 @@
 """Dense embeddings straight on onnxruntime: ``OnnxEmbedder`` implements ``DenseEmbedder``.
 
-The model directory (by default the bundled all-MiniLM-L6-v2 int8, see ``model_files``) holds an
-ONNX graph that outputs one vector per token; a text's vector is the mean of its tokens' vectors
-(padding left out, summed in float64) divided by its L2 norm, cast back to float32. Tokens come
-from ``model_tokenizer.batch_tokenizer``, set up as fastembed sets it up, so the vectors are
-fastembed's (``tests/unit/index/test_embedder.py`` checks them against fastembed within 1e-5 on real
-chunks); fastembed itself is never imported: its import alone costs ~0.4 s, which a one-shot
+The model directory (by default the bundled all-MiniLM-L6-v2 re-quantized for onnxruntime's integer
+kernels, see ``model_files`` and ``model_quantize``) holds an ONNX graph that outputs one vector per
+token; a text's vector is the mean of its tokens' vectors divided by its L2 norm (summed in float64,
+cast back to float32). Tokens come from ``model_tokenizer.batch_tokenizer``, set up as fastembed sets
+it up; fastembed itself is never imported: its import alone costs ~0.4 s, which a one-shot
 ``ided search`` would pay on every call.
 
-Two onnxruntime sessions of the same graph, each created on first use:
+**One text per run, unpadded.** The bundled graph quantizes its activations per run (one scale
+for the whole input tensor), so texts run together would change each other's vectors (cosine
+0.986 at worst against the same text run alone). Each text therefore runs alone, at its own length:
+a document's vector never depends on what was embedded beside it, and a query's vector is the vector
+the same text gets as a document. It is also faster and leaner than padded batches (requests'
+sources: 1.2-1.4x the chunks/s, 153 against 178 MiB peak; even an fp32 graph ran 1.3x faster
+unpadded), because no run computes padding. ``batch_size`` texts are tokenized at once.
 
-* the **documents** session (``embed_documents``, ``embed_texts``): every graph optimization on but
-  constant folding, the configured threads. Folding would turn the int8 weights into float32 copies
-  (~120 MB more resident, and slower to load) for no measurable speed: the per-run dequantizing is a
-  few million multiplications beside the batch's billions (``bench/embed_memory.py``,
-  ``fold_weights``);
-* the **query** session (``embed_query`` while no documents session exists): no graph optimization,
-  one thread. It loads in ~0.05 s and holds ~40 MB, and one query takes tens of milliseconds more
-  than on the documents session; its vectors differ from the documents session's by ~1e-7. A
-  command that only searches, and a daemon whose documents are embedded by a worker process
-  (``embed_process``), never load the heavy session.
+Two onnxruntime sessions of the same graph with the same graph optimizations (all but constant
+folding, which would keep a float32 copy of a graph's int8 weights), each created on first use:
+
+* the **documents** session (``embed_documents``, ``embed_texts``): the configured threads, the
+  memory arena as configured;
+* the **query** session (``embed_query`` while no documents session exists): one thread, no arena.
+  It loads in ~0.06 s; a one-line query takes ~3 ms. A command that only searches, and a daemon
+  whose documents are embedded by a worker process (``embed_process``), never load the documents
+  session. Its vectors are the documents session's, bit for bit (threads do not change them).
 
 Once a documents session exists it answers queries too, and the query session is dropped.
-Truncation is at ``max_tokens`` (special tokens included). Attention cost grows with the padded
-batch length, so texts are sorted by length, embedded in batches of ``batch_size`` and put back in
-input order; a batch of long texts runs in slices of at most ``batch_tokens`` padded tokens, which
-bounds the worker's peak memory (the attention activations grow with rows x length²).
-``count_tokens`` counts with the same vocabulary, untruncated, without special tokens.
+Truncation is at ``max_tokens`` (special tokens included). ``count_tokens`` counts with the same
+vocabulary, untruncated, without special tokens.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ __all__ = ["DEFAULT_MODEL_NAME", "OnnxEmbedder", "SessionKind"]
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_MODEL_NAME = "ided/all-MiniLM-L6-v2-int8"
+DEFAULT_MODEL_NAME = "ided/all-MiniLM-L6-v2-qint8"
 
 SessionKind = Literal["query", "documents"]
 
@@ -68,21 +69,13 @@ class OnnxEmbedder:
         model_name: name recorded for the vectors (``DenseEmbedder.name``).
         dim: expected vector size; checked against the model's output when a session loads.
         max_tokens: truncation length per text, special tokens included.
-        batch_size: texts per ONNX run.
+        batch_size: texts tokenized at once (each still runs alone: see the module docstring).
         threads: the documents session's intra-op threads; None lets onnxruntime use every core.
         memory_arena: keep onnxruntime's CPU memory arena in the documents session: it grows to the
-            largest run and is never given back, but ``batch_tokens`` bounds that run, and without
-            it the freed blocks stay in glibc's heap anyway (on requests' sources: peak 336 MiB
-            against 821 MiB for whole batches without the arena, and 2.4x the chunks/s).
-        memory_pattern: let onnxruntime plan one block for a run's intermediate tensors from the
-            shapes it has seen (it keeps a block per shape: off by default).
-        batch_tokens: at most this many padded tokens in one ONNX run: a batch of long texts is run
-            in slices of ``batch_tokens // length`` rows. The attention activations grow with rows x
-            length², so this bounds the peak memory a batch of 256-token texts takes (~0.55 GB more
-            at 32 rows) while batches of short texts still run whole.
-        fold_weights: let the documents session fold the int8 weights into float32 constants when it
-            loads (off: see the module docstring).
-        sort_by_length: embed in length-sorted batches (output order is always the input order).
+            largest run (one text of ``max_tokens``) and is never given back; without it the freed
+            blocks stay in glibc's heap anyway, and runs are slower.
+        fold_weights: let both sessions fold constants when they load (off: a graph whose weights
+            are dequantized by its own nodes would keep float32 copies of them).
         text_of: what text of a chunk to embed (default ``embed_text.document_text``).
         load: the session to load now (errors surface here, not in the first search): ``"query"``
             (the default: cheap) or ``"documents"``.
@@ -102,10 +95,7 @@ class OnnxEmbedder:
         batch_size: int = 32,
         threads: int | None = None,
         memory_arena: bool = True,
-        memory_pattern: bool = False,
-        batch_tokens: int = 1024,
         fold_weights: bool = False,
-        sort_by_length: bool = True,
         text_of: Callable[[Chunk], str] = document_text,
         load: SessionKind = "query",
     ) -> None:
@@ -119,10 +109,7 @@ class OnnxEmbedder:
         self._batch_size = batch_size
         self._threads = threads
         self._memory_arena = memory_arena
-        self._memory_pattern = memory_pattern
-        self._batch_tokens = batch_tokens
         self._fold_weights = fold_weights
-        self._sort_by_length = sort_by_length
         self._text_of = text_of
         self.model_dir: Final = model_dir
         self._lock = threading.Lock()
@@ -179,12 +166,9 @@ class OnnxEmbedder:
         if n == 0:
             return []
         session = self._session("documents")
-        order = sorted(range(n), key=lambda i: len(texts[i])) if self._sort_by_length else list(range(n))
-        out: list[list[float]] = [[] for _ in range(n)]
+        out: list[list[float]] = []
         for start in range(0, n, self._batch_size):
-            batch = order[start : start + self._batch_size]
-            for i, vector in zip(batch, self._run(session, [texts[i] for i in batch]), strict=True):
-                out[i] = vector
+            out += self._run(session, list(texts[start : start + self._batch_size]))
         return out
 
     def embed_documents(self, chunks: Sequence[Chunk]) -> list[list[float]]:
@@ -212,18 +196,16 @@ class OnnxEmbedder:
 
         ort: Any = onnxruntime  # its stubs leave the session options and graph levels untyped
         options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         if kind == "documents":
-            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
             options.enable_cpu_mem_arena = self._memory_arena
-            options.enable_mem_pattern = self._memory_pattern
             if self._threads is not None:
                 options.intra_op_num_threads = options.inter_op_num_threads = self._threads
         else:
-            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
             options.enable_cpu_mem_arena = False
             options.intra_op_num_threads = options.inter_op_num_threads = 1
-        # constant folding would keep a float32 copy of every int8 weight (see the module docstring)
-        unfolded = {} if kind != "documents" or self._fold_weights else {"disabled_optimizers": ["ConstantFolding"]}
+        options.enable_mem_pattern = False  # every text has its own length: no plan to reuse
+        unfolded = {} if self._fold_weights else {"disabled_optimizers": ["ConstantFolding"]}
         path = self.model_dir / MODEL_FILE
         try:
             session = ort.InferenceSession(
@@ -255,29 +237,24 @@ class OnnxEmbedder:
         return session
 
     def _run(self, session: Any, texts: list[str]) -> list[list[float]]:
+        """Each text's vector, each text run alone at its own length (see the module docstring)."""
         import numpy as np
 
+        names = {i.name for i in session.get_inputs()}
+        vectors: list[list[float]] = []
         try:
-            encoded = self._tokenizer.encode_batch(texts)
-            ids = np.array([e.ids for e in encoded], dtype=np.int64)
-            mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
-            names = {i.name for i in session.get_inputs()}
-            feed = {"input_ids": ids}
-            if "attention_mask" in names:
-                feed["attention_mask"] = mask
-            if "token_type_ids" in names:
-                feed["token_type_ids"] = np.zeros_like(ids)
-            rows = max(1, self._batch_tokens // max(1, ids.shape[1]))
-            parts = [
-                session.run(None, {name: value[start : start + rows] for name, value in feed.items()})[0]
-                for start in range(0, len(texts), rows)
-            ]
-            tokens = parts[0] if len(parts) == 1 else np.concatenate(parts)
+            for encoding in self._tokenizer.encode_batch(texts):
+                kept = [i for i, m in zip(encoding.ids, encoding.attention_mask, strict=True) if m]
+                ids = np.array([kept], dtype=np.int64)
+                feed = {"input_ids": ids}
+                if "attention_mask" in names:
+                    feed["attention_mask"] = np.ones_like(ids)
+                if "token_type_ids" in names:
+                    feed["token_type_ids"] = np.zeros_like(ids)
+                tokens = session.run(None, feed)[0][0]
+                pooled = np.mean(tokens, axis=0, dtype=np.float64)
+                vector = pooled / max(float(np.linalg.norm(pooled)), 1e-12)
+                vectors.append(cast("list[float]", vector.astype(tokens.dtype).tolist()))
         except Exception as exc:
-            raise EmbeddingUnavailable(
-                f"dense model {self.name} failed on a batch of {len(texts)}", cause=exc
-            ) from exc
-        summed = np.sum(tokens, axis=1, where=mask[:, :, np.newaxis].astype(bool), dtype=np.float64)
-        pooled = summed / np.maximum(np.sum(mask, axis=1, keepdims=True), 1e-9)
-        norms = np.maximum(np.linalg.norm(pooled, ord=2, axis=1, keepdims=True), 1e-12)
-        return cast("list[list[float]]", (pooled / norms).astype(tokens.dtype, copy=False).tolist())
+            raise EmbeddingUnavailable(f"dense model {self.name} failed on a batch of {len(texts)}", cause=exc) from exc
+        return vectors

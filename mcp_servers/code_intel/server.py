@@ -119,8 +119,9 @@ def tool_function(
 
     The SDK builds the tool's input schema from the signature and its output schema from the return
     annotation (the capability's result model, carried by ``Annotated[CallToolResult, ...]``), so both
-    follow the registry entry; the tool answers ``tool_result``'s compact text beside the structured content. ``early``: how
-    ``find_definition`` by name is answered while the workspace still opens (``early_definitions``).
+    follow the registry entry; the tool answers ``tool_result``'s compact text beside the structured
+    content. ``early``: how ``find_definition`` by name is answered while the workspace still opens
+    (``early_definitions``).
     """
 
     async def tool(ctx: Ctx, **arguments: Any) -> CallToolResult:

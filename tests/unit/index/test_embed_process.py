@@ -64,7 +64,7 @@ def test_a_model_that_cannot_load_is_refused_with_the_workers_reason(tmp_path: P
     broken = EmbeddingConfig(model_dir=str(tmp_path))  # no model.onnx there
     (tmp_path / "model.onnx").write_bytes(b"not an onnx model")
     for name in ("tokenizer.json", "tokenizer_config.json"):
-        (tmp_path / name).write_bytes((default_cache_root() / "models" / "all-MiniLM-L6-v2-int8" / name).read_bytes())
+        (tmp_path / name).write_bytes((default_cache_root() / "models" / "all-MiniLM-L6-v2-qint8" / name).read_bytes())
     worker = EmbeddingProcess(broken, default_cache_root())
     with pytest.raises(EmbeddingUnavailable, match="cannot load dense model"):
         worker.embed_documents([_chunk(1)])

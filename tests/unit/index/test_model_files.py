@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
+import onnx
 import pytest
 
 from daemon.config import EmbeddingConfig
@@ -15,6 +18,7 @@ from daemon.errors import EmbeddingUnavailable
 from daemon.index.model_files import (
     BUNDLED_MODEL_DIRNAME,
     MODEL_FILE,
+    STAMP_FILE,
     TOKENIZER_FILES,
     BundledSources,
     bundled_model_dir,
@@ -22,6 +26,7 @@ from daemon.index.model_files import (
     file_sha256,
     resolve_model_dir,
 )
+from daemon.index.model_quantize import RECIPE
 
 PINNED_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 
@@ -58,13 +63,42 @@ def test_installed_packages_pin_the_known_model(real_sources: BundledSources) ->
     assert all((real_sources.tokenizer_dir / name).is_file() for name in TOKENIZER_FILES)
 
 
-def test_bundled_dir_holds_the_model_and_tokenizer_files(tmp_path: Path) -> None:
+def _op_counts(path: Path) -> Counter[str]:
+    model = onnx.ModelProto()
+    model.ParseFromString(path.read_bytes())
+    return Counter(node.op_type for node in model.graph.node)
+
+
+def test_bundled_dir_holds_the_integer_graph_and_the_tokenizer_files(tmp_path: Path) -> None:
     model_dir = bundled_model_dir(tmp_path)
     assert model_dir == tmp_path / "models" / BUNDLED_MODEL_DIRNAME
     for name in (MODEL_FILE, *TOKENIZER_FILES):
         assert (model_dir / name).is_file(), name
-    assert file_sha256(model_dir / MODEL_FILE) == PINNED_SHA256
-    assert (model_dir / MODEL_FILE).is_symlink()
+    assert not (model_dir / MODEL_FILE).is_symlink()
+    ops = _op_counts(model_dir / MODEL_FILE)
+    # the shipped graph has no integer product: it casts its int8 weights to float32 on every run
+    shipped = _op_counts(bundled_sources().onnx_file)
+    assert shipped["MatMulInteger"] == 0
+    # every weight product of the six layers (q, k, v, out, two feed-forward) runs on int8 weights
+    assert ops["MatMulInteger"] == 6 * 6
+    assert json.loads((model_dir / STAMP_FILE).read_text(encoding="utf-8"))["recipe"] == RECIPE
+
+
+def test_two_machines_build_the_same_graph_bytes(tmp_path: Path) -> None:
+    first = bundled_model_dir(tmp_path / "a") / MODEL_FILE
+    second = bundled_model_dir(tmp_path / "b") / MODEL_FILE
+    assert file_sha256(first) == file_sha256(second)
+
+
+def test_a_graph_built_by_another_recipe_is_rebuilt(tmp_path: Path) -> None:
+    model_dir = bundled_model_dir(tmp_path)
+    stamp_file = model_dir / STAMP_FILE
+    stamp = json.loads(stamp_file.read_text(encoding="utf-8"))
+    stamp_file.write_text(json.dumps({**stamp, "recipe": "an older recipe"}), encoding="utf-8")
+    inode = (model_dir / MODEL_FILE).stat().st_ino
+    assert bundled_model_dir(tmp_path) == model_dir
+    assert (model_dir / MODEL_FILE).stat().st_ino != inode
+    assert json.loads(stamp_file.read_text(encoding="utf-8"))["recipe"] == RECIPE
 
 
 def test_assembling_twice_returns_the_same_untouched_directory(tmp_path: Path) -> None:
