@@ -50,7 +50,7 @@ def child(source: Path, kwargs: dict[str, Any], limit: int | None) -> None:
     config = EmbeddingConfig()
     model_dir = kwargs.pop("model_dir", None)
     model = OnnxEmbedder(
-        Path(model_dir) if model_dir else resolve_model_dir(config, default_cache_root()),
+        Path(model_dir) if model_dir else resolve_model_dir(config.model_dir, default_cache_root()),
         max_tokens=config.max_tokens,
         batch_size=config.batch_size,
         load="documents",

@@ -5,6 +5,11 @@ to its owner (``parent_watch.exit_with``: it dies with the daemon, whatever kill
 priority (``EMBED_NICENESS``), reads the ``EmbeddingConfig`` as one JSON line on stdin and loads the
 model's documents session. Then it answers frames (``embed_frames``): texts in, vectors out, until
 its stdin ends. Its log lines go to its stderr (the daemon's).
+
+The worker imports neither pydantic nor the configuration: they would hold ~23 MB of its ~150 for
+the whole fill. The line is the daemon's already validated ``EmbeddingConfig``; ``WorkerSettings``
+reads the fields the model needs and checks their types, so a line the daemon did not write fails
+with a message naming the field.
 """
 
 from __future__ import annotations
@@ -14,19 +19,64 @@ import json
 import logging
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
-from daemon.config import EmbeddingConfig
 from daemon.errors import EmbeddingUnavailable
 from daemon.index.embed_frames import ERROR, READY, TEXTS, VECTORS, read_frame, write_frame
 from daemon.index.parent_watch import exit_with
 
-__all__ = ["EMBED_NICENESS", "main"]
+__all__ = ["EMBED_NICENESS", "WorkerSettings", "main"]
 
 logger = logging.getLogger(__name__)
 
 EMBED_NICENESS = 10
 """Added to the worker's niceness: the daemon's searches, the index writer and the user's editor come first."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkerSettings:
+    """The fields of ``EmbeddingConfig`` the model needs (``embedder.EmbeddingSettings``)."""
+
+    enabled: bool
+    model_dir: str | None
+    model_name: str
+    dim: int
+    max_tokens: int
+    batch_size: int
+    threads: int | None
+    memory_arena: bool
+
+    @classmethod
+    def from_json(cls, line: bytes) -> WorkerSettings:
+        """Read the daemon's ``EmbeddingConfig`` line.
+
+        Raises:
+            ValueError: not a JSON object, or a field is missing or of the wrong type (named).
+        """
+        data: object = json.loads(line)
+        if not isinstance(data, dict):
+            raise ValueError("the embedding settings are not a JSON object")
+        fields = cast("dict[str, Any]", data)
+        wanted: dict[str, tuple[type, ...]] = {
+            "enabled": (bool,),
+            "model_dir": (str, type(None)),
+            "model_name": (str,),
+            "dim": (int,),
+            "max_tokens": (int,),
+            "batch_size": (int,),
+            "threads": (int, type(None)),
+            "memory_arena": (bool,),
+        }
+        for name, types in wanted.items():
+            value = fields.get(name, ...)
+            numeric_bool = isinstance(value, bool) and bool not in types
+            if value is ... or not isinstance(value, types) or numeric_bool:
+                raise ValueError(
+                    f"embedding setting {name!r} is missing or not {' or '.join(t.__name__ for t in types)}"
+                )
+        return cls(**{name: fields[name] for name in wanted})
 
 
 def main() -> int:
@@ -36,12 +86,11 @@ def main() -> int:
         os.nice(EMBED_NICENESS)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s embed-worker %(levelname)s %(message)s")
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-    config = EmbeddingConfig.model_validate_json(stdin.readline())
     from daemon.index.embedder import OnnxEmbedder  # numpy and onnxruntime: in this process only
 
     try:
-        model = OnnxEmbedder.from_config(config, cache_root, load="documents")
-    except EmbeddingUnavailable as exc:
+        model = OnnxEmbedder.from_config(WorkerSettings.from_json(stdin.readline()), cache_root, load="documents")
+    except (EmbeddingUnavailable, ValueError) as exc:
         write_frame(stdout, ERROR, json.dumps({"message": str(exc)}).encode())
         return 1
     write_frame(stdout, READY, json.dumps({"dim": model.dim}).encode())

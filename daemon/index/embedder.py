@@ -36,28 +36,48 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal, cast
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, cast
 
 from daemon.errors import EmbeddingUnavailable
-from daemon.index.embed_text import document_text
 from daemon.index.model_files import MODEL_FILE, resolve_model_dir
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
 
-    from daemon.config import EmbeddingConfig
     from daemon.core.models import Chunk
 
 # numpy, onnxruntime and tokenizers are imported where a session or tokenizer is made, not with this
-# module: `ided status` and the fronts import it without ever embedding.
+# module: `ided status` and the fronts import it without ever embedding. Nor does it import pydantic
+# (the chunk models, the configuration): the embedding worker process runs without them (~23 MB).
 
-__all__ = ["DEFAULT_MODEL_NAME", "OnnxEmbedder", "SessionKind"]
+__all__ = ["DEFAULT_MODEL_NAME", "EmbeddingSettings", "OnnxEmbedder", "SessionKind"]
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_MODEL_NAME = "ided/all-MiniLM-L6-v2-qint8"
 
 SessionKind = Literal["query", "documents"]
+
+
+class EmbeddingSettings(Protocol):
+    """What ``OnnxEmbedder.from_config`` reads: ``config.EmbeddingConfig``, or the worker's own copy of it."""
+
+    @property
+    def enabled(self) -> bool: ...
+    @property
+    def model_dir(self) -> str | None: ...
+    @property
+    def model_name(self) -> str: ...
+    @property
+    def dim(self) -> int: ...
+    @property
+    def max_tokens(self) -> int: ...
+    @property
+    def batch_size(self) -> int: ...
+    @property
+    def threads(self) -> int | None: ...
+    @property
+    def memory_arena(self) -> bool: ...
 
 
 class OnnxEmbedder:
@@ -96,7 +116,7 @@ class OnnxEmbedder:
         threads: int | None = None,
         memory_arena: bool = True,
         fold_weights: bool = False,
-        text_of: Callable[[Chunk], str] = document_text,
+        text_of: Callable[[Chunk], str] | None = None,
         load: SessionKind = "query",
     ) -> None:
         if max_tokens < 2:
@@ -124,7 +144,7 @@ class OnnxEmbedder:
         self._session(load)
 
     @classmethod
-    def from_config(cls, config: EmbeddingConfig, cache_root: Path, *, load: SessionKind = "query") -> OnnxEmbedder:
+    def from_config(cls, config: EmbeddingSettings, cache_root: Path, *, load: SessionKind = "query") -> OnnxEmbedder:
         """The embedder ``config`` describes: ``embedding.model_dir`` or the bundled model under ``cache_root``.
 
         Raises:
@@ -133,7 +153,7 @@ class OnnxEmbedder:
         if not config.enabled:
             raise EmbeddingUnavailable("dense embeddings are disabled (embedding.enabled = false)")
         return cls(
-            resolve_model_dir(config, cache_root),
+            resolve_model_dir(config.model_dir, cache_root),
             model_name=config.model_name,
             dim=config.dim,
             max_tokens=config.max_tokens,
@@ -173,7 +193,12 @@ class OnnxEmbedder:
 
     def embed_documents(self, chunks: Sequence[Chunk]) -> list[list[float]]:
         """Vectors of ``embed_text.document_text(chunk)`` (or ``text_of``), in input order."""
-        return self.embed_texts([self._text_of(c) for c in chunks])
+        text_of = self._text_of
+        if text_of is None:
+            from daemon.index.embed_text import document_text
+
+            text_of = document_text
+        return self.embed_texts([text_of(c) for c in chunks])
 
     def embed_query(self, text: str) -> list[float]:
         """Vector of a search query (the model has no query prefix)."""

@@ -32,7 +32,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
-from daemon.config import EmbeddingConfig
 from daemon.errors import EmbeddingUnavailable
 from daemon.index.model_quantize import RECIPE, derive_dynamic_int8
 
@@ -285,16 +284,17 @@ def bundled_model_dir(cache_root: Path, *, sources: BundledSources | None = None
     return target
 
 
-def resolve_model_dir(config: EmbeddingConfig, cache_root: Path) -> Path:
-    """``embedding.model_dir`` when set (checked for the files the embedder needs), else the bundled model.
+def resolve_model_dir(configured: str | None, cache_root: Path) -> Path:
+    """``embedding.model_dir`` (``configured``) when set, checked for the files the embedder needs, else the
+    bundled model.
 
     Raises:
         EmbeddingUnavailable: the configured directory is missing or lacks files, or the bundled
             model cannot be assembled.
     """
-    if config.model_dir is None:
+    if configured is None:
         return bundled_model_dir(cache_root)
-    model_dir = Path(config.model_dir).expanduser()
+    model_dir = Path(configured).expanduser()
     if not model_dir.is_dir():
         raise EmbeddingUnavailable(
             f"embedding.model_dir {model_dir} is not a directory; set it to a directory holding "

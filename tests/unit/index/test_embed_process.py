@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import signal
@@ -15,7 +16,7 @@ from daemon.config import EmbeddingConfig, default_cache_root
 from daemon.core.models import Chunk
 from daemon.errors import EmbeddingUnavailable
 from daemon.index.embed_process import EmbeddingProcess
-from daemon.index.embed_worker import EMBED_NICENESS
+from daemon.index.embed_worker import EMBED_NICENESS, WorkerSettings
 from daemon.index.embedder import OnnxEmbedder
 from tests.unit.index.chunk_support import python_function
 
@@ -53,6 +54,8 @@ def test_the_worker_embeds_as_the_model_does_at_low_priority_and_exits_when_clos
         assert os.getpriority(os.PRIO_PROCESS, pid) >= os.getpriority(os.PRIO_PROCESS, 0) + EMBED_NICENESS
         assert worker.embed_documents(chunks[:2]) == got[:2]  # the same worker answers again
         assert worker.pid == pid
+        mapped = Path(f"/proc/{pid}/maps").read_text()
+        assert "onnxruntime" in mapped and "pydantic_core" not in mapped  # the model, without pydantic
     finally:
         worker.close()
     assert got == expected  # the same float32 values, through the pipe
@@ -69,6 +72,18 @@ def test_a_model_that_cannot_load_is_refused_with_the_workers_reason(tmp_path: P
     with pytest.raises(EmbeddingUnavailable, match="cannot load dense model"):
         worker.embed_documents([_chunk(1)])
     assert worker.pid is None
+
+
+def test_the_worker_reads_the_daemons_embedding_config_and_names_a_bad_field() -> None:
+    settings = WorkerSettings.from_json(CONFIG.model_dump_json().encode())
+    assert (settings.max_tokens, settings.batch_size, settings.threads, settings.model_dir) == (64, 4, 1, None)
+    assert settings.model_name == CONFIG.model_name and settings.memory_arena is True
+    with pytest.raises(ValueError, match="'threads' is missing or not int or NoneType"):
+        WorkerSettings.from_json(json.dumps({**CONFIG.model_dump(), "threads": True}).encode())
+    with pytest.raises(ValueError, match="'model_dir' is missing"):
+        WorkerSettings.from_json(b'{"enabled": true}')
+    with pytest.raises(ValueError, match="not a JSON object"):
+        WorkerSettings.from_json(b"[1, 2]")
 
 
 OWNER = """

@@ -204,20 +204,20 @@ def test_processes_assembling_at_once_all_get_the_same_complete_directory(tmp_pa
 def test_configured_model_dir_is_used_as_is(tmp_path: Path) -> None:
     for name in ("model.onnx", "tokenizer.json", "tokenizer_config.json"):
         (tmp_path / name).write_text("x")
-    assert resolve_model_dir(EmbeddingConfig(model_dir=str(tmp_path)), tmp_path / "cache") == tmp_path
+    assert resolve_model_dir(str(tmp_path), tmp_path / "cache") == tmp_path
     assert not (tmp_path / "cache").exists()
 
 
 def test_configured_model_dir_missing_files_are_named(tmp_path: Path) -> None:
     (tmp_path / "model.onnx").write_text("x")
     with pytest.raises(EmbeddingUnavailable, match=r"lacks tokenizer\.json, tokenizer_config\.json"):
-        resolve_model_dir(EmbeddingConfig(model_dir=str(tmp_path)), tmp_path / "cache")
+        resolve_model_dir(str(tmp_path), tmp_path / "cache")
 
 
 def test_configured_model_dir_that_does_not_exist_is_refused(tmp_path: Path) -> None:
     with pytest.raises(EmbeddingUnavailable, match="is not a directory"):
-        resolve_model_dir(EmbeddingConfig(model_dir=str(tmp_path / "nope")), tmp_path / "cache")
+        resolve_model_dir(str(tmp_path / "nope"), tmp_path / "cache")
 
 
 def test_without_a_configured_dir_the_bundled_model_is_resolved(tmp_path: Path) -> None:
-    assert resolve_model_dir(EmbeddingConfig(), tmp_path) == tmp_path / "models" / BUNDLED_MODEL_DIRNAME
+    assert resolve_model_dir(EmbeddingConfig().model_dir, tmp_path) == tmp_path / "models" / BUNDLED_MODEL_DIRNAME
