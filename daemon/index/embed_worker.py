@@ -19,9 +19,9 @@ import json
 import logging
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, cast, get_args, get_type_hints
 
 from daemon.errors import EmbeddingUnavailable
 from daemon.index.embed_frames import ERROR, READY, TEXTS, VECTORS, read_frame, write_frame
@@ -58,25 +58,18 @@ class WorkerSettings:
         data: object = json.loads(line)
         if not isinstance(data, dict):
             raise ValueError("the embedding settings are not a JSON object")
-        fields = cast("dict[str, Any]", data)
-        wanted: dict[str, tuple[type, ...]] = {
-            "enabled": (bool,),
-            "model_dir": (str, type(None)),
-            "model_name": (str,),
-            "dim": (int,),
-            "max_tokens": (int,),
-            "batch_size": (int,),
-            "threads": (int, type(None)),
-            "memory_arena": (bool,),
-        }
-        for name, types in wanted.items():
-            value = fields.get(name, ...)
+        given = cast("dict[str, Any]", data)
+        hints = get_type_hints(cls)
+        values: dict[str, Any] = {}
+        for field in fields(cls):
+            types = get_args(hints[field.name]) or (hints[field.name],)  # `int | None` -> (int, NoneType)
+            value = given.get(field.name, ...)
             numeric_bool = isinstance(value, bool) and bool not in types
             if value is ... or not isinstance(value, types) or numeric_bool:
-                raise ValueError(
-                    f"embedding setting {name!r} is missing or not {' or '.join(t.__name__ for t in types)}"
-                )
-        return cls(**{name: fields[name] for name in wanted})
+                wanted = " or ".join(t.__name__ for t in types)
+                raise ValueError(f"embedding setting {field.name!r} is missing or not {wanted}")
+            values[field.name] = value
+        return cls(**values)
 
 
 def main() -> int:

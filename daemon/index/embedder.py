@@ -269,8 +269,7 @@ class OnnxEmbedder:
         vectors: list[list[float]] = []
         try:
             for encoding in self._tokenizer.encode_batch(texts):
-                kept = [i for i, m in zip(encoding.ids, encoding.attention_mask, strict=True) if m]
-                ids = np.array([kept], dtype=np.int64)
+                ids = np.array([encoding.ids], dtype=np.int64)
                 feed = {"input_ids": ids}
                 if "attention_mask" in names:
                     feed["attention_mask"] = np.ones_like(ids)

@@ -1,15 +1,13 @@
 """The dense model's tokenizer, set up from its directory the way fastembed sets it up.
 
 ``batch_tokenizer(model_dir, max_tokens)`` reads ``tokenizer.json`` and configures it as fastembed
-0.9 does for a custom text model, so the ids and attention masks fed to the ONNX graph are the
-ones fastembed fed it (``tests/unit/index/test_embedder.py`` compares the vectors):
+0.9 does for a custom text model, so the ids fed to the ONNX graph are the ones fastembed fed it for
+a text alone (``tests/unit/index/test_embedder.py`` compares the vectors):
 
 * truncation at ``max_tokens`` (special tokens included), in the direction ``tokenizer_config.json``
   (``truncation_side``) or ``tokenizer.json`` names, else right;
 * the tokens of ``special_tokens_map.json`` registered as special tokens;
-* padding to the longest text of a batch, with the pad token and id of ``tokenizer.json``'s padding,
-  else ``tokenizer_config.json``'s ``pad_token`` and ``config.json``'s ``pad_token_id`` (else the
-  token's id in the vocabulary), in the direction ``padding_side`` names, else right.
+* no padding: the embedder runs each text alone, at its own length.
 
 ``counting_tokenizer(model_dir)`` is the same vocabulary untruncated and unpadded (token counts).
 Only ``tokenizers`` and the standard library are imported.
@@ -50,37 +48,20 @@ def counting_tokenizer(model_dir: Path) -> Tokenizer:
 
 
 def batch_tokenizer(model_dir: Path, max_tokens: int) -> Tokenizer:
-    """The model's tokenizer for ONNX batches: truncated at ``max_tokens``, padded per batch (see the module doc).
+    """The model's tokenizer for the ONNX runs: truncated at ``max_tokens``, unpadded (see the module doc).
 
     Raises:
-        ValueError: a file is unreadable, or no pad token (or its id) can be found.
+        ValueError: a file is unreadable.
         Exception: whatever ``tokenizers`` raises on a malformed ``tokenizer.json``.
     """
     tokenizer_config = _read_json(model_dir / "tokenizer_config.json")
-    config = _read_json(model_dir / "config.json")
     tokens_map = _read_json(model_dir / "special_tokens_map.json")
     loaded = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-    tokenizer: Any = loaded  # the stubs leave truncation, padding and their kwargs untyped
+    tokenizer: Any = loaded  # the stubs leave truncation and its kwargs untyped
     truncation = cast("dict[str, Any]", tokenizer.truncation or {})
     direction = tokenizer_config.get("truncation_side") or truncation.get("direction", "right")
     tokenizer.enable_truncation(max_length=max_tokens, direction=str(direction))
+    tokenizer.no_padding()
     for token in _special_tokens(tokens_map):
         tokenizer.add_special_tokens([token if isinstance(token, str) else AddedToken(**token)])
-    padding = cast("dict[str, Any]", tokenizer.padding or {})
-    pad_token = padding.get("pad_token") or tokenizer_config.get("pad_token")
-    if pad_token is None:
-        raise ValueError(f"no pad token for the model in {model_dir}")
-    pad_id = padding.get("pad_id", config.get("pad_token_id"))
-    if pad_id is None:
-        pad_id = tokenizer.token_to_id(str(pad_token))
-    if pad_id is None:
-        raise ValueError(f"no id for the pad token {pad_token!r} of the model in {model_dir}")
-    tokenizer.enable_padding(
-        direction=str(tokenizer_config.get("padding_side") or padding.get("direction", "right")),
-        pad_id=int(pad_id),
-        pad_type_id=int(padding.get("pad_type_id", 0)),
-        pad_token=str(pad_token),
-        pad_to_multiple_of=padding.get("pad_to_multiple_of"),
-        length=None,
-    )
     return loaded
