@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from daemon.core.models import MatchConfidence, SearchFilters, SearchHit, SearchMode, SearchResult
 from daemon.core.ports import DenseEmbedder, Reranker, ScoredChunk, SparseEncoder, StoreQuery, VectorStore
-from daemon.errors import InvalidToolInput
+from daemon.errors import EmbeddingUnavailable, InvalidToolInput
 from daemon.index.query_analysis import MAX_QUERY_CHARS, analyze_query
 from daemon.index.ranking import CONFIDENCE_HEAD, confidence, rank
 
@@ -75,9 +75,14 @@ class HybridSearcher:
         if mode is SearchMode.HYBRID and dense_ready and fraction < DENSE_MIN_FRACTION:
             dense_ready = False
             notes.append(f"dense vectors cover {fraction:.0%} of chunks: lexical ranking until they are complete")
-        use_dense = mode in (SearchMode.HYBRID, SearchMode.DENSE) and dense_ready
+        dense: list[float] | None = None
+        if mode in (SearchMode.HYBRID, SearchMode.DENSE) and dense_ready and self.embedder is not None:
+            try:
+                dense = self.embedder.embed_query(analyzed.text)  # the query model loads on first use
+            except EmbeddingUnavailable as exc:
+                notes.append(f"the dense model is unavailable ({exc}): lexical ranking only")
         use_sparse = mode in (SearchMode.HYBRID, SearchMode.LEXICAL)
-        if mode is not SearchMode.LEXICAL and not use_dense:
+        if mode is not SearchMode.LEXICAL and dense is None:
             if not dense_ready and (self.embedder is None or embedded == 0):
                 notes.append("no dense vectors available: lexical ranking only")
             use_sparse = True
@@ -87,7 +92,6 @@ class HybridSearcher:
         if sparse is not None and not sparse.indices:
             sparse = None
             notes.append("the query has no searchable terms for the lexical ranker")
-        dense = self.embedder.embed_query(analyzed.text) if use_dense and self.embedder is not None else None
         actual = (
             SearchMode.HYBRID
             if sparse is not None and dense is not None

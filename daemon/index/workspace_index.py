@@ -214,13 +214,19 @@ class WorkspaceIndex:
     # -- adapters -----------------------------------------------------------------------------
 
     def _query_embedder(self) -> DenseEmbedder | None:
-        """The dense model remembering recent query vectors (the same question under several filters)."""
-        model = self.dense_embedder()
-        if model is None:
+        """The dense model remembering recent query vectors (the same question under several filters),
+        loaded by the first search that uses it; None when embedding is off or the model failed to load."""
+        if not self.config.embedding.enabled or (self._embedder_tried and self._embedder is None):
             return None
         if self._remembered is None:
-            self._remembered = RememberedQueries(model)
+            self._remembered = RememberedQueries(self._required_embedder)
         return self._remembered
+
+    def _required_embedder(self) -> DenseEmbedder:
+        model = self.dense_embedder()
+        if model is None:
+            raise EmbeddingUnavailable(self._embedder_reason or "the dense model is not available")
+        return model
 
     def dense_embedder(self) -> DenseEmbedder | None:
         """The dense model, loaded on first use; None (with ``status().dense_unavailable_reason``) if it cannot."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -197,6 +198,49 @@ def test_a_pass_killed_midway_is_repaired_without_duplicates_or_a_full_rebuild(t
         assert status.chunks == 800  # one function + one class per file, no duplicates
         hits = ws.search("function_123", k=3, mode=SearchMode.LEXICAL).hits
         assert [h.chunk.name for h in hits].count("function_123") == 1
+
+
+_SEARCH_BEFORE_AND_AFTER_VECTORS = textwrap.dedent(
+    """
+    import json, sys
+    from pathlib import Path
+    from daemon.config import load_config
+    from daemon.index.workspace_index import WorkspaceIndex
+
+    ws_root, state = Path(sys.argv[1]), Path(sys.argv[2])
+    config = load_config(ws_root, env={"HOME": str(state / "home")}, overrides={"state_dir": str(state)})
+    out = {}
+    with WorkspaceIndex.open(config) as ws:
+        ws.index()
+        before = ws.search("try again after waiting longer each time it fails", k=3)
+        out["before"] = [before.mode.value, list(before.notes), "onnxruntime" in sys.modules]
+        ws.embed()
+        after = ws.search("try again after waiting longer each time it fails", k=3)
+        out["after"] = [after.mode.value, after.hits[0].chunk.qualified_name]
+    print(json.dumps(out))
+    """
+)
+
+
+@pytest.mark.slow
+def test_a_search_before_the_vectors_ranks_lexically_without_loading_the_query_model(
+    polyglot: Path, tmp_path: Path
+) -> None:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
+    proc = subprocess.run(
+        [sys.executable, "-c", _SEARCH_BEFORE_AND_AFTER_VECTORS, str(polyglot), str(tmp_path / "state")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    mode, notes, model_loaded = out["before"]
+    assert mode == "lexical" and any("no dense vectors" in n for n in notes)
+    assert not model_loaded  # onnxruntime stays out of the process until a search can use a vector
+    assert out["after"] == ["hybrid", "retry_with_backoff"]
 
 
 @pytest.mark.slow

@@ -38,7 +38,7 @@ def model(tmp_path_factory: pytest.TempPathFactory) -> OnnxEmbedder:
 
 def test_a_remembered_query_vector_is_the_models_own_and_is_computed_once(model: OnnxEmbedder) -> None:
     counted = _Counted(model)
-    remembered = RememberedQueries(counted, size=2)  # type: ignore[arg-type]
+    remembered = RememberedQueries(lambda: counted, size=2)  # type: ignore[arg-type,return-value]
     first = remembered.embed_query("apply a discount to the order total")
     again = remembered.embed_query("apply a discount to the order total")
     assert first == again == model.embed_query("apply a discount to the order total")
@@ -50,7 +50,7 @@ def test_a_remembered_query_vector_is_the_models_own_and_is_computed_once(model:
 
 def test_the_memory_keeps_the_most_recent_queries_only(model: OnnxEmbedder) -> None:
     counted = _Counted(model)
-    remembered = RememberedQueries(counted, size=2)  # type: ignore[arg-type]
+    remembered = RememberedQueries(lambda: counted, size=2)  # type: ignore[arg-type,return-value]
     for text in ("one query", "two query", "one query", "three query", "one query", "two query"):
         remembered.embed_query(text)
     # "two" was the least recently used when "three" came in, so it was embedded again at the end
