@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -84,10 +85,16 @@ def test_bundled_dir_holds_the_integer_graph_and_the_tokenizer_files(tmp_path: P
     assert json.loads((model_dir / STAMP_FILE).read_text(encoding="utf-8"))["recipe"] == RECIPE
 
 
-def test_two_machines_build_the_same_graph_bytes(tmp_path: Path) -> None:
-    first = bundled_model_dir(tmp_path / "a") / MODEL_FILE
-    second = bundled_model_dir(tmp_path / "b") / MODEL_FILE
+def test_two_machines_build_the_same_graph_bytes_and_log_no_quantizer_chatter(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO):
+        first = bundled_model_dir(tmp_path / "a") / MODEL_FILE
+        second = bundled_model_dir(tmp_path / "b") / MODEL_FILE
     assert file_sha256(first) == file_sha256(second)
+    built = [r.getMessage() for r in caplog.records]
+    assert any("building the integer graph" in m for m in built)  # the build itself is logged, once each
+    assert not [m for m in built if m.startswith(("Quantization parameters", "Please consider"))]
 
 
 def test_a_graph_built_by_another_recipe_is_rebuilt(tmp_path: Path) -> None:
