@@ -6,7 +6,9 @@ so the analysis, without a model:
 
 * weighs each lexical term by how often the query uses it, saturated (``1 + ln tf``): a topic word
   written a dozen times counts more than a stray word, but never a dozen times more;
-* counts the first line twice when the query has several (an issue's title says what it is about);
+* counts the first line twice when the query has several (an issue's title says what it is about),
+  and analyses that *headline* on its own as well: the ranking fuses the headline's order with the
+  whole text's (:func:`daemon.index.ranking.fuse_headline`);
 * weighs the terms of code tokens (identifiers with ``_`` or inner capitals, dotted names, text in
   backticks, names called with ``(``) by ``CODE_TERM_BOOST``;
 * collects the *names* a query mentions (the last part of each identifier and dotted name, called
@@ -27,7 +29,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 __all__ = ["CODE_TERM_BOOST", "MAX_QUERY_CHARS", "MAX_TERMS", "AnalyzedQuery", "analyze_query"]
 
@@ -67,6 +69,8 @@ class AnalyzedQuery:
     dotted: tuple[str, ...]
     paths: tuple[str, ...]
     code_like: bool
+    headline: AnalyzedQuery | None = None
+    """The first line analysed alone, when the query has several lines and that line has terms."""
 
     @property
     def empty(self) -> bool:
@@ -160,6 +164,15 @@ def _weights(text: str, code_words: set[str], tokenize: Callable[[str], list[str
 
 def analyze_query(text: str, tokenize: Callable[[str], list[str]]) -> AnalyzedQuery:
     """Analyse ``text`` with the lexical encoder's ``tokenize`` (so query and index terms agree)."""
+    whole = _analyze(text, tokenize)
+    lines = [ln for ln in whole.text.splitlines() if ln.strip()]
+    if len(lines) < 2:
+        return whole
+    headline = _analyze(lines[0].strip(), tokenize)
+    return replace(whole, headline=headline) if headline.terms else whole
+
+
+def _analyze(text: str, tokenize: Callable[[str], list[str]]) -> AnalyzedQuery:
     truncated = len(text) > MAX_QUERY_CHARS
     if truncated:
         text = text[:MAX_QUERY_CHARS]

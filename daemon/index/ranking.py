@@ -9,7 +9,9 @@ top (cosine). Each candidate chunk gets a score in four steps:
    and can lift a chunk lexical missed, but it is bounded, so it never drowns an exact hit.
 2. **What the query names.** A chunk whose name is a name the query mentions gets ``name``; one whose
    qualified name ends a dotted name of the query (``QuerySet.bulk_create``) gets ``qualified``; one
-   in a file the query names (a path, a traceback frame, a dotted module) gets ``path``.
+   in a file the query names (a path, a traceback frame, a dotted module) gets ``path`` divided by the
+   square root of how many files the query names (a long traceback names many framework files; the
+   fix is seldom in one of them).
 3. **Priors by kind of file.** Tests are candidates but weigh ``test`` (a test that reproduces a bug
    names the code under test, which is what is wanted); when the query reads as code, documentation
    and data/config files weigh ``docs``; changelogs and release notes weigh ``changelog`` (they
@@ -20,6 +22,12 @@ top (cosine). Each candidate chunk gets a score in four steps:
    files rise together; a lone strong chunk still ranks.
 
 Ties are broken by chunk id, so the same query on the same index gives the same order.
+
+**A headline.** A query of several lines (an issue) is ranked twice, as its whole text and as its first
+line alone (:attr:`AnalyzedQuery.headline`, lexical candidates of its own), and
+:func:`fuse_headline` orders the chunks by their relative score in the first ranking plus ``headline``
+times their relative score in the second. The title names the topic without the noise of pasted
+output; the whole text still carries the identifiers and the traceback.
 
 **Confidence** (``matches``, :func:`confidence`), from the first five hits: *cover* is the share of the
 query's term weight a hit's path, qualified name, signature and text carry. ``strong`` when a hit
@@ -32,6 +40,7 @@ The weights were tuned on the SWE-bench-Lite development set (``bench/localizati
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -47,6 +56,7 @@ __all__ = [
     "DEFAULT_WEIGHTS",
     "RankingWeights",
     "confidence",
+    "fuse_headline",
     "is_changelog_path",
     "is_test_path",
     "rank",
@@ -81,6 +91,8 @@ class RankingWeights:
     """4. Weight of the chunk's file score (relative to the best file's) in its final score."""
     group: tuple[int, ...] = (4, 3, 2, 1)
     """How many chunks the best files put first, in order (``_grouped``); empty: plain score order."""
+    headline: float = 0.25
+    """Weight of the headline's ranking in :func:`fuse_headline`."""
 
 
 DEFAULT_WEIGHTS = RankingWeights()
@@ -189,6 +201,7 @@ def rank(
         return []
 
     mentioned = [tuple(p.strip("/").split("/")) for p in query.paths]
+    path_weight = w.path / math.sqrt(len(mentioned)) if mentioned else 0.0
     dotted_tails = frozenset(".".join(d.split(".")[-2:]).lower() for d in query.dotted)
     names = query.names
     priors: dict[tuple[str, ChunkKind, str], float] = {}
@@ -204,7 +217,7 @@ def rank(
         if dotted_tails and _qualified_match(c, dotted_tails):
             score += w.qualified
         if mentioned:
-            score += w.path * _path_matches(path, mentioned)
+            score += path_weight * _path_matches(path, mentioned)
         key = (path, c.kind, c.language)
         prior = priors.get(key)
         if prior is None:
@@ -232,6 +245,34 @@ def rank(
         sources = tuple(n for n, d in (("lexical", lex_score), ("dense", dense_score)) if pid in d)
         out.append(ScoredChunk(id=pid, score=round(final[pid], 6), chunk=s.chunk, sources=sources or s.sources))
     return out
+
+
+def fuse_headline(
+    whole: Sequence[ScoredChunk],
+    headline: Sequence[ScoredChunk],
+    *,
+    weights: RankingWeights | None = None,
+    limit: int | None = None,
+) -> list[ScoredChunk]:
+    """The whole query's ranking and its headline's as one (see the module doc): each chunk's score
+    relative to the best of the whole ranking, plus ``headline`` times its relative score in the
+    headline's; ties by chunk id."""
+    w = weights or DEFAULT_WEIGHTS
+    top_whole = max((s.score for s in whole), default=0.0)
+    top_head = max((s.score for s in headline), default=0.0)
+    fused: dict[str, float] = {}
+    by_id: dict[str, ScoredChunk] = {}
+    for s in whole:
+        by_id[s.id] = s
+        fused[s.id] = s.score / top_whole if top_whole > 0 else 0.0
+    for s in headline:
+        by_id.setdefault(s.id, s)
+        fused[s.id] = fused.get(s.id, 0.0) + (w.headline * s.score / top_head if top_head > 0 else 0.0)
+    ordered = sorted(fused, key=lambda pid: (-fused[pid], pid))
+    return [
+        ScoredChunk(id=pid, score=round(fused[pid], 6), chunk=by_id[pid].chunk, sources=by_id[pid].sources)
+        for pid in (ordered if limit is None else ordered[:limit])
+    ]
 
 
 def _grouped(ordered: list[str], path_of: dict[str, str], quotas: tuple[int, ...]) -> list[str]:

@@ -3,7 +3,9 @@
 The query is analysed once (:mod:`daemon.index.query_analysis`: weighted terms, the names and
 paths it mentions); the store gives the lexical ranker's top ``LEXICAL_CANDIDATES`` and, when dense
 vectors are ready, the dense ranker's top; :func:`daemon.index.ranking.rank` orders them (file
-evidence, what the query names, priors by kind of file) and says how sure it is (``matches``).
+evidence, what the query names, priors by kind of file) and says how sure it is (``matches``). A
+query of several lines is ranked a second time by its first line alone (lexical candidates of its
+own), and :func:`daemon.index.ranking.fuse_headline` makes the two orders one.
 
 A search never waits for embedding: while vectors are filling (under ``DENSE_MIN_FRACTION`` of the
 chunks embedded), a hybrid search ranks lexically, so its answer is fast and the same for the same
@@ -18,8 +20,8 @@ from dataclasses import dataclass
 from daemon.core.models import MatchConfidence, SearchFilters, SearchHit, SearchMode, SearchResult
 from daemon.core.ports import DenseEmbedder, Reranker, ScoredChunk, SparseEncoder, StoreQuery, VectorStore
 from daemon.errors import EmbeddingUnavailable, InvalidToolInput
-from daemon.index.query_analysis import MAX_QUERY_CHARS, analyze_query
-from daemon.index.ranking import CONFIDENCE_HEAD, confidence, rank
+from daemon.index.query_analysis import MAX_QUERY_CHARS, AnalyzedQuery, analyze_query
+from daemon.index.ranking import CONFIDENCE_HEAD, confidence, fuse_headline, rank
 
 __all__ = ["DENSE_MIN_FRACTION", "LEXICAL_CANDIDATES", "MAX_K", "HybridSearcher"]
 
@@ -109,7 +111,7 @@ class HybridSearcher:
         reranking = self.reranker is not None and rerank
         # what is used of the ranked list: the hits, the head confidence reads, what the reranker reorders
         used = max(k, CONFIDENCE_HEAD, self.rerank_top_n if reranking else 0)
-        scored = rank(analyzed, _whole_ties(lexical, depth), _whole_ties(dense_hits, depth), limit=used)
+        scored = self._ranked(analyzed, lexical, dense_hits, filters=filters, depth=depth, limit=used)
         matches = confidence(
             analyzed,
             scored,
@@ -135,6 +137,29 @@ class HybridSearcher:
             matches=matches,
             notes=tuple(notes),
             seconds=time.perf_counter() - started,
+        )
+
+    def _ranked(
+        self,
+        analyzed: AnalyzedQuery,
+        lexical: list[ScoredChunk],
+        dense_hits: list[ScoredChunk],
+        *,
+        filters: SearchFilters | None,
+        depth: int,
+        limit: int,
+    ) -> list[ScoredChunk]:
+        """The candidates ranked; with a headline (and lexical candidates), fused with the headline's
+        own lexical candidates ranked alone."""
+        head = analyzed.headline
+        head_sparse = self.sparse.encode_terms(head.terms) if head is not None and lexical else None
+        if head is None or head_sparse is None or not head_sparse.indices:
+            return rank(analyzed, _whole_ties(lexical, depth), _whole_ties(dense_hits, depth), limit=limit)
+        head_hits = self.store.query(StoreQuery(sparse=head_sparse, filters=filters, limit=depth))
+        return fuse_headline(
+            rank(analyzed, _whole_ties(lexical, depth), _whole_ties(dense_hits, depth)),
+            rank(head, _whole_ties(head_hits, depth)),
+            limit=limit,
         )
 
     def _rerank(self, query: str, scored: list[ScoredChunk]) -> list[ScoredChunk]:

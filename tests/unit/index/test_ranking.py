@@ -1,0 +1,70 @@
+"""The ranking's own rules on hand-made candidates: the headline fusion and how a named file weighs."""
+
+from __future__ import annotations
+
+from daemon.core.models import Chunk, ChunkKind, SymbolKind
+from daemon.core.ports import ScoredChunk
+from daemon.index.query_analysis import analyze_query
+from daemon.index.ranking import DEFAULT_WEIGHTS, fuse_headline, rank
+from daemon.index.sparse import CodeBm25Encoder
+
+_TOKENIZE = CodeBm25Encoder().tokenize
+
+
+def _hit(pid: str, score: float, path: str = "pkg/mod.py", name: str | None = None) -> ScoredChunk:
+    chunk = Chunk(
+        path=path,
+        kind=ChunkKind.CODE,
+        symbol_kind=SymbolKind.FUNCTION,
+        language="python",
+        text=f"def {name or pid}():\n    pass\n",
+        start_line=1,
+        end_line=2,
+        name=name or pid,
+        qualified_name=name or pid,
+    )
+    return ScoredChunk(id=pid, score=score, chunk=chunk, sources=("lexical",))
+
+
+def test_a_query_of_several_lines_carries_its_first_line_analysed_alone() -> None:
+    issue = analyze_query("Product pretty print could be improved\nThis is what `pprint(Product(1))` shows", _TOKENIZE)
+    assert issue.headline is not None
+    assert issue.headline.text == "Product pretty print could be improved"
+    assert "pprint" not in issue.headline.terms and "pprint" in issue.terms
+    assert analyze_query("merge the session settings", _TOKENIZE).headline is None
+    assert analyze_query("\n\n  one line after blank lines  \n", _TOKENIZE).headline is None
+
+
+def test_fusion_lifts_what_the_headline_ranks_first_and_keeps_the_whole_texts_order_otherwise() -> None:
+    whole = [_hit("a", 10.0), _hit("b", 9.0), _hit("c", 8.0)]
+    headline = [_hit("c", 4.0), _hit("d", 1.0)]
+    fused = fuse_headline(whole, headline)
+    # c: 0.8 + 0.25 * 1.0 = 1.05 beats a's 1.0; b keeps 0.9; d is found by the headline alone (0.0625)
+    assert [s.id for s in fused] == ["c", "a", "b", "d"]
+    assert fused[0].score == 1.05
+    assert [s.id for s in fuse_headline(whole, headline, limit=2)] == ["c", "a"]
+    assert [s.id for s in fuse_headline(whole, [])] == ["a", "b", "c"]
+
+
+def test_fusion_breaks_ties_by_chunk_id_so_the_order_never_depends_on_the_input_order() -> None:
+    one = fuse_headline([_hit("y", 1.0), _hit("x", 1.0)], [])
+    other = fuse_headline([_hit("x", 1.0), _hit("y", 1.0)], [])
+    assert [s.id for s in one] == [s.id for s in other] == ["x", "y"]
+
+
+def test_a_named_file_weighs_less_when_the_query_names_many_files() -> None:
+    candidates = [_hit("inside", 10.0, path="lib/core/engine.py"), _hit("elsewhere", 10.0, path="lib/other/util.py")]
+    weights = DEFAULT_WEIGHTS
+
+    def lift(query: str) -> float:
+        ranked = {s.id: s.score for s in rank(analyze_query(query, _TOKENIZE), candidates, weights=weights)}
+        return ranked["inside"] - ranked["elsewhere"]
+
+    # "inside" scores 1 + path/sqrt(n) against 1.0, and each adds file * its file's relative score
+    def expected(n: int) -> float:
+        inside = 1.0 + weights.path / n**0.5
+        return inside + weights.file - (1.0 + weights.file / inside)
+
+    assert round(lift("it fails in core/engine.py"), 6) == round(expected(1), 6)
+    assert round(lift("it fails in core/engine.py via a/one.py, b/two.py and c/three.py"), 6) == round(expected(4), 6)
+    assert expected(1) > expected(4) > 0
