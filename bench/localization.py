@@ -321,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error("no instance matches the filters")
     name = "ided-hybrid" if args.embed and not args.lexical else "ided-lexical"
     results: dict[str, list[Scored]] = {name: []} | ({} if args.no_baseline else {"bm25-file": []})
-    timings: dict[str, list[float]] = {"ided index seconds": [], "ided query seconds": []}
+    timings: dict[str, list[float]] = {"ided index": [], "ided query": []}
     matches: Counter[str] = Counter()
     per_instance: list[dict[str, Any]] = []
     for i, inst in enumerate(instances, 1):
@@ -332,8 +332,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         query = inst["problem_statement"]
         run = run_ided(checkout, query, args.state_root / iid, embed=args.embed, lexical=args.lexical)
-        timings["ided index seconds"].append(run.index_seconds)
-        timings["ided query seconds"].append(run.query_seconds)
+        timings["ided index"].append(run.index_seconds)
+        timings["ided query"].append(run.query_seconds)
         matches[run.matches] += 1
         mine = score(inst, run.hits, checkout)
         results[name].append(mine)
