@@ -60,12 +60,12 @@ def commands_adapter() -> TypeAdapter[RunCommands | None]:
     return TypeAdapter(RunCommands | None)
 
 
-def settings_digest(config: Config, env: Mapping[str, str] | None = None) -> str:
-    """What a run depends on in ``config`` (pipeline, agents, runs, version control, retrieval) and in ``env``
-    (default this process's: the API keys those settings name, each only as a hash), as a digest: a front
+def settings_digest(config: Config) -> str:
+    """What a run depends on in ``config`` (pipeline, agents, runs, version control, retrieval) and in this
+    process's environment (the API keys those settings name, each only as a hash), as a digest: a front
     hands its runs to the daemon only when the daemon's digest is its own, so a run never goes to a daemon
     that lacks the front's key (one an editor started before the key was exported) or holds another."""
-    environ = os.environ if env is None else env
+    environ = os.environ
     sections: dict[str, Any] = {name: getattr(config, name).model_dump(mode="json") for name in _RUN_SECTIONS}
     sections["workspace"] = str(config.workspace_path)
     sections["state"] = str(config.state_path)
