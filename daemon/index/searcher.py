@@ -151,16 +151,14 @@ class HybridSearcher:
     ) -> list[ScoredChunk]:
         """The candidates ranked; with a headline (and lexical candidates), fused with the headline's
         own lexical candidates ranked alone."""
+        lexical, dense_hits = _whole_ties(lexical, depth), _whole_ties(dense_hits, depth)
         head = analyzed.headline
         head_sparse = self.sparse.encode_terms(head.terms) if head is not None and lexical else None
         if head is None or head_sparse is None or not head_sparse.indices:
-            return rank(analyzed, _whole_ties(lexical, depth), _whole_ties(dense_hits, depth), limit=limit)
+            return rank(analyzed, lexical, dense_hits, limit=limit)
         head_hits = self.store.query(StoreQuery(sparse=head_sparse, filters=filters, limit=depth))
-        return fuse_headline(
-            rank(analyzed, _whole_ties(lexical, depth), _whole_ties(dense_hits, depth)),
-            rank(head, _whole_ties(head_hits, depth)),
-            limit=limit,
-        )
+        headline = rank(head, _whole_ties(head_hits, depth))
+        return fuse_headline(rank(analyzed, lexical, dense_hits), headline, limit=limit)
 
     def _rerank(self, query: str, scored: list[ScoredChunk]) -> list[ScoredChunk]:
         assert self.reranker is not None
