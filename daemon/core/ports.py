@@ -65,12 +65,15 @@ class ScoredChunk:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StoreQuery:
-    """One question to a ``VectorStore``: each given vector ranks the points under ``filters``; with
-    both, each ranks ``prefetch_limit`` (at least ``limit``) and RRF fuses them."""
+    """One question to a ``VectorStore``: each given vector ranks the points under ``filters`` (and in
+    ``paths``, when given); with both, each ranks ``prefetch_limit`` (at least ``limit``) and RRF fuses
+    them."""
 
     sparse: SparseVector | None = None
     dense: list[float] | None = None
     filters: SearchFilters | None = None
+    paths: tuple[str, ...] = ()
+    """Only the chunks of these files (workspace-relative, exact); empty: every file."""
     limit: int
     prefetch_limit: int = 0
 

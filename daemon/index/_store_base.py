@@ -344,7 +344,7 @@ class PointStoreBase(ABC, Generic[CondT, FilterT, PointT]):
             return []
         with engine_errors(self.name, "query"):
             try:
-                flt = self._filter(request.filters)
+                flt = self._filter(request.filters, request.paths)
             except NoMatch:
                 return []
             if len(rankers) == 1:
@@ -511,11 +511,12 @@ class PointStoreBase(ABC, Generic[CondT, FilterT, PointT]):
             self._engine_drop_dense(embedded, recreate=recreate)
             self._engine_set_payload(embedded, {EMBEDDED: EMBEDDED_NO})
 
-    def _filter(self, filters: SearchFilters | None) -> FilterT | None:
-        """The engine filter for ``filters``; raises NoMatch when the path glob matches no stored path."""
+    def _filter(self, filters: SearchFilters | None, paths: Sequence[str] = ()) -> FilterT | None:
+        """The engine filter for ``filters`` and, when given, ``paths`` (exact); raises NoMatch when the
+        path glob matches no stored path."""
+        must: list[CondT] = [self._cond_any(PATH, sorted(set(paths)))] if paths else []
         if filters is None:
-            return None
-        must: list[CondT] = []
+            return self._engine_filter(must) if must else None
         if filters.kind is not None:
             must.append(self._cond_match(KIND, filters.kind.value))
         if filters.language is not None:

@@ -5,7 +5,11 @@ paths it mentions); the store gives the lexical ranker's top ``LEXICAL_CANDIDATE
 vectors are ready, the dense ranker's top; :func:`daemon.index.ranking.rank` orders them (file
 evidence, what the query names, priors by kind of file) and says how sure it is (``matches``). A
 query of several lines is ranked a second time by its first line alone (lexical candidates of its
-own), and :func:`daemon.index.ranking.fuse_headline` makes the two orders one.
+own), and :func:`daemon.index.ranking.fuse_headline` makes the two orders one. The ranking then runs
+again with the best files complete: the store gives each ranker's top chunks of the first ranking's
+best ``COMPLETED_FILES`` files, so a function of the right file that did not make the workspace-wide
+top ``LEXICAL_CANDIDATES`` is still ranked on its own evidence (on the SWE-bench-Lite dev set, with
+vectors, this raised FnR@10 from 0.661 to 0.734: ``bench/localization.py``).
 
 A search never waits for embedding: while vectors are filling (under ``DENSE_MIN_FRACTION`` of the
 chunks embedded), a hybrid search ranks lexically, so its answer is fast and the same for the same
@@ -18,7 +22,15 @@ import time
 from dataclasses import dataclass
 
 from daemon.core.models import MatchConfidence, SearchFilters, SearchHit, SearchMode, SearchResult
-from daemon.core.ports import DenseEmbedder, Reranker, ScoredChunk, SparseEncoder, StoreQuery, VectorStore
+from daemon.core.ports import (
+    DenseEmbedder,
+    Reranker,
+    ScoredChunk,
+    SparseEncoder,
+    SparseVector,
+    StoreQuery,
+    VectorStore,
+)
 from daemon.errors import EmbeddingUnavailable, InvalidToolInput
 from daemon.index.query_analysis import MAX_QUERY_CHARS, AnalyzedQuery, analyze_query
 from daemon.index.ranking import CONFIDENCE_HEAD, confidence, fuse_headline, rank
@@ -29,6 +41,10 @@ __all__ = ["DENSE_MIN_FRACTION", "LEXICAL_CANDIDATES", "MAX_K", "HybridSearcher"
 LEXICAL_CANDIDATES = 400
 DENSE_MIN_FRACTION = 0.95
 MAX_K = 1000
+COMPLETED_FILES = 3
+"""How many of the first ranking's best files are completed (see ``HybridSearcher._ranked``)."""
+COMPLETION_DEPTH = 200
+"""How many chunks of those files each ranker adds at most."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -102,16 +118,13 @@ class HybridSearcher:
             else SearchMode.LEXICAL
         )
         depth = max(k, self.prefetch, LEXICAL_CANDIDATES)
-        lexical = (
-            self.store.query(StoreQuery(sparse=sparse, filters=filters, limit=depth)) if sparse is not None else []
-        )
-        dense_hits = (
-            self.store.query(StoreQuery(dense=dense, filters=filters, limit=depth)) if dense is not None else []
-        )
+        candidates = _Candidates(sparse=sparse, dense=dense, filters=filters)
+        lexical = self._candidates(candidates, depth=depth, dense=False)
+        dense_hits = self._candidates(candidates, depth=depth, dense=True)
         reranking = self.reranker is not None and rerank
         # what is used of the ranked list: the hits, the head confidence reads, what the reranker reorders
         used = max(k, CONFIDENCE_HEAD, self.rerank_top_n if reranking else 0)
-        scored = self._ranked(analyzed, lexical, dense_hits, filters=filters, depth=depth, limit=used)
+        scored = self._ranked(analyzed, candidates, lexical, dense_hits, depth=depth, limit=used)
         matches = confidence(
             analyzed,
             scored,
@@ -139,26 +152,52 @@ class HybridSearcher:
             seconds=time.perf_counter() - started,
         )
 
+    def _candidates(
+        self, candidates: _Candidates, *, depth: int, dense: bool, paths: tuple[str, ...] = ()
+    ) -> list[ScoredChunk]:
+        """One ranker's top ``depth`` (in ``paths`` when given), without a tie cut by the limit."""
+        sparse = None if dense else candidates.sparse
+        vector = candidates.dense if dense else None
+        if sparse is None and vector is None:
+            return []
+        request = StoreQuery(sparse=sparse, dense=vector, filters=candidates.filters, paths=paths, limit=depth)
+        return _whole_ties(self.store.query(request), depth)
+
     def _ranked(
         self,
         analyzed: AnalyzedQuery,
+        candidates: _Candidates,
         lexical: list[ScoredChunk],
         dense_hits: list[ScoredChunk],
         *,
-        filters: SearchFilters | None,
         depth: int,
         limit: int,
     ) -> list[ScoredChunk]:
-        """The candidates ranked; with a headline (and lexical candidates), fused with the headline's
-        own lexical candidates ranked alone."""
-        lexical, dense_hits = _whole_ties(lexical, depth), _whole_ties(dense_hits, depth)
+        """The candidates ranked, then ranked again with the best files complete.
+
+        With a headline (and lexical candidates), each ranking is fused with the headline's own lexical
+        candidates ranked alone. The first ranking names the best ``COMPLETED_FILES`` files; each ranker
+        then gives its top ``COMPLETION_DEPTH`` chunks of those files, so that every function of the best
+        files is ranked on all its evidence, not only those that made the whole workspace's top ``depth``."""
         head = analyzed.headline
         head_sparse = self.sparse.encode_terms(head.terms) if head is not None and lexical else None
-        if head is None or head_sparse is None or not head_sparse.indices:
-            return rank(analyzed, lexical, dense_hits, limit=limit)
-        head_hits = self.store.query(StoreQuery(sparse=head_sparse, filters=filters, limit=depth))
-        headline = rank(head, _whole_ties(head_hits, depth))
-        return fuse_headline(rank(analyzed, lexical, dense_hits), headline, limit=limit)
+        headline: list[ScoredChunk] | None = None
+        if head is not None and head_sparse is not None and head_sparse.indices:
+            head_query = _Candidates(sparse=head_sparse, dense=None, filters=candidates.filters)
+            headline = rank(head, self._candidates(head_query, depth=depth, dense=False))
+
+        def ranked(lex: list[ScoredChunk], den: list[ScoredChunk], cut: int | None) -> list[ScoredChunk]:
+            if headline is None:
+                return rank(analyzed, lex, den, limit=cut)
+            return fuse_headline(rank(analyzed, lex, den), headline, limit=cut)
+
+        first = ranked(lexical, dense_hits, None)
+        best = tuple(dict.fromkeys(s.chunk.path for s in first))[:COMPLETED_FILES]
+        if not best:
+            return first[:limit]
+        more_lexical = self._candidates(candidates, depth=COMPLETION_DEPTH, dense=False, paths=best)
+        more_dense = self._candidates(candidates, depth=COMPLETION_DEPTH, dense=True, paths=best)
+        return ranked(_union(lexical, more_lexical), _union(dense_hits, more_dense), limit)
 
     def _rerank(self, query: str, scored: list[ScoredChunk]) -> list[ScoredChunk]:
         assert self.reranker is not None
@@ -170,6 +209,22 @@ class HybridSearcher:
             for i in order
         ]
         return reranked + scored[self.rerank_top_n :]
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidates:
+    """What the store is asked for candidates: the query's vectors (None: that ranker takes no part)
+    and the caller's filters."""
+
+    sparse: SparseVector | None
+    dense: list[float] | None
+    filters: SearchFilters | None
+
+
+def _union(candidates: list[ScoredChunk], more: list[ScoredChunk]) -> list[ScoredChunk]:
+    """``candidates`` and those of ``more`` it lacks (the same ranker's scores: one scale)."""
+    seen = {s.id for s in candidates}
+    return candidates + [s for s in more if s.id not in seen]
 
 
 def _whole_ties(candidates: list[ScoredChunk], depth: int) -> list[ScoredChunk]:

@@ -277,6 +277,28 @@ def test_filters_return_every_matching_chunk_and_nothing_else(
         assert len(hits) == PER_FILE * len(expected_paths)
 
 
+@pytest.mark.parametrize(
+    ("paths", "filters", "expected_paths"),
+    [
+        (("src/app/a.py", "docs/api.md"), None, {"src/app/a.py", "docs/api.md"}),
+        (("src/app/a.py", "docs/api.md"), SearchFilters(kind=ChunkKind.DOCS), {"docs/api.md"}),
+        (("src/app/a.py", "src/lib/c.py"), SearchFilters(path_glob="src/lib/*"), {"src/lib/c.py"}),
+        (("src/[ab].py",), None, set[str]()),  # exact paths: no glob syntax
+        (("nowhere.py",), None, set[str]()),
+    ],
+)
+def test_paths_restrict_every_ranker_to_those_files_within_the_filters(
+    store: VectorStore, paths: tuple[str, ...], filters: SearchFilters | None, expected_paths: set[str]
+) -> None:
+    store.set_dense({pid(i): basis(i) for i in range(N)})
+    for sparse, dense in ((lexical(1), None), (None, basis(0)), (lexical(1), basis(0))):
+        hits = store.query(
+            StoreQuery(sparse=sparse, dense=dense, filters=filters, paths=paths, limit=N, prefetch_limit=N)
+        )
+        assert {h.chunk.path for h in hits} == expected_paths
+        assert len(hits) == PER_FILE * len(expected_paths)
+
+
 @pytest.mark.parametrize("opener", ["local"], indirect=True)
 def test_without_prefix_matching_a_prefix_glob_still_returns_exactly_its_files(store: VectorStore) -> None:
     # what the adapter does on a Qdrant server before 1.19, which has no keyword prefix match
