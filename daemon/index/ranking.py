@@ -205,6 +205,7 @@ def rank(
     dotted_tails = frozenset(".".join(d.split(".")[-2:]).lower() for d in query.dotted)
     names = query.names
     priors: dict[tuple[str, ChunkKind, str], float] = {}
+    path_match: dict[str, float] = {}
     chunk_score: dict[str, float] = {}
     path_of: dict[str, str] = {}
     per_file: dict[str, list[float]] = {}
@@ -217,7 +218,10 @@ def rank(
         if dotted_tails and _qualified_match(c, dotted_tails):
             score += w.qualified
         if mentioned:
-            score += path_weight * _path_matches(path, mentioned)
+            match = path_match.get(path)
+            if match is None:
+                match = path_match[path] = _path_matches(path, mentioned)
+            score += path_weight * match
         key = (path, c.kind, c.language)
         prior = priors.get(key)
         if prior is None:

@@ -45,6 +45,8 @@ COMPLETED_FILES = 3
 """How many of the first ranking's best files are completed (see ``HybridSearcher._ranked``)."""
 COMPLETION_DEPTH = 200
 """How many chunks of those files each ranker adds at most."""
+FIRST_FILES_FROM = 60
+"""The first ranking's best files are read from its first this many hits (at least ``k``)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -191,7 +193,7 @@ class HybridSearcher:
                 return rank(analyzed, lex, den, limit=cut)
             return fuse_headline(rank(analyzed, lex, den), headline, limit=cut)
 
-        first = ranked(lexical, dense_hits, None)
+        first = ranked(lexical, dense_hits, max(limit, FIRST_FILES_FROM))
         best = tuple(dict.fromkeys(s.chunk.path for s in first))[:COMPLETED_FILES]
         if not best:
             return first[:limit]
