@@ -9,7 +9,7 @@ own), and :func:`daemon.index.ranking.fuse_headline` makes the two orders one. T
 again with the best files complete: the store gives each ranker's top chunks of the first ranking's
 best ``COMPLETED_FILES`` files, so a function of the right file that did not make the workspace-wide
 top ``LEXICAL_CANDIDATES`` is still ranked on its own evidence (on the SWE-bench-Lite dev set, with
-vectors, this raised FnR@10 from 0.661 to 0.734: ``bench/localization.py``).
+vectors, FnR@10 0.636 to 0.684 over 51 instances: ``bench/localization.py``, docs/search.md).
 
 A search never waits for embedding: while vectors are filling (under ``DENSE_MIN_FRACTION`` of the
 chunks embedded), a hybrid search ranks lexically, so its answer is fast and the same for the same
