@@ -19,18 +19,10 @@ query on the same lexical index, and its notes say how complete the vectors are.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from daemon.core.models import MatchConfidence, SearchFilters, SearchHit, SearchMode, SearchResult
-from daemon.core.ports import (
-    DenseEmbedder,
-    Reranker,
-    ScoredChunk,
-    SparseEncoder,
-    SparseVector,
-    StoreQuery,
-    VectorStore,
-)
+from daemon.core.ports import DenseEmbedder, Reranker, ScoredChunk, SparseEncoder, StoreQuery, VectorStore
 from daemon.errors import EmbeddingUnavailable, InvalidToolInput
 from daemon.index.query_analysis import MAX_QUERY_CHARS, AnalyzedQuery, analyze_query
 from daemon.index.ranking import CONFIDENCE_HEAD, confidence, fuse_headline, rank
@@ -120,13 +112,13 @@ class HybridSearcher:
             else SearchMode.LEXICAL
         )
         depth = max(k, self.prefetch, LEXICAL_CANDIDATES)
-        candidates = _Candidates(sparse=sparse, dense=dense, filters=filters)
-        lexical = self._candidates(candidates, depth=depth, dense=False)
-        dense_hits = self._candidates(candidates, depth=depth, dense=True)
+        lexical_query = StoreQuery(sparse=sparse, filters=filters, limit=depth)
+        dense_query = StoreQuery(dense=dense, filters=filters, limit=depth)
+        lexical, dense_hits = self._top(lexical_query), self._top(dense_query)
         reranking = self.reranker is not None and rerank
         # what is used of the ranked list: the hits, the head confidence reads, what the reranker reorders
         used = max(k, CONFIDENCE_HEAD, self.rerank_top_n if reranking else 0)
-        scored = self._ranked(analyzed, candidates, lexical, dense_hits, depth=depth, limit=used)
+        scored = self._ranked(analyzed, (lexical_query, lexical), (dense_query, dense_hits), limit=used)
         matches = confidence(
             analyzed,
             scored,
@@ -154,52 +146,47 @@ class HybridSearcher:
             seconds=time.perf_counter() - started,
         )
 
-    def _candidates(
-        self, candidates: _Candidates, *, depth: int, dense: bool, paths: tuple[str, ...] = ()
-    ) -> list[ScoredChunk]:
-        """One ranker's top ``depth`` (in ``paths`` when given), without a tie cut by the limit."""
-        sparse = None if dense else candidates.sparse
-        vector = candidates.dense if dense else None
-        if sparse is None and vector is None:
-            return []
-        request = StoreQuery(sparse=sparse, dense=vector, filters=candidates.filters, paths=paths, limit=depth)
-        return _whole_ties(self.store.query(request), depth)
+    def _top(self, request: StoreQuery) -> list[ScoredChunk]:
+        """The store's answer to ``request`` without a tie cut by its limit (nothing, at no cost, when
+        the request carries no vector)."""
+        return _whole_ties(self.store.query(request), request.limit)
 
     def _ranked(
         self,
         analyzed: AnalyzedQuery,
-        candidates: _Candidates,
-        lexical: list[ScoredChunk],
-        dense_hits: list[ScoredChunk],
+        lexical: tuple[StoreQuery, list[ScoredChunk]],
+        dense: tuple[StoreQuery, list[ScoredChunk]],
         *,
-        depth: int,
         limit: int,
     ) -> list[ScoredChunk]:
-        """The candidates ranked, then ranked again with the best files complete.
+        """Each ranker's candidates (with the request that gave them) ranked, then ranked again with the
+        best files complete.
 
         With a headline (and lexical candidates), each ranking is fused with the headline's own lexical
         candidates ranked alone. The first ranking names the best ``COMPLETED_FILES`` files; each ranker
         then gives its top ``COMPLETION_DEPTH`` chunks of those files, so that every function of the best
-        files is ranked on all its evidence, not only those that made the whole workspace's top ``depth``."""
+        files is ranked on all its evidence, not only those that made the whole workspace's top."""
+        (lexical_query, lexical_hits), (dense_query, dense_hits) = lexical, dense
         head = analyzed.headline
-        head_sparse = self.sparse.encode_terms(head.terms) if head is not None and lexical else None
+        head_sparse = self.sparse.encode_terms(head.terms) if head is not None and lexical_hits else None
         headline: list[ScoredChunk] | None = None
         if head is not None and head_sparse is not None and head_sparse.indices:
-            head_query = _Candidates(sparse=head_sparse, dense=None, filters=candidates.filters)
-            headline = rank(head, self._candidates(head_query, depth=depth, dense=False))
+            headline = rank(head, self._top(replace(lexical_query, sparse=head_sparse)))
 
-        def ranked(lex: list[ScoredChunk], den: list[ScoredChunk], cut: int | None) -> list[ScoredChunk]:
+        def ranked(lex: list[ScoredChunk], den: list[ScoredChunk], cut: int) -> list[ScoredChunk]:
             if headline is None:
                 return rank(analyzed, lex, den, limit=cut)
             return fuse_headline(rank(analyzed, lex, den), headline, limit=cut)
 
-        first = ranked(lexical, dense_hits, max(limit, FIRST_FILES_FROM))
+        first = ranked(lexical_hits, dense_hits, max(limit, FIRST_FILES_FROM))
         best = tuple(dict.fromkeys(s.chunk.path for s in first))[:COMPLETED_FILES]
         if not best:
-            return first[:limit]
-        more_lexical = self._candidates(candidates, depth=COMPLETION_DEPTH, dense=False, paths=best)
-        more_dense = self._candidates(candidates, depth=COMPLETION_DEPTH, dense=True, paths=best)
-        return ranked(_union(lexical, more_lexical), _union(dense_hits, more_dense), limit)
+            return first
+        more_lexical = _missing(lexical_hits, self._top(replace(lexical_query, paths=best, limit=COMPLETION_DEPTH)))
+        more_dense = _missing(dense_hits, self._top(replace(dense_query, paths=best, limit=COMPLETION_DEPTH)))
+        if not more_lexical and not more_dense:
+            return first[:limit]  # the best files were complete already: the second ranking is the first
+        return ranked(lexical_hits + more_lexical, dense_hits + more_dense, limit)
 
     def _rerank(self, query: str, scored: list[ScoredChunk]) -> list[ScoredChunk]:
         assert self.reranker is not None
@@ -213,20 +200,10 @@ class HybridSearcher:
         return reranked + scored[self.rerank_top_n :]
 
 
-@dataclass(frozen=True, slots=True)
-class _Candidates:
-    """What the store is asked for candidates: the query's vectors (None: that ranker takes no part)
-    and the caller's filters."""
-
-    sparse: SparseVector | None
-    dense: list[float] | None
-    filters: SearchFilters | None
-
-
-def _union(candidates: list[ScoredChunk], more: list[ScoredChunk]) -> list[ScoredChunk]:
-    """``candidates`` and those of ``more`` it lacks (the same ranker's scores: one scale)."""
+def _missing(candidates: list[ScoredChunk], more: list[ScoredChunk]) -> list[ScoredChunk]:
+    """The chunks of ``more`` that ``candidates`` lacks (the same ranker's scores: one scale)."""
     seen = {s.id for s in candidates}
-    return candidates + [s for s in more if s.id not in seen]
+    return [s for s in more if s.id not in seen]
 
 
 def _whole_ties(candidates: list[ScoredChunk], depth: int) -> list[ScoredChunk]:
