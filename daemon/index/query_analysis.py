@@ -69,6 +69,9 @@ class AnalyzedQuery:
     dotted: tuple[str, ...]
     paths: tuple[str, ...]
     code_like: bool
+    frames: tuple[tuple[str, str], ...] = ()
+    """A traceback's frames, ``(path, function name)`` in the order printed (innermost last); the path
+    with ``/`` separators (a Windows traceback's ``\\`` turned), the name lower-cased."""
     headline: AnalyzedQuery | None = None
     """The first line analysed alone, when the query has several lines and that line has terms."""
 
@@ -94,13 +97,16 @@ class _Mentions:
     names: set[str]
     dotted: dict[str, None]
     paths: dict[str, None]
+    frames: dict[tuple[str, str], None]
 
 
 def _frames_and_paths(text: str, found: _Mentions) -> None:
+    text = text.replace("\\", "/")  # a Windows traceback: C:\Python\site-packages\pkg\mod.py
     for m in _FRAME.finditer(text):
         found.paths[m.group(1)] = None
         if not m.group(2).startswith("<"):
             found.names.add(m.group(2).lower())
+            found.frames[(m.group(1), m.group(2).lower())] = None
     for m in _PATH.finditer(text):
         found.paths[m.group(1)] = None
 
@@ -176,7 +182,7 @@ def _analyze(text: str, tokenize: Callable[[str], list[str]]) -> AnalyzedQuery:
     truncated = len(text) > MAX_QUERY_CHARS
     if truncated:
         text = text[:MAX_QUERY_CHARS]
-    found = _Mentions(code_words=set(), names=set(), dotted={}, paths={})
+    found = _Mentions(code_words=set(), names=set(), dotted={}, paths={}, frames={})
     _frames_and_paths(text, found)
     _dotted_names(text, found)
     _code_words(text, found)
@@ -187,5 +193,6 @@ def _analyze(text: str, tokenize: Callable[[str], list[str]]) -> AnalyzedQuery:
         names=frozenset(n for n in found.names if len(n) > 1),
         dotted=tuple(found.dotted),
         paths=tuple(found.paths),
+        frames=tuple(found.frames),
         code_like=bool(found.code_words) or bool(found.paths) or _FENCE.search(text) is not None,
     )

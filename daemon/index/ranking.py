@@ -11,7 +11,9 @@ top (cosine). Each candidate chunk gets a score in four steps:
    qualified name ends a dotted name of the query (``QuerySet.bulk_create``) gets ``qualified``; one
    in a file the query names (a path, a traceback frame, a dotted module) gets ``path`` divided by the
    square root of how many files the query names (a long traceback names many framework files; the
-   fix is seldom in one of them).
+   fix is seldom in one of them). A chunk that is a traceback frame's function (its name and its file
+   both match one frame) gets ``frame`` more: the frame says where the failure ran, the name alone
+   does not.
 3. **Priors by kind of file.** Tests are candidates but weigh ``test`` (a test that reproduces a bug
    names the code under test, which is what is wanted); when the query reads as code, documentation
    and data/config files weigh ``docs``; changelogs and release notes weigh ``changelog`` (they
@@ -19,7 +21,10 @@ top (cosine). Each candidate chunk gets a score in four steps:
 4. **File evidence.** Many issues name a module's concept rather than one function: each file's score
    is its best chunk plus ``second`` of its second and ``third`` of its third, and a chunk's final
    score adds ``file`` times its file's score (relative to the best file's). Functions in the best
-   files rise together; a lone strong chunk still ranks.
+   files rise together; a lone strong chunk still ranks. The same holds one level down: a method's
+   final score adds ``klass`` times the best score among its class's chunks (the class's outline and
+   its methods; a function or a docs section is its own class), relative to the best file's score, so
+   the method of the class an issue is about outranks a stronger-worded method elsewhere in the file.
 
 Ties are broken by chunk id, so the same query on the same index gives the same order.
 
@@ -77,6 +82,8 @@ class RankingWeights:
     """2. Added when the chunk's qualified name ends a dotted name of the query."""
     path: float = 0.4
     """2. Added (times 1 or 0.5, see ``_path_matches``) when the chunk's file is a path the query names."""
+    frame: float = 0.3
+    """2. Added when the chunk is a traceback frame's function: its name and its file both match the frame."""
     test: float = 0.5
     """3. Factor for tests."""
     docs: float = 0.5
@@ -89,6 +96,8 @@ class RankingWeights:
     """4. Share of its third-best chunk."""
     file: float = 0.25
     """4. Weight of the chunk's file score (relative to the best file's) in its final score."""
+    klass: float = 0.5
+    """4. Weight of the chunk's class score (its class's best chunk, relative to the best file's score)."""
     group: tuple[int, ...] = (4, 3, 2, 1)
     """How many chunks the best files put first, in order (``_grouped``); empty: plain score order."""
     headline: float = 0.25
@@ -155,6 +164,18 @@ def _path_matches(chunk_path: str, mentioned: Sequence[tuple[str, ...]]) -> floa
     return best
 
 
+def _is_frame(path: str, name: str, frames: Sequence[tuple[tuple[str, ...], str]]) -> bool:
+    return any(n == name and _path_matches(path, (parts,)) == 1.0 for parts, n in frames)
+
+
+def _outer_name(chunk: Chunk, pid: str) -> str:
+    """The class a method belongs to (``Class`` of ``Class.method``); any other chunk stands alone."""
+    qual = chunk.qualified_name
+    if not qual or chunk.kind is not ChunkKind.CODE:
+        return pid
+    return qual.split(".", 1)[0]
+
+
 def _prior(chunk: Chunk, query: AnalyzedQuery, w: RankingWeights) -> float:
     prior = 1.0
     if is_changelog_path(chunk.path):
@@ -172,6 +193,60 @@ def _qualified_match(chunk: Chunk, dotted_tails: frozenset[str]) -> bool:
         return False
     parts = qual.split(".")
     return ".".join(parts[-2:]).lower() in dotted_tails
+
+
+class _Named:
+    """What the query names, worked out once per ranking; :meth:`lift` is step 2 for one chunk."""
+
+    def __init__(self, query: AnalyzedQuery, w: RankingWeights) -> None:
+        self._w = w
+        self._names = query.names
+        self._paths = [tuple(p.strip("/").split("/")) for p in query.paths]
+        self._path_weight = w.path / math.sqrt(len(self._paths)) if self._paths else 0.0
+        self._dotted_tails = frozenset(".".join(d.split(".")[-2:]).lower() for d in query.dotted)
+        self._frames = [(tuple(p.strip("/").split("/")), name) for p, name in query.frames]
+        self._path_match: dict[str, float] = {}
+
+    def lift(self, c: Chunk) -> float:
+        w = self._w
+        lift = 0.0
+        if c.name and c.name.lower() in self._names:
+            lift += w.name
+            if self._frames and _is_frame(c.path, c.name.lower(), self._frames):
+                lift += w.frame
+        if self._dotted_tails and _qualified_match(c, self._dotted_tails):
+            lift += w.qualified
+        if self._paths:
+            match = self._path_match.get(c.path)
+            if match is None:
+                match = self._path_match[c.path] = _path_matches(c.path, self._paths)
+            lift += self._path_weight * match
+        return lift
+
+
+def _with_file_and_class(
+    chunk_score: dict[str, float], by_id: dict[str, ScoredChunk], path_of: dict[str, str], w: RankingWeights
+) -> dict[str, float]:
+    """Step 4: each chunk's score plus ``file`` times its file's score and ``klass`` times its class's,
+    both relative to the best file's."""
+    per_file: dict[str, list[float]] = {}
+    class_score: dict[tuple[str, str], float] = {}
+    class_of: dict[str, tuple[str, str]] = {}
+    for pid, score in chunk_score.items():
+        per_file.setdefault(path_of[pid], []).append(score)
+        key = class_of[pid] = (path_of[pid], _outer_name(by_id[pid].chunk, pid))
+        class_score[key] = max(class_score.get(key, 0.0), score)
+    file_score: dict[str, float] = {}
+    for path, scores in per_file.items():
+        scores.sort(reverse=True)
+        file_score[path] = sum(s * f for s, f in zip(scores, (1.0, w.second, w.third), strict=False))
+    top_file = max(file_score.values())
+    if top_file <= 0:
+        return dict(chunk_score)
+    return {
+        pid: score + (w.file * file_score[path_of[pid]] + w.klass * class_score[class_of[pid]]) / top_file
+        for pid, score in chunk_score.items()
+    }
 
 
 def rank(
@@ -200,46 +275,20 @@ def rank(
     if not by_id:
         return []
 
-    mentioned = [tuple(p.strip("/").split("/")) for p in query.paths]
-    path_weight = w.path / math.sqrt(len(mentioned)) if mentioned else 0.0
-    dotted_tails = frozenset(".".join(d.split(".")[-2:]).lower() for d in query.dotted)
-    names = query.names
+    named = _Named(query, w)
     priors: dict[tuple[str, ChunkKind, str], float] = {}
-    path_match: dict[str, float] = {}
     chunk_score: dict[str, float] = {}
-    path_of: dict[str, str] = {}
-    per_file: dict[str, list[float]] = {}
     for pid, s in by_id.items():
         c = s.chunk
-        path = c.path
-        score = lex_score.get(pid, 0.0) + w.dense * dense_score.get(pid, 0.0)
-        if c.name and c.name.lower() in names:
-            score += w.name
-        if dotted_tails and _qualified_match(c, dotted_tails):
-            score += w.qualified
-        if mentioned:
-            match = path_match.get(path)
-            if match is None:
-                match = path_match[path] = _path_matches(path, mentioned)
-            score += path_weight * match
-        key = (path, c.kind, c.language)
+        score = lex_score.get(pid, 0.0) + w.dense * dense_score.get(pid, 0.0) + named.lift(c)
+        key = (c.path, c.kind, c.language)
         prior = priors.get(key)
         if prior is None:
             prior = priors[key] = _prior(c, query, w)
-        score = score * prior
-        chunk_score[pid] = score
-        path_of[pid] = path
-        per_file.setdefault(path, []).append(score)
+        chunk_score[pid] = score * prior
 
-    file_score: dict[str, float] = {}
-    for path, scores in per_file.items():
-        scores.sort(reverse=True)
-        file_score[path] = sum(s * f for s, f in zip(scores, (1.0, w.second, w.third), strict=False))
-    top_file = max(file_score.values())
-    final: dict[str, float] = {}
-    for pid, score in chunk_score.items():
-        rel = file_score[path_of[pid]] / top_file if top_file > 0 else 0.0
-        final[pid] = score + w.file * rel
+    path_of = {pid: s.chunk.path for pid, s in by_id.items()}
+    final = _with_file_and_class(chunk_score, by_id, path_of, w)
     ordered = sorted(final, key=lambda pid: (-final[pid], pid))
     if w.group:
         ordered = _grouped(ordered, path_of, w.group)

@@ -31,7 +31,17 @@ def test_the_ranking_holds_its_frozen_baseline() -> None:
 
 def test_a_ranking_without_issue_analysis_breaks_the_baseline(monkeypatch: pytest.MonkeyPatch) -> None:
     plain = replace(
-        ranking.DEFAULT_WEIGHTS, name=0.0, qualified=0.0, path=0.0, file=0.0, group=(), test=1.0, docs=1.0, headline=0.0
+        ranking.DEFAULT_WEIGHTS,
+        name=0.0,
+        qualified=0.0,
+        path=0.0,
+        frame=0.0,
+        file=0.0,
+        klass=0.0,
+        group=(),
+        test=1.0,
+        docs=1.0,
+        headline=0.0,
     )
     monkeypatch.setattr(ranking, "DEFAULT_WEIGHTS", plain)
     monkeypatch.setattr("daemon.index.query_analysis.TITLE_REPEAT", 1)

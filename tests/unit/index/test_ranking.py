@@ -1,6 +1,9 @@
-"""The ranking's own rules on hand-made candidates: the headline fusion and how a named file weighs."""
+"""The ranking's own rules on hand-made candidates: the headline fusion, how a named file weighs, traceback
+frames and class evidence."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from daemon.core.models import Chunk, ChunkKind, SymbolKind
 from daemon.core.ports import ScoredChunk
@@ -11,17 +14,20 @@ from daemon.index.sparse import CodeBm25Encoder
 _TOKENIZE = CodeBm25Encoder().tokenize
 
 
-def _hit(pid: str, score: float, path: str = "pkg/mod.py", name: str | None = None) -> ScoredChunk:
+def _hit(
+    pid: str, score: float, path: str = "pkg/mod.py", name: str | None = None, qualified: str | None = None
+) -> ScoredChunk:
+    name = name or pid
     chunk = Chunk(
         path=path,
         kind=ChunkKind.CODE,
-        symbol_kind=SymbolKind.FUNCTION,
+        symbol_kind=SymbolKind.METHOD if qualified and "." in qualified else SymbolKind.FUNCTION,
         language="python",
-        text=f"def {name or pid}():\n    pass\n",
+        text=f"def {name}():\n    pass\n",
         start_line=1,
         end_line=2,
-        name=name or pid,
-        qualified_name=name or pid,
+        name=name,
+        qualified_name=qualified or name,
     )
     return ScoredChunk(id=pid, score=score, chunk=chunk, sources=("lexical",))
 
@@ -60,11 +66,56 @@ def test_a_named_file_weighs_less_when_the_query_names_many_files() -> None:
         ranked = {s.id: s.score for s in rank(analyze_query(query, _TOKENIZE), candidates, weights=weights)}
         return ranked["inside"] - ranked["elsewhere"]
 
-    # "inside" scores 1 + path/sqrt(n) against 1.0, and each adds file * its file's relative score
+    # "inside" scores 1 + path/sqrt(n) against 1.0, and each adds (file + klass) * its file's relative
+    # score (one chunk per file, each function its own class)
     def expected(n: int) -> float:
         inside = 1.0 + weights.path / n**0.5
-        return inside + weights.file - (1.0 + weights.file / inside)
+        lifts = weights.file + weights.klass
+        return inside + lifts - (1.0 + lifts / inside)
 
     assert round(lift("it fails in core/engine.py"), 6) == round(expected(1), 6)
     assert round(lift("it fails in core/engine.py via a/one.py, b/two.py and c/three.py"), 6) == round(expected(4), 6)
     assert expected(1) > expected(4) > 0
+
+
+_WINDOWS_TRACEBACK = """Array([]) fails
+Traceback (most recent call last):
+  File "C:\\Python310\\lib\\site-packages\\pkg\\array\\dense.py", line 130, in __new__
+    return cls._new(iterable, shape)
+  File "C:\\Python310\\lib\\site-packages\\pkg\\array\\ndim.py", line 127, in _scan_shape
+    return f(iterable)
+ValueError: not enough values to unpack
+"""
+
+
+def test_a_windows_traceback_gives_its_frames_with_forward_slashes() -> None:
+    query = analyze_query(_WINDOWS_TRACEBACK, _TOKENIZE)
+    assert query.frames == (
+        ("C:/Python310/lib/site-packages/pkg/array/dense.py", "__new__"),
+        ("C:/Python310/lib/site-packages/pkg/array/ndim.py", "_scan_shape"),
+    )
+    assert "C:/Python310/lib/site-packages/pkg/array/ndim.py" in query.paths
+
+
+def test_a_traceback_frames_function_outranks_the_same_name_in_another_file() -> None:
+    query = analyze_query(_WINDOWS_TRACEBACK, _TOKENIZE)
+    framed = _hit("framed", 5.0, path="pkg/array/ndim.py", name="_scan_shape")
+    namesake = _hit("namesake", 5.0, path="pkg/matrix/ndim.py", name="_scan_shape")
+    ranked = {s.id: s.score for s in rank(query, [framed, namesake])}
+    # both carry the name and the file name; only "framed" matches the frame's path on two components
+    assert ranked["framed"] > ranked["namesake"]
+    without = rank(query, [framed, namesake], weights=replace(DEFAULT_WEIGHTS, frame=0.0))
+    assert round(ranked["framed"] - ranked["namesake"], 6) > round(without[0].score - without[1].score, 6)
+
+
+def test_a_method_rises_with_the_best_chunk_of_its_class() -> None:
+    query = analyze_query("isnull on a key transform matches JSON null", _TOKENIZE)
+    candidates = [
+        _hit("outline", 10.0, path="db/json.py", name="KeyTransformIsNull", qualified="KeyTransformIsNull"),
+        _hit("sibling", 6.0, path="db/json.py", name="as_sql", qualified="KeyTransformExact.as_sql"),
+        _hit("method", 5.5, path="db/json.py", name="as_oracle", qualified="KeyTransformIsNull.as_oracle"),
+    ]
+    order = [s.id for s in rank(query, candidates, weights=replace(DEFAULT_WEIGHTS, group=()))]
+    assert order == ["outline", "method", "sibling"]
+    flat = [s.id for s in rank(query, candidates, weights=replace(DEFAULT_WEIGHTS, group=(), klass=0.0))]
+    assert flat == ["outline", "sibling", "method"]
