@@ -164,6 +164,11 @@ def _path_matches(chunk_path: str, mentioned: Sequence[tuple[str, ...]]) -> floa
     return best
 
 
+def _path_parts(path: str) -> tuple[str, ...]:
+    """A path the query mentions as components, for :func:`_path_matches`."""
+    return tuple(path.strip("/").split("/"))
+
+
 def _is_frame(path: str, name: str, frames: Sequence[tuple[tuple[str, ...], str]]) -> bool:
     return any(n == name and _path_matches(path, (parts,)) == 1.0 for parts, n in frames)
 
@@ -201,10 +206,10 @@ class _Named:
     def __init__(self, query: AnalyzedQuery, w: RankingWeights) -> None:
         self._w = w
         self._names = query.names
-        self._paths = [tuple(p.strip("/").split("/")) for p in query.paths]
+        self._paths = [_path_parts(p) for p in query.paths]
         self._path_weight = w.path / math.sqrt(len(self._paths)) if self._paths else 0.0
         self._dotted_tails = frozenset(".".join(d.split(".")[-2:]).lower() for d in query.dotted)
-        self._frames = [(tuple(p.strip("/").split("/")), name) for p, name in query.frames]
+        self._frames = [(_path_parts(p), name) for p, name in query.frames]
         self._path_match: dict[str, float] = {}
 
     def lift(self, c: Chunk) -> float:
