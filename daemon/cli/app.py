@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
-from daemon.cli.context import CliState, JsonOpt, WorkspaceOpt
+from daemon.cli.context import CliState, JsonOpt, WorkspaceOpt, text_argument
 from daemon.cli.cve_commands import register_cve_commands
 from daemon.cli.eval_command import eval_command
 from daemon.cli.render import print_report, print_search, print_serving, print_status
@@ -195,7 +195,7 @@ def _migrate_index(state: CliState, config: Config, to_url: str, *, as_json: boo
 @app.command()
 def search(
     ctx: typer.Context,
-    query: Annotated[str, typer.Argument(help="What you are looking for: words, identifiers or a question.")],
+    query: Annotated[str, text_argument("What you are looking for: words, identifiers or a question.")],
     workspace: WorkspaceOpt = None,
     kind: Annotated[ChunkKind | None, typer.Option("--kind", help="Only code or only docs.")] = None,
     lang: Annotated[str | None, typer.Option("--lang", help="Only this language, e.g. python, typescript.")] = None,

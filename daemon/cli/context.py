@@ -15,7 +15,16 @@ from daemon.errors import DaemonError
 from daemon.logging_setup import configure_logging
 from daemon.workspace_roots import find_workspace_root
 
-__all__ = ["CliState", "JsonOpt", "WorkspaceOpt", "find_workspace_root", "parse_overrides", "workspace_option"]
+__all__ = [
+    "CliState",
+    "JsonOpt",
+    "WorkspaceOpt",
+    "find_workspace_root",
+    "parse_overrides",
+    "readable_text",
+    "text_argument",
+    "workspace_option",
+]
 
 _WORKSPACE_HELP = "Workspace root. Default: the nearest parent holding .ided.toml or .git, else the current directory."
 
@@ -26,6 +35,26 @@ def workspace_option(help: str = _WORKSPACE_HELP) -> Any:
 
 
 WorkspaceOpt = Annotated[Path | None, workspace_option()]
+
+
+def readable_text(value: str) -> str:
+    """``value`` with every byte that was not UTF-8 as U+FFFD.
+
+    Python hands a command line's undecodable bytes over as lone surrogates (PEP 383), which no
+    encoder, JSON or pydantic accepts; free text from a terminal may carry them (a pasted binary, a
+    file in another encoding), and it is read as text with those bytes marked, never a traceback."""
+    try:
+        raw = value.encode("utf-8", "surrogateescape")  # the command line's own bytes back
+    except UnicodeEncodeError:  # a lone surrogate that stands for no byte
+        raw = value.encode("utf-8", "surrogatepass")
+    return raw.decode("utf-8", "replace")
+
+
+def text_argument(help: str) -> Any:
+    """A free-text argument (a query, a request, feedback): read with :func:`readable_text`."""
+    return typer.Argument(help=help, callback=readable_text)
+
+
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
 
 

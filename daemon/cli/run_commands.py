@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from daemon.cli.context import CliState, WorkspaceOpt
+from daemon.cli.context import CliState, WorkspaceOpt, text_argument
 from daemon.cli.run_render import (
     print_catalog,
     print_decisions,
@@ -163,7 +163,7 @@ def _report(state: CliState, record: RunRecord, *, as_json: bool, events: bool =
 
 def run(
     ctx: typer.Context,
-    request: Annotated[str, typer.Argument(help="What you want done, in your words.")],
+    request: Annotated[str, text_argument("What you want done, in your words.")],
     workflow: Annotated[
         str | None, typer.Option("--workflow", help="Use this workflow instead of letting the orchestrator choose.")
     ] = None,
@@ -402,7 +402,7 @@ def runs_show(
 def runs_feedback(
     ctx: typer.Context,
     run_id: Annotated[str, typer.Argument(help="The editing run to answer (`ided runs` lists them).")],
-    text: Annotated[str, typer.Argument(help="What to change, in your words.")],
+    text: Annotated[str, text_argument("What to change, in your words.")],
     workspace: WorkspaceOpt = None,
     events: EventsOpt = False,
     as_json: JsonOpt = False,

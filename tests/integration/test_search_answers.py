@@ -150,3 +150,9 @@ def test_the_cli_answers_bad_input_without_a_traceback(workspace: Path, tmp_path
     assert json.loads(nonsense.stdout)["matches"] == "none"
     text = _ided("search", "xyzzy plugh grault", cwd=workspace, state=state)
     assert "matches none" in text.stdout
+    # bytes that are not UTF-8 on the command line (Python hands them over as lone surrogates)
+    raw = _ided("search", os.fsdecode(b"merge_setting \xff\xfe\x80"), "--json", cwd=workspace, state=state)
+    assert raw.returncode == 0 and "Traceback" not in raw.stderr, raw.stderr
+    answer = json.loads(raw.stdout)
+    assert answer["query"] == "merge_setting \ufffd\ufffd\ufffd"
+    assert answer["hits"][0]["chunk"]["qualified_name"] == "merge_setting"
