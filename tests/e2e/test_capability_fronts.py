@@ -48,6 +48,10 @@ EXAMPLES: dict[str, dict[str, Any]] = {
 }
 """Arguments for each capability on the ``intel_python`` fixture."""
 
+NO_MATCH = ("xyzzy plugh grault", "call frobnicate_quuxinator() on the points")
+"""Queries every front must answer with ``matches: none``: nonsense, and a name defined only in an
+ignored file (``build/``, written by the test) beside words the workspace does hold."""
+
 
 def _lsp_calls(workspace: Path) -> dict[str, tuple[str, dict[str, Any]]]:
     """Capability name -> (LSP method, wire params) for every capability the LSP front serves itself."""
@@ -79,6 +83,9 @@ async def test_every_front_exposes_every_capability_over_one_daemon(
 ) -> None:
     require_server("python")
     workspace = copy_workspace("intel_python", tmp_path)
+    (workspace / "build").mkdir()
+    (workspace / "build" / "generated.py").write_text("def frobnicate_quuxinator():\n    return 42\n")
+    (workspace / ".gitignore").write_text("build/\n")
     state = tmp_path / "state"
     env = _env(state, tmp_path / "home")
     for key, value in env.items():
@@ -125,12 +132,18 @@ async def test_every_front_exposes_every_capability_over_one_daemon(
                     assert tool.annotations is not None and tool.annotations.read_only_hint is capability.read_only
                     assert set(tool.input_schema.get("properties", {})) == set(capability.params.model_fields)
                     _answer(capability.name, await call(mcp, capability.name, **EXAMPLES[capability.name]))
+                assert (await call(mcp, "search_code", **EXAMPLES["search_code"]))["matches"] != "none"
+                for query in NO_MATCH:
+                    assert (await call(mcp, "search_code", query=query))["matches"] == "none", query
 
         # the LSP front over stdio, attached to the same daemon
         async with lsp_client(workspace, state) as lsp:
             for name, (method, wire) in _lsp_calls(workspace).items():
                 answer = await lsp.ided(method, wire)
                 assert isinstance(answer, dict) and answer, (name, method, answer)
+            for query in NO_MATCH:
+                answer = await lsp.ided("ided/index/search", {"query": query, "kind": "code"})
+                assert answer["matches"] == "none", (query, answer)
     finally:
         if not raw.closed:  # the LSP client stops the daemon when it exits
             with contextlib.suppress(ConnectionError):

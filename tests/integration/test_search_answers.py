@@ -15,9 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from daemon.core.models import MatchConfidence, SearchMode
+from daemon.core.models import ChunkKind, MatchConfidence, SearchMode
 from daemon.errors import InvalidToolInput
 from daemon.index.workspace_index import WorkspaceIndex
+from daemon.retrieval.models import PlannedQuery, SourceName
+from daemon.retrieval.ports import BlockingIndexSearch
+from daemon.retrieval.queries import QueryPlan
+from daemon.retrieval.sources import IndexScope, IndexSource
 from tests.integration.conftest import make_config
 
 SETTINGS = '''
@@ -106,6 +110,26 @@ def test_a_query_that_matches_nothing_says_so(workspace: Path, tmp_path: Path, q
         result = ws.search(query, k=5)
         assert result.matches is MatchConfidence.NONE, [h.chunk.qualified_name for h in result.hits]
         assert any("nothing in the index matches" in note for note in result.notes)
+
+
+async def test_the_retrieval_agent_takes_no_context_from_a_search_that_matched_nothing(
+    workspace: Path, tmp_path: Path
+) -> None:
+    def plan(*texts: str) -> QueryPlan:
+        queries = tuple(PlannedQuery(source=SourceName.CODE, text=t, purpose="test") for t in texts)
+        return QueryPlan(queries=queries, writer="test", symbols=(), files=())
+
+    with _open(workspace, tmp_path) as ws:
+        ws.index()
+        source = IndexSource(
+            SourceName.CODE, BlockingIndexSearch(ws), [IndexScope(label="code", kind=ChunkKind.CODE)], k=5
+        )
+        ignored_name = "call frobnicate_quuxinator() on the request"  # defined only in an ignored file
+        noise = ws.search(ignored_name, k=5)
+        assert noise.hits and noise.matches is MatchConfidence.NONE  # the nearest hits, none of them relevant
+        assert await source.fetch(plan("xyzzy plugh grault", ignored_name)) == []
+        found = await source.fetch(plan("xyzzy plugh grault", "combine the request setting with the session's"))
+        assert found and {c.query for c in found} == {"combine the request setting with the session's"}
 
 
 def test_the_same_query_on_the_same_index_gives_the_same_answer(workspace: Path, tmp_path: Path) -> None:
