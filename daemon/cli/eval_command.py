@@ -30,13 +30,13 @@ class AnswerMode(StrEnum):
     MODEL = "model"
 
 
-def _localization(state: CliState, path: Path, *, update_baseline: bool, as_json: bool) -> None:
+def _localization(state: CliState, path: Path, *, checkouts: Path | None, update_baseline: bool, as_json: bool) -> None:
     from daemon.cli.eval_localization import run_localization_set
 
     if not path.is_file():
         state.fail(f"ided eval: the localization set {path} does not exist (--localization PATH)")
     try:
-        ok = run_localization_set(state, path, update_baseline=update_baseline, as_json=as_json)
+        ok = run_localization_set(state, path, checkouts=checkouts, update_baseline=update_baseline, as_json=as_json)
     except (OSError, ValueError, DaemonError) as exc:
         state.fail(f"ided eval: {exc}")
     if not ok:
@@ -72,8 +72,19 @@ def eval_command(
         Path | None,
         typer.Option(
             "--localization",
-            help="Run a localization set instead (real issues over a real repository snapshot, e.g. "
-            "tests/golden/localization.yaml): the search's file and function ranking against its frozen baseline.",
+            help="Run a localization set instead (real issues over real repository snapshots: "
+            "tests/golden/localization.yaml, 20 scikit-learn issues over a committed snapshot, or "
+            "tests/golden/localization_devset.yaml, dev-set issues over their own checkouts): the search's file "
+            "and function ranking against its frozen baseline.",
+        ),
+    ] = None,
+    checkouts: Annotated[
+        Path | None,
+        typer.Option(
+            "--checkouts",
+            help="With --localization: the folder of one checkout per task, instead of the set's own "
+            "(their indexes are kept under $XDG_CACHE_HOME/ided/eval-localization).",
+            file_okay=False,
         ),
     ] = None,
 ) -> None:
@@ -90,7 +101,7 @@ def eval_command(
     state = ctx.obj
     assert isinstance(state, CliState)
     if localization is not None:
-        _localization(state, localization, update_baseline=update_baseline, as_json=as_json)
+        _localization(state, localization, checkouts=checkouts, update_baseline=update_baseline, as_json=as_json)
         return
     for what, path, option in (("golden set", golden, "--golden"), ("harness config", harness, "--harness")):
         if not path.is_file():

@@ -1,9 +1,9 @@
-"""``ided eval --localization SET``: real issues over a real repository snapshot, against a frozen baseline.
+"""``ided eval --localization SET``: real issues over real repository snapshots, against a frozen baseline.
 
-The set is unpacked, indexed and searched by :mod:`daemon.service.localization_eval`; this prints the
-scores. A ranking regression (an aggregate under its frozen value, or a gold file that leaves the top
-5) fails the run; ``--update-baseline`` freezes a new one, and needs a higher version and a new
-justification.
+The set is indexed and searched by :mod:`daemon.service.localization_eval`; this prints each task as it
+is scored, then the aggregates against the frozen baseline. A ranking regression (an aggregate under
+its frozen value, or a gold file that leaves the top 5) fails the run; ``--update-baseline`` freezes
+a new one, and needs a higher version.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from pathlib import Path
 from daemon.cli.context import CliState
 from daemon.service.localization_eval import (
     LocalizationBaseline,
+    TaskDone,
     aggregate,
     regressions,
     score_localization_set,
@@ -21,9 +22,21 @@ from daemon.service.localization_eval import (
 __all__ = ["run_localization_set"]
 
 
-def run_localization_set(state: CliState, set_path: Path, *, update_baseline: bool, as_json: bool) -> bool:
+def run_localization_set(
+    state: CliState, set_path: Path, *, checkouts: Path | None, update_baseline: bool, as_json: bool
+) -> bool:
     """Run the set and print the report; True when nothing regressed (or the baseline was written)."""
-    spec, scores = score_localization_set(set_path)
+
+    def progress(step: TaskDone) -> None:
+        s = step.score
+        rank = s.file_rank if s.file_rank is not None else ">50"
+        fn = "-" if s.fn_recall is None else f"{s.fn_recall:.2f}"
+        indexed = "" if step.index_s is None else f" (indexed in {step.index_s:.1f} s)"
+        state.err.print(
+            f"[{step.done}/{step.total}] {s.id}: gold file at {rank}, FnR@10 {fn}{indexed}", highlight=False
+        )
+
+    spec, scores = score_localization_set(set_path, checkouts=checkouts, progress=progress)
     now = aggregate(scores)
     baseline_path = set_path.parent / spec.baseline
     old = (
@@ -53,10 +66,6 @@ def run_localization_set(state: CliState, set_path: Path, *, update_baseline: bo
             ).model_dump_json(indent=1)
         )
     else:
-        for s in scores:
-            rank = s.file_rank if s.file_rank is not None else ">50"
-            fn = "-" if s.fn_recall is None else f"{s.fn_recall:.2f}"
-            state.err.print(f"{s.id}: gold file at {rank}, FnR@10 {fn}", highlight=False)
         frozen = ", ".join(f"{k} {v:.3f}" for k, v in old.metrics.items())
         state.err.print(
             "now:    " + ", ".join(f"{k} {v:.3f}" for k, v in now.items()) + f"\nfrozen: {frozen}", highlight=False

@@ -15,8 +15,9 @@ import ast
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Self
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from daemon.core.frozen_model import FrozenModel
 
@@ -46,11 +47,29 @@ class LocalizationTask(FrozenModel):
 
 
 class LocalizationSet(FrozenModel):
+    """A set names one workspace for every task (``archive``) or one checkout per task (``checkouts``)."""
+
     version: int
     source: str = Field(description="Where the workspace and the tasks come from (repository, commit, licence).")
-    archive: str = Field(description="The workspace as a .tar.xz, relative to this file.")
+    archive: str | None = Field(
+        default=None, description="One workspace for every task, as a .tar.xz, relative to this file."
+    )
+    checkouts: str | None = Field(
+        default=None,
+        description="A folder of checkouts, one per task, named by the task's id (as the SWE-bench-Lite dev set's "
+        "materialize.sh writes them); '~' expanded, relative to this file unless absolute.",
+    )
     baseline: str = Field(description="The frozen baseline (JSON), relative to this file.")
     tasks: tuple[LocalizationTask, ...]
+
+    @model_validator(mode="after")
+    def _one_workspace_source(self) -> Self:
+        if (self.archive is None) == (self.checkouts is None):
+            raise ValueError(
+                "a localization set names either `archive` (one snapshot for every task) or `checkouts` "
+                "(a folder of one checkout per task), exactly one of them"
+            )
+        return self
 
 
 class TaskScore(FrozenModel):

@@ -1,17 +1,26 @@
-"""Scoring a localization set: real issues over a real repository snapshot, searched as every front searches.
+"""Scoring a localization set: real issues over real repository snapshots, searched as every front searches.
 
-The set's archive is unpacked into a temporary folder and indexed lexically with its own state (no
-user config, no vectors: the run is reproducible and takes seconds); each task's issue text goes
-through ``WorkspaceIndex.search`` — the ranking every front uses — and is scored by
+A set names one workspace for every task (``archive``: unpacked into a temporary folder and indexed
+there, in seconds) or one checkout per task (``checkouts``: a folder such as the one the
+SWE-bench-Lite dev set's ``materialize.sh`` writes; each checkout is indexed under ``state_root``,
+kept between runs, so that a second run re-reads nothing). Either way the index is lexical with its
+own state (no user config, no vectors: the run is reproducible); each task's issue text goes through
+``WorkspaceIndex.search`` — the ranking every front uses — and is scored by
 :mod:`daemon.retrieval.localization`. ``ided eval --localization`` (``daemon.cli.eval_localization``)
 prints the scores against the frozen baseline; it reads the set's models from here.
 """
 
 from __future__ import annotations
 
+import os
 import tarfile
 import tempfile
+import time
+from collections.abc import Callable, Generator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 
@@ -20,22 +29,54 @@ from daemon.core.models import SearchMode
 from daemon.retrieval.localization import (
     LocalizationBaseline,
     LocalizationSet,
+    LocalizationTask,
     TaskScore,
     aggregate,
     regressions,
     score_hits,
 )
 
+if TYPE_CHECKING:
+    from daemon.index.workspace_index import WorkspaceIndex
+
 __all__ = [
     "LocalizationBaseline",
     "LocalizationSet",
+    "Progress",
+    "TaskDone",
     "TaskScore",
     "aggregate",
+    "default_state_root",
+    "load_localization_set",
     "regressions",
     "score_localization_set",
 ]
 
 SEARCH_K = 50
+
+
+@dataclass(frozen=True, slots=True)
+class TaskDone:
+    """One task scored: where it stands in the run, and what indexing its workspace cost (None for a
+    task of an archive set after the first: they share one index)."""
+
+    done: int
+    total: int
+    score: TaskScore
+    index_s: float | None
+
+
+Progress = Callable[[TaskDone], None]
+
+
+def default_state_root() -> Path:
+    """Where a checkouts set keeps its indexes between runs: ``$XDG_CACHE_HOME/ided/eval-localization``."""
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "ided" / "eval-localization"
+
+
+def load_localization_set(set_path: Path) -> LocalizationSet:
+    return LocalizationSet.model_validate(yaml.safe_load(set_path.read_text(encoding="utf-8")))
 
 
 def _read(root: Path, rel: str) -> str | None:
@@ -45,30 +86,86 @@ def _read(root: Path, rel: str) -> str | None:
         return None
 
 
-def score_localization_set(set_path: Path) -> tuple[LocalizationSet, list[TaskScore]]:
-    """Unpack, index and search every task of the set; the tasks' scores, in order."""
+@contextmanager
+def _lexical_index(root: Path, state: Path, scratch: Path) -> Generator[tuple[WorkspaceIndex, float]]:
+    """``root`` indexed lexically under ``state``, and the seconds that took."""
     from daemon.index.workspace_index import WorkspaceIndex
 
-    spec = LocalizationSet.model_validate(yaml.safe_load(set_path.read_text(encoding="utf-8")))
-    archive = set_path.parent / spec.archive
-    with tempfile.TemporaryDirectory(prefix="ided-eval-localization-") as tmp:
-        root = Path(tmp) / "workspace"
-        root.mkdir()
-        with tarfile.open(archive) as tar:
-            tar.extractall(root, filter="data")
-        config = load_config(
-            root,
-            env={},
-            user_file=Path(tmp) / "no-user-config.toml",
-            overrides={"state_dir": str(Path(tmp) / "state"), "embedding": {"enabled": False}},
+    config = load_config(
+        root,
+        env={},
+        user_file=scratch / "no-user-config.toml",
+        overrides={"state_dir": str(state), "embedding": {"enabled": False}},
+    )
+    with WorkspaceIndex.open(config) as ws:
+        started = time.perf_counter()
+        ws.index()
+        yield ws, time.perf_counter() - started
+
+
+def _score(ws: WorkspaceIndex, root: Path, task: LocalizationTask) -> TaskScore:
+    result = ws.search(task.query, k=SEARCH_K, mode=SearchMode.LEXICAL)
+    hits = [(h.chunk.path, h.chunk.start_line) for h in result.hits]
+    return score_hits(task.id, task.gold_files, task.gold_functions, hits, lambda rel: _read(root, rel))
+
+
+def _checkouts_folder(set_path: Path, spec: LocalizationSet, override: Path | None) -> Path:
+    named = override if override is not None else Path(spec.checkouts or "").expanduser()
+    folder = named if named.is_absolute() else (Path.cwd() if override is not None else set_path.parent) / named
+    if not folder.is_dir():
+        raise ValueError(
+            f"the set's checkouts folder {folder} does not exist: write one checkout per task there "
+            "(for the SWE-bench-Lite dev set, its materialize.sh) or pass --checkouts DIR"
         )
-        scores: list[TaskScore] = []
-        with WorkspaceIndex.open(config) as ws:
-            ws.index()
-            for task in spec.tasks:
-                result = ws.search(task.query, k=SEARCH_K, mode=SearchMode.LEXICAL)
-                hits = [(h.chunk.path, h.chunk.start_line) for h in result.hits]
-                scores.append(
-                    score_hits(task.id, task.gold_files, task.gold_functions, hits, lambda rel: _read(root, rel))
-                )
+    missing = [t.id for t in spec.tasks if not (folder / t.id).is_dir()]
+    if missing:
+        raise ValueError(
+            f"{len(missing)} of the set's {len(spec.tasks)} checkouts are missing from {folder} "
+            f"(e.g. {', '.join(missing[:3])}): write them first (for the SWE-bench-Lite dev set, its materialize.sh)"
+        )
+    return folder
+
+
+def score_localization_set(
+    set_path: Path,
+    *,
+    checkouts: Path | None = None,
+    state_root: Path | None = None,
+    progress: Progress | None = None,
+) -> tuple[LocalizationSet, list[TaskScore]]:
+    """Index and search every task of the set; the tasks' scores, in order.
+
+    ``checkouts`` replaces a checkouts set's own folder; ``state_root`` (default
+    :func:`default_state_root`) is where its indexes are kept. ``progress`` hears of each task as it
+    is scored.
+
+    Raises:
+        ValueError: the set is malformed, or a checkouts set's folder or one of its checkouts is missing.
+    """
+    spec = load_localization_set(set_path)
+    total = len(spec.tasks)
+    scores: list[TaskScore] = []
+
+    def done(score: TaskScore, index_s: float | None) -> None:
+        scores.append(score)
+        if progress is not None:
+            progress(TaskDone(done=len(scores), total=total, score=score, index_s=index_s))
+
+    with tempfile.TemporaryDirectory(prefix="ided-eval-localization-") as tmp:
+        scratch = Path(tmp)
+        if spec.archive is not None:
+            root = scratch / "workspace"
+            root.mkdir()
+            with tarfile.open(set_path.parent / spec.archive) as tar:
+                tar.extractall(root, filter="data")
+            with _lexical_index(root, scratch / "state", scratch) as (ws, index_s):
+                for i, task in enumerate(spec.tasks):
+                    done(_score(ws, root, task), index_s if i == 0 else None)
+            return spec, scores
+        folder = _checkouts_folder(set_path, spec, checkouts)
+        states = state_root or default_state_root()
+        for task in spec.tasks:
+            root = folder / task.id
+            with _lexical_index(root, states / task.id, scratch) as (ws, index_s):
+                done(_score(ws, root, task), index_s)
     return spec, scores

@@ -2,18 +2,26 @@
 
 It runs the ranking every front uses (lexical, no vectors) and must fail when the ranking regresses:
 the second test turns off what the ranking adds to plain BM25 and checks the baseline catches it.
+The rest run a set over one checkout per task (the layout of the larger dev-set set, which needs the
+dev set's checkouts and runs from ``just eval-localization-devset``) on checkouts written here.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import yaml
+from pydantic import ValidationError
 
 import daemon.index.ranking as ranking
-from daemon.retrieval.localization import LocalizationBaseline, aggregate, regressions
-from daemon.service.localization_eval import score_localization_set
+from daemon.retrieval.localization import LocalizationBaseline, LocalizationSet, aggregate, regressions
+from daemon.service.localization_eval import TaskDone, score_localization_set
 
 SET = Path(__file__).resolve().parents[1] / "golden" / "localization.yaml"
 BASELINE = SET.parent / "localization_baseline.json"
@@ -49,3 +57,108 @@ def test_a_ranking_without_issue_analysis_breaks_the_baseline(monkeypatch: pytes
     _, scores = score_localization_set(SET)
     problems = regressions(scores, _baseline())
     assert problems, "a plain BM25 ranking must not pass the frozen baseline"
+
+
+# -- a set over one checkout per task (the dev set's layout), as `just eval-localization-devset` runs --------
+
+CHECKOUTS = {
+    "demo__shop-1": {
+        "shop/cart.py": "def add_item(cart, item, quantity=1):\n    '''Put quantity of item in the cart.'''\n"
+        "    cart[item] = cart.get(item, 0) + quantity\n    return cart\n",
+        "shop/tax.py": "def vat(amount, rate=0.2):\n    '''The value added tax on an amount.'''\n"
+        "    return amount * rate\n",
+    },
+    "demo__shop-2": {
+        "shop/cart.py": "def add_item(cart, item):\n    cart.append(item)\n    return cart\n",
+        "shop/tax.py": "def vat(amount, rate=0.2):\n    '''The value added tax on an amount.'''\n"
+        "    return round(amount * rate, 2)\n",
+    },
+}
+TASKS = [
+    {
+        "id": "demo__shop-1",
+        "query": "add_item ignores the quantity\nAdding an item twice to the cart with a quantity counts it once.",
+        "gold_files": ["shop/cart.py"],
+        "gold_functions": ["shop/cart.py::add_item"],
+    },
+    {
+        "id": "demo__shop-2",
+        "query": "The value added tax is rounded wrongly\nvat(10.005) gives too many decimals for an amount.",
+        "gold_files": ["shop/tax.py"],
+        "gold_functions": ["shop/tax.py::vat"],
+    },
+]
+
+
+def _checkouts_set(tmp_path: Path, **extra: str) -> Path:
+    folder = tmp_path / "checkouts"
+    for task_id, files in CHECKOUTS.items():
+        for rel, text in files.items():
+            (folder / task_id / rel).parent.mkdir(parents=True, exist_ok=True)
+            (folder / task_id / rel).write_text(text, encoding="utf-8")
+    spec = {"version": 1, "source": "written by the test", "checkouts": "checkouts", "baseline": "base.json"}
+    path = tmp_path / "set.yaml"
+    path.write_text(yaml.safe_dump({**spec, **extra, "tasks": TASKS}), encoding="utf-8")
+    return path
+
+
+def test_a_set_names_exactly_one_workspace_source() -> None:
+    both: dict[str, object] = {
+        "version": 1,
+        "source": "s",
+        "baseline": "b.json",
+        "tasks": [],
+        "archive": "a.tar.xz",
+        "checkouts": "c",
+    }
+    with pytest.raises(ValidationError, match="exactly one"):
+        LocalizationSet.model_validate(both)
+    with pytest.raises(ValidationError, match="exactly one"):
+        LocalizationSet.model_validate({k: v for k, v in both.items() if k not in ("archive", "checkouts")})
+
+
+def test_a_checkouts_set_indexes_each_task_in_its_own_checkout_and_keeps_the_indexes(tmp_path: Path) -> None:
+    set_path = _checkouts_set(tmp_path)
+    states = tmp_path / "states"
+    heard: list[TaskDone] = []
+    _, scores = score_localization_set(set_path, state_root=states, progress=heard.append)
+    assert [(s.id, s.file_rank, s.fn_recall) for s in scores] == [("demo__shop-1", 1, 1.0), ("demo__shop-2", 1, 1.0)]
+    assert [(h.done, h.total) for h in heard] == [(1, 2), (2, 2)] and all(h.index_s is not None for h in heard)
+    assert sorted(p.name for p in states.iterdir()) == ["demo__shop-1", "demo__shop-2"]
+    _, again = score_localization_set(set_path, state_root=states)
+    assert again == scores
+
+
+def test_a_missing_checkout_is_named_before_anything_is_indexed(tmp_path: Path) -> None:
+    set_path = _checkouts_set(tmp_path)
+    shutil.rmtree(tmp_path / "checkouts" / "demo__shop-2")
+    states = tmp_path / "states"
+    with pytest.raises(ValueError, match=r"1 of the set's 2 checkouts are missing .*demo__shop-2.*materialize\.sh"):
+        score_localization_set(set_path, state_root=states)
+    assert not states.exists()
+
+
+def _ided_eval(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "XDG_CACHE_HOME": str(cwd / "cache")}
+    return subprocess.run(
+        [sys.executable, "-m", "daemon", "eval", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+    )
+
+
+def test_ided_eval_runs_a_checkouts_set_against_its_frozen_baseline(tmp_path: Path) -> None:
+    set_path = _checkouts_set(tmp_path)
+    moved = tmp_path / "elsewhere"
+    (tmp_path / "checkouts").rename(moved)
+    frozen = _ided_eval("--localization", str(set_path), "--checkouts", str(moved), "--update-baseline", cwd=tmp_path)
+    assert frozen.returncode == 0, frozen.stderr
+    assert "[2/2] demo__shop-2: gold file at 1" in frozen.stderr
+    assert LocalizationBaseline.model_validate_json((tmp_path / "base.json").read_text()).metrics["R@1"] == 1.0
+    assert sorted(p.name for p in (tmp_path / "cache" / "ided" / "eval-localization").iterdir()) == sorted(CHECKOUTS)
+    checked = _ided_eval("--localization", str(set_path), "--checkouts", str(moved), cwd=tmp_path)
+    assert checked.returncode == 0 and checked.stderr.rstrip().endswith("PASS"), checked.stderr
+    missing = _ided_eval("--localization", str(set_path), cwd=tmp_path)  # the set's own folder was moved
+    assert missing.returncode != 0 and "Traceback" not in missing.stderr
+    assert "checkouts folder" in missing.stderr and "--checkouts DIR" in missing.stderr
+    malformed = _checkouts_set(tmp_path, archive="x.tar.xz")
+    both = _ided_eval("--localization", str(malformed), cwd=tmp_path)
+    assert both.returncode != 0 and "Traceback" not in both.stderr and "exactly one" in both.stderr
