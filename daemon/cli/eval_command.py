@@ -30,13 +30,23 @@ class AnswerMode(StrEnum):
     MODEL = "model"
 
 
-def _localization(state: CliState, path: Path, *, checkouts: Path | None, update_baseline: bool, as_json: bool) -> None:
+def _localization(
+    state: CliState,
+    path: Path,
+    *,
+    checkouts: Path | None,
+    state_root: Path | None,
+    update_baseline: bool,
+    as_json: bool,
+) -> None:
     from daemon.cli.eval_localization import run_localization_set
 
     if not path.is_file():
         state.fail(f"ided eval: the localization set {path} does not exist (--localization PATH)")
     try:
-        ok = run_localization_set(state, path, checkouts=checkouts, update_baseline=update_baseline, as_json=as_json)
+        ok = run_localization_set(
+            state, path, checkouts=checkouts, state_root=state_root, update_baseline=update_baseline, as_json=as_json
+        )
     except (OSError, ValueError, DaemonError) as exc:
         state.fail(f"ided eval: {exc}")
     if not ok:
@@ -82,8 +92,16 @@ def eval_command(
         Path | None,
         typer.Option(
             "--checkouts",
-            help="With --localization: the folder of one checkout per task, instead of the set's own "
-            "(their indexes are kept under $XDG_CACHE_HOME/ided/eval-localization).",
+            help="With --localization: the folder of one checkout per task, instead of the set's own.",
+            file_okay=False,
+        ),
+    ] = None,
+    state_root: Annotated[
+        Path | None,
+        typer.Option(
+            "--state-root",
+            help="With --localization over checkouts: keep each checkout's index here (a folder per task; a "
+            "django one takes about 130 MB), so that the next run only searches. Default: none is kept.",
             file_okay=False,
         ),
     ] = None,
@@ -101,7 +119,14 @@ def eval_command(
     state = ctx.obj
     assert isinstance(state, CliState)
     if localization is not None:
-        _localization(state, localization, checkouts=checkouts, update_baseline=update_baseline, as_json=as_json)
+        _localization(
+            state,
+            localization,
+            checkouts=checkouts,
+            state_root=state_root,
+            update_baseline=update_baseline,
+            as_json=as_json,
+        )
         return
     for what, path, option in (("golden set", golden, "--golden"), ("harness config", harness, "--harness")):
         if not path.is_file():

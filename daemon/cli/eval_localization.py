@@ -23,7 +23,13 @@ __all__ = ["run_localization_set"]
 
 
 def run_localization_set(
-    state: CliState, set_path: Path, *, checkouts: Path | None, update_baseline: bool, as_json: bool
+    state: CliState,
+    set_path: Path,
+    *,
+    checkouts: Path | None,
+    state_root: Path | None,
+    update_baseline: bool,
+    as_json: bool,
 ) -> bool:
     """Run the set and print the report; True when nothing regressed (or the baseline was written)."""
 
@@ -36,7 +42,7 @@ def run_localization_set(
             f"[{step.done}/{step.total}] {s.id}: gold file at {rank}, FnR@10 {fn}{indexed}", highlight=False
         )
 
-    spec, scores = score_localization_set(set_path, checkouts=checkouts, progress=progress)
+    spec, scores = score_localization_set(set_path, checkouts=checkouts, state_root=state_root, progress=progress)
     now = aggregate(scores)
     baseline_path = set_path.parent / spec.baseline
     old = (

@@ -2,8 +2,9 @@
 
 A set names one workspace for every task (``archive``: unpacked into a temporary folder and indexed
 there, in seconds) or one checkout per task (``checkouts``: a folder such as the one the
-SWE-bench-Lite dev set's ``materialize.sh`` writes; each checkout is indexed under ``state_root``,
-kept between runs, so that a second run re-reads nothing). Either way the index is lexical with its
+SWE-bench-Lite dev set's ``materialize.sh`` writes; each checkout is indexed in a temporary folder
+removed once its task is scored, so a run holds one index at a time, or under ``state_root`` when one
+is given, kept between runs, so that a second run re-reads nothing). Either way the index is lexical with its
 own state (no user config, no vectors: the run is reproducible); each task's issue text goes through
 ``WorkspaceIndex.search`` — the ranking every front uses — and is scored by
 :mod:`daemon.retrieval.localization`. ``ided eval --localization`` (``daemon.cli.eval_localization``)
@@ -12,7 +13,7 @@ prints the scores against the frozen baseline; it reads the set's models from he
 
 from __future__ import annotations
 
-import os
+import shutil
 import tarfile
 import tempfile
 import time
@@ -46,7 +47,6 @@ __all__ = [
     "TaskDone",
     "TaskScore",
     "aggregate",
-    "default_state_root",
     "load_localization_set",
     "regressions",
     "score_localization_set",
@@ -67,12 +67,6 @@ class TaskDone:
 
 
 Progress = Callable[[TaskDone], None]
-
-
-def default_state_root() -> Path:
-    """Where a checkouts set keeps its indexes between runs: ``$XDG_CACHE_HOME/ided/eval-localization``."""
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "ided" / "eval-localization"
 
 
 def load_localization_set(set_path: Path) -> LocalizationSet:
@@ -135,9 +129,9 @@ def score_localization_set(
 ) -> tuple[LocalizationSet, list[TaskScore]]:
     """Index and search every task of the set; the tasks' scores, in order.
 
-    ``checkouts`` replaces a checkouts set's own folder; ``state_root`` (default
-    :func:`default_state_root`) is where its indexes are kept. ``progress`` hears of each task as it
-    is scored.
+    ``checkouts`` replaces a checkouts set's own folder; ``state_root``, when given, is where its
+    indexes are kept between runs (one folder per task), else each is removed once its task is
+    scored. ``progress`` hears of each task as it is scored.
 
     Raises:
         ValueError: the set is malformed, or a checkouts set's folder or one of its checkouts is missing.
@@ -163,9 +157,11 @@ def score_localization_set(
                     done(_score(ws, root, task), index_s if i == 0 else None)
             return spec, scores
         folder = _checkouts_folder(set_path, spec, checkouts)
-        states = state_root or default_state_root()
         for task in spec.tasks:
             root = folder / task.id
-            with _lexical_index(root, states / task.id, scratch) as (ws, index_s):
+            state = (state_root or scratch / "states") / task.id
+            with _lexical_index(root, state, scratch) as (ws, index_s):
                 done(_score(ws, root, task), index_s)
+            if state_root is None:
+                shutil.rmtree(state, ignore_errors=True)  # one index on disk at a time (a django one: ~130 MB)
     return spec, scores

@@ -117,7 +117,7 @@ def test_a_set_names_exactly_one_workspace_source() -> None:
         LocalizationSet.model_validate({k: v for k, v in both.items() if k not in ("archive", "checkouts")})
 
 
-def test_a_checkouts_set_indexes_each_task_in_its_own_checkout_and_keeps_the_indexes(tmp_path: Path) -> None:
+def test_a_checkouts_set_indexes_each_task_in_its_own_checkout_and_can_keep_the_indexes(tmp_path: Path) -> None:
     set_path = _checkouts_set(tmp_path)
     states = tmp_path / "states"
     heard: list[TaskDone] = []
@@ -149,13 +149,24 @@ def test_ided_eval_runs_a_checkouts_set_against_its_frozen_baseline(tmp_path: Pa
     set_path = _checkouts_set(tmp_path)
     moved = tmp_path / "elsewhere"
     (tmp_path / "checkouts").rename(moved)
-    frozen = _ided_eval("--localization", str(set_path), "--checkouts", str(moved), "--update-baseline", cwd=tmp_path)
+    kept = tmp_path / "kept"
+    frozen = _ided_eval(
+        "--localization",
+        str(set_path),
+        "--checkouts",
+        str(moved),
+        "--state-root",
+        str(kept),
+        "--update-baseline",
+        cwd=tmp_path,
+    )
     assert frozen.returncode == 0, frozen.stderr
     assert "[2/2] demo__shop-2: gold file at 1" in frozen.stderr
     assert LocalizationBaseline.model_validate_json((tmp_path / "base.json").read_text()).metrics["R@1"] == 1.0
-    assert sorted(p.name for p in (tmp_path / "cache" / "ided" / "eval-localization").iterdir()) == sorted(CHECKOUTS)
+    assert sorted(p.name for p in kept.iterdir()) == sorted(CHECKOUTS)
     checked = _ided_eval("--localization", str(set_path), "--checkouts", str(moved), cwd=tmp_path)
     assert checked.returncode == 0 and checked.stderr.rstrip().endswith("PASS"), checked.stderr
+    assert not (tmp_path / "cache").exists()  # without --state-root no index outlives its task
     missing = _ided_eval("--localization", str(set_path), cwd=tmp_path)  # the set's own folder was moved
     assert missing.returncode != 0 and "Traceback" not in missing.stderr
     assert "checkouts folder" in missing.stderr and "--checkouts DIR" in missing.stderr
