@@ -84,6 +84,10 @@ bench-localization *ARGS:
 eval-localization:
     uv run --frozen ided eval --localization tests/golden/localization.yaml
 
+# the larger localization set: 79 dev-set issues over their own checkouts (materialize.sh writes them)
+eval-localization-devset *ARGS:
+    uv run --frozen ided eval --localization tests/golden/localization_devset.yaml --checkouts "${SWEBENCH_DEV_REPOS:-/tmp/swebench-dev-repos}" {{ARGS}}
+
 bench-retrieval *ARGS:
     uv run --frozen python bench/retrieval_quality.py {{ARGS}}
 
