@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 import daemon.index.ranking as ranking
 from daemon.retrieval.localization import LocalizationBaseline, LocalizationSet, aggregate, regressions
-from daemon.service.localization_eval import TaskDone, score_localization_set
+from daemon.service.localization_eval import TaskDone, load_localization_set, score_localization_set
 
 SET = Path(__file__).resolve().parents[1] / "golden" / "localization.yaml"
 BASELINE = SET.parent / "localization_baseline.json"
@@ -173,3 +173,14 @@ def test_ided_eval_runs_a_checkouts_set_against_its_frozen_baseline(tmp_path: Pa
     malformed = _checkouts_set(tmp_path, archive="x.tar.xz")
     both = _ided_eval("--localization", str(malformed), cwd=tmp_path)
     assert both.returncode != 0 and "Traceback" not in both.stderr and "exactly one" in both.stderr
+
+
+def test_the_committed_dev_set_set_is_well_formed_and_its_baseline_covers_it() -> None:
+    """The larger set runs only where the dev set's checkouts are (``just eval-localization-devset``);
+    CI checks that it loads and that its frozen baseline scores exactly its tasks."""
+    devset = SET.parent / "localization_devset.yaml"
+    spec = load_localization_set(devset)
+    ids = [t.id for t in spec.tasks]
+    assert spec.checkouts and spec.archive is None and len(ids) == len(set(ids)) == 79
+    frozen = LocalizationBaseline.model_validate_json((devset.parent / spec.baseline).read_text(encoding="utf-8"))
+    assert frozen.version == spec.version and sorted(frozen.tasks) == sorted(ids)
