@@ -101,7 +101,7 @@ def eval_command(
         typer.Option(
             "--state-root",
             help="With --localization over checkouts: keep each checkout's index here (a folder per task; a "
-            "django one takes about 130 MB), so that the next run only searches. Default: none is kept.",
+            "django one takes about 160 MB), so that the next run only searches. Default: none is kept.",
             file_okay=False,
         ),
     ] = None,

@@ -163,5 +163,5 @@ def score_localization_set(
             with _lexical_index(root, state, scratch) as (ws, index_s):
                 done(_score(ws, root, task), index_s)
             if state_root is None:
-                shutil.rmtree(state, ignore_errors=True)  # one index on disk at a time (a django one: ~130 MB)
+                shutil.rmtree(state, ignore_errors=True)  # one index on disk at a time (a django one: ~160 MB)
     return spec, scores
