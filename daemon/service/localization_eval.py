@@ -104,8 +104,8 @@ def _score(ws: WorkspaceIndex, root: Path, task: LocalizationTask) -> TaskScore:
 
 
 def _checkouts_folder(set_path: Path, spec: LocalizationSet, override: Path | None) -> Path:
-    named = override if override is not None else Path(spec.checkouts or "").expanduser()
-    folder = named if named.is_absolute() else (Path.cwd() if override is not None else set_path.parent) / named
+    # the set's own folder is relative to the set (an absolute one stays as it is); --checkouts to the caller
+    folder = override if override is not None else set_path.parent / Path(spec.checkouts or "").expanduser()
     if not folder.is_dir():
         raise ValueError(
             f"the set's checkouts folder {folder} does not exist: write one checkout per task there "
