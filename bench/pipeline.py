@@ -50,7 +50,7 @@ from daemon.orchestration.workflow_loader import WorkflowCatalog, builtin_workfl
 from daemon.retrieval.agent import RetrievalAgent
 from daemon.retrieval.models import RetrievalMode, RetrievalRequest, WorkflowKind
 from daemon.retrieval.shared_search import SharedSearches
-from daemon.service.retrieval_sources import build_retrieval_agent
+from daemon.service.runs.retrieval_sources import build_retrieval_agent
 
 __all__ = ["main"]
 

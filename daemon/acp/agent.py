@@ -71,14 +71,14 @@ from daemon.acp.run_updates import RunPresenter, SessionUpdate
 from daemon.acp.sessions import MODES, SessionRecord, SessionState
 from daemon.acp.sessions import SessionMode as Mode
 from daemon.errors import DaemonError
-from daemon.service.run_models import RunRecord, RunStatus
+from daemon.service.runs.models import RunRecord, RunStatus
 from daemon.workspace_roots import check_folder
 
 if TYPE_CHECKING:
     from daemon.acp.early_session import FolderConfigs
     from daemon.acp.run_driver import RunDriver
     from daemon.acp.workspaces import Workspace, Workspaces
-    from daemon.service.mcp_client_tools import ClientMcpServers, ServerFailure
+    from daemon.service.runs.client_tools import ClientMcpServers, ServerFailure
 
 __all__ = ["PRELOAD_MODULES", "IdedAgent"]
 

@@ -25,7 +25,7 @@ from acp.schema import (
 )
 
 from daemon.errors import ErrorCode, InvalidToolInput
-from daemon.service.run_models import Attachment
+from daemon.service.runs.models import Attachment
 
 __all__ = ["PromptBlock", "PromptContent", "read_prompt"]
 

@@ -29,8 +29,8 @@ from pydantic import ValidationError
 
 from daemon.acp.permission import chosen
 from daemon.errors import ConflictError
-from daemon.service.run_models import AcceptSelection, ChangeSet, ConflictReport, ReviewState
-from daemon.service.run_port import RunReviewPort
+from daemon.service.runs.models import AcceptSelection, ChangeSet, ConflictReport, ReviewState
+from daemon.service.runs.port import RunReviewPort
 
 __all__ = [
     "ACCEPT",

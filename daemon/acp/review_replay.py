@@ -26,8 +26,8 @@ from acp.schema import ToolCallStart
 from daemon.acp.review import ReviewStatus, accepted_text, rejected_text, review_call, review_finished
 from daemon.acp.run_updates import SessionUpdate
 from daemon.errors import DaemonError
-from daemon.service.run_models import RunBranch, RunRecord
-from daemon.service.run_port import RunReviewPort
+from daemon.service.runs.models import RunBranch, RunRecord
+from daemon.service.runs.port import RunReviewPort
 
 __all__ = ["ReplayedReview", "final_state", "replay_review"]
 

@@ -1,7 +1,7 @@
 """One session's prompts as runs: start (or follow up) a run, stream it, review its changes.
 
 ``SessionState`` is what a session holds in this process; ``RunDriver`` drives one prompt of it
-through the workspace's run service (``daemon.service.run_port``): it launches the run, sends every
+through the workspace's run service (``daemon.service.runs.port``): it launches the run, sends every
 event of the service's ``RunFollow`` through ``RunPresenter``, honours ``session/cancel`` (the run
 stops before its next stage; the prompt answers ``cancelled`` once it stopped or after
 ``acp.cancel_grace_seconds``) and, when the run ended with changes, presents them for review
@@ -51,8 +51,8 @@ from daemon.acp.trust_request import (
 )
 from daemon.acp.workspaces import Workspace
 from daemon.errors import ConflictError, DaemonError, ErrorCode
-from daemon.service.run_models import ConflictReport, RunRecord, RunStatus
-from daemon.service.run_port import RunFollow, RunLoan, RunStart
+from daemon.service.runs.models import ConflictReport, RunRecord, RunStatus
+from daemon.service.runs.port import RunFollow, RunLoan, RunStart
 from daemon.trust import TrustStore
 
 if TYPE_CHECKING:
@@ -167,7 +167,7 @@ class RunDriver:
         except DaemonError as exc:
             if exc.code is not ErrorCode.MODEL_UNAVAILABLE:
                 raise
-            from daemon.service.run_service import HOW_TO_CONFIGURE  # the pipeline: only here, not per prompt
+            from daemon.service.runs.local import HOW_TO_CONFIGURE  # the pipeline: only here, not per prompt
 
             await self._say(f"{exc.message}\n{HOW_TO_CONFIGURE}")
             return "end_turn"
@@ -180,7 +180,7 @@ class RunDriver:
                     await self.send(self._sid, presenter.on_event(event))
                 assert record.plan is not None
                 notes = "".join(f"\n- {note}" for note in record.plan.notes)
-                from daemon.service.run_service import graph_mermaid  # LangGraph: a dry run's picture only
+                from daemon.service.runs.local import graph_mermaid  # LangGraph: a dry run's picture only
 
                 await self._say(
                     f"Dry run: run {record.run_id} planned with workflow {record.workflow}; nothing executed.\n\n"

@@ -46,7 +46,7 @@ from acp.schema import (
     UserMessageChunk,
 )
 
-from daemon.service.run_models import (
+from daemon.service.runs.models import (
     ADAPTIVE_NODE,
     ExecutionPlan,
     ExecutionProgress,
@@ -54,7 +54,7 @@ from daemon.service.run_models import (
     RunRecord,
     RunStatus,
 )
-from daemon.service.run_models import PlanEntry as StagePlanEntry
+from daemon.service.runs.models import PlanEntry as StagePlanEntry
 
 __all__ = ["RunPresenter", "SessionUpdate", "selection_thoughts"]
 

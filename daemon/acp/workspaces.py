@@ -2,10 +2,10 @@
 
 A session names its folder (``cwd``); the first session in a folder attaches to the workspace daemon
 when ``acp.attach_daemon`` is on (starting it when none runs) and opens the folder's run service: the
-daemon's (``daemon.service.run_remote.DaemonRunService``: the daemon executes the runs over its hot
+daemon's (``daemon.service.runs.remote.DaemonRunService``: the daemon executes the runs over its hot
 index and language servers, and calls back for what a prompt lends them, the editor's file reader and
 the client's MCP tools), or, with no daemon or one that runs with other run settings, one in this
-process (``daemon.service.run_service.LocalRunService``: the pipeline runtime and the review). It
+process (``daemon.service.runs.local.LocalRunService``: the pipeline runtime and the review). It
 keeps both until the process ends. Both happen in the background, the attach first: ``session/new``
 never waits for them. ``Workspace.daemon()`` waits for the attach (the
 attached daemon, or why there is none, for ``_ided/status``); ``Workspace.ready()`` waits for the
@@ -27,8 +27,8 @@ from daemon.acp.sessions import SessionStore
 from daemon.config import Config
 from daemon.core.tasks import cancel_and_wait
 from daemon.errors import DaemonError
-from daemon.service.daemon_client import DaemonClient
-from daemon.service.run_port import RunService
+from daemon.service.daemon.client import DaemonClient
+from daemon.service.runs.port import RunService
 
 __all__ = ["Attachment", "Workspace", "Workspaces"]
 
@@ -135,14 +135,14 @@ class Workspaces:
             except (DaemonError, OSError) as exc:
                 logger.warning("runs execute in this process: the daemon's run service cannot be used: %s", exc)
         # the pipeline (LangGraph, agents, git) loads here, in a thread: session/new never waits for it
-        await asyncio.to_thread(importlib.import_module, "daemon.service.run_service")
-        from daemon.service.run_service import LocalRunService
+        await asyncio.to_thread(importlib.import_module, "daemon.service.runs.local")
+        from daemon.service.runs.local import LocalRunService
 
         # with models, always worktrees: a code-mode prompt outside a repository gets a clear error
         return await self._stack.enter_async_context(LocalRunService.open(config, models_needed=True, client="acp"))
 
     async def _daemon_runs(self, config: Config) -> RunService:
-        from daemon.service.run_remote import DaemonRunService
+        from daemon.service.runs.remote import DaemonRunService
 
         runs = await DaemonRunService.attach(config, client="acp", start=False)
         self._stack.push_async_callback(runs.aclose)

@@ -48,7 +48,7 @@ def cve_sync(
     as_json: JsonOpt = False,
 ) -> None:
     """Import the OSV records of an export into the mirror (validated; running it twice changes nothing)."""
-    from daemon.service.osv_audit import sync_osv_mirror
+    from daemon.service.commands.osv_audit import sync_osv_mirror
 
     state = _state(ctx)
     config = state.config(workspace)
@@ -75,7 +75,7 @@ def cve_audit(
     ctx: typer.Context, mirror: MirrorOpt = None, workspace: WorkspaceOpt = None, as_json: JsonOpt = False
 ) -> None:
     """Match the workspace's locked dependencies against the mirror (what a security stage is given)."""
-    from daemon.service.osv_audit import audit_texts, audit_workspace
+    from daemon.service.commands.osv_audit import audit_texts, audit_workspace
 
     state = _state(ctx)
     config = state.config(workspace)

@@ -107,7 +107,7 @@ def eval_command(
     ] = None,
 ) -> None:
     """Run the golden retrieval set (or, with --localization, a localization set) against its frozen baseline."""
-    from daemon.service.evaluation import (
+    from daemon.service.commands.evaluation import (
         Baseline,
         HarnessConfig,
         check,

@@ -1,6 +1,6 @@
 """``ided eval --localization SET``: real issues over real repository snapshots, against a frozen baseline.
 
-The set is indexed and searched by :mod:`daemon.service.localization_eval`; this prints each task as it
+The set is indexed and searched by :mod:`daemon.service.commands.localization_eval`; this prints each task as it
 is scored, then the aggregates against the frozen baseline. A ranking regression (an aggregate under
 its frozen value, or a gold file that leaves the top 5) fails the run; ``--update-baseline`` freezes
 a new one, and needs a higher version.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from daemon.cli.context import CliState
-from daemon.service.localization_eval import (
+from daemon.service.commands.localization_eval import (
     LocalizationBaseline,
     TaskDone,
     aggregate,

@@ -1,12 +1,12 @@
 """``ided run``, ``ided runs [show ID | migrate --to URL]``, ``ided resume ID``, ``ided cancel ID``, ``ided workflows``.
 
 This module is the composition root of the pipeline for the command line: ``ided run``, ``ided resume``
-and ``ided runs feedback`` hand their runs to the workspace daemon (``daemon.service.run_open``: attaching
+and ``ided runs feedback`` hand their runs to the workspace daemon (``daemon.service.runs.opening``: attaching
 to it, starting it as the other fronts do), so their agents get the daemon's code intelligence;
 ``--no-daemon`` (or a daemon with other run settings) runs them in this process
 (``LocalRunService``, with the environment's API keys) and says which tools the agents lack. Listing,
 showing and cancelling read the run store in this process. Every command goes through the service port
-(``daemon.service.run_port``), as the ACP and LSP fronts do: a launch answers a ``RunFollow`` whose
+(``daemon.service.runs.port``), as the ACP and LSP fronts do: a launch answers a ``RunFollow`` whose
 events are printed until the run ends.
 ``ided runs feedback ID TEXT`` answers a run's review through the service's ``feedback``, as ACP does.
 """
@@ -38,12 +38,12 @@ from daemon.cli.run_render import (
 )
 from daemon.cli.trust_commands import ask_trust
 from daemon.errors import DaemonError
-from daemon.service.run_models import RunRecord, RunStatus
+from daemon.service.runs.models import RunRecord, RunStatus
 
 if TYPE_CHECKING:  # LangGraph, LangChain, git and YAML load only when a command needs them, not for --help
     from daemon.config import Config
-    from daemon.service.run_port import RunFollow, RunService
-    from daemon.service.workflow_catalog import WorkflowCatalog, WorkflowProblem
+    from daemon.service.runs.port import RunFollow, RunService
+    from daemon.service.runs.workflow_catalog import WorkflowCatalog, WorkflowProblem
 
 __all__ = ["register_run_commands", "runs_app", "workflows_app"]
 
@@ -87,7 +87,7 @@ def _state(ctx: typer.Context) -> CliState:
 
 
 def _catalog(state: CliState, config: Config, *, quiet: bool = False) -> WorkflowCatalog:
-    from daemon.service.workflow_catalog import WorkflowCatalog, workflow_dirs
+    from daemon.service.runs.workflow_catalog import WorkflowCatalog, workflow_dirs
 
     catalog = WorkflowCatalog.load(workflow_dirs(config.workspace_path, config.pipeline.workflow_dirs))
     if catalog.problems and not quiet:
@@ -106,7 +106,7 @@ async def _service(
 ) -> AsyncGenerator[RunService]:
     """The run service: the daemon's unless ``no_daemon`` (``open_run_service``); when the runs stay in this
     process though a daemon was asked for, says why and what the agents lack (unless ``quiet``)."""
-    from daemon.service.run_open import REDUCED_TOOLSET, open_run_service
+    from daemon.service.runs.opening import REDUCED_TOOLSET, open_run_service
 
     catalog = _catalog(state, config, quiet=not models_needed)
     async with open_run_service(
@@ -203,8 +203,8 @@ def run(
     The run executes in the workspace daemon (started when none runs), whose language servers serve
     the agents' code intelligence; `--no-daemon` runs it in this process, without code intelligence.
     """
-    from daemon.service.run_port import RunStart
-    from daemon.service.run_service import HOW_TO_CONFIGURE, graph_mermaid
+    from daemon.service.runs.local import HOW_TO_CONFIGURE, graph_mermaid
+    from daemon.service.runs.port import RunStart
 
     state = _state(ctx)
     config = state.config(workspace)
@@ -336,7 +336,7 @@ def runs_migrate(
 
     Runs the target holds already are skipped, so running it twice is safe; the source is only read.
     Afterwards set runs.database_url to the same URL (docs/scale-out.md)."""
-    from daemon.service.run_migration_host import MigrationReport, migrate_workspace_runs
+    from daemon.service.runs.migration import MigrationReport, migrate_workspace_runs
 
     state = _state(ctx)
     config = state.config(workspace)
@@ -442,7 +442,7 @@ def workflows_show(
     workspace: WorkspaceOpt = None,
 ) -> None:
     """Show a workflow's stages and routing, or (--mermaid) its compiled graph; all stages included by default."""
-    from daemon.service.workflow_catalog import plan_mermaid, workflow_plan
+    from daemon.service.runs.workflow_catalog import plan_mermaid, workflow_plan
 
     state = _state(ctx)
     catalog = _catalog(state, state.config(workspace), quiet=True)
@@ -470,7 +470,7 @@ def workflows_validate(
     Files in the specification's spelling are valid too; the fields it normalised are counted here and
     listed by `ided workflows show NAME` and in the plan of `ided run`.
     """
-    from daemon.service.workflow_catalog import (
+    from daemon.service.runs.workflow_catalog import (
         Workflow,
         WorkflowCatalog,
         WorkflowValidationError,
@@ -511,7 +511,7 @@ def workflows_validate(
 
 def workflows_schema() -> None:
     """Print the JSON Schema of workflow files (also in workflows/schema.json)."""
-    from daemon.service.workflow_catalog import workflow_json_schema
+    from daemon.service.runs.workflow_catalog import workflow_json_schema
 
     sys.stdout.write(json.dumps(workflow_json_schema(), indent=2) + "\n")
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.text import Text
 
-from daemon.service.run_models import (
+from daemon.service.runs.models import (
     DecisionEntry,
     ExecutionPlan,
     ExecutionProgress,
@@ -19,7 +19,7 @@ from daemon.service.run_models import (
 )
 
 if TYPE_CHECKING:  # the loader brings YAML; the CLI imports this module for every command
-    from daemon.service.workflow_catalog import WorkflowCatalog, WorkflowProblem
+    from daemon.service.runs.workflow_catalog import WorkflowCatalog, WorkflowProblem
 
 __all__ = [
     "print_catalog",

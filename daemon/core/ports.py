@@ -4,8 +4,8 @@ Store, encoders and chunkers are CPU- or disk-bound and blocking by design; asyn
 (the daemon's fronts) run them through ``asyncio.to_thread``.
 
 ``Workspace`` is the one API the fronts and the pipeline hold for a workspace's search, code
-intelligence and status. Two transports implement it (``daemon.service.workspace_local`` in this
-process, ``daemon.service.workspace_remote`` through the daemon's socket); a holder never asks which.
+intelligence and status. Two transports implement it (``daemon.service.workspace.local`` in this
+process, ``daemon.service.workspace.remote`` through the daemon's socket); a holder never asks which.
 """
 
 from __future__ import annotations

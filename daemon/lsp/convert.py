@@ -30,7 +30,7 @@ from daemon.core.intel_models import (
 from daemon.core.models import IndexStatus, SearchHit, SearchResult, SymbolKind
 from daemon.errors import DaemonError
 from daemon.lsp import protocol as wire
-from daemon.service.api import IndexChanged
+from daemon.service.daemon.api import IndexChanged
 
 __all__ = [
     "PREVIEW_CHARS",

@@ -3,7 +3,7 @@
 A cold ``ided mcp`` opens its workspace in the background (the daemon is started and attached, or
 the index and language servers open in process): seconds before it can answer. Meanwhile a
 definition *by name* is answered here from a Tree-sitter scan of the workspace
-(``daemon.service.scanned_definitions``: the same resolution rules and the same answer the index
+(``daemon.service.intel.scanned_definitions``: the same resolution rules and the same answer the index
 gives, ``answered_by="index"``, with a note saying how), raced against the opening: the scan's
 answer is returned if it comes first; if the workspace opens first, the scan is stopped (between
 files) and the call goes to the workspace. A name the scan does not find, a position (``file``
@@ -25,11 +25,11 @@ from pydantic import BaseModel
 from daemon.config import Config
 from daemon.core.intel_models import DefinitionResult
 from daemon.core.ports import Workspace
-from daemon.service.intel_params import DefinitionParams
-from daemon.service.workspace_opening import OpeningWorkspace
+from daemon.service.intel.params import DefinitionParams
+from daemon.service.workspace.opening import OpeningWorkspace
 
 if TYPE_CHECKING:
-    from daemon.service.scanned_definitions import ScannedDefinitions
+    from daemon.service.intel.scanned_definitions import ScannedDefinitions
 
 __all__ = ["EarlyDefinitions"]
 
@@ -47,7 +47,7 @@ class EarlyDefinitions:
     def _scanner(self) -> ScannedDefinitions:
         with self._build:
             if self._scanned is None:
-                from daemon.service.scanned_definitions import ScannedDefinitions
+                from daemon.service.intel.scanned_definitions import ScannedDefinitions
 
                 self._scanned = ScannedDefinitions(self._config)
             return self._scanned

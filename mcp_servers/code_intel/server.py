@@ -1,6 +1,6 @@
 """The code-intel MCP server: a thin MCPServer (MCP SDK 2.x) over the ``Workspace`` port.
 
-The tools are derived from the capability registry (``daemon.service.capabilities``): one tool per
+The tools are derived from the capability registry (``daemon.service.intel.capabilities``): one tool per
 entry, its input schema from the entry's params model, its output schema from its result model, its
 title, description and read-only hint from the entry. Each call validates the arguments, runs the
 capability on the workspace and returns the result model (structured output plus its JSON as
@@ -43,9 +43,9 @@ from daemon import __version__
 from daemon.config import Config
 from daemon.core.ports import Workspace
 from daemon.errors import DaemonError
-from daemon.service.capabilities import CAPABILITIES, DEFINITION
-from daemon.service.capability import Capability
-from daemon.service.workspace_opening import OpeningWorkspace, WorkspaceOpener
+from daemon.service.intel.capabilities import CAPABILITIES, DEFINITION
+from daemon.service.intel.capability import Capability
+from daemon.service.workspace.opening import OpeningWorkspace, WorkspaceOpener
 from mcp_servers.code_intel.early_definitions import EarlyDefinitions
 from mcp_servers.code_intel.stdio_guard import GuardedStdioServer
 
@@ -180,14 +180,14 @@ def workspace_opener(config: Config, *, background: bool = True, attach: bool = 
     @asynccontextmanager
     async def open_workspace() -> AsyncGenerator[Workspace]:
         if attach:
-            await asyncio.to_thread(importlib.import_module, "daemon.service.workspace_remote")
-            from daemon.service.workspace_remote import DaemonWorkspace
+            await asyncio.to_thread(importlib.import_module, "daemon.service.workspace.remote")
+            from daemon.service.workspace.remote import DaemonWorkspace
 
             async with DaemonWorkspace.attached(config, client="mcp", start=True) as remote:
                 yield remote
             return
-        await asyncio.to_thread(importlib.import_module, "daemon.service.workspace_local")
-        from daemon.service.workspace_local import LocalWorkspace
+        await asyncio.to_thread(importlib.import_module, "daemon.service.workspace.local")
+        from daemon.service.workspace.local import LocalWorkspace
 
         async with LocalWorkspace.open(config, background=background) as local:
             yield local

@@ -21,7 +21,7 @@ from acp.schema import ReadTextFileResponse
 from daemon.config import load_config
 from daemon.orchestration.run_store import RunStatus
 from daemon.orchestration.sqlite_run_store import SqliteRunStore, runs_db_path
-from daemon.service.daemon_files import read_record
+from daemon.service.daemon.files import read_record
 from tests.e2e.acp_support import (
     WAIT_S,
     RecordingClient,

@@ -1,4 +1,4 @@
-"""Every capability of the registry (``daemon.service.capabilities``) is exposed by every front.
+"""Every capability of the registry (``daemon.service.intel.capabilities``) is exposed by every front.
 
 One daemon on a real workspace with a real language server; through it: the daemon's own RPC
 methods, the daemon-client transport of the ``Workspace`` port, the agents' LangChain tools, the
@@ -22,11 +22,11 @@ from pydantic import BaseModel
 
 from daemon.config import load_config
 from daemon.lsp.handlers.intel import BINDINGS, ELSEWHERE
-from daemon.service.agent_tools import code_intel_tools
-from daemon.service.api import Methods
-from daemon.service.capabilities import BY_NAME, CAPABILITIES
-from daemon.service.daemon_client import DaemonClient
-from daemon.service.workspace_remote import DaemonWorkspace
+from daemon.service.daemon.api import Methods
+from daemon.service.daemon.client import DaemonClient
+from daemon.service.intel.agent_tools import code_intel_tools
+from daemon.service.intel.capabilities import BY_NAME, CAPABILITIES
+from daemon.service.workspace.remote import DaemonWorkspace
 from tests.e2e.lsp_support import lsp_client
 from tests.e2e.test_mcp_stdio import CALL_TIMEOUT, _env, call
 from tests.intel_tools import copy_workspace, require_server

@@ -16,10 +16,10 @@ import pytest
 
 from daemon.config import Config, load_config
 from daemon.core.models import SearchMode
-from daemon.service.api import DaemonStatus, Methods, SearchParams
-from daemon.service.command_workspace import command_workspace
-from daemon.service.daemon_client import DaemonClient
-from daemon.service.daemon_files import read_record
+from daemon.service.daemon.api import DaemonStatus, Methods, SearchParams
+from daemon.service.daemon.client import DaemonClient
+from daemon.service.daemon.files import read_record
+from daemon.service.workspace.command import command_workspace
 
 pytestmark = pytest.mark.e2e
 

@@ -10,9 +10,9 @@ import pytest
 from daemon.config import Config, load_config
 from daemon.orchestration.progress import ProgressKind
 from daemon.orchestration.run_store import RunStatus
-from daemon.service.api import Methods
-from daemon.service.daemon_client import DaemonClient
-from daemon.service.pipeline_host import open_pipeline
+from daemon.service.daemon.api import Methods
+from daemon.service.daemon.client import DaemonClient
+from daemon.service.runs.pipeline import open_pipeline
 from tests.e2e.test_mcp_stdio import _env
 from tests.intel_tools import copy_workspace, require_server
 from tests.pipeline_support import choose, everyone_succeeds, write_script

@@ -16,8 +16,8 @@ from daemon.orchestration.selection_models import DecisionSource, StageDecision
 from daemon.orchestration.stage_agents import AgentTask
 from daemon.orchestration.workflow_loader import load_workflow_file
 from daemon.orchestration.workflow_schema import WorkflowType
-from daemon.service.agent_tools import INTEL_TOOL_NAMES, code_intel_tools
-from daemon.service.workspace_local import LocalWorkspace
+from daemon.service.intel.agent_tools import INTEL_TOOL_NAMES, code_intel_tools
+from daemon.service.workspace.local import LocalWorkspace
 from tests.intel_tools import copy_workspace, require_server, workspace_config
 from tests.pipeline_support import builtin_catalog
 

@@ -13,9 +13,9 @@ import pytest_asyncio
 
 from daemon.core.intel_models import SignatureSource
 from daemon.errors import InvalidToolInput, PathOutsideWorkspace
-from daemon.service.capabilities import SEARCH_CODE
-from daemon.service.code_intel import CodeIntelService
-from daemon.service.intel_params import (
+from daemon.service.intel.capabilities import SEARCH_CODE
+from daemon.service.intel.code_intel import CodeIntelService
+from daemon.service.intel.params import (
     AstNodeParams,
     CallHierarchyParams,
     DefinitionParams,
@@ -26,7 +26,7 @@ from daemon.service.intel_params import (
     SignatureParams,
     WorkspaceSymbolsParams,
 )
-from daemon.service.workspace_local import LocalWorkspace
+from daemon.service.workspace.local import LocalWorkspace
 from tests.intel_tools import copy_workspace, require_server, workspace_config
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

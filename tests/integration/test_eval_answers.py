@@ -17,7 +17,7 @@ from daemon.cli.app import app
 from daemon.retrieval.answers import model_answerer
 from daemon.retrieval.harness import Baseline, HarnessConfig, check, load_yaml_model
 from daemon.retrieval.models import Attribution, ContextPiece, SourceName
-from daemon.service.evaluation import run_golden
+from daemon.service.commands.evaluation import run_golden
 
 ROOT = Path(__file__).parents[2]
 GOLDEN = ROOT / "tests" / "golden" / "retrieval_golden.yaml"

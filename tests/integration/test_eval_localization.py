@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 import daemon.index.ranking as ranking
 from daemon.retrieval.localization import LocalizationBaseline, LocalizationSet, aggregate, regressions
-from daemon.service.localization_eval import TaskDone, load_localization_set, score_localization_set
+from daemon.service.commands.localization_eval import TaskDone, load_localization_set, score_localization_set
 
 SET = Path(__file__).resolve().parents[1] / "golden" / "localization.yaml"
 BASELINE = SET.parent / "localization_baseline.json"

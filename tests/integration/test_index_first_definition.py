@@ -16,9 +16,9 @@ import pytest
 
 from daemon.core.intel_models import DefinitionResult, LanguageServerState
 from daemon.core.models import SearchMode
-from daemon.service.code_intel import CodeIntelService
-from daemon.service.intel_params import DefinitionParams
-from daemon.service.scanned_definitions import SCAN_NOTE, ScannedDefinitions
+from daemon.service.intel.code_intel import CodeIntelService
+from daemon.service.intel.params import DefinitionParams
+from daemon.service.intel.scanned_definitions import SCAN_NOTE, ScannedDefinitions
 from tests.intel_tools import SEARCH_PATH, copy_workspace, require_server, workspace_config
 
 pytestmark = pytest.mark.asyncio

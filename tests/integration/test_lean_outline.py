@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from daemon.service.capabilities import SEARCH_CODE
-from daemon.service.code_intel import CodeIntelService
-from daemon.service.intel_params import DocumentSymbolsParams, SearchCodeParams, SignatureParams
-from daemon.service.workspace_local import LocalWorkspace
+from daemon.service.intel.capabilities import SEARCH_CODE
+from daemon.service.intel.code_intel import CodeIntelService
+from daemon.service.intel.params import DocumentSymbolsParams, SearchCodeParams, SignatureParams
+from daemon.service.workspace.local import LocalWorkspace
 from tests.intel_tools import require_server, workspace_config
 
 SOURCE = '''\

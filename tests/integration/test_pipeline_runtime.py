@@ -241,8 +241,8 @@ async def test_postgres_checkpoints_without_the_driver_fail_with_an_install_hint
 
 
 async def test_adaptive_retrieval_puts_workspace_index_hits_into_the_retried_stage(tmp_path: Path) -> None:
-    from daemon.service.pipeline_host import WorkspaceRetriever
-    from daemon.service.workspace_local import LocalWorkspace
+    from daemon.service.runs.pipeline import WorkspaceRetriever
+    from daemon.service.workspace.local import LocalWorkspace
 
     workspace = tmp_path / "ws"
     shutil.copytree(FIXTURES / "polyglot", workspace)

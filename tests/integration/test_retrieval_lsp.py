@@ -19,8 +19,8 @@ from daemon.config import Config
 from daemon.index.workspace_index import WorkspaceIndex
 from daemon.orchestration.workflow_schema import RetrievalStrategyConfig
 from daemon.retrieval.models import RetrievalRequest, RetrievalResult, SourceName, SourceState, StageHints, WorkflowKind
-from daemon.service.retrieval_sources import CodeIntelFacts, build_retrieval_agent
-from daemon.service.workspace_local import LocalWorkspace
+from daemon.service.runs.retrieval_sources import CodeIntelFacts, build_retrieval_agent
+from daemon.service.workspace.local import LocalWorkspace
 from tests.intel_tools import copy_workspace, require_server, workspace_config
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -13,9 +13,9 @@ from daemon.core.models import SearchFilters
 from daemon.index.workspace_index import WorkspaceIndex
 from daemon.retrieval.ports import BlockingIndexSearch
 from daemon.retrieval.run_overlay import OverlaySearch, OverlayWorkspace, RunTreeOverlay
-from daemon.service.capabilities import SEARCH_CODE
-from daemon.service.intel_params import SearchCodeParams
-from daemon.service.workspace_local import LocalWorkspace
+from daemon.service.intel.capabilities import SEARCH_CODE
+from daemon.service.intel.params import SearchCodeParams
+from daemon.service.workspace.local import LocalWorkspace
 from daemon.vcs.worktrees import RunWorktrees
 
 GIT = ["git", "-c", "user.name=Test", "-c", "user.email=test@example.com", "-c", "init.defaultBranch=main"]

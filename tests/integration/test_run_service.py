@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from daemon.service.run_models import ProgressKind, RunStatus
-from daemon.service.run_port import RunStart
-from daemon.service.run_review import RunReview
-from daemon.service.run_service import LocalRunService
+from daemon.service.runs.local import LocalRunService
+from daemon.service.runs.models import ProgressKind, RunStatus
+from daemon.service.runs.port import RunStart
+from daemon.service.runs.review import RunReview
 from daemon.vcs.worktrees import RunWorktrees
 from tests.integration.test_agents_runtime import (
     FEATURE,

@@ -11,10 +11,10 @@ import pytest
 
 from daemon.errors import ConflictError, VcsError
 from daemon.orchestration.run_store import DecisionKind
-from daemon.service.run_models import AcceptSelection, KeptFile, RunStatus
-from daemon.service.run_port import RunStart
-from daemon.service.run_review import RunReview
-from daemon.service.run_service import LocalRunService
+from daemon.service.runs.local import LocalRunService
+from daemon.service.runs.models import AcceptSelection, KeptFile, RunStatus
+from daemon.service.runs.port import RunStart
+from daemon.service.runs.review import RunReview
 from daemon.vcs.selection import apply_hunks
 from daemon.vcs.worktrees import RunWorktrees
 from tests.integration.test_agents_runtime import ONLY_IMPLEMENTATION, ok, rest_succeeds, runtime_for

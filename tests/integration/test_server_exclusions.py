@@ -7,9 +7,9 @@ import subprocess
 from pathlib import Path
 
 from daemon.intel.lsp.registry import exclusion_settings
-from daemon.service.code_intel import CodeIntelService
-from daemon.service.intel_params import WorkspaceSymbolsParams
-from daemon.service.server_exclusions import server_exclusions
+from daemon.service.intel.code_intel import CodeIntelService
+from daemon.service.intel.params import WorkspaceSymbolsParams
+from daemon.service.intel.server_exclusions import server_exclusions
 from tests.intel_tools import require_server, workspace_config
 
 GENERATED = "def generated_lookup_table_marker() -> int:\n    return 0\n\n\n" + "".join(

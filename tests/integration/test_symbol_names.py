@@ -18,9 +18,9 @@ from daemon.core.models import Chunk
 from daemon.errors import InvalidToolInput
 from daemon.index.scanner import Scanner
 from daemon.index.shared_index import SharedIndex
-from daemon.service.code_intel import CodeIntelService
-from daemon.service.intel_params import DefinitionParams, ReferencesParams, SignatureParams
-from daemon.service.symbol_resolver import SymbolResolver, may_define
+from daemon.service.intel.code_intel import CodeIntelService
+from daemon.service.intel.params import DefinitionParams, ReferencesParams, SignatureParams
+from daemon.service.intel.symbol_resolver import SymbolResolver, may_define
 from tests.intel_tools import require_server, workspace_config
 
 FILES = {

@@ -18,8 +18,8 @@ from daemon.config import Config
 from daemon.core.ports import Workspace
 from daemon.errors import DaemonError, ErrorCode
 from daemon.index.workspace_index import WorkspaceIndex
-from daemon.service.workspace_local import LocalWorkspace
-from daemon.service.workspace_opening import OpeningWorkspace
+from daemon.service.workspace.local import LocalWorkspace
+from daemon.service.workspace.opening import OpeningWorkspace
 from tests.intel_tools import workspace_config
 
 WAIT_S = 60.0

@@ -1,7 +1,7 @@
 """``ided/intel/*``: definitions, references, signatures and syntax nodes from the daemon's
 code-intelligence service (real language servers and Tree-sitter).
 
-Derived from the capability registry (``daemon.service.capabilities``): each binding below names the
+Derived from the capability registry (``daemon.service.intel.capabilities``): each binding below names the
 capability it serves, its LSP method and wire params type, how the wire params become the
 capability's params (positions converted from the client's encoding to the daemon's 1-based
 code-point columns against the file on disk) and how the capability's result becomes the wire
@@ -25,8 +25,8 @@ from daemon.lsp.convert import PositionMapper
 from daemon.lsp.handlers import daemon_params
 from daemon.lsp.protocol import AstNodeParams, LspMethods, ReferencesParams, SymbolTargetParams
 from daemon.lsp.session import wire_errors
-from daemon.service import capabilities as caps
-from daemon.service.capability import Capability
+from daemon.service.intel import capabilities as caps
+from daemon.service.intel.capability import Capability
 
 if TYPE_CHECKING:
     from daemon.lsp.server import IdedLanguageServer

@@ -1,7 +1,7 @@
 """``ided/run/*``: start and cancel workflow runs, stream their progress, review their changes.
 
-Every method goes through the connection's run service (``daemon.service.run_port``), opened on first
-use by ``daemon.service.run_open.open_run_service``: the workspace daemon's (the server attached to it
+Every method goes through the connection's run service (``daemon.service.runs.port``), opened on first
+use by ``daemon.service.runs.opening.open_run_service``: the workspace daemon's (the server attached to it
 at ``initialized``; the runs execute there, with its language servers, and go on when the editor
 leaves), else one in the LSP process (no daemon, or one with other run settings); closed when the
 server stops: ``start`` launches a run and forwards the events of its ``RunFollow`` as
@@ -49,9 +49,16 @@ from daemon.lsp.run_protocol import (
     RunStatusResult,
 )
 from daemon.lsp.session import REQUEST_FAILED
-from daemon.service.run_models import AcceptSelection, ChangeSet, ConflictReport, ExecutionProgress, KeptFile, RunRecord
-from daemon.service.run_open import open_run_service
-from daemon.service.run_port import RunFollow, RunService, RunStart
+from daemon.service.runs.models import (
+    AcceptSelection,
+    ChangeSet,
+    ConflictReport,
+    ExecutionProgress,
+    KeptFile,
+    RunRecord,
+)
+from daemon.service.runs.opening import open_run_service
+from daemon.service.runs.port import RunFollow, RunService, RunStart
 
 if TYPE_CHECKING:
     from daemon.lsp.server import IdedLanguageServer

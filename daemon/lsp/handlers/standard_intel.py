@@ -29,8 +29,8 @@ from daemon.lsp.convert import PositionMapper
 from daemon.lsp.handlers import daemon_params
 from daemon.lsp.handshake import STANDARD_INTEL_OPTION
 from daemon.lsp.session import wire_errors
-from daemon.service.capabilities import DEFINITION, REFERENCES, SIGNATURE
-from daemon.service.capability import Capability
+from daemon.service.intel.capabilities import DEFINITION, REFERENCES, SIGNATURE
+from daemon.service.intel.capability import Capability
 
 if TYPE_CHECKING:
     from daemon.lsp.server import IdedLanguageServer

@@ -14,7 +14,7 @@ PIPELINE = ["git", "langchain_core", "langgraph", "langsmith"]
 PROBE = """
 import json, sys
 import daemon.acp.agent, daemon.acp.run_driver, daemon.acp.stdio, daemon.acp.workspaces
-import daemon.service.run_remote
+import daemon.service.runs.remote
 print(json.dumps(sorted({m.split(".")[0] for m in sys.modules} & set(json.loads(sys.argv[1])))))
 """
 

@@ -1,4 +1,4 @@
-"""``daemon.service.run_loans`` over a real Unix socket pair: the daemon's stand-ins call back to the
+"""``daemon.service.runs.loans`` over a real Unix socket pair: the daemon's stand-ins call back to the
 front's ``LoanDesk`` for the editor's text and the client's tools, and fail as the real objects would
 once the loan is given back or the front is gone."""
 
@@ -14,9 +14,9 @@ import pytest
 from langchain_core.tools import StructuredTool
 
 from daemon.errors import McpServerError
-from daemon.service.rpc import RpcConnection
-from daemon.service.run_loans import LoanDesk, borrowed
-from daemon.service.run_port import RunLoan
+from daemon.service.daemon.rpc import RpcConnection
+from daemon.service.runs.loans import LoanDesk, borrowed
+from daemon.service.runs.port import RunLoan
 
 
 @dataclass

@@ -1,0 +1,138 @@
+"""The daemon's local API: method names and their typed params/results.
+
+Fronts (LSP, MCP, ACP, CLI) call these over the daemon socket; the LSP front re-exposes most of
+them as ``ided/<area>/<verb>`` methods. The ``intel/*`` methods' params are the capabilities'
+(``daemon.service.intel.params``; the registry is ``daemon.service.intel.capabilities``).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from daemon.core.frozen_model import FrozenModel
+from daemon.core.intel_models import ClientInfo, DaemonInfo, IntelStatus, LanguageServerStatus
+from daemon.core.models import ChunkKind, IndexReport, IndexStatus, SearchFilters, SearchMode
+
+__all__ = [
+    "ClientInfo",
+    "DaemonStatus",
+    "HelloParams",
+    "IndexChanged",
+    "IndexProgressEvent",
+    "Methods",
+    "ReindexParams",
+    "SearchParams",
+]
+
+
+class Methods:
+    """Every method and notification name of the daemon's local API, in one table."""
+
+    HELLO = "daemon/hello"
+    DAEMON_STATUS = "daemon/status"
+    SHUTDOWN = "daemon/shutdown"
+    INDEX_SEARCH = "index/search"
+    INDEX_STATUS = "index/status"
+    INDEX_REINDEX = "index/reindex"
+    INTEL_DEFINITION = "intel/definition"
+    INTEL_REFERENCES = "intel/references"
+    INTEL_SIGNATURE = "intel/signature"
+    INTEL_AST_NODE = "intel/ast_node"
+    INTEL_DOCUMENT_SYMBOLS = "intel/document_symbols"
+    INTEL_WORKSPACE_SYMBOLS = "intel/workspace_symbols"
+    INTEL_CALL_HIERARCHY = "intel/call_hierarchy"
+    INTEL_DIAGNOSTICS = "intel/diagnostics"
+    INTEL_STATUS = "intel/status"
+    # -- runs (daemon.service.runs.api: params; daemon.service.runs.host: the handlers) --
+    RUNS_SUBSCRIBE = "runs/subscribe"
+    RUNS_PREPARE = "runs/prepare"
+    RUNS_START = "runs/start"
+    RUNS_EXECUTE = "runs/execute"
+    RUNS_RESUME = "runs/resume"
+    RUNS_FEEDBACK = "runs/feedback"
+    RUNS_CANCEL = "runs/cancel"
+    RUNS_GET = "runs/get"
+    RUNS_WAIT = "runs/wait"
+    RUNS_LIST = "runs/list"
+    RUNS_DECISIONS = "runs/decisions"
+    RUNS_EVENTS = "runs/events"
+    RUNS_MISSING_MODELS = "runs/missing_models"
+    RUNS_UNTRUSTED_COMMANDS = "runs/untrusted_commands"
+    RUNS_TRUST = "runs/trust"
+    RUNS_DIFF = "runs/diff"
+    RUNS_ACCEPT = "runs/accept"
+    RUNS_REJECT = "runs/reject"
+    RUNS_ROLLBACK = "runs/rollback"
+    RUNS_CLEANUP = "runs/cleanup"
+    RUNS_BRANCH = "runs/branch"
+    RUNS_PEEK = "runs/peek"
+    RUNS_IS_REPOSITORY = "runs/is_repository"
+    # -- end of runs --
+    # notifications, daemon -> clients
+    INDEX_PROGRESS = "index/progress"
+    INDEX_CHANGED = "index/changed"
+    RUNS_PROGRESS = "runs/progress"
+    """A run's progress event (``ExecutionProgress``), to connections that called ``runs/subscribe``."""
+
+
+class HelloParams(FrozenModel):
+    client: Literal["lsp", "mcp", "acp", "cli", "other"] = "other"
+    pid: int | None = None
+    subscribe: bool = Field(default=False, description="Receive index/progress and index/changed notifications.")
+
+
+class SearchParams(FrozenModel):
+    query: str = Field(min_length=1)
+    k: int | None = Field(default=None, ge=1, le=200)
+    kind: ChunkKind | None = None
+    language: str | None = None
+    path_glob: str | None = None
+    mode: SearchMode = SearchMode.HYBRID
+
+    @classmethod
+    def of(cls, query: str, *, k: int | None, filters: SearchFilters | None, mode: SearchMode | None) -> SearchParams:
+        """The params of a ``Workspace.search`` call (no filters: none; no mode: hybrid)."""
+        f = filters or SearchFilters()
+        return cls(
+            query=query, k=k, kind=f.kind, language=f.language, path_glob=f.path_glob, mode=mode or SearchMode.HYBRID
+        )
+
+    def filters(self) -> SearchFilters:
+        return SearchFilters(kind=self.kind, language=self.language, path_glob=self.path_glob)
+
+
+class ReindexParams(FrozenModel):
+    paths: list[str] | None = Field(default=None, description="Workspace-relative paths; None = a full pass.")
+
+
+class IndexProgressEvent(BaseModel):
+    phase: str
+    done: int
+    total: int
+
+
+class IndexChanged(BaseModel):
+    paths: list[str]
+    report: IndexReport
+
+
+class DaemonStatus(DaemonInfo):
+    """``daemon/status``: the daemon, its index and its language servers."""
+
+    workspace: str
+    index: IndexStatus
+    servers: tuple[LanguageServerStatus, ...] = ()
+
+    @classmethod
+    def of(cls, status: IntelStatus, daemon: DaemonInfo) -> DaemonStatus:
+        """The ``daemon/status`` answer again, from the port's ``status`` of a daemon-served workspace."""
+        if status.index is None:
+            raise ValueError("a daemon's status always has its index")
+        return cls(**dict(daemon), workspace=status.workspace, index=status.index, servers=status.servers)
+
+    def intel_status(self) -> IntelStatus:
+        """The same answer as the ``Workspace`` port's ``status``: the daemon's part as ``daemon``."""
+        daemon = DaemonInfo.model_validate(self.model_dump(include=set(DaemonInfo.model_fields)))
+        return IntelStatus(workspace=self.workspace, index=self.index, servers=self.servers, daemon=daemon)

@@ -1,0 +1,1 @@
+"""Code intelligence and search: the capability registry, the code-intel service behind it, name resolution."""

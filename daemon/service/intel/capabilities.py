@@ -1,0 +1,245 @@
+"""The registry: every code-intel and search capability, declared once.
+
+The MCP tools (``mcp_servers.code_intel``), the agents' LangChain tools (``agent_tools``), the
+daemon's ``intel/*`` RPC methods (``intel_host``), the in-process transport (``workspace_local``)
+and the LSP front's ``ided/intel/*`` bindings are all derived from ``CAPABILITIES``. Adding a
+capability is one entry here (and its tests: each front's test asserts it exposes every entry).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic import BaseModel
+
+from daemon.core.intel_models import (
+    AstNodeResult,
+    CallHierarchyResult,
+    DefinitionResult,
+    DiagnosticsResult,
+    IntelStatus,
+    ReferencesResult,
+    SignatureResult,
+    SymbolsResult,
+)
+from daemon.core.models import ChunkKind, SearchFilters, SearchResult
+from daemon.core.ports import Workspace
+from daemon.service.intel.capability import Capability, ToolKind
+from daemon.service.intel.params import (
+    AstNodeParams,
+    CallHierarchyParams,
+    DefinitionParams,
+    DiagnosticsParams,
+    DocumentSymbolsParams,
+    NoParams,
+    ReferencesParams,
+    SearchCodeParams,
+    SearchDocsParams,
+    SignatureParams,
+    WorkspaceSymbolsParams,
+)
+from daemon.service.intel.search_trim import trim_search_result
+
+if TYPE_CHECKING:  # the service (language servers, index) loads only where it runs, not with the registry
+    from daemon.service.intel.code_intel import CodeIntelService
+
+__all__ = [
+    "AST_NODE",
+    "BY_METHOD",
+    "BY_NAME",
+    "CALL_HIERARCHY",
+    "CAPABILITIES",
+    "DEFINITION",
+    "DIAGNOSTICS",
+    "DOCUMENT_SYMBOLS",
+    "INDEX_STATUS",
+    "REFERENCES",
+    "SEARCH_CODE",
+    "SEARCH_DOCS",
+    "SIGNATURE",
+    "WORKSPACE_SYMBOLS",
+]
+
+P = TypeVar("P", bound=BaseModel)
+R = TypeVar("R", bound=BaseModel)
+
+
+async def _search_code(ws: Workspace, p: SearchCodeParams) -> SearchResult:
+    filters = SearchFilters(kind=ChunkKind.CODE, language=p.language, path_glob=p.path_glob)
+    return trim_search_result(await ws.search(p.query, k=p.k, filters=filters), p.max_chars)
+
+
+async def _search_docs(ws: Workspace, p: SearchDocsParams) -> SearchResult:
+    result = await ws.search(p.query, k=p.k, filters=SearchFilters(kind=ChunkKind.DOCS))
+    return trim_search_result(result, p.max_chars)
+
+
+def _title(name: str) -> str:
+    return name.replace("_", " ").capitalize()
+
+
+def _served(
+    name: str, method: str, params: type[P], result: type[R], kind: ToolKind, description: str
+) -> Capability[P, R]:
+    """A capability the daemon serves as ``intel/<method>``; its work is the service's method called ``name``."""
+
+    async def work(service: CodeIntelService, p: P) -> R:
+        answer: R = await getattr(service, name)(p)
+        return answer
+
+    return Capability(
+        name=name,
+        method=f"intel/{method}",
+        params=params,
+        result=result,
+        title=_title(name),
+        kind=kind,
+        description=description,
+        work=work,
+    )
+
+
+def _routed(
+    name: str, params: type[P], result: type[R], description: str, route: Callable[[Workspace, P], Awaitable[R]]
+) -> Capability[P, R]:
+    """A search capability: answered by the workspace's ``search`` (through ``route``), not by a daemon method."""
+    return Capability(
+        name=name, params=params, result=result, title=_title(name), kind="search", description=description, route=route
+    )
+
+
+SIGNATURE = _served(
+    "get_signature",
+    "signature",
+    SignatureParams,
+    SignatureResult,
+    "read",
+    "Exact signature (with types) and documentation of a function, method, class or variable, from the\n"
+    "language server's hover. Give a symbol name ('Class.method', 'module.func') or file + line (+ column).\n"
+    "When the server has nothing, the Tree-sitter signature is returned and `source` says 'tree_sitter'.",
+)
+
+DEFINITION = _served(
+    "find_definition",
+    "definition",
+    DefinitionParams,
+    DefinitionResult,
+    "search",
+    "Where a symbol is defined (following imports across files) with the definition's source code.\n"
+    "Give a symbol name ('Class.method', 'module.func', 'ns::func') or the position of a use as\n"
+    "file + line + column. Locations outside the workspace (library stubs) have in_workspace=false.",
+)
+
+REFERENCES = _served(
+    "get_references",
+    "references",
+    ReferencesParams,
+    ReferencesResult,
+    "search",
+    "Every use of a symbol across the workspace, each with the function/class that contains it\n"
+    "(`container`), from the language server. Give a symbol name or file + line + column. `total` and\n"
+    "`files` count all references even when the list is cut to max_results.",
+)
+
+AST_NODE = _served(
+    "get_ast_node",
+    "ast_node",
+    AstNodeParams,
+    AstNodeResult,
+    "read",
+    "The Tree-sitter syntax node at file:line:column, its ancestors up to the root (type, range, text\n"
+    "excerpt, field name) and the enclosing function and class. Works without a language server, for any\n"
+    "language with a bundled grammar; `has_errors` tells whether the file has syntax errors.",
+)
+
+DOCUMENT_SYMBOLS = _served(
+    "document_symbols",
+    "document_symbols",
+    DocumentSymbolsParams,
+    SymbolsResult,
+    "read",
+    "Outline of one file: its classes, functions, methods, variables with kinds and nesting\n"
+    "(`container`), from the language server, or from the Tree-sitter chunker when no server is\n"
+    "available. Compact by default (two levels, no locals); `notes` say what was left out.",
+)
+
+WORKSPACE_SYMBOLS = _served(
+    "workspace_symbols",
+    "workspace_symbols",
+    WorkspaceSymbolsParams,
+    SymbolsResult,
+    "search",
+    "Find symbol definitions by name across the workspace with the language servers' workspace-symbol\n"
+    "search (classes, functions, methods, ...). Use it to locate something whose file you do not know;\n"
+    "use search_code for natural-language questions.",
+)
+
+CALL_HIERARCHY = _served(
+    "call_hierarchy",
+    "call_hierarchy",
+    CallHierarchyParams,
+    CallHierarchyResult,
+    "search",
+    "Callers (incoming) or callees (outgoing) of a function or method, with the call sites, from the\n"
+    "language server's call hierarchy. Fails with a clear error when the server does not support it.",
+)
+
+DIAGNOSTICS = _served(
+    "diagnostics",
+    "diagnostics",
+    DiagnosticsParams,
+    DiagnosticsResult,
+    "read",
+    "Errors and warnings the language server reports for one file's current content on disk (type\n"
+    "errors, unresolved imports, syntax errors), with ranges and severity.",
+)
+
+SEARCH_CODE = _routed(
+    "search_code",
+    SearchCodeParams,
+    SearchResult,
+    "Search the workspace's code index (functions, classes, methods as chunks) with BM25 and, when\n"
+    'computed, semantic vectors fused by rank. Use it for "where is X handled" questions; use\n'
+    "find_definition/get_references for exact facts about a named symbol.",
+    _search_code,
+)
+
+SEARCH_DOCS = _routed(
+    "search_docs",
+    SearchDocsParams,
+    SearchResult,
+    "Search the workspace's documentation (Markdown/reST sections by heading) in ided's index, with\n"
+    "BM25 and, when computed, semantic vectors.",
+    _search_docs,
+)
+
+INDEX_STATUS = Capability(
+    name="index_status",
+    method="intel/status",
+    params=NoParams,
+    result=IntelStatus,
+    title=_title("index_status"),
+    kind="read",
+    description="State of ided's index (files, chunks, embedded fraction, last pass) and of each language server\n"
+    "(ready, starting, indexing, failed, unavailable with the install hint).",
+    work=lambda s, _p: s.index_status(),
+)
+
+CAPABILITIES: tuple[Capability[Any, Any], ...] = (
+    SIGNATURE,
+    DEFINITION,
+    REFERENCES,
+    AST_NODE,
+    DOCUMENT_SYMBOLS,
+    WORKSPACE_SYMBOLS,
+    CALL_HIERARCHY,
+    DIAGNOSTICS,
+    SEARCH_CODE,
+    SEARCH_DOCS,
+    INDEX_STATUS,
+)
+"""Every capability, in the order the MCP server lists its tools."""
+
+BY_NAME: Mapping[str, Capability[Any, Any]] = {c.name: c for c in CAPABILITIES}
+BY_METHOD: Mapping[str, Capability[Any, Any]] = {c.method: c for c in CAPABILITIES if c.method is not None}

@@ -1,0 +1,91 @@
+"""Where a front gets its run service: the workspace daemon's, or one in this process.
+
+``open_run_service(config, daemon=...)`` is the one factory the fronts (CLI ``ided run``, LSP) call:
+
+- ``daemon="start"``: the daemon's runs (``DaemonRunService``), starting the daemon when none runs;
+- ``daemon="running"``: the daemon's runs when one runs (an editor front attached to it already);
+- ``daemon="never"`` (``ided run --no-daemon``): a ``LocalRunService`` in this process.
+
+A daemon that cannot be reached, or that runs with other run settings than this front's (another model,
+another replay script: ``daemon_running``), leaves the runs in this process; ``RunServiceOpened.note``
+says why, and ``in_daemon`` which one answers. Runs in this process search the index in this process
+(or through a running daemon) and their agents get no code intelligence when no daemon serves it:
+``REDUCED_TOOLSET`` is the line a front shows for that.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncGenerator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from daemon.config import Config
+from daemon.errors import DaemonError
+from daemon.service.daemon.client import ClientKind
+from daemon.service.runs.port import RunService
+
+if TYPE_CHECKING:
+    from daemon.orchestration.workflow_loader import WorkflowCatalog
+
+__all__ = ["REDUCED_TOOLSET", "DaemonUse", "RunServiceOpened", "open_run_service"]
+
+logger = logging.getLogger(__name__)
+
+DaemonUse = Literal["start", "running", "never"]
+
+REDUCED_TOOLSET = (
+    "runs in this process: agents read, list, write and run commands, and search the index; code intelligence "
+    "(find_definition, get_references, get_signature, get_ast_node, ...) is served by the workspace daemon only"
+)
+
+
+@dataclass(frozen=True)
+class RunServiceOpened:
+    """The service a front got, and where its runs execute."""
+
+    service: RunService
+    in_daemon: bool
+    note: str = ""
+    """Why the runs are not in the daemon when a daemon was asked for ("" otherwise)."""
+
+
+@asynccontextmanager
+async def open_run_service(
+    config: Config,
+    *,
+    daemon: DaemonUse,
+    client: ClientKind,
+    models_needed: bool = True,
+    catalog: WorkflowCatalog | None = None,
+    env: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> AsyncGenerator[RunServiceOpened]:
+    """The run service for ``config``'s workspace (see the module docstring); closed on exit.
+
+    ``models_needed=False`` (listing, showing, cancelling) always answers in this process: the run store
+    and branches are files every process shares. ``overrides``: the settings a daemon this call starts
+    is given (as the front's ``--set``). ``catalog`` and ``env`` are for the in-process service.
+    """
+    note = ""
+    if daemon != "never" and models_needed:
+        from daemon.service.runs.remote import DaemonRunService
+
+        try:
+            remote = await DaemonRunService.attach(config, client=client, start=daemon == "start", overrides=overrides)
+        except (DaemonError, OSError) as exc:
+            note = f"the workspace daemon does not take this front's runs: {exc}"
+            logger.info("%s", note)
+        else:
+            try:
+                yield RunServiceOpened(remote, in_daemon=True)
+            finally:
+                await remote.aclose()
+            return
+    from daemon.service.runs.local import LocalRunService  # the pipeline's imports only where it runs
+
+    async with LocalRunService.open(
+        config, models_needed=models_needed, catalog=catalog, env=env, client=client
+    ) as local:
+        yield RunServiceOpened(local, in_daemon=False, note=note)
