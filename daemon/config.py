@@ -4,12 +4,13 @@ Layers, later wins: built-in defaults -> user file (``$XDG_CONFIG_HOME/ided/conf
 ``.ided.toml`` in the workspace -> environment (``IDED_SECTION__KEY=value``) -> CLI overrides.
 Unknown keys anywhere are an error that names the key and the file it came from.
 
-The loader also records what the workspace's own ``.ided.toml`` (repository content) contributed
-to settings that run commands (``Config.project``): a repository's commands run only in a trusted
-workspace (``daemon.trust``), and the commands of every other layer are the user's own. Its
-language-server executables (``intel.servers.<lang>.command``/``args``, ``intel.search_path``) and its
-``logging.file`` are left out of the merge while the workspace is untrusted: ``Config.project.withheld`` names them and
-``untrusted_languages`` the languages whose server it chose (their tools refuse, naming how to trust).
+The workspace's own ``.ided.toml`` is repository content: while the workspace is not trusted
+(``daemon.trust``) the loader takes from it only the keys ``daemon.repository_settings`` allows (the
+allowlist, one decision per key) and leaves the rest out of the merge. ``Config.project`` records what
+it left out (``withheld``, with why), whether the workspace is trusted, the languages whose server the
+repository chose (``untrusted_languages``: their tools refuse, naming how to trust) and the commands the
+repository names (they run only once trusted, decided at run time). Your own layers are never
+restricted.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -28,6 +30,7 @@ from pydantic import Field, PrivateAttr, ValidationError, field_validator
 
 from daemon.core.frozen_model import FrozenModel
 from daemon.errors import ConfigError, WorkspaceRefused
+from daemon.repository_settings import REPOSITORY_SETTINGS, Decision, Refusal, untrusted_layer
 from daemon.trust import TrustStore, how_to_trust
 
 __all__ = [
@@ -455,7 +458,7 @@ class LoggingConfig(_Section):
 
 @dataclass(frozen=True, kw_only=True)
 class ProjectLayer:
-    """What the workspace's ``.ided.toml`` set among the keys that make ided run commands."""
+    """What the workspace's ``.ided.toml`` (repository content) contributed, and what was left out of it."""
 
     file: str | None = None
     """The ``.ided.toml`` that was read (None: none, or a configuration not loaded from files)."""
@@ -466,12 +469,31 @@ class ProjectLayer:
     None: the configuration was not loaded from files, so all of its commands are the caller's."""
     workflow_dirs: tuple[str, ...] = ()
     """``pipeline.workflow_dirs`` as the repository's file names them."""
-    withheld: tuple[str, ...] = ()
-    """Executable settings of the repository's file left out because the workspace is not trusted."""
+    trusted: bool | None = None
+    """Whether the user trusts the workspace (None: the configuration was not loaded from files)."""
+    refusals: tuple[Refusal, ...] = ()
+    """Each key of the repository's file left out because the workspace is not trusted, with why
+    (``daemon.repository_settings``)."""
     untrusted_languages: tuple[str, ...] = ()
     """Languages whose server the repository's file chose (``intel.servers.<lang>.command``/``args``),
     withheld: their code-intel calls answer ``workspace_untrusted``."""
     how_to_trust: str = ""
+
+    @property
+    def withheld(self) -> tuple[str, ...]:
+        """The dotted keys of ``refusals``."""
+        return tuple(r.key for r in self.refusals)
+
+    def notice(self) -> str:
+        """One plain line on the keys left out and how to trust ("" when none was)."""
+        if not self.refusals:
+            return ""
+        count = len(self.refusals)
+        return (
+            f"This repository's {self.file or '.ided.toml'} sets {count} setting{'s' if count != 1 else ''} ided "
+            f"takes only from a trusted workspace, left out: {', '.join(self.withheld)}; your own settings apply. "
+            f"To take them, trust the workspace: `{self.how_to_trust}` (docs/configuration.md#workspace-trust)."
+        )
 
 
 class Config(_Section):
@@ -625,20 +647,20 @@ def load_config(
     sources = ["defaults"]
     user = user_file or (Path(env["IDED_CONFIG"]) if "IDED_CONFIG" in env else user_config_path(env))
     project_file = workspace / ".ided.toml"
-    withheld: list[str] = []
+    trusted = TrustStore.default(env).trusted(workspace)
+    refusals: list[Refusal] = []
     for path in (user, project_file):
         if path.is_file():
             layer = _read_toml(path)
-            if path != user and "roots" in layer:
-                raise ConfigError(
-                    f"{path}: 'roots' may only be set in your own config ({user}), the environment or --set: "
-                    "a repository cannot widen where ided may open workspaces"
-                )
+            if path != user:
+                _refuse_yours(layer, path, user)
             _validate(_merge(data, layer), [*sources, str(path)])  # name the file that brought a bad key
             sources.append(str(path))
             if path == project_file:
                 project_layer = layer
-                layer, withheld = _untrusted_settings(layer, workspace, env)
+                if not trusted:
+                    base = _validate(data, sources).model_dump(mode="python")
+                    layer, refusals = untrusted_layer(layer, base, Config)
             else:
                 own = _merge(own, layer)
             data = _merge(data, layer)
@@ -655,55 +677,33 @@ def load_config(
     config = _validate(data, sources)
     if config.qdrant.url and config.qdrant.mode != "server":
         config = config.model_copy(update={"qdrant": config.qdrant.model_copy(update={"mode": "server"})})
-    project = _project_layer(project_file if project_layer else None, project_layer, own)
-    if withheld:
-        project = dataclasses.replace(
-            project,
-            withheld=tuple(withheld),
-            untrusted_languages=tuple(sorted({k.split(".")[2] for k in withheld if k.startswith("intel.servers.")})),
-            how_to_trust=how_to_trust(workspace),
-        )
+    project = dataclasses.replace(
+        _project_layer(project_file if project_layer else None, project_layer, own),
+        trusted=trusted,
+        refusals=tuple(refusals),
+        untrusted_languages=tuple(
+            sorted({r.key.split(".")[2] for r in refusals if _SERVER_EXECUTABLE.fullmatch(r.key)})
+        ),
+        how_to_trust=how_to_trust(workspace),
+    )
     return config.with_project(project)
 
 
-_EXECUTABLE_SERVER_KEYS = ("command", "args")
+_SERVER_EXECUTABLE = re.compile(r"intel\.servers\.[^.]+\.(?:command|args)")
+"""A language server's executable or arguments: refused, the language's server is the repository's choice."""
+
+_YOURS = tuple(key for key, rule in REPOSITORY_SETTINGS.items() if rule.decision is Decision.YOURS)
 
 
-def _untrusted_settings(
-    layer: dict[str, Any], workspace: Path, env: Mapping[str, str]
-) -> tuple[dict[str, Any], list[str]]:
-    """The repository's layer without the settings that would let it run code, unless the user trusts
-    ``workspace``; and the dotted keys left out. Those are the language-server executables it names and
-    ``logging.file`` (a log appended to a file of its choosing, e.g. a shell's start-up file, with lines
-    that can carry text the repository controls, such as file names)."""
-    intel = _table(layer, "intel")
-    servers = _table(intel, "servers")
-    named = [
-        f"intel.servers.{lang}.{key}"
-        for lang, entry in servers.items()
-        for key in _EXECUTABLE_SERVER_KEYS
-        if isinstance(entry, Mapping) and key in entry
-    ]
-    if "search_path" in intel:
-        named.append("intel.search_path")
-    log = _table(layer, "logging")
-    if "file" in log:
-        named.append("logging.file")
-    if not named or TrustStore.default(env).trusted(workspace):
-        return layer, []
-    kept_servers = {
-        lang: {k: v for k, v in cast("Mapping[str, Any]", entry).items() if k not in _EXECUTABLE_SERVER_KEYS}
-        if isinstance(entry, Mapping)
-        else entry
-        for lang, entry in servers.items()
-    }
-    kept_intel = {k: v for k, v in intel.items() if k not in ("search_path", "servers")}
-    if kept_servers:
-        kept_intel["servers"] = kept_servers
-    kept = {**layer, "intel": kept_intel}
-    if "file" in log:
-        kept["logging"] = {k: v for k, v in log.items() if k != "file"}
-    return kept, named
+def _refuse_yours(layer: Mapping[str, Any], path: Path, user: Path) -> None:
+    """``config_invalid`` when a repository's file sets a key only your own layers may (``roots``)."""
+    for key in _YOURS:
+        section = key.split(".", 1)[0]
+        if section in layer:
+            raise ConfigError(
+                f"{path}: '{section}' may only be set in your own config ({user}), the environment or --set: "
+                "a repository cannot widen where ided may open workspaces"
+            )
 
 
 def _table(layer: Mapping[str, Any], *keys: str) -> Mapping[str, Any]:

@@ -25,6 +25,7 @@ from daemon.retrieval.models import RetrievalRequest, RetrievalResult, SourceNam
 from daemon.retrieval.osv_mirror import OsvMirror
 from daemon.retrieval.osv_sync import MAX_RECORD_BYTES, sync_mirror
 from daemon.service.runs.retrieval_sources import build_retrieval_agent
+from daemon.trust import TrustStore
 from tests.integration.conftest import FIXTURES, make_config
 
 FIXTURE_ROOT = Path(__file__).parents[1] / "fixtures"
@@ -265,6 +266,7 @@ def test_cve_sync_and_audit_on_the_command_line(tmp_path: Path) -> None:
     root = tmp_path / "ws"
     shutil.copytree(MANIFESTS, root)
     (root / ".ided.toml").write_text(f'state_dir = "{tmp_path / "state"}"\n[retrieval]\nosv_mirror = ".osv"\n')
+    TrustStore(tmp_path / "home" / ".config" / "ided" / "trusted-workspaces.json").add(root)  # as _ided's HOME
     synced = _ided(root, "cve", "sync", "--from", str(_all_zip(tmp_path, "npm")), "--json")
     assert synced.returncode == 0, synced.stderr
     assert json.loads(synced.stdout)["added"] == 1 and (root / ".osv" / "GHSA-35jh-r3h4-6jhm.json").is_file()

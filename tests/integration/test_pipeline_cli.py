@@ -11,6 +11,7 @@ from typer.testing import CliRunner, Result
 from daemon.cli.app import app
 from daemon.orchestration.progress import ExecutionProgress, ProgressKind
 from daemon.orchestration.run_store import RunRecord, RunStatus
+from daemon.trust import TrustStore
 from tests.pipeline_support import answer, choose, everyone_succeeds, write_script
 from tests.vcs_support import make_repo
 
@@ -20,10 +21,12 @@ runner = CliRunner()
 @pytest.fixture
 def workspace(tmp_path: Path, isolated_home: Path) -> Path:
     """A git repository: code-mode runs whose plan edits need one (elsewhere they fail, not_a_repository)."""
-    return make_repo(
+    root = make_repo(
         tmp_path / "ws",
         {".ided.toml": f'state_dir = "{tmp_path / "state"}"\n', "calc.py": "def add(a, b):\n    return a + b\n"},
     )
+    TrustStore.default().add(root)  # your own project: its .ided.toml chooses the state dir
+    return root
 
 
 def ided(workspace: Path, *args: str, script: Path | None = None) -> Result:

@@ -8,6 +8,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from daemon.cli.app import app
+from daemon.trust import TrustStore
 from tests.pipeline_support import choose, everyone_succeeds, recorded_tools, stage_intel_tools, write_script
 from tests.vcs_support import git, make_repo
 
@@ -26,6 +27,7 @@ def repo(tmp_path: Path, isolated_home: Path) -> Path:
     root = make_repo(tmp_path / "ws")
     (tmp_path / "ws" / ".git" / "info" / "exclude").write_text(".ided.toml\n")
     (root / ".ided.toml").write_text(f'state_dir = "{tmp_path / "state"}"\n')
+    TrustStore.default().add(root)  # your own project: its .ided.toml chooses the state dir
     return root
 
 

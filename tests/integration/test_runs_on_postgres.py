@@ -35,6 +35,7 @@ from daemon.orchestration.resilience import ResilienceLayer
 from daemon.orchestration.run_store import DecisionKind, RunStatus, host_name
 from daemon.orchestration.run_store_open import connect_run_store
 from daemon.orchestration.sqlite_run_store import SqliteRunStore, runs_db_path
+from daemon.trust import TrustStore
 from tests.pipeline_support import (
     FAST_RESILIENCE,
     WAIT,
@@ -128,6 +129,7 @@ def make_workspace(root: Path, name: str, database_url: str | None) -> Path:
     if database_url:
         lines.append(f'database_url = "{database_url}"')
     (ws / ".ided.toml").write_text("\n".join(lines) + "\n")
+    TrustStore.default().add(ws)  # your own projects: their .ided.toml names the shared run store
     return ws
 
 

@@ -13,6 +13,7 @@ from daemon.cli.app import app
 from daemon.cli.review_commands import EXIT_CONFLICT
 from daemon.orchestration.run_store import DecisionEntry, DecisionKind
 from daemon.orchestration.sqlite_run_store import SqliteRunStore, runs_db_path
+from daemon.trust import TrustStore
 from daemon.vcs.models import ChangeSet
 from daemon.vcs.worktrees import RunWorktrees
 from tests.vcs_support import git, make_repo, write
@@ -27,6 +28,7 @@ def repo(tmp_path: Path, isolated_home: Path) -> Path:
     write(root, ".ided.toml", f'state_dir = "{tmp_path / "state"}"\n')
     git(root, "add", ".gitignore")
     git(root, "commit", "-q", "-m", "ignore config")
+    TrustStore.default().add(root)  # your own project: its .ided.toml chooses the state dir
     return root
 
 
@@ -108,6 +110,7 @@ def test_an_unknown_run_and_a_non_git_workspace_are_clear_errors(tmp_path: Path,
     plain = tmp_path / "plain"
     plain.mkdir()
     (plain / ".ided.toml").write_text(f'state_dir = "{tmp_path / "state2"}"\n')
+    TrustStore.default().add(plain)
     result = ided(plain, "runs", "diff", "nope")
     assert result.exit_code == 1 and "run nope has no branch" in result.stderr
     cleanup = ided(plain, "runs", "cleanup")

@@ -22,7 +22,7 @@ def test_defaults_apply_when_no_file_or_env_is_present(tmp_path: Path) -> None:
 def test_layers_apply_in_order_user_file_then_workspace_then_env_then_cli(tmp_path: Path) -> None:
     user = tmp_path / "home" / ".config" / "ided" / "config.toml"
     user.parent.mkdir(parents=True)
-    user.write_text("[index]\nmax_file_bytes = 10\ntext_window_lines = 11\n[search]\ndefault_k = 3\n")
+    user.write_text("[index]\nmax_file_bytes = 30\ntext_window_lines = 11\n[search]\ndefault_k = 3\n")
     (tmp_path / ".ided.toml").write_text("[index]\nmax_file_bytes = 20\n[search]\nprefetch = 7\n")
     env = _env(tmp_path, IDED_SEARCH__DEFAULT_K="4", IDED_SEARCH__PREFETCH="8")
     config = load_config(tmp_path, env=env, overrides={"search": {"prefetch": 9}})

@@ -73,24 +73,28 @@ def test_an_untrusted_repositorys_language_server_executables_are_left_out_and_n
     env = {"XDG_CONFIG_HOME": str(tmp_path / "cfg")}
     untrusted = load_config(ws, env=env, overrides={"intel": {"servers": {"go": {"command": "/usr/bin/gopls"}}}})
     assert untrusted.intel.search_path == ()
-    assert untrusted.intel.servers["python"].command is None and untrusted.intel.servers["python"].args is None
-    assert untrusted.intel.servers["python"].settings == {"a": 1}
+    assert "python" not in untrusted.intel.servers  # command, args and settings all left out
     assert untrusted.intel.servers["go"].command == "/usr/bin/gopls"  # the user's own
-    assert untrusted.logging.file is None and untrusted.logging.level == "INFO"
+    assert untrusted.logging.file is None and untrusted.logging.level == "WARNING"
     assert set(untrusted.project.withheld) == {
         "intel.servers.python.command",
         "intel.servers.python.args",
+        "intel.servers.python.settings",
         "intel.search_path",
         "logging.file",
+        "logging.level",
     }
     assert untrusted.project.untrusted_languages == ("python",)
     assert untrusted.project.how_to_trust == f"ided trust {ws.resolve()}"
+    assert untrusted.project.trusted is False
 
     TrustStore.default(env).add(ws)
     trusted = load_config(ws, env=env)
     assert trusted.intel.servers["python"].command == "./evil" and trusted.intel.search_path == ("bin",)
+    assert trusted.intel.servers["python"].settings == {"a": 1}
     assert trusted.logging.file == "../../.bashrc"
     assert trusted.project.withheld == () and trusted.project.untrusted_languages == ()
+    assert trusted.project.trusted is True and trusted.project.notice() == ""
 
 
 def test_a_run_gets_the_users_commands_always_and_the_repositorys_only_when_trusted() -> None:

@@ -59,7 +59,7 @@ print("PROBE", json.dumps({"code": code, "heavy": sorted({m.split(".")[0] for m 
 def _heavy_loaded(args: list[str], *, cwd: Path | None = None, home: Path | None = None) -> list[str]:
     """The heavy packages loaded by ``ided ARGS`` run in a fresh interpreter (which must succeed)."""
     env = None
-    if home is not None:  # no user config, no IDED_* settings: the workspace's .ided.toml only
+    if home is not None:  # no IDED_* settings: the user config under ``home`` only
         env = {k: v for k, v in os.environ.items() if not k.startswith(("IDED_", "XDG_"))} | {"HOME": str(home)}
     done = subprocess.run(
         [sys.executable, "-c", PROBE, json.dumps(sorted(HEAVY)), *args],
@@ -75,6 +75,12 @@ def _heavy_loaded(args: list[str], *, cwd: Path | None = None, home: Path | None
     result: dict[str, object] = json.loads(lines[-1].removeprefix("PROBE "))
     assert result["code"] == 0, done.stderr
     return cast("list[str]", result["heavy"])
+
+
+def _user_config(home: Path, text: str) -> None:
+    path = home / ".config" / "ided" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
 
 
 def test_importing_the_command_line_app_loads_no_heavy_package() -> None:
@@ -107,7 +113,7 @@ def test_help_and_plain_commands_load_no_heavy_package(args: list[str]) -> None:
 def test_status_without_a_daemon_loads_only_what_opening_the_index_needs(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    (workspace / ".ided.toml").write_text(f'state_dir = "{tmp_path / "state"}"\n')
+    _user_config(tmp_path / "home", f'state_dir = "{tmp_path / "state"}"\n')
     (workspace / "a.py").write_text("def f() -> int:\n    return 1\n")
     loaded = _heavy_loaded(["status", "--json"], cwd=workspace, home=tmp_path / "home")
     assert set(loaded) <= INDEX_OPEN, loaded
@@ -116,7 +122,7 @@ def test_status_without_a_daemon_loads_only_what_opening_the_index_needs(tmp_pat
 def test_a_hybrid_search_without_a_daemon_embeds_its_query_without_fastembed(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    (workspace / ".ided.toml").write_text(f'state_dir = "{tmp_path / "state"}"\n')
+    _user_config(tmp_path / "home", f'state_dir = "{tmp_path / "state"}"\n')
     (workspace / "a.py").write_text("def total(values: list[int]) -> int:\n    return sum(values)\n")
     home = tmp_path / "home"
     indexed = _heavy_loaded(["index"], cwd=workspace, home=home)
