@@ -144,6 +144,18 @@ class QdrantConfig(_Section):
 class SearchConfig(_Section):
     default_k: int = Field(default=10, ge=1, le=200)
     prefetch: int = Field(default=50, ge=1, le=1000, description="Candidates per ranker before fusion.")
+    ranker: Literal["learned", "formula"] = Field(
+        default="formula",
+        description=(
+            "How candidates are ordered: formula (hand-set weights, docs/search.md) or learned (a tree ensemble "
+            "trained on public history over the same evidence; falls back to the formula, with a note, when its "
+            "model cannot be loaded)."
+        ),
+    )
+    ranker_model: str | None = Field(
+        default=None,
+        description="With ranker = learned: a model file written by bench/train_ranker.py instead of the bundled one.",
+    )
 
 
 class DaemonConfig(_Section):

@@ -50,8 +50,9 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Protocol
 
-from daemon.core.models import Chunk, ChunkKind
+from daemon.core.models import Chunk, ChunkKind, SymbolKind
 from daemon.core.models import MatchConfidence as Confidence
 from daemon.core.ports import ScoredChunk
 from daemon.index.query_analysis import AnalyzedQuery
@@ -59,12 +60,16 @@ from daemon.index.query_analysis import AnalyzedQuery
 __all__ = [
     "CONFIDENCE_HEAD",
     "DEFAULT_WEIGHTS",
+    "FEATURES",
     "RankingWeights",
+    "Scorer",
     "confidence",
     "fuse_headline",
     "is_changelog_path",
     "is_test_path",
     "rank",
+    "rank_features",
+    "rank_learned",
 ]
 
 
@@ -201,7 +206,7 @@ def _qualified_match(chunk: Chunk, dotted_tails: frozenset[str]) -> bool:
 
 
 class _Named:
-    """What the query names, worked out once per ranking; :meth:`lift` is step 2 for one chunk."""
+    """What the query names, worked out once per ranking; :meth:`parts` is step 2 for one chunk."""
 
     def __init__(self, query: AnalyzedQuery, w: RankingWeights) -> None:
         self._w = w
@@ -212,28 +217,53 @@ class _Named:
         self._frames = [(_path_parts(p), name) for p, name in query.frames]
         self._path_match: dict[str, float] = {}
 
-    def lift(self, c: Chunk) -> float:
-        w = self._w
-        lift = 0.0
+    def parts(self, c: Chunk) -> tuple[bool, bool, float, bool]:
+        """Whether its name is named, its qualified name ends a dotted name, how well its path matches
+        (0, 0.5 or 1: ``_path_matches``), and whether it is a traceback frame's function."""
+        name = frame = False
         if c.name and c.name.lower() in self._names:
-            lift += w.name
-            if self._frames and _is_frame(c.path, c.name.lower(), self._frames):
-                lift += w.frame
-        if self._dotted_tails and _qualified_match(c, self._dotted_tails):
-            lift += w.qualified
+            name = True
+            frame = bool(self._frames) and _is_frame(c.path, c.name.lower(), self._frames)
+        qualified = bool(self._dotted_tails) and _qualified_match(c, self._dotted_tails)
+        match = 0.0
         if self._paths:
-            match = self._path_match.get(c.path)
-            if match is None:
-                match = self._path_match[c.path] = _path_matches(c.path, self._paths)
-            lift += self._path_weight * match
-        return lift
+            cached = self._path_match.get(c.path)
+            if cached is None:
+                cached = self._path_match[c.path] = _path_matches(c.path, self._paths)
+            match = cached
+        return name, qualified, match, frame
+
+    def lift(self, parts: tuple[bool, bool, float, bool]) -> float:
+        name, qualified, match, frame = parts
+        w = self._w
+        return (
+            (w.name if name else 0.0)
+            + (w.frame if frame else 0.0)
+            + (w.qualified if qualified else 0.0)
+            + self._path_weight * match
+        )
 
 
-def _with_file_and_class(
+@dataclass(frozen=True, slots=True)
+class _FileAndClass:
+    """Step 4's scores: each chunk's file and class score (raw), the best file's, and each file's rank."""
+
+    file_score: dict[str, float]
+    class_score: dict[tuple[str, str], float]
+    class_of: dict[str, tuple[str, str]]
+    top_file: float
+
+    def final(self, pid: str, path: str, score: float, w: RankingWeights) -> float:
+        if self.top_file <= 0:
+            return score
+        return score + (w.file * self.file_score[path] + w.klass * self.class_score[self.class_of[pid]]) / self.top_file
+
+
+def _file_and_class(
     chunk_score: dict[str, float], by_id: dict[str, ScoredChunk], path_of: dict[str, str], w: RankingWeights
-) -> dict[str, float]:
-    """Step 4: each chunk's score plus ``file`` times its file's score and ``klass`` times its class's,
-    both relative to the best file's."""
+) -> _FileAndClass:
+    """Step 4: a file's score is its best chunk plus ``second`` of its second and ``third`` of its
+    third; a class's, its best chunk."""
     per_file: dict[str, list[float]] = {}
     class_score: dict[tuple[str, str], float] = {}
     class_of: dict[str, tuple[str, str]] = {}
@@ -245,13 +275,71 @@ def _with_file_and_class(
     for path, scores in per_file.items():
         scores.sort(reverse=True)
         file_score[path] = sum(s * f for s, f in zip(scores, (1.0, w.second, w.third), strict=False))
-    top_file = max(file_score.values())
-    if top_file <= 0:
-        return dict(chunk_score)
-    return {
-        pid: score + (w.file * file_score[path_of[pid]] + w.klass * class_score[class_of[pid]]) / top_file
-        for pid, score in chunk_score.items()
-    }
+    return _FileAndClass(file_score, class_score, class_of, max(file_score.values()))
+
+
+@dataclass(slots=True)
+class _Evidence:
+    """Steps 1-4 for every candidate of one ranking: what :func:`rank` orders by, and what
+    :func:`rank_features` exposes to a learned ranker."""
+
+    by_id: dict[str, ScoredChunk]
+    lex_score: dict[str, float]
+    dense_score: dict[str, float]
+    named: dict[str, tuple[bool, bool, float, bool]]
+    prior: dict[str, float]
+    chunk_score: dict[str, float]
+    steps: _FileAndClass
+    final: dict[str, float]
+    path_of: dict[str, str]
+
+
+def _evidence(
+    query: AnalyzedQuery,
+    lexical: Sequence[ScoredChunk],
+    dense: Sequence[ScoredChunk],
+    w: RankingWeights,
+    extra: Sequence[ScoredChunk] = (),
+) -> _Evidence | None:
+    """Steps 1-4 (see the module doc) for the lexical and dense candidates, and for ``extra`` chunks
+    that neither ranker gave (no evidence of their own: what the query names and their file's)."""
+    by_id: dict[str, ScoredChunk] = {}
+    lex_score: dict[str, float] = {}
+    dense_score: dict[str, float] = {}
+    top_lex = max((s.score for s in lexical), default=0.0)
+    for s in lexical:
+        by_id[s.id] = s
+        lex_score[s.id] = s.score / top_lex if top_lex > 0 else 0.0
+    top_dense = max((s.score for s in dense), default=0.0)
+    span = top_dense - w.dense_floor
+    for s in dense:
+        by_id.setdefault(s.id, s)
+        dense_score[s.id] = max(0.0, s.score - w.dense_floor) / span if span > 0 else 0.0
+    for s in extra:
+        by_id.setdefault(s.id, s)
+    if not by_id:
+        return None
+
+    named = _Named(query, w)
+    priors: dict[tuple[str, ChunkKind, str], float] = {}
+    parts: dict[str, tuple[bool, bool, float, bool]] = {}
+    prior_of: dict[str, float] = {}
+    chunk_score: dict[str, float] = {}
+    for pid, s in by_id.items():
+        c = s.chunk
+        found = parts[pid] = named.parts(c)
+        score = lex_score.get(pid, 0.0) + w.dense * dense_score.get(pid, 0.0) + named.lift(found)
+        key = (c.path, c.kind, c.language)
+        prior = priors.get(key)
+        if prior is None:
+            prior = priors[key] = _prior(c, query, w)
+        prior_of[pid] = prior
+        chunk_score[pid] = score * prior
+
+    path_of = {pid: s.chunk.path for pid, s in by_id.items()}
+    steps = _file_and_class(chunk_score, by_id, path_of, w)
+    final = {pid: steps.final(pid, path_of[pid], score, w) for pid, score in chunk_score.items()}
+    return _Evidence(by_id, lex_score, dense_score, parts, prior_of, chunk_score, steps, final, path_of)
 
 
 def rank(
@@ -265,44 +353,200 @@ def rank(
     """One ordered list from the lexical and dense candidates (see the module doc); its first ``limit``
     (every candidate when None)."""
     w = weights or DEFAULT_WEIGHTS
-    by_id: dict[str, ScoredChunk] = {}
-    lex_score: dict[str, float] = {}
-    dense_score: dict[str, float] = {}
-    top_lex = max((s.score for s in lexical), default=0.0)
-    for s in lexical:
-        by_id[s.id] = s
-        lex_score[s.id] = s.score / top_lex if top_lex > 0 else 0.0
-    top_dense = max((s.score for s in dense), default=0.0)
-    span = top_dense - w.dense_floor
-    for s in dense:
-        by_id.setdefault(s.id, s)
-        dense_score[s.id] = max(0.0, s.score - w.dense_floor) / span if span > 0 else 0.0
-    if not by_id:
+    ev = _evidence(query, lexical, dense, w)
+    if ev is None:
         return []
-
-    named = _Named(query, w)
-    priors: dict[tuple[str, ChunkKind, str], float] = {}
-    chunk_score: dict[str, float] = {}
-    for pid, s in by_id.items():
-        c = s.chunk
-        score = lex_score.get(pid, 0.0) + w.dense * dense_score.get(pid, 0.0) + named.lift(c)
-        key = (c.path, c.kind, c.language)
-        prior = priors.get(key)
-        if prior is None:
-            prior = priors[key] = _prior(c, query, w)
-        chunk_score[pid] = score * prior
-
-    path_of = {pid: s.chunk.path for pid, s in by_id.items()}
-    final = _with_file_and_class(chunk_score, by_id, path_of, w)
+    final = ev.final
     ordered = sorted(final, key=lambda pid: (-final[pid], pid))
     if w.group:
-        ordered = _grouped(ordered, path_of, w.group)
+        ordered = _grouped(ordered, ev.path_of, w.group)
     out: list[ScoredChunk] = []
     for pid in ordered if limit is None else ordered[:limit]:
-        s = by_id[pid]
-        sources = tuple(n for n, d in (("lexical", lex_score), ("dense", dense_score)) if pid in d)
+        s = ev.by_id[pid]
+        sources = tuple(n for n, d in (("lexical", ev.lex_score), ("dense", ev.dense_score)) if pid in d)
         out.append(ScoredChunk(id=pid, score=round(final[pid], 6), chunk=s.chunk, sources=sources or s.sources))
     return out
+
+
+FEATURES: tuple[str, ...] = (
+    "lexical",
+    "lexical_rank",
+    "dense",
+    "in_dense",
+    "name",
+    "qualified",
+    "path",
+    "path_weighted",
+    "frame",
+    "name_cover",
+    "path_cover",
+    "test",
+    "docs",
+    "changelog",
+    "prior",
+    "chunk",
+    "file",
+    "klass",
+    "file_rank",
+    "file_candidates",
+    "class_candidates",
+    "formula",
+    "headline",
+    "fused",
+    "code",
+    "method",
+    "function",
+    "class",
+    "module",
+    "lines",
+    "part",
+    "q_terms",
+    "q_chars",
+    "q_names",
+    "q_paths",
+    "q_code",
+    "q_headline",
+    "q_dense",
+)
+"""The evidence :func:`rank_features` gives for each candidate, in the order of each row (see docs/search.md)."""
+
+_ABSENT_RANK = math.log1p(1000)
+_CLASS_KINDS = frozenset({SymbolKind.CLASS, SymbolKind.STRUCT, SymbolKind.INTERFACE, SymbolKind.ENUM})
+
+
+class Scorer(Protocol):
+    """A learned ranker: one score per feature row (:data:`FEATURES`), higher is better."""
+
+    def score(self, rows: Sequence[Sequence[float]]) -> list[float]: ...
+
+
+def _cover(tokenize: Callable[[str], list[str]] | None, text: str, terms: dict[str, float]) -> float:
+    """The share of ``text``'s distinct tokens that are query terms."""
+    if tokenize is None or not text:
+        return 0.0
+    have = _token_set(tokenize, text)
+    return sum(1 for t in have if t in terms) / len(have) if have else 0.0
+
+
+def rank_features(
+    query: AnalyzedQuery,
+    lexical: Sequence[ScoredChunk],
+    dense: Sequence[ScoredChunk] = (),
+    *,
+    headline: Sequence[ScoredChunk] | None = None,
+    weights: RankingWeights | None = None,
+    tokenize: Callable[[str], list[str]] | None = None,
+) -> tuple[list[ScoredChunk], list[list[float]]]:
+    """Every candidate with its evidence (:data:`FEATURES`), in the formula's order: :func:`rank`, and
+    with ``headline`` (the first line's own ranking) :func:`fuse_headline`'s. The same steps compute
+    both the formula's score and the features, so a learned ranker reads what the formula reads."""
+    w = weights or DEFAULT_WEIGHTS
+    head = list(headline or ())
+    ev = _evidence(query, lexical, dense, w, extra=head)
+    if ev is None:
+        return [], []
+    top_head = max((s.score for s in head), default=0.0)
+    head_share = {s.id: s.score / top_head for s in head} if top_head > 0 else {}
+    top_final = max(ev.final.values())
+    formula = {pid: v / top_final if top_final > 0 else 0.0 for pid, v in ev.final.items()}
+    fused = {pid: v + w.headline * head_share.get(pid, 0.0) for pid, v in formula.items()}
+    top_fused = max(fused.values())
+    ordered = sorted(fused, key=lambda pid: (-fused[pid], pid))
+    lex_pos = {s.id: i for i, s in enumerate(sorted(lexical, key=lambda s: (-s.score, s.id)))}
+    top_chunk = max(ev.chunk_score.values())
+    steps = ev.steps
+    file_rank = {p: i for i, p in enumerate(sorted(steps.file_score, key=lambda p: (-steps.file_score[p], p)))}
+    file_count: dict[str, int] = {}
+    class_count: dict[tuple[str, str], int] = {}
+    for pid, path in ev.path_of.items():
+        file_count[path] = file_count.get(path, 0) + 1
+        key = steps.class_of[pid]
+        class_count[key] = class_count.get(key, 0) + 1
+    n_paths = len(query.paths)
+    q_row = [
+        math.log1p(len(query.terms)),
+        math.log1p(len(query.text)),
+        math.log1p(len(query.names)),
+        math.log1p(n_paths),
+        float(query.code_like),
+        float(query.headline is not None),
+        float(bool(dense)),
+    ]
+    out: list[ScoredChunk] = []
+    rows: list[list[float]] = []
+    top_file = steps.top_file if steps.top_file > 0 else 1.0
+    for pid in ordered:
+        s = ev.by_id[pid]
+        c = s.chunk
+        name, qualified, match, frame = ev.named[pid]
+        path = ev.path_of[pid]
+        pos = lex_pos.get(pid)
+        kind = c.symbol_kind
+        rows.append(
+            [
+                ev.lex_score.get(pid, 0.0),
+                _ABSENT_RANK if pos is None else math.log1p(pos),
+                ev.dense_score.get(pid, 0.0),
+                float(pid in ev.dense_score),
+                float(name),
+                float(qualified),
+                match,
+                match / math.sqrt(n_paths) if n_paths else 0.0,
+                float(frame),
+                _cover(tokenize, c.qualified_name or c.name or "", query.terms),
+                _cover(tokenize, path, query.terms),
+                float(is_test_path(path)),
+                float(c.kind is ChunkKind.DOCS or c.language not in _PROGRAMMING),
+                float(is_changelog_path(path)),
+                ev.prior[pid],
+                ev.chunk_score[pid] / top_chunk if top_chunk > 0 else 0.0,
+                steps.file_score[path] / top_file,
+                steps.class_score[steps.class_of[pid]] / top_file,
+                math.log1p(file_rank[path]),
+                math.log1p(file_count[path]),
+                math.log1p(class_count[steps.class_of[pid]]),
+                formula[pid],
+                head_share.get(pid, 0.0),
+                fused[pid] / top_fused if top_fused > 0 else 0.0,
+                float(c.kind is ChunkKind.CODE),
+                float(kind is SymbolKind.METHOD),
+                float(kind is SymbolKind.FUNCTION),
+                float(kind in _CLASS_KINDS),
+                float(kind is SymbolKind.MODULE),
+                math.log1p(c.end_line - c.start_line + 1),
+                float(c.part > 1),
+                *q_row,
+            ]
+        )
+        sources = tuple(n for n, d in (("lexical", ev.lex_score), ("dense", ev.dense_score)) if pid in d)
+        out.append(ScoredChunk(id=pid, score=round(fused[pid], 6), chunk=c, sources=sources or s.sources))
+    return out, rows
+
+
+def rank_learned(
+    scorer: Scorer,
+    query: AnalyzedQuery,
+    lexical: Sequence[ScoredChunk],
+    dense: Sequence[ScoredChunk] = (),
+    *,
+    headline: Sequence[ScoredChunk] | None = None,
+    weights: RankingWeights | None = None,
+    tokenize: Callable[[str], list[str]] | None = None,
+    limit: int | None = None,
+) -> list[ScoredChunk]:
+    """The candidates of :func:`rank_features` ordered by ``scorer``'s score of their features (shown as
+    each hit's score); ties by chunk id."""
+    candidates, rows = rank_features(query, lexical, dense, headline=headline, weights=weights, tokenize=tokenize)
+    if not candidates:
+        return []
+    scores = scorer.score(rows)
+    order = sorted(range(len(candidates)), key=lambda i: (-scores[i], candidates[i].id))
+    return [
+        ScoredChunk(
+            id=candidates[i].id, score=round(scores[i], 6), chunk=candidates[i].chunk, sources=candidates[i].sources
+        )
+        for i in (order if limit is None else order[:limit])
+    ]
 
 
 def fuse_headline(

@@ -25,7 +25,7 @@ from daemon.core.models import MatchConfidence, SearchFilters, SearchHit, Search
 from daemon.core.ports import DenseEmbedder, Reranker, ScoredChunk, SparseEncoder, StoreQuery, VectorStore
 from daemon.errors import EmbeddingUnavailable, InvalidToolInput
 from daemon.index.query_analysis import MAX_QUERY_CHARS, AnalyzedQuery, analyze_query
-from daemon.index.ranking import CONFIDENCE_HEAD, confidence, fuse_headline, rank
+from daemon.index.ranking import CONFIDENCE_HEAD, Scorer, confidence, fuse_headline, rank, rank_features, rank_learned
 
 __all__ = ["DENSE_MIN_FRACTION", "LEXICAL_CANDIDATES", "MAX_K", "HybridSearcher"]
 
@@ -53,6 +53,10 @@ class HybridSearcher:
     """Candidates each ranker gives at least (``search.prefetch``; ``LEXICAL_CANDIDATES`` when more)."""
     rerank_top_n: int
     """How many of the ranked hits the reranker reorders."""
+    ranker: Scorer | None = None
+    """The learned ranker that orders the final candidates (``search.ranker = "learned"``); None: the formula."""
+    ranker_note: str | None = None
+    """Why the learned ranker asked for is not used (its model could not be loaded), said in every answer."""
 
     def search(
         self,
@@ -73,7 +77,7 @@ class HybridSearcher:
             raise InvalidToolInput("the query is empty: give words or code to search for")
         if k < 1:
             raise InvalidToolInput(f"k must be at least 1 (got {k})")
-        notes: list[str] = []
+        notes: list[str] = [self.ranker_note] if self.ranker_note else []
         if k > MAX_K:
             notes.append(f"k={k} is more than {MAX_K}: {MAX_K} hits at most")
             k = MAX_K
@@ -160,7 +164,28 @@ class HybridSearcher:
         limit: int,
     ) -> list[ScoredChunk]:
         """Each ranker's candidates (with the request that gave them) ranked, then ranked again with the
-        best files complete.
+        best files complete (:meth:`_candidates`); by the learned ranker when there is one."""
+        first, final = self._candidates(analyzed, lexical, dense, first_limit=max(limit, FIRST_FILES_FROM))
+        if self.ranker is not None:
+            lex, den, headline = final or first.candidates
+            return rank_learned(
+                self.ranker, analyzed, lex, den, headline=headline, tokenize=self.sparse.tokenize, limit=limit
+            )
+        if final is None:
+            return first.ranked[:limit]  # the best files were complete already: the second ranking is the first
+        lex, den, headline = final
+        return _formula(analyzed, lex, den, headline, limit)
+
+    def _candidates(
+        self,
+        analyzed: AnalyzedQuery,
+        lexical: tuple[StoreQuery, list[ScoredChunk]],
+        dense: tuple[StoreQuery, list[ScoredChunk]],
+        *,
+        first_limit: int,
+    ) -> tuple[_First, _Candidates | None]:
+        """The first ranking (the formula's) and the candidates with the best files complete (None when
+        the completion found nothing new).
 
         With a headline (and lexical candidates), each ranking is fused with the headline's own lexical
         candidates ranked alone. The first ranking names the best ``COMPLETED_FILES`` files; each ranker
@@ -172,21 +197,38 @@ class HybridSearcher:
         headline: list[ScoredChunk] | None = None
         if head is not None and head_sparse is not None and head_sparse.indices:
             headline = rank(head, self._top(replace(lexical_query, sparse=head_sparse)))
-
-        def ranked(lex: list[ScoredChunk], den: list[ScoredChunk], cut: int) -> list[ScoredChunk]:
-            if headline is None:
-                return rank(analyzed, lex, den, limit=cut)
-            return fuse_headline(rank(analyzed, lex, den), headline, limit=cut)
-
-        first = ranked(lexical_hits, dense_hits, max(limit, FIRST_FILES_FROM))
-        best = tuple(dict.fromkeys(s.chunk.path for s in first))[:COMPLETED_FILES]
+        first = _First(
+            _formula(analyzed, lexical_hits, dense_hits, headline, first_limit), (lexical_hits, dense_hits, headline)
+        )
+        best = tuple(dict.fromkeys(s.chunk.path for s in first.ranked))[:COMPLETED_FILES]
         if not best:
-            return first
+            return first, None
         more_lexical = _missing(lexical_hits, self._top(replace(lexical_query, paths=best, limit=COMPLETION_DEPTH)))
         more_dense = _missing(dense_hits, self._top(replace(dense_query, paths=best, limit=COMPLETION_DEPTH)))
         if not more_lexical and not more_dense:
-            return first[:limit]  # the best files were complete already: the second ranking is the first
-        return ranked(lexical_hits + more_lexical, dense_hits + more_dense, limit)
+            return first, None
+        return first, (lexical_hits + more_lexical, dense_hits + more_dense, headline)
+
+    def candidate_features(
+        self, query: str, *, mode: SearchMode = SearchMode.LEXICAL, filters: SearchFilters | None = None
+    ) -> tuple[list[ScoredChunk], list[list[float]]]:
+        """Every final candidate of ``query`` (what :meth:`search` ranks, in the formula's order) with its
+        feature row (:data:`daemon.index.ranking.FEATURES`): the learned ranker's training data
+        (``bench/ranker_data.py``). Lexical unless ``mode`` is hybrid and vectors are complete."""
+        analyzed = analyze_query(query, self.sparse.tokenize)
+        sparse = self.sparse.encode_terms(analyzed.terms)
+        if not sparse.indices:
+            return [], []
+        dense: list[float] | None = None
+        total, embedded = self.store.count(), self.store.count(embedded_only=True)
+        if mode is not SearchMode.LEXICAL and self.embedder is not None and total and embedded / total >= 0.95:
+            dense = self.embedder.embed_query(analyzed.text)
+        lexical_query = StoreQuery(sparse=sparse, filters=filters, limit=max(self.prefetch, LEXICAL_CANDIDATES))
+        dense_query = StoreQuery(dense=dense, filters=filters, limit=max(self.prefetch, LEXICAL_CANDIDATES))
+        lexical = (lexical_query, self._top(lexical_query))
+        first, final = self._candidates(analyzed, lexical, (dense_query, self._top(dense_query)), first_limit=60)
+        lex, den, headline = final or first.candidates
+        return rank_features(analyzed, lex, den, headline=headline, tokenize=self.sparse.tokenize)
 
     def _rerank(self, query: str, scored: list[ScoredChunk]) -> list[ScoredChunk]:
         assert self.reranker is not None
@@ -198,6 +240,28 @@ class HybridSearcher:
             for i in order
         ]
         return reranked + scored[self.rerank_top_n :]
+
+
+_Candidates = tuple[list[ScoredChunk], list[ScoredChunk], list[ScoredChunk] | None]
+"""Lexical candidates, dense candidates, and the headline's ranking (None without a headline)."""
+
+
+@dataclass(frozen=True)
+class _First:
+    ranked: list[ScoredChunk]
+    candidates: _Candidates
+
+
+def _formula(
+    analyzed: AnalyzedQuery,
+    lexical: list[ScoredChunk],
+    dense: list[ScoredChunk],
+    headline: list[ScoredChunk] | None,
+    limit: int,
+) -> list[ScoredChunk]:
+    if headline is None:
+        return rank(analyzed, lexical, dense, limit=limit)
+    return fuse_headline(rank(analyzed, lexical, dense), headline, limit=limit)
 
 
 def _missing(candidates: list[ScoredChunk], more: list[ScoredChunk]) -> list[ScoredChunk]:

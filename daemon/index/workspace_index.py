@@ -26,6 +26,7 @@ from daemon.errors import EmbeddingUnavailable
 from daemon.index.dense_fill import fill_dense
 from daemon.index.file_worker import WorkerSettings
 from daemon.index.indexer import Indexer, IndexProgress
+from daemon.index.learned_ranker import learned_ranker
 from daemon.index.manifest import Manifest
 from daemon.index.query_vectors import RememberedQueries
 from daemon.index.reranker import load_reranker
@@ -70,6 +71,7 @@ class WorkspaceIndex:
         self._remembered: RememberedQueries | None = None
         self._reranker: Reranker | None
         self._reranker, self._reranker_reason = load_reranker(config.rerank)
+        self._ranker, self._ranker_note = learned_ranker(config)
         scanner = Scanner.for_workspace(
             config.workspace_path, config.index, include_secrets=config.index.include_secrets
         )
@@ -174,6 +176,8 @@ class WorkspaceIndex:
             reranker=self._reranker,
             prefetch=self.config.search.prefetch,
             rerank_top_n=self.config.rerank.top_n,
+            ranker=self._ranker,
+            ranker_note=self._ranker_note,
         )
         k = self.config.search.default_k if k is None else k
         return searcher.search(query, k=k, filters=filters, mode=mode, rerank=rerank)

@@ -15,7 +15,7 @@ import ast
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Self
+from typing import Literal, Self
 
 from pydantic import Field, model_validator
 
@@ -60,10 +60,20 @@ class LocalizationSet(FrozenModel):
         "materialize.sh writes them); '~' expanded, relative to this file unless absolute.",
     )
     baseline: str = Field(description="The frozen baseline (JSON), relative to this file.")
-    tasks: tuple[LocalizationTask, ...]
+    ranker: Literal["formula", "learned"] | None = Field(
+        default=None, description="The ranking the set measures (search.ranker); unset: the built-in default."
+    )
+    tasks_from: str | None = Field(
+        default=None,
+        description="Another set file (relative to this one) whose tasks this set asks, when it lists none itself: "
+        "the same questions measured with another ranker, against a baseline of their own.",
+    )
+    tasks: tuple[LocalizationTask, ...] = ()
 
     @model_validator(mode="after")
     def _one_workspace_source(self) -> Self:
+        if not self.tasks and self.tasks_from is None:
+            raise ValueError("a localization set lists `tasks` or names a set to take them from (`tasks_from`)")
         if (self.archive is None) == (self.checkouts is None):
             raise ValueError(
                 "a localization set names either `archive` (one snapshot for every task) or `checkouts` "

@@ -70,7 +70,17 @@ Progress = Callable[[TaskDone], None]
 
 
 def load_localization_set(set_path: Path) -> LocalizationSet:
-    return LocalizationSet.model_validate(yaml.safe_load(set_path.read_text(encoding="utf-8")))
+    """The set at ``set_path``, with the tasks of the set it names in ``tasks_from`` when it lists none."""
+    spec = LocalizationSet.model_validate(yaml.safe_load(set_path.read_text(encoding="utf-8")))
+    if spec.tasks or spec.tasks_from is None:
+        return spec
+    source = set_path.parent / spec.tasks_from
+    if not source.is_file():
+        raise ValueError(f"{set_path}: tasks_from names {source}, which does not exist")
+    other = LocalizationSet.model_validate(yaml.safe_load(source.read_text(encoding="utf-8")))
+    if not other.tasks:
+        raise ValueError(f"{set_path}: tasks_from names {source}, which lists no tasks of its own")
+    return spec.model_copy(update={"tasks": other.tasks})
 
 
 def _read(root: Path, rel: str) -> str | None:
@@ -81,16 +91,17 @@ def _read(root: Path, rel: str) -> str | None:
 
 
 @contextmanager
-def _lexical_index(root: Path, state: Path, scratch: Path) -> Generator[tuple[WorkspaceIndex, float]]:
-    """``root`` indexed lexically under ``state``, and the seconds that took."""
+def _lexical_index(
+    root: Path, state: Path, scratch: Path, ranker: str | None = None
+) -> Generator[tuple[WorkspaceIndex, float]]:
+    """``root`` indexed lexically under ``state``, and the seconds that took; searched with ``ranker``
+    (``search.ranker``) when given."""
     from daemon.index.workspace_index import WorkspaceIndex
 
-    config = load_config(
-        root,
-        env={},
-        user_file=scratch / "no-user-config.toml",
-        overrides={"state_dir": str(state), "embedding": {"enabled": False}},
-    )
+    overrides: dict[str, object] = {"state_dir": str(state), "embedding": {"enabled": False}}
+    if ranker is not None:
+        overrides["search"] = {"ranker": ranker}
+    config = load_config(root, env={}, user_file=scratch / "no-user-config.toml", overrides=overrides)
     with WorkspaceIndex.open(config) as ws:
         started = time.perf_counter()
         ws.index()
@@ -152,7 +163,7 @@ def score_localization_set(
             root.mkdir()
             with tarfile.open(set_path.parent / spec.archive) as tar:
                 tar.extractall(root, filter="data")
-            with _lexical_index(root, scratch / "state", scratch) as (ws, index_s):
+            with _lexical_index(root, scratch / "state", scratch, spec.ranker) as (ws, index_s):
                 for i, task in enumerate(spec.tasks):
                     done(_score(ws, root, task), index_s if i == 0 else None)
             return spec, scores
@@ -160,7 +171,7 @@ def score_localization_set(
         for task in spec.tasks:
             root = folder / task.id
             state = (state_root or scratch / "states") / task.id
-            with _lexical_index(root, state, scratch) as (ws, index_s):
+            with _lexical_index(root, state, scratch, spec.ranker) as (ws, index_s):
                 done(_score(ws, root, task), index_s)
             if state_root is None:
                 shutil.rmtree(state, ignore_errors=True)  # one index on disk at a time (a django one: ~160 MB)
