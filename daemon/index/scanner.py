@@ -309,4 +309,17 @@ def _read_spec(path: Path) -> pathspec.GitIgnoreSpec | None:
     except OSError:
         logger.warning("cannot read ignore file %s", path)
         return None
-    return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+    if not lines:
+        return None
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(lines)
+    except ValueError:  # a line git itself would skip (a lone "!"): skip it too, keep the file's other rules
+        kept: list[str] = []
+        for line in lines:
+            try:
+                pathspec.GitIgnoreSpec.from_lines([line])
+            except ValueError:
+                logger.warning("ignore file %s: skipping the invalid pattern %r", path, line)
+                continue
+            kept.append(line)
+        return pathspec.GitIgnoreSpec.from_lines(kept) if kept else None

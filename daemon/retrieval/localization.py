@@ -72,13 +72,13 @@ class LocalizationSet(FrozenModel):
 
     @model_validator(mode="after")
     def _one_workspace_source(self) -> Self:
-        if not self.tasks and self.tasks_from is None:
-            raise ValueError("a localization set lists `tasks` or names a set to take them from (`tasks_from`)")
         if (self.archive is None) == (self.checkouts is None):
             raise ValueError(
                 "a localization set names either `archive` (one snapshot for every task) or `checkouts` "
                 "(a folder of one checkout per task), exactly one of them"
             )
+        if not self.tasks and self.tasks_from is None:
+            raise ValueError("a localization set lists `tasks` or names a set to take them from (`tasks_from`)")
         return self
 
 

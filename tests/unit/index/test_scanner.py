@@ -69,6 +69,15 @@ def test_gitignore_rules_apply_relative_to_their_own_directory(tmp_path: Path) -
     assert files == ["pkg/local_keep.py"]
 
 
+def test_an_invalid_gitignore_line_is_skipped_and_the_files_other_rules_still_apply(tmp_path: Path) -> None:
+    # a lone "!" (psf/black keeps such files as test data) made the whole pass fail
+    _write(tmp_path, "pkg/.gitignore", "!\n*.gen.py\n")
+    _write(tmp_path, "pkg/mod.py")
+    _write(tmp_path, "pkg/out.gen.py")
+    files = [f.rel_path for f in _scanner(tmp_path).scan().files]
+    assert files == ["pkg/mod.py"]
+
+
 def test_extra_excludes_from_config_are_gitignore_patterns(tmp_path: Path) -> None:
     _write(tmp_path, "vendor/lib.py")
     _write(tmp_path, "app.py")
