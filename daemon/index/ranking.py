@@ -26,7 +26,10 @@ top (cosine). Each candidate chunk gets a score in four steps:
    its methods; a function or a docs section is its own class), relative to the best file's score, so
    the method of the class an issue is about outranks a stronger-worded method elsewhere in the file.
 
-Ties are broken by chunk id, so the same query on the same index gives the same order.
+The list is in score order, the score each hit shows: a file's weaker chunk never sits above a stronger
+chunk of another file (grouping by file is the answer's option, ``SearchResult.grouped_by_file``, and
+the file's evidence is inside each score). Ties are broken by chunk id, so the same query on the same
+index gives the same order.
 
 **A headline.** A query of several lines (an issue) is ranked twice, as its whole text and as its first
 line alone (:attr:`AnalyzedQuery.headline`, lexical candidates of its own), and
@@ -103,8 +106,6 @@ class RankingWeights:
     """4. Weight of the chunk's file score (relative to the best file's) in its final score."""
     klass: float = 0.5
     """4. Weight of the chunk's class score (its class's best chunk, relative to the best file's score)."""
-    group: tuple[int, ...] = (4, 3, 2, 1)
-    """How many chunks the best files put first, in order (``_grouped``); empty: plain score order."""
     headline: float = 0.25
     """Weight of the headline's ranking in :func:`fuse_headline`."""
 
@@ -358,8 +359,6 @@ def rank(
         return []
     final = ev.final
     ordered = sorted(final, key=lambda pid: (-final[pid], pid))
-    if w.group:
-        ordered = _grouped(ordered, ev.path_of, w.group)
     out: list[ScoredChunk] = []
     for pid in ordered if limit is None else ordered[:limit]:
         s = ev.by_id[pid]
@@ -575,19 +574,6 @@ def fuse_headline(
         ScoredChunk(id=pid, score=round(fused[pid], 6), chunk=by_id[pid].chunk, sources=by_id[pid].sources)
         for pid in (ordered if limit is None else ordered[:limit])
     ]
-
-
-def _grouped(ordered: list[str], path_of: dict[str, str], quotas: tuple[int, ...]) -> list[str]:
-    """The best files' chunks first: the first file's best ``quotas[0]``, the second's ``quotas[1]``, ...;
-    then everything else in score order. Files keep the order of their best chunk."""
-    files: dict[str, list[str]] = {}
-    for pid in ordered:
-        files.setdefault(path_of[pid], []).append(pid)
-    head: list[str] = []
-    for quota, pids in zip(quotas, files.values(), strict=False):
-        head.extend(pids[:quota])
-    taken = set(head)
-    return head + [pid for pid in ordered if pid not in taken]
 
 
 @lru_cache(maxsize=4_096)

@@ -46,7 +46,6 @@ def test_a_ranking_without_issue_analysis_breaks_the_baseline(monkeypatch: pytes
         frame=0.0,
         file=0.0,
         klass=0.0,
-        group=(),
         test=1.0,
         docs=1.0,
         headline=0.0,

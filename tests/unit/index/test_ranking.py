@@ -115,7 +115,22 @@ def test_a_method_rises_with_the_best_chunk_of_its_class() -> None:
         _hit("sibling", 6.0, path="db/json.py", name="as_sql", qualified="KeyTransformExact.as_sql"),
         _hit("method", 5.5, path="db/json.py", name="as_oracle", qualified="KeyTransformIsNull.as_oracle"),
     ]
-    order = [s.id for s in rank(query, candidates, weights=replace(DEFAULT_WEIGHTS, group=()))]
+    order = [s.id for s in rank(query, candidates)]
     assert order == ["outline", "method", "sibling"]
-    flat = [s.id for s in rank(query, candidates, weights=replace(DEFAULT_WEIGHTS, group=(), klass=0.0))]
+    flat = [s.id for s in rank(query, candidates, weights=replace(DEFAULT_WEIGHTS, klass=0.0))]
     assert flat == ["outline", "sibling", "method"]
+
+
+def test_hits_come_in_the_order_of_the_scores_they_show_whatever_their_file() -> None:
+    query = analyze_query("parse the settings", _TOKENIZE)
+    candidates = [
+        _hit("a1", 10.0, path="pkg/a.py"),
+        _hit("a2", 9.0, path="pkg/a.py"),
+        _hit("a3", 1.0, path="pkg/a.py"),
+        _hit("b1", 8.0, path="pkg/b.py"),
+    ]
+    ranked = rank(query, candidates)
+    scores = [s.score for s in ranked]
+    assert scores == sorted(scores, reverse=True)
+    # a's weak third chunk is not listed above b's strong one because it shares the best file
+    assert [s.id for s in ranked] == ["a1", "a2", "b1", "a3"]
