@@ -21,7 +21,7 @@ Printed per workload and server:
 * warm p50/p95 per operation (definition, references, overview of one file, search) over
   ``--warm`` calls, as the client sees them;
 * correctness of each operation against the workload's known answer, and the answer size in
-  characters;
+  characters (printed beside each operation's latency: an agent pays for both);
 * RSS of every process the server started (its process tree, plus detached processes that carry
   the run's marker in their environment: ided's daemon, its language servers and embedding
   worker), in all and per kind of process; measured after the warm calls, and again once the server's
@@ -733,6 +733,14 @@ def _ms(v: float) -> str:
     return f"{v * 1000:.1f}" if v < 10 else f"{v * 1000:.0f}"
 
 
+def _warm_cell(r: Result, op: str) -> str:
+    """Latency and the answer's size side by side: an agent pays for both."""
+    if op not in r.warm:
+        return "–"
+    size = f", {r.size[op]:,} chars" if op in r.size else ""
+    return f"{_ms(_pct(r.warm[op], 0.5))} / {_ms(_pct(r.warm[op], 0.95))}{size}"
+
+
 def report(wl: Workload, servers: list[Server], results: dict[str, Result]) -> None:
     names = [s.name for s in servers]
     head = f"| {wl.name} | " + " | ".join(f"{s.name} {s.version}".strip() for s in servers) + " |"
@@ -762,14 +770,9 @@ def report(wl: Workload, servers: list[Server], results: dict[str, Result]) -> N
         lambda r: f"{statistics.median(r.initialize):.2f} s" if r.initialize else "–",
     )
     for op in OPS:
-        row(
-            f"warm {op} p50 / p95 ms",
-            lambda r, op=op: f"{_ms(_pct(r.warm[op], 0.5))} / {_ms(_pct(r.warm[op], 0.95))}" if op in r.warm else "–",
-        )
+        row(f"warm {op}: p50 / p95 ms, answer chars", lambda r, op=op: _warm_cell(r, op))
     for op in OPS:
         row(f"{op} correct", lambda r, op=op: f"{r.correct[op]:.2f}" if op in r.correct else "–")
-    for op in OPS:
-        row(f"{op} answer chars", lambda r, op=op: f"{r.size[op]:,}" if op in r.size else "–")
     row("RSS MB (all its processes)", lambda r: f"{r.rss:,.0f}" if r.rss is not None else "–")
     row("RSS MB, steady (background work done)", lambda r: f"{r.rss_steady:,.0f}" if r.rss_steady is not None else "–")
     row("processes", lambda r: ", ".join(sorted(set(r.procs))) if r.procs else "–")
@@ -804,6 +807,11 @@ def ratios(wl: Workload, servers: list[Server], results: dict[str, Result]) -> N
                 f"{op} p50 {_pct(ided.warm[op], 0.5) / max(_pct(peer.warm[op], 0.5), 1e-6):.2f}×"
                 for op in OPS
                 if op in ided.warm and op in peer.warm
+            )
+            parts.extend(
+                f"{op} chars {ided.size[op] / max(peer.size[op], 1):.2f}×"
+                for op in OPS
+                if op in ided.size and op in peer.size
             )
             if ided.rss and peer.rss:
                 parts.append(f"RSS {ided.rss / peer.rss:.2f}×")

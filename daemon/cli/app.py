@@ -204,9 +204,19 @@ def search(
     ] = None,
     k: Annotated[int | None, typer.Option("-k", min=1, max=200, help="Number of results.")] = None,
     mode: Annotated[SearchMode, typer.Option("--mode", help="hybrid (default), lexical or dense.")] = SearchMode.HYBRID,
+    group_by_file: Annotated[
+        bool,
+        typer.Option("--group-by-file", help="Show each file's hits together (files in the order of their best hit)."),
+    ] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Each hit's kind, language, rankers and up to three lines.")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Search the index: lexical (BM25) and, once they are complete, dense vectors, ranked as one list.
+
+    Hits come in score order, each as path:line, symbol, score and one line (the signature, or its
+    best line for the query); the footer says how complete the dense vectors are.
 
     The query may be a few words, an identifier or a whole issue with tracebacks and code: the names,
     dotted names and paths it mentions count, and so do the files whose code matches it best. Each
@@ -234,9 +244,9 @@ def search(
 
     result = _in_workspace(state, config, "search", ask, prepare=first_pass)
     if as_json:
-        print(result.model_dump_json(indent=2))
+        print((result.grouped_by_file() if group_by_file else result).model_dump_json(indent=2))
     else:
-        print_search(state.out, result)
+        print_search(state.out, result, verbose=verbose, group_by_file=group_by_file)
 
 
 @app.command()

@@ -28,7 +28,19 @@ def snippet(hit: SearchHit, query: str, lines: int = 3) -> list[tuple[int, str]]
     return [(n, line if len(line) <= 160 else line[:157] + "...") for n, line in chosen]
 
 
-def print_search(console: Console, result: SearchResult) -> None:
+def _one_line(hit: SearchHit, query: str) -> tuple[int, str] | None:
+    """The hit in one line: its signature (whitespace folded), else its best line for the query."""
+    c = hit.chunk
+    if c.signature:
+        line = " ".join(c.signature.split())
+        return c.start_line, line if len(line) <= 160 else line[:157] + "..."
+    lines = snippet(hit, query, lines=1)
+    return lines[0] if lines else None
+
+
+def print_search(console: Console, result: SearchResult, *, verbose: bool = False, group_by_file: bool = False) -> None:
+    """Hits in score order, each as path:line, symbol, score and one line (``verbose``: its kind,
+    language, rankers and up to three lines); ``group_by_file``: each file's hits under its path."""
     query = result.query if len(result.query) <= 80 else result.query[:77] + "..."
     if not result.hits:
         console.print(f"no results for {query!r}", highlight=False)
@@ -36,20 +48,32 @@ def print_search(console: Console, result: SearchResult) -> None:
         console.print(Text(f"nothing relevant found for {query!r}; the nearest hits follow", style="yellow"))
     elif result.matches is MatchConfidence.WEAK:
         console.print(Text("weak matches: the hits carry little of the query", style="yellow"))
-    for rank, hit in enumerate(result.hits, 1):
+    shown = result.grouped_by_file() if group_by_file else result
+    rank_of = {hit.id: rank for rank, hit in enumerate(result.hits, 1)}
+    current_file: str | None = None
+    for hit in shown.hits:
         c = hit.chunk
         title = Text()
-        title.append(f"{rank:>2}. ", style="dim")
-        title.append(f"{c.path}:{c.start_line}", style="bold cyan")
+        if group_by_file:
+            if c.path != current_file:
+                console.print(Text(c.path, style="bold cyan"), highlight=False)
+                current_file = c.path
+            title.append(f"  {rank_of[hit.id]:>2}. ", style="dim")
+            title.append(f":{c.start_line}", style="cyan")
+        else:
+            title.append(f"{rank_of[hit.id]:>2}. ", style="dim")
+            title.append(f"{c.path}:{c.start_line}", style="bold cyan")
         title.append(f"  {c.qualified_name or c.name or c.symbol_kind.value}", style="bold")
-        title.append(f"  [{c.symbol_kind.value}, {c.language}]", style="dim")
-        title.append(f"  score {hit.score:.4f} ({'+'.join(hit.sources) or '-'})", style="dim")
+        if verbose:
+            title.append(f"  [{c.symbol_kind.value}, {c.language}]", style="dim")
+            title.append(f"  score {hit.score:.4f} ({'+'.join(hit.sources) or '-'})", style="dim")
+        else:
+            title.append(f"  {hit.score:.3f}", style="dim")
         console.print(title)
-        for n, line in snippet(hit, result.query):
+        shown_lines = snippet(hit, result.query) if verbose else [x for x in [_one_line(hit, result.query)] if x]
+        for n, line in shown_lines:
             console.print(Text(f"      {n:>5} │ {line}", style="default"), highlight=False)
-    footer = (
-        f"{result.mode.value} search, {result.seconds * 1000:.0f} ms, dense vectors on {result.embedded_fraction:.0%}"
-    )
+    footer = f"{result.mode.value} search, {result.seconds * 1000:.0f} ms, vectors {result.embedded_fraction:.0%}"
     if result.reranked:
         footer += ", reranked"
     footer += f", matches {result.matches.value}"

@@ -148,6 +148,15 @@ class SearchResult(FrozenModel):
     notes: tuple[str, ...] = ()
     seconds: float = 0.0
 
+    def grouped_by_file(self) -> SearchResult:
+        """The same hits with each file's together: files in the order of their best hit, a file's hits
+        in the order they had (score order). The scores are not changed: they say the order within a file
+        and across the files' first hits."""
+        files: dict[str, list[SearchHit]] = {}
+        for hit in self.hits:
+            files.setdefault(hit.chunk.path, []).append(hit)
+        return self.model_copy(update={"hits": tuple(hit for group in files.values() for hit in group)})
+
 
 class SkipReason(StrEnum):
     """Why a file seen during the scan was not indexed."""

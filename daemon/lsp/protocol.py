@@ -92,6 +92,7 @@ class IndexSearchParams:
     path_glob: str | None = None
     mode: SearchMode = SearchMode.HYBRID
     include_text: bool = False
+    group_by_file: bool = False
 
 
 @_wire

@@ -55,20 +55,25 @@ def _env(tmp_path: Path) -> dict[str, str]:
     }
 
 
+def _path(hit: dict[str, Any]) -> str:
+    """A hit's path: a search result's (``chunk.path``) or a search tool's answer (``path``)."""
+    return str(hit["chunk"]["path"] if "chunk" in hit else hit["path"])
+
+
 def _leaked_markers(hits: list[dict[str, Any]], markers: list[str]) -> dict[str, list[str]]:
-    """marker -> the hit paths whose text holds it."""
+    """marker -> the hit paths whose text (or snippet) holds it."""
     found: dict[str, list[str]] = {}
     for hit in hits:
-        chunk = hit["chunk"]
+        text = hit["chunk"]["text"] if "chunk" in hit else f"{hit['snippet']}\n{hit['text']}"
         for marker in markers:
-            if marker in chunk["text"]:
-                found.setdefault(marker, []).append(chunk["path"])
+            if marker in text:
+                found.setdefault(marker, []).append(_path(hit))
     return found
 
 
 def _judge_search(ws: HostileWorkspace, tally: Tally, hits: list[dict[str, Any]]) -> None:
     leaked = _leaked_markers(hits, ws.markers)
-    paths = {hit["chunk"]["path"] for hit in hits}
+    paths = {_path(hit) for hit in hits}
     for rel, marker in ws.escapes.items():
         tally.escape(marker not in leaked and rel not in paths, f"search returned {rel} ({marker})")
     for rel, marker in ws.secrets.items():
@@ -126,12 +131,12 @@ async def test_mcp_tools_refuse_every_escape_and_secret_and_serve_the_decoy(
     with (tmp_path / "mcp-stderr.log").open("w") as errlog:
         async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=CALL_TIMEOUT) as client:
             error, text, found = await _call(
-                client, "search_code", query=" ".join([*hostile.markers, hostile.decoy_marker]), k=50
+                client, "search_code", query=" ".join([*hostile.markers, hostile.decoy_marker]), k=50, detail=True
             )
             assert not error, text
             assert found is not None
             _judge_search(hostile, tally, found["hits"])
-            assert hostile.decoy in {h["chunk"]["path"] for h in found["hits"]}
+            assert hostile.decoy in {_path(h) for h in found["hits"]}
             for rel, marker in hostile.escapes.items():
                 error, text, _ = await _call(client, "get_ast_node", file=rel, line=1)
                 tally.escape(error and marker not in text, f"get_ast_node {rel}")

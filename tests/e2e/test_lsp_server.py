@@ -107,6 +107,21 @@ async def test_search_answers_hits_with_file_uris_and_zero_based_line_ranges(wor
         assert docs["hits"]
         assert all(h["kind"] == "docs" and h["text"] for h in docs["hits"])
 
+        # score order by default; groupByFile lists each file's hits together, files by their best hit
+        flat = await client.ided(
+            "ided/index/search", {"query": "total attempts delay cart item", "k": 8, "mode": "lexical"}
+        )
+        scores = [h["score"] for h in flat["hits"]]
+        assert scores == sorted(scores, reverse=True)
+        grouped = await client.ided(
+            "ided/index/search",
+            {"query": "total attempts delay cart item", "k": 8, "mode": "lexical", "groupByFile": True},
+        )
+        order = list(dict.fromkeys(h["path"] for h in flat["hits"]))
+        paths = [h["path"] for h in grouped["hits"]]
+        assert paths == sorted(paths, key=order.index) != [h["path"] for h in flat["hits"]]
+        assert sorted(h["score"] for h in grouped["hits"]) == sorted(scores)
+
 
 async def test_workspace_symbol_finds_classes_and_methods_by_name(workspace: Path, state: Path) -> None:
     async with lsp_client(workspace, state) as client:

@@ -36,7 +36,7 @@ async def test_an_attached_mcp_server_answers_from_the_shared_daemon(tmp_path: P
                 status = await other.call_model(Methods.DAEMON_STATUS, None, DaemonStatus)
                 assert sorted(c.client for c in status.clients) == ["cli", "mcp"]
                 hits = await call(client, "search_code", query="Reporter")
-                assert any(h["chunk"]["path"] == "shapes/report.py" for h in hits["hits"])
+                assert any(h["path"] == "shapes/report.py" for h in hits["hits"])
             finally:
                 await other.call(Methods.SHUTDOWN, None)
                 await asyncio.wait_for(other.wait_closed(), 30)

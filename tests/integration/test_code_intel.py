@@ -125,7 +125,7 @@ async def test_call_hierarchy_lists_callers_and_callees(python_intel: CodeIntelS
 async def test_search_code_finds_a_function_by_what_its_docstring_says(python_intel: CodeIntelService) -> None:
     workspace = LocalWorkspace(python_intel.config, python_intel.index, python_intel)
     result = await within(SEARCH_CODE.run(workspace, SearchCodeParams(query="arithmetic mean of points", k=3)))
-    assert result.hits[0].chunk.qualified_name == "centroid"
+    assert result.hits[0].symbol == "centroid"
     status = await within(python_intel.index_status())
     assert status.index is not None and status.index.files_indexed == 4
 

@@ -77,7 +77,7 @@ async def test_the_outline_is_two_levels_without_locals_by_default_and_says_what
         assert len(signature.signature) <= 20
         assert "signature cut to max_chars=20" in signature.notes
         workspace = LocalWorkspace(intel.config, intel.index, intel)
-        query = SearchCodeParams(query="function_number_7 argument", max_chars=30)
+        query = SearchCodeParams(query="function_number_7 argument", detail=True, max_chars=30)
         found = await asyncio.wait_for(SEARCH_CODE.run(workspace, query), 90)
-        assert found.hits and all(len(h.chunk.text) <= 30 for h in found.hits)
+        assert found.hits and all(h.text is not None and len(h.text) <= 30 for h in found.hits)
         assert any("hits was cut to max_chars=30" in n for n in found.notes)

@@ -121,11 +121,11 @@ async def test_the_agents_search_tool_inside_a_run_finds_the_run_s_code(tmp_path
     (branch.workdir / "src" / "calc.py").write_text(RUN_CALC, encoding="utf-8")
     async with LocalWorkspace.open_index(config) as workspace:
         view = OverlayWorkspace(workspace, RunTreeOverlay(branch.workdir, branch.start_commit))
-        found = await SEARCH_CODE.run(view, SearchCodeParams(query="frobnicate total values"))
-        original = await SEARCH_CODE.run(view, SearchCodeParams(query="scale total"))
+        found = await SEARCH_CODE.run(view, SearchCodeParams(query="frobnicate total values", detail=True))
+        original = await SEARCH_CODE.run(view, SearchCodeParams(query="scale total", detail=True))
         await view.aclose()  # the run ended: its view drops the overlay, the workspace stays open
-        after = await SEARCH_CODE.run(workspace, SearchCodeParams(query="scale total"))
-    assert [h.chunk.text for h in found.hits if h.chunk.path == "src/calc.py"] == [RUN_CALC.rstrip("\n")]
-    assert all(h.chunk.text != CALC.rstrip("\n") for h in original.hits)
+        after = await SEARCH_CODE.run(workspace, SearchCodeParams(query="scale total", detail=True))
+    assert [h.text for h in found.hits if h.path == "src/calc.py"] == [RUN_CALC.rstrip("\n")]
+    assert all(h.text != CALC.rstrip("\n") for h in original.hits)
     assert any("run overlay" in n for n in found.notes)
-    assert [h.chunk.text for h in after.hits if h.chunk.path == "src/calc.py"] == [CALC.rstrip("\n")]
+    assert [h.text for h in after.hits if h.path == "src/calc.py"] == [CALC.rstrip("\n")]

@@ -180,3 +180,28 @@ def test_the_cli_answers_bad_input_without_a_traceback(workspace: Path, tmp_path
     answer = json.loads(raw.stdout)
     assert answer["query"] == "merge_setting \ufffd\ufffd\ufffd"
     assert answer["hits"][0]["chunk"]["qualified_name"] == "merge_setting"
+
+
+def test_the_cli_shows_each_hit_in_two_lines_in_score_order_and_more_on_request(
+    workspace: Path, tmp_path: Path
+) -> None:
+    state = tmp_path / "cli-state"
+    lean = _ided("search", "merge the session setting", "-k", "4", cwd=workspace, state=state)
+    assert lean.returncode == 0, lean.stderr
+    titles = [line for line in lean.stdout.splitlines() if line[:3].strip().rstrip(".").isdigit()]
+    assert len(titles) == 4
+    scores = [float(line.split()[-1]) for line in titles]
+    assert scores == sorted(scores, reverse=True)
+    # one line under each title: the signature
+    assert "def merge_setting(request_setting, session_setting, dict_class=dict)" in lean.stdout
+    assert len([line for line in lean.stdout.splitlines() if "│" in line]) == 4
+    assert "[function, python]" not in lean.stdout and "vectors 0%" in lean.stdout
+    verbose = _ided("search", "merge the session setting", "-k", "4", "--verbose", cwd=workspace, state=state)
+    assert "[function, python]" in verbose.stdout and "(lexical)" in verbose.stdout
+    grouped = _ided("search", "merge the session setting", "-k", "4", "--group-by-file", cwd=workspace, state=state)
+    headers = [line for line in grouped.stdout.splitlines() if line.endswith(".py") and not line.startswith(" ")]
+    assert len(headers) == len(set(headers)) >= 2
+    as_json = json.loads(
+        _ided("search", "merge the session setting", "-k", "4", "--json", cwd=workspace, state=state).stdout
+    )
+    assert [h["score"] for h in as_json["hits"]] == sorted((h["score"] for h in as_json["hits"]), reverse=True)

@@ -46,6 +46,8 @@ def register(server: IdedLanguageServer) -> None:
         )
         result = await _search(server, request)
         server.warn_if_indexing()
+        if params.group_by_file:
+            result = result.grouped_by_file()
         return convert.search_result(server.mapper, result, include_text=params.include_text)
 
     @server.feature(LspMethods.INDEX_STATUS)

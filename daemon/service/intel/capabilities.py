@@ -23,7 +23,7 @@ from daemon.core.intel_models import (
     SignatureResult,
     SymbolsResult,
 )
-from daemon.core.models import ChunkKind, SearchFilters, SearchResult
+from daemon.core.models import ChunkKind, SearchFilters
 from daemon.core.ports import Workspace
 from daemon.service.intel.capability import Capability, ToolKind
 from daemon.service.intel.params import (
@@ -39,7 +39,7 @@ from daemon.service.intel.params import (
     SignatureParams,
     WorkspaceSymbolsParams,
 )
-from daemon.service.intel.search_trim import trim_search_result
+from daemon.service.intel.search_answer import SearchAnswer, search_answer
 
 if TYPE_CHECKING:  # the service (language servers, index) loads only where it runs, not with the registry
     from daemon.service.intel.code_intel import CodeIntelService
@@ -65,14 +65,15 @@ P = TypeVar("P", bound=BaseModel)
 R = TypeVar("R", bound=BaseModel)
 
 
-async def _search_code(ws: Workspace, p: SearchCodeParams) -> SearchResult:
+async def _search_code(ws: Workspace, p: SearchCodeParams) -> SearchAnswer:
     filters = SearchFilters(kind=ChunkKind.CODE, language=p.language, path_glob=p.path_glob)
-    return trim_search_result(await ws.search(p.query, k=p.k, filters=filters), p.max_chars)
+    result = await ws.search(p.query, k=p.k, filters=filters)
+    return search_answer(result, detail=p.detail, max_chars=p.max_chars, group_by_file=p.group_by_file)
 
 
-async def _search_docs(ws: Workspace, p: SearchDocsParams) -> SearchResult:
+async def _search_docs(ws: Workspace, p: SearchDocsParams) -> SearchAnswer:
     result = await ws.search(p.query, k=p.k, filters=SearchFilters(kind=ChunkKind.DOCS))
-    return trim_search_result(result, p.max_chars)
+    return search_answer(result, detail=p.detail, max_chars=p.max_chars, group_by_file=p.group_by_file)
 
 
 def _title(name: str) -> str:
@@ -198,19 +199,21 @@ DIAGNOSTICS = _served(
 SEARCH_CODE = _routed(
     "search_code",
     SearchCodeParams,
-    SearchResult,
-    "Search the workspace's code index (functions, classes, methods as chunks) with BM25 and, when\n"
-    'computed, semantic vectors fused by rank. Use it for "where is X handled" questions; use\n'
-    "find_definition/get_references for exact facts about a named symbol.",
+    SearchAnswer,
+    "Search the workspace's code index (functions, classes, methods as chunks) with BM25 and, once\n"
+    'complete, semantic vectors, ranked as one list. Use it for "where is X handled" questions; use\n'
+    "find_definition/get_references for exact facts about a named symbol. Hits are lean (path, lines,\n"
+    "symbol, one-line snippet, score) in score order; detail=true adds each hit's text. `vectors` says\n"
+    "how complete the semantic vectors are.",
     _search_code,
 )
 
 SEARCH_DOCS = _routed(
     "search_docs",
     SearchDocsParams,
-    SearchResult,
+    SearchAnswer,
     "Search the workspace's documentation (Markdown/reST sections by heading) in ided's index, with\n"
-    "BM25 and, when computed, semantic vectors.",
+    "BM25 and, once complete, semantic vectors. Lean hits; detail=true adds each section's text.",
     _search_docs,
 )
 

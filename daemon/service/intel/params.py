@@ -32,6 +32,12 @@ __all__ = [
 
 _RESULTS = "Return at most this many items (total is reported)."
 _CHARS = "Cut each text field to this many characters."
+_DETAIL = (
+    "Each hit's text (cut to max_chars), kind, language and rankers too; default: lean hits (path, lines, "
+    "symbol, a one-line snippet, score)."
+)
+_GROUP = "List each file's hits together (files in the order of their best hit); default: score order."
+_HIT_CHARS = "With detail: cut each hit's text to this many characters."
 
 
 class NoParams(FrozenModel):
@@ -107,7 +113,9 @@ class DiagnosticsParams(FrozenModel):
 class SearchDocsParams(FrozenModel):
     query: str = Field(min_length=1, description="Words or a question.")
     k: int = Field(default=10, ge=1, le=100, description="Number of hits.")
-    max_chars: int = Field(default=1500, ge=20, le=50_000, description=_CHARS)
+    detail: bool = Field(default=False, description=_DETAIL)
+    group_by_file: bool = Field(default=False, description=_GROUP)
+    max_chars: int = Field(default=1500, ge=20, le=50_000, description=_HIT_CHARS)
 
 
 class SearchCodeParams(FrozenModel):
@@ -115,4 +123,6 @@ class SearchCodeParams(FrozenModel):
     k: int = Field(default=10, ge=1, le=100, description="Number of hits.")
     language: str | None = Field(default=None, description="Only this language, e.g. python, typescript.")
     path_glob: str | None = Field(default=None, description="Only paths matching this glob, e.g. 'src/**'.")
-    max_chars: int = Field(default=1500, ge=20, le=50_000, description=_CHARS)
+    detail: bool = Field(default=False, description=_DETAIL)
+    group_by_file: bool = Field(default=False, description=_GROUP)
+    max_chars: int = Field(default=1500, ge=20, le=50_000, description=_HIT_CHARS)
