@@ -8,12 +8,13 @@ the plan and the orchestrator's reasoning as ``plan`` and ``thought`` events (a 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Protocol
 
 from daemon.orchestration.llm_providers import ORCHESTRATOR_ROLE, ModelRegistry
 from daemon.orchestration.plan import assemble_plan
-from daemon.orchestration.project_profile import ProjectProfile
+from daemon.orchestration.project_profile import ProjectProfile, ProjectProfiler
 from daemon.orchestration.reporter import RunReporter
 from daemon.orchestration.run_store import DecisionKind, RunMode, RunRecord, RunStatus, RunStore, new_run_id
 from daemon.orchestration.runtime_settings import RuntimeSettings
@@ -31,7 +32,7 @@ class PreparationParts(Protocol):
     store: RunStore
     models: ModelRegistry
     catalog: WorkflowCatalog
-    profile: ProjectProfile | None
+    profile: ProjectProfile | ProjectProfiler | None
     settings: RuntimeSettings
 
 
@@ -52,7 +53,10 @@ async def prepare_run(
     is this function, with the runtime as ``parts``."""
     store, models, catalog, settings = parts.store, parts.models, parts.catalog, parts.settings
     orchestrator = Orchestrator(models.caller(ORCHESTRATOR_ROLE), retries=settings.selection_retries)
-    selection = await orchestrator.select(request, catalog, parts.profile, workflow=workflow)
+    profile = parts.profile
+    if isinstance(profile, ProjectProfiler):
+        profile = await asyncio.to_thread(profile.current)
+    selection = await orchestrator.select(request, catalog, profile, workflow=workflow)
     plan = assemble_plan(catalog.get(selection.workflow), selection.stage_decisions, request)
     now = utc_now()
     record = await store.create(

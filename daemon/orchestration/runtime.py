@@ -53,7 +53,7 @@ from daemon.orchestration.follow_up import claim_follow_up
 from daemon.orchestration.llm_providers import HOW_TO_CONFIGURE, ModelRegistry
 from daemon.orchestration.plan import ExecutionPlan
 from daemon.orchestration.progress import ExecutionProgress, ProgressBus, Subscription
-from daemon.orchestration.project_profile import ProjectProfile
+from daemon.orchestration.project_profile import ProjectProfile, ProjectProfiler
 from daemon.orchestration.reporter import RunReporter
 from daemon.orchestration.retriever import Retriever
 from daemon.orchestration.run_agents import RunAgents
@@ -90,8 +90,9 @@ class RuntimeParts(TypedDict, total=False):
 
     retriever: Retriever | None
     """What retrieval runs through (None: stages get no retrieved context)."""
-    profile: ProjectProfile | None
-    """What the workspace's project looks like to the orchestrator (None: not profiled)."""
+    profile: ProjectProfile | ProjectProfiler | None
+    """What the workspace's project looks like to the orchestrator: a fixed profile, or a ``ProjectProfiler``
+    that follows the workspace's file names from run to run (None: not profiled)."""
     agents: AgentProvider | None
     """Agents injected in place of the model-backed ones (tests, benchmarks)."""
     worktrees: RunWorktrees | None

@@ -136,3 +136,16 @@ def test_a_failed_run_exits_non_zero_and_resume_refuses_a_finished_run(workspace
     assert again.exit_code == 1 and "already ended (aborted)" in again.stderr
     missing = ided(workspace, "runs", "show", "20000101-000000-000000", "-w", str(workspace))
     assert missing.exit_code == 1 and "no run with id" in missing.stderr
+
+
+def test_a_dry_run_adds_no_security_review_for_a_file_whose_name_only_contains_auth(workspace: Path) -> None:
+    (workspace / "AUTHORS.rst").write_text("Ada\n")
+    (workspace / "tokenizer.py").write_text("x = 1\n")
+    args = ("run", "Add a multiply function", "--dry-run", "--workflow", "spec_feature_with_iterative_testing")
+    plain = ided(workspace, *args, "-w", str(workspace))
+    (workspace / "app").mkdir()
+    (workspace / "app" / "oauth_client.py").write_text("x = 1\n")
+    secure = ided(workspace, *args, "-w", str(workspace))
+    assert plain.exit_code == secure.exit_code == 0
+    assert "SKIP    security_review" in plain.stderr and "AUTHORS.rst" not in plain.stderr
+    assert "INCLUDE security_review" in secure.stderr and "app/oauth_client.py" in secure.stderr, secure.stderr

@@ -3,7 +3,8 @@
 ``open_pipeline(config, models_needed=...)`` builds what a ``PipelineRuntime`` needs for the
 workspace in ``config``: the workflow catalog (built-in + the workspace's), the model registry
 (from ``[pipeline.models]`` and the API keys in ``env``; a replay script when configured), the
-project profile, and the retrieval agent (``daemon.retrieval``) over one ``Workspace`` port
+project profile (a ``ProjectProfiler``: walked at open, walked again for a run only when a folder changed),
+and the retrieval agent (``daemon.retrieval``) over one ``Workspace`` port
 (``open_workspace``: the daemon's when one runs, one connection for the whole runtime, else the
 index opened in this process) and the run history; when the workspace serves code intelligence it
 also becomes the agents' code-intel tools (``agent_tools``, derived from the capability registry).
@@ -34,7 +35,7 @@ from daemon.core.ports import Workspace
 from daemon.errors import DaemonError, ErrorCode, WorkflowError
 from daemon.orchestration.agents import CommandSources
 from daemon.orchestration.llm_providers import RETRIEVAL_ROLE, ModelRegistry
-from daemon.orchestration.project_profile import profile_project
+from daemon.orchestration.project_profile import ProjectProfiler
 from daemon.orchestration.resilience import ResilienceLayer
 from daemon.orchestration.retriever import AgentRetriever, RetrievalQuery, RetrievedSnippet
 from daemon.orchestration.run_store import RunStore
@@ -204,7 +205,9 @@ async def open_pipeline(
             if workspace is None and models_needed:
                 workspace = await stack.enter_async_context(open_workspace(config, client))
             workflows = catalog if catalog is not None else load_catalog(config)
-            profile = await asyncio.to_thread(profile_project, config.workspace_path) if models_needed else None
+            profile = ProjectProfiler(config.workspace_path) if models_needed else None
+            if profile is not None:
+                await asyncio.to_thread(profile.current)  # walked now; each run only checks its folders
             agent: AgentRetriever | None = None
             if workspace is not None and models_needed:
                 history = await asyncio.to_thread(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from daemon.orchestration.plan import assemble_plan
 from daemon.orchestration.progress import ExecutionProgress, ProgressBus, ProgressKind
-from daemon.orchestration.project_profile import profile_project
+from daemon.orchestration.project_profile import ProjectProfiler, profile_project
 from daemon.orchestration.reporter import RunReporter
 from daemon.orchestration.routing import RouteDecision, RouteOutcome
 from daemon.orchestration.selection_models import DecisionSource, StageDecision
@@ -158,3 +158,38 @@ def test_project_profile_counts_languages_and_finds_security_markers(tmp_path: P
     assert set(profile.security_markers) == {".env", "app/auth.py"}
     assert profile.has_tests and profile.has_docs and profile.size == "small" and profile.files == 5
     assert "security-sensitive markers: .env, app/auth.py" in profile.summary()
+
+
+def test_security_markers_are_whole_words_of_code_paths_not_substrings(tmp_path: Path) -> None:
+    files = [
+        "AUTHORS.rst",
+        "src/author.py",
+        "src/tokenizer.py",
+        "docs/authentication.md",
+        "src/auth.py",
+        "src/OAuthClient.java",
+        "lib/cryptography/keys.py",
+        "pkg/permissions_test.go",
+    ]
+    for rel in files:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x = 1\n")
+    profile = profile_project(tmp_path)
+    assert set(profile.security_markers) == {
+        "src/auth.py",
+        "src/OAuthClient.java",
+        "lib/cryptography/keys.py",
+        "pkg/permissions_test.go",
+    }
+
+
+def test_a_kept_profile_is_walked_again_only_when_a_folder_changed(tmp_path: Path) -> None:
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "main.py").write_text("x = 1\n")
+    profiler = ProjectProfiler(tmp_path)
+    first = profiler.current()
+    again = profiler.current()
+    (tmp_path / "app" / "auth.py").write_text("x = 1\n")
+    after = profiler.current()
+    assert first is again and profiler.walks == 2
+    assert first.security_markers == () and after.security_markers == ("app/auth.py",)
