@@ -25,6 +25,8 @@ responses:
 ```
 
 A call takes the first entry, in file order, whose role and ``match`` fit and which is not used up.
+Entries are used up per run (``daemon.orchestration.current_run``): every run a long-lived daemon executes
+reads the script as written, while a run's retries, resumption and feedback go on where it left off.
 Mappings and lists are sent as JSON text. No fitting entry is an error naming the script and role.
 A top-level list is read as the ``responses`` list. ``record_tools: tools.jsonl`` (beside the script)
 appends, each time a role's model is given tools, ``{"role": ..., "tools": [names]}``: what a real
@@ -55,9 +57,15 @@ from langchain_core.tools import BaseTool
 from pydantic import ConfigDict, Field, ValidationError, model_validator
 
 from daemon.core.frozen_model import FrozenModel
+from daemon.core.lru import LruMap
 from daemon.errors import ConfigError
+from daemon.orchestration.current_run import CURRENT_RUN
 
 __all__ = ["ReplayChatModel", "ReplayEntry", "ReplayExhausted", "ReplayScript", "ReplayToolCall", "ScriptedFailure"]
+
+
+_RUNS_KEPT = 1024
+"""Runs whose used-up entries are remembered (the oldest are forgotten first)."""
 
 
 class ReplayExhausted(RuntimeError):
@@ -116,7 +124,8 @@ class ReplayScript:
         self.entries = tuple(entries)
         self.source = source
         self.tools_log = tools_log
-        self._used: set[int] = set()
+        self._used: LruMap[str | None, set[int]] = LruMap(_RUNS_KEPT)
+        """The entries used up, per run (None: calls made outside a run)."""
         self._lock = threading.Lock()
         self.calls: list[tuple[str, int]] = []
         self.counter_lock = threading.Lock()
@@ -148,14 +157,20 @@ class ReplayScript:
             out.write(line)
 
     def take(self, role: str, prompt: str) -> ReplayEntry:
+        """The first fitting entry not used up in the current run (see the module docstring)."""
         with self._lock:
+            scope = CURRENT_RUN.get()
+            used = self._used.get(scope)
+            if used is None:
+                used = set[int]()
+                self._used.put(scope, used)
             for index, entry in enumerate(self.entries):
-                if index in self._used or entry.role not in ("*", role):
+                if index in used or entry.role not in ("*", role):
                     continue
                 if entry.match is not None and not re.search(entry.match, prompt):
                     continue
                 if not entry.repeat:
-                    self._used.add(index)
+                    used.add(index)
                 self.calls.append((role, index))
                 return entry
         first_line = next((line for line in prompt.splitlines() if line.strip()), "")[:120]

@@ -49,6 +49,7 @@ from daemon.errors import ErrorCode, PipelineError
 from daemon.orchestration.agents import CommandSources, FileReader, RunCommands
 from daemon.orchestration.agents.run_workspace import RunWorkspace, plan_edits
 from daemon.orchestration.checkpoints import open_checkpointer
+from daemon.orchestration.current_run import run_task, within_run
 from daemon.orchestration.follow_up import claim_follow_up
 from daemon.orchestration.llm_providers import HOW_TO_CONFIGURE, ModelRegistry
 from daemon.orchestration.plan import ExecutionPlan
@@ -238,14 +239,15 @@ class PipelineRuntime:
         if editing:
             await self.workspace.acquire(run_id)
         try:
-            record = await self.prepare(
-                request,
-                workflow=workflow,
-                mode=mode,
-                include_uncommitted=include_uncommitted,
-                attachments=attachments,
-                run_id=run_id,
-            )
+            with within_run(run_id):
+                record = await self.prepare(
+                    request,
+                    workflow=workflow,
+                    mode=mode,
+                    include_uncommitted=include_uncommitted,
+                    attachments=attachments,
+                    run_id=run_id,
+                )
             plan = record.plan
             assert plan is not None
             if dry_run:
@@ -331,8 +333,8 @@ class PipelineRuntime:
         )
         if resumed:
             await self.store.log(record.run_id, DecisionKind.RESUME, f"resumed (was {record.status.value})")
-        self._tasks[record.run_id] = asyncio.create_task(
-            self._engine.execute(updated, plan), name=f"run {record.run_id}"
+        self._tasks[record.run_id] = run_task(
+            self._engine.execute(updated, plan), record.run_id, name=f"run {record.run_id}"
         )
         return updated
 
@@ -370,8 +372,9 @@ class PipelineRuntime:
         )
         self._flags.local.discard(run_id)
         self._agents.hosts[run_id] = RunHost(file_reader=file_reader, extra_tools=tuple(extra_tools), trusted=trusted)
-        self._tasks[run_id] = asyncio.create_task(
+        self._tasks[run_id] = run_task(
             self._engine.follow_up(claimed.record, claimed.plan, claimed.stage_id, feedback),
+            run_id,
             name=f"follow-up {run_id}",
         )
         return claimed.record

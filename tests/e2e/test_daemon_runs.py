@@ -20,7 +20,7 @@ from daemon.config import load_config
 from daemon.errors import DaemonError, ErrorCode
 from daemon.service.daemon.api import DaemonStatus, Methods
 from daemon.service.daemon.client import DaemonClient, DaemonUnavailable
-from daemon.service.runs.models import ProgressKind, RunStatus
+from daemon.service.runs.models import ProgressKind, RunRecord, RunStatus
 from daemon.service.runs.opening import open_run_service
 from daemon.service.runs.port import RunStart
 from daemon.service.runs.remote import DaemonRunService
@@ -235,3 +235,39 @@ async def test_runs_stay_in_the_front_when_the_daemon_holds_another_value_of_an_
         await control.close()
     assert refused.value.code is ErrorCode.DAEMON_RUNNING and "API keys" in refused.value.message
     assert not in_daemon and "API keys" in note  # the run would go to this process, saying why
+
+
+async def test_a_replay_script_answers_every_run_of_a_daemon_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # entries without `repeat` are used up per run: the daemon's second run reads the script afresh
+    repo = _repo_with_daemon_env(tmp_path, monkeypatch)
+    script = write_script(
+        tmp_path / "script.yaml",
+        [
+            ONLY_IMPLEMENTATION,
+            coder_writes(WITH_PRODUCT),
+            {"role": "coder", **ok("multiply added")},
+            rest_succeeds(),
+        ],
+    )
+    monkeypatch.setenv("IDED_PIPELINE__REPLAY_SCRIPT", str(script))
+    config = load_config(repo)
+    runs = await DaemonRunService.attach(config, client="cli", start=True)
+    control = await DaemonClient.attach(config, client="other", start=False)
+    records: list[RunRecord] = []
+    try:
+        for _ in range(2):
+            async with await runs.start(RunStart(request="Add a multiply function")) as started:
+                _ = [e async for e in started]
+            records.append(await runs.wait(started.run_id, wait_seconds=WAIT))
+            await runs.reject(started.run_id)
+    finally:
+        await runs.aclose()
+        await control.call(Methods.SHUTDOWN, None)
+        await asyncio.wait_for(control.wait_closed(), 30)
+        await control.close()
+
+    assert [r.status for r in records] == [RunStatus.SUCCEEDED, RunStatus.SUCCEEDED]
+    assert [r.selection.path.value for r in records if r.selection] == ["llm", "llm"]
+    assert all(r.changes is not None and [f.path for f in r.changes.files] == ["src/calc.py"] for r in records)
