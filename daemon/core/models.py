@@ -169,6 +169,9 @@ class SkipReason(StrEnum):
     NOT_UTF8 = "not_utf8"
     SYMLINK_OUTSIDE = "symlink_outside"
     SYMLINK_LOOP = "symlink_loop"
+    HARD_LINK = "hard_link"  # st_nlink > 1: its contents may have another name outside the workspace
+    OTHER_FILESYSTEM = "other_filesystem"  # on another file system than the workspace root (a mount inside)
+    SPECIAL_FILE = "special_file"  # a FIFO, socket or device (or a link to one): never opened
     VANISHED = "vanished"
     UNSUPPORTED = "unsupported"
     PARSE_ERROR = "parse_error"

@@ -32,6 +32,8 @@ class WorkerSettings:
     text_window_lines: int
     include_secrets: bool = False
     """Index files whose content holds credentials (``index.include_secrets``)."""
+    root_device: int | None = None
+    """The workspace root's ``st_dev``: a file read on another file system is skipped (None: not checked)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +66,12 @@ def _encoder() -> CodeBm25Encoder:
 
 
 def _process(job: FileJob, settings: WorkerSettings) -> FileOutcome:
-    content = read_file(Path(job.abs_path), settings.max_file_bytes, include_secrets=settings.include_secrets)
+    content = read_file(
+        Path(job.abs_path),
+        settings.max_file_bytes,
+        include_secrets=settings.include_secrets,
+        root_device=settings.root_device,
+    )
     if isinstance(content, SkipReason):
         return FileOutcome(job=job, skipped=content)
     if content.hash == job.known_hash:

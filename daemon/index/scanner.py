@@ -3,11 +3,14 @@
 Rules, in order: built-in excluded directories (VCS metadata, dependency folders, virtualenvs,
 build output, caches) -> .gitignore / .ignore / .git/info/exclude (nested files honoured) and
 ``index.exclude`` -> symlinks (never followed out of the workspace, symlinked directories never
-followed) -> secret-bearing names (of the link and of its resolved target) -> size cap ->
-unsupported file type. Content checks (binary, UTF-8, credentials in the text) happen when the file
-is read, in :mod:`daemon.index.file_reader`. The boundary and secret rules are the shared ones of
-:mod:`daemon.intel.workspace_paths`; :meth:`Scanner.check_path` (the watcher's path) applies the
-same rules as the full walk.
+followed) -> anything but a regular file (a FIFO, socket or device, or a link to one: ``special_file``,
+never opened) -> a file whose contents may live outside the workspace (a hard link, ``hard_link``; a
+file or folder on another file system than the root, ``other_filesystem``: both treated like a link
+out) -> secret-bearing names (of the link and of its resolved target) -> size cap -> unsupported
+file type. Content checks (binary, UTF-8, credentials in the text) happen when the file is read, in
+:mod:`daemon.index.file_reader`, which opens only a regular file and never blocks. The boundary and
+secret rules are the shared ones of :mod:`daemon.intel.workspace_paths`; :meth:`Scanner.check_path`
+(the watcher's path) applies the same rules as the full walk.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import pathspec
 
 from daemon.core.languages import language_for_path
 from daemon.core.models import SkipReason
+from daemon.core.regular_files import boundary_problem, file_kind, read_regular_text
 from daemon.core.secret_rules import secret_name
 from daemon.intel.workspace_paths import locate
 
@@ -105,6 +109,7 @@ class Scanner:
         respect_gitignore: bool = True,
     ) -> None:
         self.root = root.resolve()
+        self._device = os.stat(self.root).st_dev
         self._classify = classify
         self._max_bytes = max_file_bytes
         self._include_secrets = include_secrets
@@ -125,6 +130,11 @@ class Scanner:
             include_secrets=include_secrets,
             respect_gitignore=index.respect_gitignore,
         )
+
+    @property
+    def device(self) -> int:
+        """The workspace root's ``st_dev``: files on another file system are skipped (``other_filesystem``)."""
+        return self._device
 
     def classify(self, rel_path: str) -> str | None:
         return self._classify(rel_path)
@@ -163,11 +173,26 @@ class Scanner:
             if len(parts) > 1 and locate(self.root, path.parent) != path.parent:
                 return SkipReason.IGNORED  # under a linked folder, which the walk never follows
             real = found
+            problem = self._target_problem(real)
+            if problem is not None:
+                return problem
         if not self._include_secrets and (secret_name(parts[-1]) or (real is not None and secret_name(real.name))):
             return SkipReason.SECRET
         if self._classify(rel_path) is None:
             return SkipReason.UNSUPPORTED
         return None
+
+    def _target_problem(self, real: Path) -> SkipReason | None:
+        """Why the existing target ``real`` is not read (special file, hard link, other file system)."""
+        try:
+            st = os.stat(real)
+        except OSError:
+            return SkipReason.VANISHED
+        if stat.S_ISDIR(st.st_mode):
+            return SkipReason.OTHER_FILESYSTEM if st.st_dev != self._device else None
+        if file_kind(st.st_mode) is not None:
+            return SkipReason.SPECIAL_FILE
+        return boundary_problem(st, self._device)
 
     def resolved(self, rel_path: str) -> Path:
         """The file ``rel_path`` stands for (a symlink's target); call after :meth:`check_path` passed."""
@@ -249,13 +274,20 @@ class Scanner:
             if stat.S_ISLNK(st.st_mode):
                 self._symlink(entry.path, rel, layers, out)
             elif stat.S_ISDIR(st.st_mode):
-                self._directory(Path(entry.path), entry.name, rel, layers, out)
+                self._directory(Path(entry.path), entry.name, rel, st, layers, out)
             elif stat.S_ISREG(st.st_mode):
-                self._file(Path(entry.path), entry.name, rel, st.st_size, st.st_mtime_ns, layers, out)
+                self._file(Path(entry.path), entry.name, rel, st, layers, out)
+            elif not self._ignored(rel, False, layers):
+                out.skip(SkipReason.SPECIAL_FILE, rel)  # a FIFO, socket or device: never opened
 
-    def _directory(self, path: Path, name: str, rel: str, layers: tuple[_IgnoreLayer, ...], out: ScanResult) -> None:
+    def _directory(
+        self, path: Path, name: str, rel: str, st: os.stat_result, layers: tuple[_IgnoreLayer, ...], out: ScanResult
+    ) -> None:
         if name in BUILTIN_EXCLUDED_DIRS or (path / "pyvenv.cfg").exists() or self._ignored(rel, True, layers):
             out.skip(SkipReason.IGNORED, rel + "/")
+            return
+        if st.st_dev != self._device:  # a mount point: what lies below is another file system
+            out.skip(SkipReason.OTHER_FILESYSTEM, rel + "/")
             return
         self._walk(path, rel, layers + self._layers_for_dir(path, rel), out)
 
@@ -264,13 +296,15 @@ class Scanner:
         path: Path,
         name: str,
         rel: str,
-        size: int,
-        mtime_ns: int,
+        st: os.stat_result,
         layers: tuple[_IgnoreLayer, ...],
         out: ScanResult,
     ) -> None:
+        size, mtime_ns = st.st_size, st.st_mtime_ns
         if self._ignored(rel, False, layers):
             out.skip(SkipReason.IGNORED, rel)
+        elif (problem := boundary_problem(st, self._device)) is not None:
+            out.skip(problem, rel)
         elif not self._include_secrets and (secret_name(name) or secret_name(path.name)):
             out.skip(SkipReason.SECRET, rel)
         elif size > self._max_bytes:
@@ -298,12 +332,19 @@ class Scanner:
         except OSError:
             out.skip(SkipReason.VANISHED, rel)
             return
-        self._file(target, name, rel, st.st_size, st.st_mtime_ns, layers, out)
+        if file_kind(st.st_mode) is not None:  # a link to a FIFO, socket or device: never opened
+            out.skip(SkipReason.SPECIAL_FILE, rel)
+            return
+        self._file(target, name, rel, st, layers, out)
+
+
+_MAX_IGNORE_FILE_BYTES = 4 * 1024 * 1024
+"""An ignore file is read up to this size (a link to a FIFO or a device is never opened: it is not read)."""
 
 
 def _read_spec(path: Path) -> pathspec.GitIgnoreSpec | None:
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = read_regular_text(path, _MAX_IGNORE_FILE_BYTES).splitlines()
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None
     except OSError:

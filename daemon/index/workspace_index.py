@@ -84,6 +84,7 @@ class WorkspaceIndex:
                 max_chunk_lines=config.index.max_chunk_lines,
                 text_window_lines=config.index.text_window_lines,
                 include_secrets=config.index.include_secrets,
+                root_device=scanner.device,
             ),
             before_write=self._check_space,
         )

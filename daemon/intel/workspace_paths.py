@@ -10,8 +10,10 @@ resolved target's name and the target's content (:mod:`daemon.core.secret_rules`
 workspace, or refuses it. Accepted: a workspace-relative path (``src/app.py``, ``./src/app.py``)
 or an absolute path that lies inside the workspace. Refused with ``PathOutsideWorkspace``: ``..``
 that climbs out, an absolute path elsewhere, and a symlink (anywhere on the way) whose target lies
-outside; with ``SecretRefused``: a file that holds credentials. The check is made on the fully
-resolved path, so ``src/../../etc/passwd`` and a link to ``/etc`` are both caught.
+outside, a hard link and a file on another file system than the root (their contents may live
+outside: ``daemon.core.regular_files.boundary_problem``); with ``InvalidToolInput``: a FIFO, socket or
+device (never opened); with ``SecretRefused``: a file that holds credentials. The check is made on
+the fully resolved path, so ``src/../../etc/passwd`` and a link to ``/etc`` are both caught.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from daemon.core.models import SkipReason
+from daemon.core.regular_files import boundary_problem, file_kind, read_regular
 from daemon.core.secret_rules import secret_content, secret_name
 from daemon.errors import InvalidToolInput, PathOutsideWorkspace, SecretRefused
 
@@ -73,12 +76,17 @@ def secret_reason(path: Path, real: Path | None = None, *, data: bytes | None = 
             return f"its name {name!r} is one that holds credentials"
     if data is None:
         try:
-            with target.open("rb") as fh:
-                data = fh.read(SECRET_SNIFF_BYTES)
-        except OSError:
+            data = read_regular(target, SECRET_SNIFF_BYTES)
+        except OSError:  # unreadable, or not a regular file (never opened): no content to judge
             return None
     rule = secret_content(data)
     return None if rule is None else f"its content holds a credential ({rule})"
+
+
+_BOUNDARY_WHY = {
+    SkipReason.HARD_LINK: "it is a hard link (its contents have another name, which may lie outside the workspace)",
+    SkipReason.OTHER_FILESYSTEM: "it lies on another file system than the workspace (a mount inside it)",
+}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -94,6 +102,7 @@ class WorkspacePaths:
 
     def __init__(self, root: Path) -> None:
         self.root = root.resolve()
+        self._device = os.stat(self.root).st_dev
 
     def resolve(self, user_path: str, *, must_exist: bool = True) -> ResolvedPath:
         """``user_path`` as a file inside the workspace; raises ``PathOutsideWorkspace`` / ``InvalidToolInput``."""
@@ -113,12 +122,21 @@ class WorkspacePaths:
                 f"path {user_path!r} resolves outside the workspace {self.root} (through '..', an absolute path "
                 "or a symlink); only files inside the workspace can be read"
             )
+        try:
+            st: os.stat_result | None = os.stat(real)
+        except OSError:
+            st = None
         if must_exist:
-            if not real.exists():
+            if st is None:
                 raise InvalidToolInput(f"file {self.relative(real)!r} does not exist in the workspace")
-            if not real.is_file():
-                raise InvalidToolInput(f"{self.relative(real)!r} is a directory, not a file")
-        reason = secret_reason(candidate, real) if real.is_file() else None
+            kind = file_kind(st.st_mode)
+            if kind is not None:
+                raise InvalidToolInput(f"{self.relative(real)!r} is a {kind}, not a file")
+        if st is not None and file_kind(st.st_mode) is None:
+            problem = boundary_problem(st, self._device)
+            if problem is not None:
+                raise PathOutsideWorkspace(f"{self.relative(real)!r} is not served: {_BOUNDARY_WHY[problem]}")
+        reason = secret_reason(candidate, real) if st is not None and file_kind(st.st_mode) is None else None
         if reason is None and not must_exist and secret_name(real.name):
             reason = f"its name {real.name!r} is one that holds credentials"
         if reason is not None:

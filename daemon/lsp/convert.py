@@ -28,6 +28,7 @@ from daemon.core.intel_models import (
     SourceRange,
 )
 from daemon.core.models import IndexStatus, SearchHit, SearchResult, SymbolKind
+from daemon.core.regular_files import read_regular_text
 from daemon.errors import DaemonError
 from daemon.lsp import protocol as wire
 from daemon.service.daemon.api import IndexChanged
@@ -96,7 +97,7 @@ class PositionMapper:
         lines = self._lines.get(absolute)
         if lines is None:
             try:
-                lines = absolute.read_text(encoding="utf-8", errors="replace").splitlines()
+                lines = read_regular_text(absolute).splitlines()
             except OSError:
                 lines = []
             self._lines[absolute] = lines

@@ -29,6 +29,7 @@ from typing import cast
 import yaml
 from pydantic import ValidationError
 
+from daemon.core.regular_files import read_regular
 from daemon.errors import WorkflowError
 from daemon.orchestration.workflow_schema import ABORT, DONE, RESERVED_STAGE_IDS, Stage, Workflow
 from daemon.orchestration.workflow_spelling import normalise
@@ -174,9 +175,13 @@ def parse_workflow(text: str, source: str) -> Workflow:
     return workflow.with_notes(tuple(spelled.notes))
 
 
+_MAX_WORKFLOW_BYTES = 4 * 1024 * 1024
+"""A workflow file is read up to this size (a FIFO or device under a workflow's name is never opened)."""
+
+
 def load_workflow_file(path: Path) -> Workflow:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular(path, _MAX_WORKFLOW_BYTES).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise WorkflowValidationError(
             [WorkflowProblem(file=str(path), stage=None, message=f"cannot be read: {exc}", fix="check the file")]

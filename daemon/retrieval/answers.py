@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from daemon.core.frozen_model import FrozenModel
+from daemon.core.regular_files import read_regular_text
 from daemon.retrieval.fusion import render_piece
 from daemon.retrieval.model_json import ask_json
 from daemon.retrieval.models import ContextPiece
@@ -64,7 +65,7 @@ def quote_grounded(quote: str, root: Path, piece: ContextPiece) -> bool:
     if a.path is None or a.start_line is None or a.end_line is None:
         return wanted in _normalized(piece.text)
     try:
-        lines = (root / a.path).read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = read_regular_text(root / a.path).splitlines()
     except OSError:
         return False
     return wanted in _normalized("\n".join(lines[a.start_line - 1 : a.end_line]))

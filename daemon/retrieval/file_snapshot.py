@@ -5,7 +5,8 @@ AST map outlines the files of the pieces that passed; the pieces of one file, an
 upfront retrieval, cite largely the same files. A ``FileSnapshot`` lives for one retrieval (in upfront
 mode, one for all its stages) and takes each file once: where it resolves (inside the workspace or
 not), whether it holds credentials (``secret_reason``, on the same first bytes it would read), and
-its bytes. Every check of that retrieval then sees the same text, as read when it was first needed.
+its bytes (a regular file only, read without blocking; a hard link counts as outside, as a link out
+does). Every check of that retrieval then sees the same text, as read when it was first needed.
 What is made of a file's bytes alone (the AST map's outline of it) is kept with it (``derived``).
 It is safe to use from several threads (a file read twice by a race is the same file).
 """
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
+from daemon.core.regular_files import boundary_problem, read_regular_stat
 from daemon.intel.workspace_paths import SECRET_SNIFF_BYTES, contained, secret_reason
 
 __all__ = ["FileSnapshot", "SnapshotFile"]
@@ -74,9 +76,11 @@ class FileSnapshot:
             return SnapshotFile(real=None, is_file=False, secret=None, data=None, error=None)
         is_file = real.is_file()
         try:
-            data = real.read_bytes()
+            data, st = read_regular_stat(real)
         except OSError as exc:
             secret = secret_reason(link, real) if is_file else None
             return SnapshotFile(real=real, is_file=is_file, secret=secret, data=None, error=exc)
+        if boundary_problem(st, None) is not None:  # a hard link: its contents may have a name outside
+            return SnapshotFile(real=None, is_file=False, secret=None, data=None, error=None)
         secret = secret_reason(link, real, data=data[:SECRET_SNIFF_BYTES]) if is_file else None
         return SnapshotFile(real=real, is_file=is_file, secret=secret, data=data, error=None)

@@ -36,6 +36,7 @@ from typing import Any, cast
 
 from daemon.core.languages import language_for_path
 from daemon.core.models import Chunk, SymbolKind
+from daemon.core.regular_files import read_regular, read_regular_text
 from daemon.intel.chunking import chunk_source
 from daemon.retrieval.lexical import terms
 from daemon.retrieval.manifests import normalize_name, read_dependencies
@@ -48,6 +49,8 @@ logger = logging.getLogger(__name__)
 
 MAX_FILES = 600
 MAX_BYTES = 8 * 1024 * 1024
+_MAX_META_BYTES = 4 * 1024 * 1024
+"""A METADATA, RECORD or package.json is read up to this size."""
 _SKIP_PARTS = frozenset({"tests", "test", "testing", "_vendor", "vendor", "__pycache__", "examples", "docs"})
 _VENVS = (".venv", "venv", "env")
 
@@ -74,7 +77,7 @@ def _site_packages(root: Path) -> Iterator[Path]:
 
 def _metadata(dist: Path) -> tuple[str, str] | None:
     try:
-        text = (dist / "METADATA").read_text(encoding="utf-8", errors="replace")
+        text = read_regular_text(dist / "METADATA", _MAX_META_BYTES)
     except OSError:
         return None
     name = re.search(r"^Name:\s*(\S+)", text, re.M)
@@ -94,7 +97,7 @@ def _python_libraries(root: Path, wanted: set[str]) -> Iterator[Library]:
             if meta is None or normalize_name("PyPI", meta[0]) not in wanted:
                 continue
             try:
-                record = (dist / "RECORD").read_text(encoding="utf-8", errors="replace").splitlines()
+                record = read_regular_text(dist / "RECORD", _MAX_META_BYTES).splitlines()
             except OSError:
                 continue
             rels = [line.split(",", 1)[0] for line in record]
@@ -106,7 +109,7 @@ def _python_libraries(root: Path, wanted: set[str]) -> Iterator[Library]:
 
 def _npm_wanted(root: Path) -> set[str]:
     try:
-        data = json.loads((root / "package.json").read_text(encoding="utf-8"))
+        data = json.loads(read_regular(root / "package.json", _MAX_META_BYTES))
     except (OSError, ValueError):
         return set()
     if not isinstance(data, dict):
@@ -125,7 +128,7 @@ def _npm_libraries(root: Path) -> Iterator[Library]:
         if not package.is_dir() or package.is_symlink():
             continue
         try:
-            meta = json.loads((package / "package.json").read_text(encoding="utf-8"))
+            meta = json.loads(read_regular(package / "package.json", _MAX_META_BYTES))
         except (OSError, ValueError):
             meta = {}
         version = str(cast("dict[str, Any]", meta).get("version", "?")) if isinstance(meta, dict) else "?"
@@ -171,7 +174,7 @@ class LibraryShelf:
         for path in library.files[:MAX_FILES]:
             try:
                 rel = path.resolve().relative_to(self.root).as_posix()
-                data = path.read_bytes()
+                data = read_regular(path, MAX_BYTES)
             except (OSError, ValueError):
                 continue
             budget -= len(data)

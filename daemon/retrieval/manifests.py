@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from daemon.core.regular_files import read_regular
+
 __all__ = ["MAX_DEPTH", "Dependency", "DependencyScan", "normalize_name", "read_dependencies"]
 
 
@@ -134,10 +136,11 @@ def read_dependencies(root: Path, *, max_depth: int = MAX_DEPTH) -> DependencySc
             continue
         rel = path.relative_to(root).as_posix()
         try:
-            if path.stat().st_size > _MAX_BYTES:
+            data = read_regular(path, _MAX_BYTES + 1)
+            if len(data) > _MAX_BYTES:
                 scan.problems.append(f"{rel}: larger than {_MAX_BYTES // (1024 * 1024)} MiB, not read")
                 continue
-            text = path.read_text(encoding="utf-8")
+            text = data.decode("utf-8")
             found = list(_READERS[_reader_for(path)](text, rel))
         except (OSError, UnicodeDecodeError, ValueError, tomllib.TOMLDecodeError) as exc:
             scan.problems.append(f"{rel}: cannot be read as {_reader_for(path)}: {exc}")

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from lsprotocol import types as lsp
 
+from daemon.core.regular_files import NotRegularFile, read_regular
 from daemon.errors import InvalidToolInput
 from daemon.intel.lsp.client import LspClient
 
@@ -44,10 +45,12 @@ def read_text(path: Path, *, display: str | None = None, max_bytes: int = MAX_DO
     """The text of ``path`` (UTF-8, undecodable bytes replaced); ``InvalidToolInput`` when binary or too large."""
     name = display or str(path)
     try:
-        size = path.stat().st_size
-        if size > max_bytes:
+        data = read_regular(path, max_bytes + 1)
+        if len(data) > max_bytes:
+            size = path.stat().st_size
             raise InvalidToolInput(f"file {name!r} is {size:,} bytes, over the {max_bytes:,}-byte limit for code intel")
-        data = path.read_bytes()
+    except NotRegularFile as exc:
+        raise InvalidToolInput(f"{name!r} is a {exc.kind}, not a file") from None
     except FileNotFoundError as exc:
         raise InvalidToolInput(f"file {name!r} does not exist") from exc
     except IsADirectoryError as exc:

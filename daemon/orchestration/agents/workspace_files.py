@@ -3,7 +3,9 @@
 Every path an agent names is workspace-relative and must stay inside the root after resolving
 symlinks (the shared boundary check, :func:`daemon.intel.workspace_paths.contained`); ``.git`` is
 never readable or writable, and a file that holds credentials (by name or content, judged on the
-resolved target: :func:`daemon.intel.workspace_paths.secret_reason`) is never read. Writes are
+resolved target: :func:`daemon.intel.workspace_paths.secret_reason`) is never read. Only regular
+files are read or written (a FIFO, socket or device is refused, never opened), and a hard link is
+refused like a link out (its contents have another name, maybe outside). Writes are
 refused in read-only runs. Reads of a file the run has not written go first to the host's
 ``FileReader`` (ACP's ``fs/read_text_file``, so agents see unsaved editor text), then to disk.
 Blocking file I/O runs in worker threads.
@@ -17,6 +19,8 @@ import os
 from pathlib import Path
 from typing import Protocol
 
+from daemon.core.models import SkipReason
+from daemon.core.regular_files import NotRegularFile, boundary_problem, file_kind, read_regular, read_regular_text
 from daemon.errors import InvalidToolInput, PathOutsideWorkspace, SecretRefused
 from daemon.intel.workspace_paths import contained, secret_reason
 
@@ -104,8 +108,24 @@ class RunFiles:
             text = text[:MAX_READ_CHARS] + f"\n[... cut at {MAX_READ_CHARS} characters; read a line range]"
         return text
 
+    def _refuse_special(self, rel: str, target: Path) -> None:
+        """``InvalidToolInput`` for a FIFO, socket or device; ``PathOutsideWorkspace`` for a hard link."""
+        try:
+            st = os.stat(target)
+        except OSError:
+            return
+        kind = file_kind(st.st_mode)
+        if kind is not None and kind != "directory":
+            raise InvalidToolInput(f"{rel} is a {kind}, not a file; it is never opened")
+        if kind is None and boundary_problem(st, None) is SkipReason.HARD_LINK:
+            raise PathOutsideWorkspace(
+                f"{rel} is a hard link (its contents have another name, which may lie outside the workspace); "
+                "it is not open to agents"
+            )
+
     def _refuse_secret(self, rel: str) -> None:
         target = self.absolute(rel)
+        self._refuse_special(rel, target)
         reason = secret_reason(target) if target.is_file() else None
         if reason is not None:
             raise SecretRefused(f"{rel} is not open to agents: {reason}")
@@ -115,7 +135,9 @@ class RunFiles:
         if target.is_dir():
             raise InvalidToolInput(f"{rel} is a directory; use list_files")
         try:
-            data = target.read_bytes()
+            data = read_regular(target)
+        except NotRegularFile as exc:
+            raise InvalidToolInput(f"{rel} is a {exc.kind}, not a file; it is never opened") from None
         except FileNotFoundError:
             raise InvalidToolInput(f"{rel} does not exist") from None
         except OSError as exc:
@@ -168,6 +190,7 @@ class RunFiles:
         target = self.absolute(rel)
         if target.is_dir():
             raise InvalidToolInput(f"{rel} is a directory")
+        self._refuse_special(rel, target)
         existed = target.exists()
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(content, encoding="utf-8")
@@ -192,7 +215,7 @@ class RunFiles:
     def first_line_of(self, rel: str, snippet: str) -> int | None:
         """The 1-based line where ``snippet`` starts in the file on disk (for tool-call locations)."""
         try:
-            text = self.absolute(rel).read_text(encoding="utf-8", errors="replace")
+            text = read_regular_text(self.absolute(rel))
         except OSError:
             return None
         at = text.find(snippet)

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from daemon.config import Config
 from daemon.core.intel_models import Definition, DefinitionResult, Location, SourceRange
+from daemon.core.regular_files import read_regular
 from daemon.index.scanner import Scanner
 from daemon.intel.lsp.registry import resolve_servers
 from daemon.intel.workspace_paths import WorkspacePaths, secret_reason
@@ -58,9 +59,9 @@ SCAN_NOTE = (
 def _shown_lines(path: Path) -> list[str] | None:
     """A file's lines; None when it is too large, binary, unreadable or holds credentials."""
     try:
-        if path.stat().st_size > MAX_DOCUMENT_BYTES:
+        data = read_regular(path, MAX_DOCUMENT_BYTES + 1)
+        if len(data) > MAX_DOCUMENT_BYTES:
             return None
-        data = path.read_bytes()
     except OSError:
         return None
     if b"\x00" in data[:_BINARY_SNIFF]:

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from daemon.core.languages import CODE_LANGUAGES, language_for_path
+from daemon.core.regular_files import file_kind, read_regular
 from daemon.core.secret_rules import secret_content, secret_name
 from daemon.index.scanner import BUILTIN_EXCLUDED_DIRS
 
@@ -51,7 +52,13 @@ def server_exclusions(
                 continue
             path = Path(directory, name)
             try:
-                if path.stat().st_size > max_file_bytes or (not include_secrets and _holds_secret(path)):
+                st = os.stat(path)
+                if (
+                    file_kind(st.st_mode) is not None  # a FIFO, socket or device: the index never opens it either
+                    or st.st_nlink > 1  # a hard link: the index treats it as a link out
+                    or st.st_size > max_file_bytes
+                    or (not include_secrets and _holds_secret(path, max_file_bytes))
+                ):
                     large.append(path.relative_to(root).as_posix())
             except OSError:
                 continue
@@ -60,9 +67,9 @@ def server_exclusions(
     return [*globs, *sorted(large)]
 
 
-def _holds_secret(path: Path) -> bool:
+def _holds_secret(path: Path, max_bytes: int) -> bool:
     """The index skips this file as secret (by name, or by content: read once, under the size cap)."""
-    return secret_name(path.name) or secret_content(path.read_bytes()) is not None
+    return secret_name(path.name) or secret_content(read_regular(path, max_bytes)) is not None
 
 
 def _git_ignored(root: Path) -> list[str]:

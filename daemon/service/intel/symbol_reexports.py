@@ -17,6 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from daemon.core.regular_files import read_regular
+
 __all__ = ["Binding", "ModuleBindings", "follow", "module_bindings", "module_parts", "read_workspace_file"]
 
 _MAX_DEPTH = 6
@@ -240,10 +242,8 @@ def read_workspace_file(root: Path, max_bytes: int) -> Callable[[str], str | Non
 
     def read(path: str) -> str | None:
         try:
-            target = root / path
-            if target.stat().st_size > max_bytes:
-                return None
-            return target.read_text(encoding="utf-8", errors="replace")
+            data = read_regular(root / path, max_bytes + 1)
+            return None if len(data) > max_bytes else data.decode("utf-8", errors="replace")
         except OSError:
             return None
 

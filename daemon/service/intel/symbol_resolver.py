@@ -28,6 +28,7 @@ from pathlib import Path, PurePosixPath
 from daemon.core.languages import CODE_LANGUAGES, language_for_path
 from daemon.core.lru import LruMap
 from daemon.core.models import Chunk, SymbolKind
+from daemon.core.regular_files import read_regular
 from daemon.index.scanner import Scanner
 from daemon.intel.chunking import chunk_source
 from daemon.service.intel.symbol_reexports import follow, read_workspace_file
@@ -326,7 +327,7 @@ class SymbolResolver:
             if entry.language not in CODE_LANGUAGES or entry.size > self._max_file_bytes:
                 continue
             try:
-                data = entry.abs_path.read_bytes()
+                data = read_regular(entry.abs_path, self._max_file_bytes)
             except OSError:
                 continue
             if not may_define(entry.rel_path, data, parts):

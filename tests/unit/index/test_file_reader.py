@@ -67,3 +67,16 @@ def test_an_unreadable_file_is_skipped_as_unreadable() -> None:
         os.close(read_fd)
         assert outcome == SkipReason.UNREADABLE.value
         assert stat.S_IMODE(path.stat().st_mode) == 0
+
+
+def test_a_path_that_became_a_fifo_or_a_hard_link_is_skipped_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "swapped.py"
+    os.mkfifo(fifo)  # would block an open for reading until a writer came
+    assert read_file(fifo, 1000) is SkipReason.SPECIAL_FILE
+    target = tmp_path / "target.py"
+    target.write_text("x = 1\n")
+    os.link(target, tmp_path / "second.py")
+    assert read_file(tmp_path / "second.py", 1000) is SkipReason.HARD_LINK
+    single = tmp_path / "single.py"
+    single.write_text("y = 2\n")
+    assert read_file(single, 1000, root_device=os.stat(tmp_path).st_dev + 1) is SkipReason.OTHER_FILESYSTEM

@@ -204,3 +204,29 @@ def test_a_source_file_named_like_credentials_is_indexed(tmp_path: Path) -> None
     _write(tmp_path, "vaults/credentials.py", "def rotate(token):\n    return token\n")
     _write(tmp_path, "vaults/secrets.py", "def load():\n    return {}\n")
     assert sorted(f.rel_path for f in _scanner(tmp_path).scan().files) == ["vaults/credentials.py", "vaults/secrets.py"]
+
+
+def test_special_files_and_links_to_them_are_counted_never_listed(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    _write(ws, "real.py")
+    os.mkfifo(ws / "inner.fifo")
+    (ws / "fifolink.txt").symlink_to("inner.fifo")
+    os.mkfifo(ws / "pipe.py")
+    scanner = _scanner(ws)
+    result = scanner.scan()
+    assert [f.rel_path for f in result.files] == ["real.py"]
+    assert result.skipped[SkipReason.SPECIAL_FILE] == 3
+    assert scanner.check_path("fifolink.txt") is SkipReason.SPECIAL_FILE
+    assert scanner.check_path("pipe.py") is SkipReason.SPECIAL_FILE
+
+
+def test_a_hard_link_is_skipped_like_a_link_out(tmp_path: Path) -> None:
+    outside = _write(tmp_path / "outside", "outside.env", "DB_PASSWORD=zqhard\n")
+    ws = tmp_path / "ws"
+    _write(ws, "real.py")
+    os.link(outside, ws / "hardout.txt")
+    scanner = _scanner(ws)
+    result = scanner.scan()
+    assert [f.rel_path for f in result.files] == ["real.py"]
+    assert result.skipped[SkipReason.HARD_LINK] == 1
+    assert scanner.check_path("hardout.txt") is SkipReason.HARD_LINK
