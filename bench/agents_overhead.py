@@ -32,10 +32,9 @@ from typing import Any
 import yaml
 
 from daemon.config import AgentsConfig, PipelineConfig, ResilienceConfig
+from daemon.core.run_models import DecisionKind, ProgressKind
 from daemon.orchestration.llm_providers import ModelRegistry
-from daemon.orchestration.progress import ProgressKind
 from daemon.orchestration.resilience import ResilienceLayer
-from daemon.orchestration.run_store import DecisionKind
 from daemon.orchestration.runtime import PipelineRuntime
 from daemon.orchestration.workflow_loader import WorkflowCatalog, builtin_workflow_dir
 from daemon.vcs.worktrees import RunWorktrees

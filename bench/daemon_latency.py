@@ -29,8 +29,8 @@ from typing import Any
 
 from daemon.config import Config, load_config
 from daemon.core.models import SearchMode
-from daemon.service.daemon.api import DaemonStatus, Methods, SearchParams
-from daemon.service.daemon.client import DaemonClient
+from daemon.service.wire.api import DaemonStatus, Methods, SearchParams
+from daemon.service.wire.client import DaemonClient
 
 
 def rss_mib(pid: int) -> tuple[float, float]:

@@ -34,18 +34,18 @@ from langchain_core.messages import HumanMessage
 
 from daemon.config import PipelineConfig, ResilienceConfig, load_config
 from daemon.core.ports import VectorStore
+from daemon.core.run_models import ExecutionPlan, ProgressKind
+from daemon.core.selection_models import DecisionSource, StageDecision
 from daemon.index._store_base import PointStoreBase
 from daemon.index.workspace_index import WorkspaceIndex
 from daemon.orchestration.deterministic_selector import select_deterministically
 from daemon.orchestration.graph_builder import compile_graph
 from daemon.orchestration.llm_providers import ModelRegistry
-from daemon.orchestration.plan import ExecutionPlan, assemble_plan
-from daemon.orchestration.progress import ProgressKind
+from daemon.orchestration.plan import assemble_plan
 from daemon.orchestration.replay_provider import ReplayChatModel, ReplayEntry, ReplayScript
 from daemon.orchestration.resilience import ModelEndpoint, ResilienceLayer
 from daemon.orchestration.retriever import stage_hints
 from daemon.orchestration.runtime import PipelineRuntime
-from daemon.orchestration.selection_models import DecisionSource, StageDecision
 from daemon.orchestration.workflow_loader import WorkflowCatalog, builtin_workflow_dir
 from daemon.retrieval.agent import RetrievalAgent
 from daemon.retrieval.models import RetrievalMode, RetrievalRequest, WorkflowKind

@@ -24,9 +24,9 @@ from typing import Any, cast
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from daemon.config import load_config
-from daemon.service.daemon.api import Methods
-from daemon.service.daemon.client import DaemonClient
-from daemon.service.daemon.rpc import RpcError
+from daemon.service.wire.api import Methods
+from daemon.service.wire.client import DaemonClient
+from daemon.service.wire.rpc import RpcError
 from tests.intel_tools import copy_workspace, intel_settings
 
 

@@ -48,8 +48,8 @@ from jsdoc_samples import CodeSample, default_node_roots, extract_js_samples
 
 from daemon.config import Config, load_config
 from daemon.core.models import SearchHit, SearchMode
+from daemon.core.workflow_schema import RetrievalStrategyConfig
 from daemon.index.workspace_index import WorkspaceIndex
-from daemon.orchestration.workflow_schema import RetrievalStrategyConfig
 from daemon.retrieval.ast_map import ast_context_map
 from daemon.retrieval.fusion import Fusion, outline_wanted, render_piece
 from daemon.retrieval.models import Attribution, ContextPiece, RetrievalRequest, SourceName, StageHints, WorkflowKind

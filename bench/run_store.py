@@ -22,10 +22,8 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from daemon.config import RunsConfig
-from daemon.orchestration.progress import ExecutionProgress, ProgressKind
-from daemon.orchestration.run_store import DecisionKind, RunRecord, RunStatus
+from daemon.core.run_models import DecisionKind, ExecutionProgress, ProgressKind, RunRecord, RunStatus, utc_now
 from daemon.orchestration.run_store_open import connect_run_store
-from daemon.orchestration.stop_decision import utc_now
 
 __all__ = ["main"]
 

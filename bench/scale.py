@@ -36,8 +36,8 @@ from typing import Any
 from daemon.config import load_config
 from daemon.core.jsonrpc import RpcError
 from daemon.core.models import SearchMode
-from daemon.service.daemon.api import DaemonStatus, Methods, SearchParams
-from daemon.service.daemon.client import DaemonClient
+from daemon.service.wire.api import DaemonStatus, Methods, SearchParams
+from daemon.service.wire.client import DaemonClient
 
 ROOT = Path(__file__).resolve().parent.parent
 TOOLS = ROOT / ".tools"

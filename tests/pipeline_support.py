@@ -11,8 +11,8 @@ from typing import Any
 import yaml
 
 from daemon.config import PipelineConfig, ResilienceConfig, RunsConfig
+from daemon.core.run_models import ExecutionProgress, ProgressKind
 from daemon.orchestration.llm_providers import ModelRegistry
-from daemon.orchestration.progress import ExecutionProgress, ProgressKind
 from daemon.orchestration.project_profile import ProjectProfile
 from daemon.orchestration.resilience import ResilienceLayer
 from daemon.orchestration.retriever import Retriever

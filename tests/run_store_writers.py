@@ -9,10 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from daemon.config import RunsConfig
-from daemon.orchestration.progress import ExecutionProgress, ProgressKind
-from daemon.orchestration.run_store import DecisionKind, RunRecord, RunStatus, RunStore
+from daemon.core.run_models import DecisionKind, ExecutionProgress, ProgressKind, RunRecord, RunStatus, utc_now
+from daemon.orchestration.run_store import RunStore
 from daemon.orchestration.run_store_open import connect_run_store
-from daemon.orchestration.stop_decision import utc_now
 
 __all__ = ["RUNS_PER_WRITER", "SHARED", "WRITERS", "StoreSpec", "event", "record", "write_concurrently"]
 

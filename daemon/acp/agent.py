@@ -70,8 +70,8 @@ from daemon.acp.prompt_content import PromptContent, read_prompt
 from daemon.acp.run_updates import RunPresenter, SessionUpdate
 from daemon.acp.sessions import MODES, SessionRecord, SessionState
 from daemon.acp.sessions import SessionMode as Mode
+from daemon.core.run_models import RunRecord, RunStatus
 from daemon.errors import DaemonError
-from daemon.service.runs.models import RunRecord, RunStatus
 from daemon.workspace_roots import check_folder
 
 if TYPE_CHECKING:

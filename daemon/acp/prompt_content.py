@@ -24,8 +24,8 @@ from acp.schema import (
     TextResourceContents,
 )
 
+from daemon.core.run_models import Attachment
 from daemon.errors import ErrorCode, InvalidToolInput
-from daemon.service.runs.models import Attachment
 
 __all__ = ["PromptBlock", "PromptContent", "read_prompt"]
 

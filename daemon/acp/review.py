@@ -28,8 +28,8 @@ from acp.schema import (
 from pydantic import ValidationError
 
 from daemon.acp.permission import chosen
+from daemon.core.review_models import AcceptSelection, ChangeSet, ConflictReport, ReviewState
 from daemon.errors import ConflictError
-from daemon.service.runs.models import AcceptSelection, ChangeSet, ConflictReport, ReviewState
 from daemon.service.runs.port import RunReviewPort
 
 __all__ = [

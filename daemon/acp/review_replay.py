@@ -25,8 +25,9 @@ from acp.schema import ToolCallStart
 
 from daemon.acp.review import ReviewStatus, accepted_text, rejected_text, review_call, review_finished
 from daemon.acp.run_updates import SessionUpdate
+from daemon.core.review_models import RunBranch
+from daemon.core.run_models import RunRecord
 from daemon.errors import DaemonError
-from daemon.service.runs.models import RunBranch, RunRecord
 from daemon.service.runs.port import RunReviewPort
 
 __all__ = ["ReplayedReview", "final_state", "replay_review"]

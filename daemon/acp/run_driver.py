@@ -50,8 +50,9 @@ from daemon.acp.trust_request import (
     trust_options,
 )
 from daemon.acp.workspaces import Workspace
+from daemon.core.review_models import ConflictReport
+from daemon.core.run_models import RunRecord, RunStatus
 from daemon.errors import ConflictError, DaemonError, ErrorCode
-from daemon.service.runs.models import ConflictReport, RunRecord, RunStatus
 from daemon.service.runs.port import RunFollow, RunLoan, RunStart
 from daemon.trust import TrustStore
 
@@ -167,7 +168,7 @@ class RunDriver:
         except DaemonError as exc:
             if exc.code is not ErrorCode.MODEL_UNAVAILABLE:
                 raise
-            from daemon.service.runs.local import HOW_TO_CONFIGURE  # the pipeline: only here, not per prompt
+            from daemon.core.run_models import HOW_TO_CONFIGURE
 
             await self._say(f"{exc.message}\n{HOW_TO_CONFIGURE}")
             return "end_turn"
@@ -180,11 +181,11 @@ class RunDriver:
                     await self.send(self._sid, presenter.on_event(event))
                 assert record.plan is not None
                 notes = "".join(f"\n- {note}" for note in record.plan.notes)
-                from daemon.service.runs.local import graph_mermaid  # LangGraph: a dry run's picture only
+                from daemon.service.runs.workflow_catalog import plan_mermaid  # LangGraph: a dry run's picture only
 
                 await self._say(
                     f"Dry run: run {record.run_id} planned with workflow {record.workflow}; nothing executed.\n\n"
-                    f"```mermaid\n{graph_mermaid(record.plan)}\n```"
+                    f"```mermaid\n{plan_mermaid(record.plan)}\n```"
                     + (f"\n\nWritten in the specification's spelling:{notes}" if notes else "")
                 )
                 return "end_turn"

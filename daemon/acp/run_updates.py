@@ -46,15 +46,8 @@ from acp.schema import (
     UserMessageChunk,
 )
 
-from daemon.service.runs.models import (
-    ADAPTIVE_NODE,
-    ExecutionPlan,
-    ExecutionProgress,
-    ProgressKind,
-    RunRecord,
-    RunStatus,
-)
-from daemon.service.runs.models import PlanEntry as StagePlanEntry
+from daemon.core.run_models import ADAPTIVE_NODE, ExecutionPlan, ExecutionProgress, ProgressKind, RunRecord, RunStatus
+from daemon.core.run_models import PlanEntry as StagePlanEntry
 
 __all__ = ["RunPresenter", "SessionUpdate", "selection_thoughts"]
 

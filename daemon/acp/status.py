@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from daemon.errors import DaemonError
-from daemon.service.daemon.api import DaemonStatus, Methods
-from daemon.service.daemon.rpc import RpcError
+from daemon.service.wire.api import DaemonStatus, Methods
+from daemon.service.wire.rpc import RpcError
 
 if TYPE_CHECKING:
-    from daemon.service.daemon.client import DaemonClient
+    from daemon.service.wire.client import DaemonClient
 
 __all__ = [
     "STATUS_METHOD",

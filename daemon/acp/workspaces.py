@@ -27,8 +27,8 @@ from daemon.acp.sessions import SessionStore
 from daemon.config import Config
 from daemon.core.tasks import cancel_and_wait
 from daemon.errors import DaemonError
-from daemon.service.daemon.client import DaemonClient
 from daemon.service.runs.port import RunService
+from daemon.service.wire.client import DaemonClient
 
 __all__ = ["Attachment", "Workspace", "Workspaces"]
 

@@ -25,19 +25,19 @@ from daemon.cli.trust_commands import register_trust_command
 from daemon.config import Config, config_json_schema
 from daemon.core.models import ChunkKind, SearchMode, SearchResult
 from daemon.errors import DaemonError
-from daemon.service.daemon.api import DaemonStatus, SearchParams
 from daemon.service.daemon.process import (
-    daemon_running,
     remote_reindex,
     run_daemon,
     run_daemon_detached,
     stop_daemon,
 )
+from daemon.service.wire.api import DaemonStatus, SearchParams
+from daemon.service.wire.daemon_or_here import daemon_running
 from daemon.service.workspace.command import Prepare, command_workspace
 
 if TYPE_CHECKING:
     from daemon.core.ports import Workspace
-    from daemon.service.workspace.local_index import WorkspaceIndex
+    from daemon.service.index.local import WorkspaceIndex
 
 __all__ = ["app"]
 
@@ -55,7 +55,7 @@ register_cve_commands(app)
 @contextmanager
 def _open(state: CliState, config: Config, command: str) -> Generator[WorkspaceIndex]:
     """The index opened in this process; ``command`` names this process in the lock (``ided index``)."""
-    from daemon.service.workspace.local_index import open_local_index  # the index's imports only where it is opened
+    from daemon.service.index.local import open_local_index  # the index's imports only where it is opened
 
     try:
         with open_local_index(config, command=command) as ws:
@@ -178,7 +178,7 @@ def index(
 
 
 def _migrate_index(state: CliState, config: Config, to_url: str, *, as_json: bool) -> None:
-    from daemon.service.workspace.index_migration import migrate_workspace_index
+    from daemon.service.index.migration import migrate_workspace_index
 
     if daemon_running(config):
         state.fail("ided index --migrate-to: a daemon serves this workspace; stop it first (ided stop)")

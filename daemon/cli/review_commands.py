@@ -20,7 +20,7 @@ from daemon.cli.context import CliState
 from daemon.errors import ConflictError, DaemonError
 
 if TYPE_CHECKING:  # the pipeline and git stacks load only when a review command runs
-    from daemon.service.runs.models import ChangeSet, ConflictReport
+    from daemon.core.review_models import ChangeSet, ConflictReport
     from daemon.service.runs.port import RunReviewPort
 
 __all__ = ["EXIT_CONFLICT", "register_review_commands"]
@@ -46,7 +46,7 @@ def _state(ctx: typer.Context) -> CliState:
 
 
 def _review(ctx: typer.Context, workspace: Path | None, work: Callable[[RunReviewPort], Awaitable[T]]) -> T:
-    from daemon.service.runs.models import ConflictReport
+    from daemon.core.review_models import ConflictReport
     from daemon.service.runs.review import RunReview
 
     state = _state(ctx)
@@ -137,7 +137,7 @@ def runs_accept(
     files since the run started (committed, staged, unstaged or untracked). Your other uncommitted
     work is kept as it is.
     """
-    from daemon.service.runs.models import AcceptSelection, KeptFile
+    from daemon.core.review_models import AcceptSelection, KeptFile
 
     kept: list[KeptFile] = []
     for item in only or ():

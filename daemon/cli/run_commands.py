@@ -37,8 +37,8 @@ from daemon.cli.run_render import (
     print_workflow,
 )
 from daemon.cli.trust_commands import ask_trust
+from daemon.core.run_models import RunRecord, RunStatus
 from daemon.errors import DaemonError
-from daemon.service.runs.models import RunRecord, RunStatus
 
 if TYPE_CHECKING:  # LangGraph, LangChain, git and YAML load only when a command needs them, not for --help
     from daemon.config import Config
@@ -203,8 +203,9 @@ def run(
     The run executes in the workspace daemon (started when none runs), whose language servers serve
     the agents' code intelligence; `--no-daemon` runs it in this process, without code intelligence.
     """
-    from daemon.service.runs.local import HOW_TO_CONFIGURE, graph_mermaid
+    from daemon.core.run_models import HOW_TO_CONFIGURE
     from daemon.service.runs.port import RunStart
+    from daemon.service.runs.workflow_catalog import plan_mermaid
 
     state = _state(ctx)
     config = state.config(workspace)
@@ -226,7 +227,7 @@ def run(
             missing = await service.missing_models(record.plan)
             if dry_run or missing:
                 if dry_run and not events:
-                    state.err.print(graph_mermaid(record.plan), markup=False, highlight=False)
+                    state.err.print(plan_mermaid(record.plan), markup=False, highlight=False)
                 if missing and not dry_run:
                     state.err.print(f"no model configured for {', '.join(missing)}: nothing executed.", style="yellow")
                     state.err.print(HOW_TO_CONFIGURE, markup=False, highlight=False)
@@ -336,7 +337,8 @@ def runs_migrate(
 
     Runs the target holds already are skipped, so running it twice is safe; the source is only read.
     Afterwards set runs.database_url to the same URL (docs/scale-out.md)."""
-    from daemon.service.runs.migration import MigrationReport, migrate_workspace_runs
+    from daemon.core.run_models import MigrationReport
+    from daemon.service.runs.migration import migrate_workspace_runs
 
     state = _state(ctx)
     config = state.config(workspace)

@@ -7,16 +7,9 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.text import Text
 
-from daemon.service.runs.models import (
-    DecisionEntry,
-    ExecutionPlan,
-    ExecutionProgress,
-    ProgressKind,
-    RunRecord,
-    RunStatus,
-    Selection,
-    Workflow,
-)
+from daemon.core.run_models import DecisionEntry, ExecutionPlan, ExecutionProgress, ProgressKind, RunRecord, RunStatus
+from daemon.core.selection_models import Selection
+from daemon.core.workflow_schema import Workflow
 
 if TYPE_CHECKING:  # the loader brings YAML; the CLI imports this module for every command
     from daemon.service.runs.workflow_catalog import WorkflowCatalog, WorkflowProblem

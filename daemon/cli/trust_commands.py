@@ -19,7 +19,7 @@ from daemon.errors import DaemonError
 from daemon.trust import TrustStore
 
 if TYPE_CHECKING:
-    from daemon.service.runs.local import RunCommands
+    from daemon.core.run_models import RunCommands
 
 __all__ = ["ask_trust", "register_trust_command"]
 

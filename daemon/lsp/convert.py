@@ -31,7 +31,7 @@ from daemon.core.models import IndexStatus, SearchHit, SearchResult, SymbolKind
 from daemon.core.regular_files import read_regular_text
 from daemon.errors import DaemonError
 from daemon.lsp import protocol as wire
-from daemon.service.daemon.api import IndexChanged
+from daemon.service.wire.api import IndexChanged
 
 __all__ = [
     "PREVIEW_CHARS",

@@ -19,7 +19,7 @@ from typing import cast
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from daemon.service.daemon.api import DaemonStatus, IndexProgressEvent
+from daemon.service.wire.api import DaemonStatus, IndexProgressEvent
 
 __all__ = ["POLL_INTERVAL_S", "IndexProgressReporter"]
 

@@ -33,7 +33,7 @@ from daemon.lsp.progress import IndexProgressReporter
 from daemon.lsp.protocol import IdedProtocol, LspMethods, make_converter
 from daemon.lsp.session import ConfigLoader, DaemonSession
 from daemon.lsp.transport_guard import GuardedTransport
-from daemon.service.daemon.api import DaemonStatus, IndexChanged, IndexProgressEvent, Methods
+from daemon.service.wire.api import DaemonStatus, IndexChanged, IndexProgressEvent, Methods
 from daemon.service.workspace.remote import DaemonWorkspace
 
 __all__ = ["IdedLanguageServer", "build_server", "serve_stdio", "serve_tcp"]

@@ -26,9 +26,9 @@ from pygls.exceptions import JsonRpcException
 from daemon.config import Config
 from daemon.core.jsonrpc import METHOD_NOT_FOUND
 from daemon.errors import DaemonError
-from daemon.service.daemon.client import DaemonClient
-from daemon.service.daemon.link import DaemonRefusal, ask
-from daemon.service.daemon.rpc import NotificationHandler
+from daemon.service.wire.client import DaemonClient
+from daemon.service.wire.link import DaemonRefusal, ask
+from daemon.service.wire.rpc import NotificationHandler
 
 __all__ = ["REQUEST_FAILED", "ConfigLoader", "DaemonSession", "wire_errors"]
 

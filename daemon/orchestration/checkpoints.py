@@ -25,7 +25,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from daemon.config import CheckpointConfig
 from daemon.errors import ConfigError, ErrorCode, PipelineError
-from daemon.orchestration.run_store_open import driver_missing, redact_url
+from daemon.orchestration.database_urls import driver_missing, redact_url
 
 __all__ = ["checkpoint_path", "checkpoint_url", "open_checkpointer"]
 

@@ -20,8 +20,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-from daemon.orchestration.project_profile import ProjectProfile
-from daemon.orchestration.selection_models import (
+from daemon.core.selection_models import (
     DecisionSource,
     Selection,
     SelectionAttempt,
@@ -29,8 +28,9 @@ from daemon.orchestration.selection_models import (
     StageDecision,
     WorkflowScore,
 )
+from daemon.core.workflow_schema import StageDefault, StageType, Workflow
+from daemon.orchestration.project_profile import ProjectProfile
 from daemon.orchestration.workflow_loader import WorkflowCatalog
-from daemon.orchestration.workflow_schema import StageDefault, StageType, Workflow
 
 __all__ = ["decide_stages", "score_workflows", "select_deterministically", "words"]
 

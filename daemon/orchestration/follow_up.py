@@ -14,11 +14,11 @@ import asyncio
 import os
 from dataclasses import dataclass
 
+from daemon.core.run_models import ExecutionPlan, RunRecord, RunStatus
 from daemon.errors import PipelineError
 from daemon.orchestration.agents import EDITING_STAGE_TYPES
 from daemon.orchestration.agents.run_workspace import RunWorkspace
-from daemon.orchestration.plan import ExecutionPlan
-from daemon.orchestration.run_store import RunRecord, RunStatus, RunStore, host_name
+from daemon.orchestration.run_store import RunStore, host_name
 from daemon.orchestration.state import ExecutionState
 
 __all__ = ["ClaimedFollowUp", "claim_follow_up", "last_editing_stage"]

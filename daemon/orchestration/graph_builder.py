@@ -28,24 +28,22 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
-from daemon.orchestration.plan import ExecutionPlan
-from daemon.orchestration.reporter import RunReporter
-from daemon.orchestration.resilience import ChatCaller
-from daemon.orchestration.retriever import Retriever, enrich
-from daemon.orchestration.routing import (
+from daemon.core.run_models import (
     ABORT_NODE,
     ADAPTIVE_NODE,
     DONE_NODE,
+    Attachment,
+    DecisionKind,
+    ExecutionPlan,
     RouteDecision,
-    node_for,
-    possible_targets,
-    route_after_enrichment,
-    route_after_stage,
 )
-from daemon.orchestration.run_store import DecisionKind
+from daemon.core.workflow_schema import AgentSpec
+from daemon.orchestration.reporter import RunReporter
+from daemon.orchestration.resilience import ChatCaller
+from daemon.orchestration.retriever import Retriever, enrich
+from daemon.orchestration.routing import node_for, possible_targets, route_after_enrichment, route_after_stage
 from daemon.orchestration.stage_agents import AgentProvider, AgentTask, run_stage
-from daemon.orchestration.state import Attachment, ExecutionState, StageResult, to_channel_values
-from daemon.orchestration.workflow_schema import AgentSpec
+from daemon.orchestration.state import ExecutionState, StageResult, to_channel_values
 
 __all__ = [
     "PipelineGraph",

@@ -46,16 +46,6 @@ AGENTS_ROLE = "agents"
 DEFAULT_ROLE = "default"
 _NON_AGENT_ROLES = frozenset({ORCHESTRATOR_ROLE, RETRIEVAL_ROLE})
 
-HOW_TO_CONFIGURE = (
-    "configure a model in .ided.toml, e.g.\n"
-    "  [pipeline.models.default]\n"
-    '  provider = "openai"                       # any OpenAI-compatible server\n'
-    '  base_url = "http://localhost:11434/v1"   # Ollama; vLLM, llama.cpp server and LM Studio work alike\n'
-    '  model = "qwen2.5-coder:7b"\n'
-    "or set pipeline.replay_script (IDED_PIPELINE__REPLAY_SCRIPT) to a file of scripted answers "
-    "(see docs/pipeline.md)"
-)
-
 
 def role_candidates(role: str) -> list[str]:
     """Entry names tried for ``role``, in order."""

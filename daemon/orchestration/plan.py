@@ -15,81 +15,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import Field
-
-from daemon.core.frozen_model import FrozenModel
-from daemon.orchestration.selection_models import StageDecision
-from daemon.orchestration.workflow_schema import (
+from daemon.core.run_models import ExecutionPlan, PlannedStage, SkippedStage, StageRoute
+from daemon.core.selection_models import StageDecision
+from daemon.core.workflow_schema import (
     ABORT,
     DONE,
-    AgentSpec,
-    FailureAggregation,
     RetrievalHint,
-    RetrievalStrategyConfig,
     Stage,
-    StageType,
     Workflow,
-    WorkflowNote,
-    WorkflowType,
-    stage_by_id,
 )
 
-__all__ = ["ExecutionPlan", "PlannedStage", "SkippedStage", "StageRoute", "assemble_plan"]
-
-
-class StageRoute(FrozenModel):
-    """Where a planned stage goes; every target is a planned stage id, DONE or ABORT."""
-
-    on_success: str
-    on_failure: str
-    retry: str = Field(description="The planned stage a retry after adaptive retrieval re-runs.")
-
-
-class PlannedStage(FrozenModel):
-    stage_id: str
-    name: str
-    type: StageType
-    required: bool
-    agents: tuple[AgentSpec, ...]
-    failure_aggregation: FailureAggregation
-    max_attempts: int | None
-    failure_criteria: tuple[str, ...]
-    task_context: str = Field(description="What the stage's agents are asked to do, with the why.")
-    token_budget: int
-    retrieval_hint: RetrievalHint
-    decision_reason: str
-
-
-class SkippedStage(FrozenModel):
-    stage_id: str
-    name: str
-    reason: str
-
-
-class ExecutionPlan(FrozenModel):
-    workflow: str
-    workflow_version: str
-    workflow_type: WorkflowType
-    request: str
-    entry: str = Field(description="The first planned stage, or DONE when nothing is planned.")
-    stages: tuple[PlannedStage, ...]
-    skipped: tuple[SkippedStage, ...]
-    routing: dict[str, StageRoute]
-    retrieval_strategy: RetrievalStrategyConfig
-    notes: tuple[WorkflowNote, ...] = Field(
-        default=(), description="The workflow file's fields in the specification's spelling: mapped or informational."
-    )
-
-    def stage(self, stage_id: str) -> PlannedStage:
-        return stage_by_id(self.stages, stage_id)
-
-    @property
-    def stage_ids(self) -> tuple[str, ...]:
-        return tuple(s.stage_id for s in self.stages)
-
-    @property
-    def agent_roles(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(a.model_role for s in self.stages for a in s.agents))
+__all__ = ["assemble_plan"]
 
 
 def _resolve(target: str, workflow: Workflow, planned: set[str]) -> str:

@@ -25,7 +25,7 @@ from typing import Any, LiteralString, TypeVar
 import psycopg
 
 from daemon.errors import ErrorCode, PipelineError
-from daemon.orchestration.run_store_open import redact_url
+from daemon.orchestration.database_urls import redact_url
 from daemon.orchestration.sql_run_store import SqlDialect, SqlRunStore
 
 __all__ = ["PROBE_AFTER_IDLE_SECONDS", "PostgresRunStore"]

@@ -21,126 +21,12 @@ Kinds that fronts map 1:1 onto their protocol (ACP session updates, LSP ``ided/r
 from __future__ import annotations
 
 import asyncio
-from enum import StrEnum
 from types import TracebackType
-from typing import Any, Literal, Self
+from typing import Self
 
-from pydantic import Field
+from daemon.core.run_models import ExecutionProgress, ProgressKind
 
-from daemon.core.frozen_model import FrozenModel
-from daemon.orchestration.routing import RouteDecision
-from daemon.orchestration.stop_decision import StopDecision
-
-__all__ = [
-    "PROGRESS_MESSAGE_TYPE",
-    "ChangedFile",
-    "ExecutionProgress",
-    "PlanEntry",
-    "PlanEntryStatus",
-    "ProgressBus",
-    "ProgressKind",
-    "RunChanges",
-    "Subscription",
-    "ToolCallStatus",
-    "ToolKind",
-    "ToolLocation",
-]
-
-
-PROGRESS_MESSAGE_TYPE = "langgraph_execution_progress"
-
-
-class ProgressKind(StrEnum):
-    RUN_STARTED = "run_started"
-    RUN_RESUMED = "run_resumed"
-    NODE_STARTED = "node_started"
-    NODE_FINISHED = "node_finished"
-    ROUTING_DECISION = "routing_decision"
-    RUN_FINISHED = "run_finished"
-    PLAN = "plan"
-    THOUGHT = "thought"
-    AGENT_MESSAGE = "agent_message"
-    TOOL_CALL = "tool_call"
-    TOOL_CALL_UPDATE = "tool_call_update"
-    REVIEW = "review"
-
-
-PlanEntryStatus = Literal["pending", "in_progress", "completed", "failed", "skipped"]
-ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
-ToolCallStatus = Literal["pending", "in_progress", "completed", "failed"]
-
-
-class PlanEntry(FrozenModel):
-    """One stage of the plan as a front shows it."""
-
-    stage_id: str
-    name: str
-    status: PlanEntryStatus
-    attempt: int = Field(default=0, description="Attempts started so far (0 while pending or skipped).")
-    reason: str | None = Field(default=None, description="Why a skipped stage was skipped.")
-
-
-class ToolLocation(FrozenModel):
-    """A place a tool call touched: a workspace-relative path and a 1-based line when known."""
-
-    path: str
-    line: int | None = None
-
-
-class ChangedFile(FrozenModel):
-    """One file of a run's change set, as statistics (the diff comes from the change set itself)."""
-
-    path: str
-    status: str = Field(description="added, modified, deleted or renamed.")
-    added: int = 0
-    removed: int = 0
-
-
-class RunChanges(FrozenModel):
-    """What an editing run changed: its branch and worktree, the commits and the files."""
-
-    branch: str
-    worktree: str
-    base_commit: str
-    head_commit: str | None = None
-    commits: tuple[str, ...] = ()
-    files: tuple[ChangedFile, ...] = ()
-
-    @property
-    def empty(self) -> bool:
-        return not self.files
-
-
-class ExecutionProgress(FrozenModel):
-    """One progress message."""
-
-    type: Literal["langgraph_execution_progress"] = PROGRESS_MESSAGE_TYPE
-    run_id: str
-    seq: int = Field(description="1-based, increasing within a run (also across a resume).")
-    timestamp: str
-    event: ProgressKind
-    workflow: str
-    node: str | None = Field(default=None, description="Stage id, adaptive_retrieval, done or abort.")
-    stage_name: str | None = None
-    attempt: int | None = None
-    status: str = Field(description="running, succeeded, failed, or the run status on run events.")
-    current_stage: str | None = None
-    completed_stages: tuple[str, ...] = ()
-    planned_stages: tuple[str, ...] = ()
-    routing: RouteDecision | None = None
-    summary: str | None = None
-    stop: StopDecision | None = None
-    plan: tuple[PlanEntry, ...] = Field(default=(), description="plan events: every stage with its status.")
-    text: str | None = Field(default=None, description="thought and agent_message events: the text.")
-    agent_id: str | None = Field(default=None, description="The agent behind agent_message and tool events.")
-    tool_call_id: str | None = Field(default=None, description="Unique within the run; the same for a call's updates.")
-    title: str | None = Field(default=None, description="tool_call: what the call does, for a person.")
-    tool_kind: ToolKind | None = None
-    tool_status: ToolCallStatus | None = None
-    locations: tuple[ToolLocation, ...] = ()
-    raw_input: dict[str, Any] | None = Field(default=None, description="tool_call: the arguments as called.")
-    output: str | None = Field(default=None, description="tool_call_update: the result text (capped).")
-    changes: RunChanges | None = Field(default=None, description="review events: the run's change set statistics.")
+__all__ = ["ProgressBus", "Subscription"]
 
 
 class Subscription:

@@ -12,21 +12,27 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from daemon.orchestration.agents.events import AgentRef, ToolCallEvent
-from daemon.orchestration.plan import ExecutionPlan
-from daemon.orchestration.progress import (
+from daemon.core.run_models import (
+    ABORT_NODE,
+    ADAPTIVE_NODE,
+    DONE_NODE,
+    DecisionKind,
+    ExecutionPlan,
     ExecutionProgress,
     PlanEntry,
     PlanEntryStatus,
-    ProgressBus,
     ProgressKind,
+    RouteDecision,
+    RouteOutcome,
     RunChanges,
+    StopDecision,
     ToolLocation,
+    utc_now,
 )
-from daemon.orchestration.routing import ABORT_NODE, ADAPTIVE_NODE, DONE_NODE, RouteDecision, RouteOutcome
-from daemon.orchestration.run_store import DecisionKind, RunStore
+from daemon.orchestration.agents.events import AgentRef, ToolCallEvent
+from daemon.orchestration.progress import ProgressBus
+from daemon.orchestration.run_store import RunStore
 from daemon.orchestration.state import ExecutionState, StageResult
-from daemon.orchestration.stop_decision import StopDecision, utc_now
 
 __all__ = ["RunReporter"]
 

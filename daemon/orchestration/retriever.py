@@ -27,10 +27,10 @@ from daemon.config import EmbeddingConfig, RetrievalConfig
 from daemon.core.frozen_model import FrozenModel
 from daemon.core.languages import language_for_path
 from daemon.core.models import Chunk, ChunkKind, SearchFilters, SearchHit, SearchMode, SearchResult, SymbolKind
-from daemon.orchestration.plan import ExecutionPlan
+from daemon.core.run_models import ExecutionPlan
+from daemon.core.workflow_schema import RagSource
 from daemon.orchestration.resilience import ChatCaller
 from daemon.orchestration.state import EnrichedSnippet, StageResult
-from daemon.orchestration.workflow_schema import RagSource
 from daemon.retrieval.agent import AgentParts, RetrievalAgent
 from daemon.retrieval.fusion import render_piece
 from daemon.retrieval.models import (
@@ -89,7 +89,7 @@ class AgentRetriever:
 
     async def retrieve(self, query: RetrievalQuery) -> list[RetrievedSnippet]:
         """One stage's context for ``query.text`` as snippets (code workflow, default strategy)."""
-        from daemon.orchestration.workflow_schema import RetrievalStrategyConfig
+        from daemon.core.workflow_schema import RetrievalStrategyConfig
 
         stage = StageHints(stage_id=query.stage_id, focus_on=query.focus_on, avoid=query.avoid)
         request = RetrievalRequest(task=query.text, workflow_kind=WorkflowKind.CODE, stage=stage)

@@ -18,18 +18,11 @@ in words, for the decision log.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from enum import StrEnum
 
-from daemon.core.frozen_model import FrozenModel
-from daemon.orchestration.plan import ExecutionPlan
-from daemon.orchestration.workflow_schema import ABORT, DONE, FailureAggregation
+from daemon.core.run_models import ABORT_NODE, ADAPTIVE_NODE, DONE_NODE, ExecutionPlan, RouteDecision, RouteOutcome
+from daemon.core.workflow_schema import ABORT, DONE, FailureAggregation
 
 __all__ = [
-    "ABORT_NODE",
-    "ADAPTIVE_NODE",
-    "DONE_NODE",
-    "RouteDecision",
-    "RouteOutcome",
     "aggregate_failures",
     "node_for",
     "possible_targets",
@@ -37,30 +30,6 @@ __all__ = [
     "route_after_stage",
     "route_entry",
 ]
-
-
-ADAPTIVE_NODE = "adaptive_retrieval"
-DONE_NODE = "done"
-ABORT_NODE = "abort"
-
-
-class RouteOutcome(StrEnum):
-    SUCCESS = "success"
-    FAILURE = "failure"
-    ENRICH = "enrich"
-    RETRY = "retry"
-    ENTRY = "entry"
-
-
-class RouteDecision(FrozenModel):
-    """One edge taken, with the condition that chose it."""
-
-    source: str
-    target: str
-    outcome: RouteOutcome
-    condition: str
-    retry_stage: str | None = None
-    iteration: int = 0
 
 
 def node_for(target: str) -> str:

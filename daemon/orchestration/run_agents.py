@@ -18,18 +18,19 @@ from pathlib import Path
 
 from langchain_core.tools import BaseTool
 
-from daemon.orchestration.agents import CommandSources, RunCommands, ToolAgentProvider
+from daemon.core.run_models import DecisionKind, RunCommands, RunRecord
+from daemon.core.workflow_schema import StageType
+from daemon.orchestration.agents import CommandSources, ToolAgentProvider
 from daemon.orchestration.agents.run_workspace import RunWorkspace, plan_edits
 from daemon.orchestration.agents.toolchain import detect_toolchain
 from daemon.orchestration.llm_providers import ModelRegistry
 from daemon.orchestration.reporter import RunReporter
 from daemon.orchestration.run_scope import RunScopeOpener, RunScopes
-from daemon.orchestration.run_store import DecisionKind, RunRecord, RunStore
+from daemon.orchestration.run_store import RunStore
 from daemon.orchestration.runtime_settings import RunHost
 from daemon.orchestration.stage_agents import AgentProvider, LlmAgentProvider
 from daemon.orchestration.state import StageResult
 from daemon.orchestration.workflow_loader import WorkflowCatalog
-from daemon.orchestration.workflow_schema import StageType
 
 __all__ = ["Committer", "RunAgents"]
 

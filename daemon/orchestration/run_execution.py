@@ -22,27 +22,29 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.errors import GraphRecursionError
 
+from daemon.core.run_models import (
+    DecisionKind,
+    ExecutionPlan,
+    ProgressKind,
+    RunRecord,
+    RunStatus,
+    StopDecision,
+    StopStatus,
+    utc_now,
+)
 from daemon.errors import DaemonError
 from daemon.orchestration.agents.run_workspace import RunWorkspace
 from daemon.orchestration.graph_builder import RunCancelled, RunContext, compile_follow_up_graph, compile_graph
 from daemon.orchestration.llm_providers import RETRIEVAL_ROLE, ModelRegistry
-from daemon.orchestration.plan import ExecutionPlan
-from daemon.orchestration.progress import ProgressBus, ProgressKind
+from daemon.orchestration.progress import ProgressBus
 from daemon.orchestration.reporter import RunReporter
 from daemon.orchestration.retriever import Retriever, upfront_context
 from daemon.orchestration.run_agents import RunAgents
 from daemon.orchestration.run_preparation import announce
-from daemon.orchestration.run_store import DecisionKind, RunRecord, RunStatus, RunStore
+from daemon.orchestration.run_store import RunStore
 from daemon.orchestration.runtime_settings import RuntimeSettings
 from daemon.orchestration.state import ExecutionState, to_channel_values
-from daemon.orchestration.stop_decision import (
-    StopDecision,
-    StopStatus,
-    cancelled_stop,
-    decide_stop,
-    error_stop,
-    utc_now,
-)
+from daemon.orchestration.stop_decision import cancelled_stop, decide_stop, error_stop
 
 __all__ = ["CancelFlags", "RunEngine"]
 

@@ -13,30 +13,20 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
+from daemon.core.run_models import MigrationReport
 from daemon.errors import ErrorCode, PipelineError
 from daemon.orchestration.run_store import RunStore
 
-__all__ = ["MigrationReport", "migrate_runs"]
+__all__ = ["migrate_runs"]
 
 logger = logging.getLogger(__name__)
 
 _ALL_RUNS = 1_000_000
-
-
-@dataclass(frozen=True, kw_only=True)
-class MigrationReport:
-    copied: tuple[str, ...] = ()
-    skipped: tuple[str, ...] = ()
-    """Run ids the target held already."""
-    checkpoints: int = 0
-    source: str = ""
-    target: str = ""
 
 
 async def _copy_checkpoints(source: BaseCheckpointSaver[str], target: BaseCheckpointSaver[str], run_id: str) -> int:

@@ -12,15 +12,14 @@ import asyncio
 from collections.abc import Sequence
 from typing import Protocol
 
+from daemon.core.run_models import Attachment, DecisionKind, RunMode, RunRecord, RunStatus, new_run_id, utc_now
 from daemon.orchestration.llm_providers import ORCHESTRATOR_ROLE, ModelRegistry
 from daemon.orchestration.plan import assemble_plan
 from daemon.orchestration.project_profile import ProjectProfile, ProjectProfiler
 from daemon.orchestration.reporter import RunReporter
-from daemon.orchestration.run_store import DecisionKind, RunMode, RunRecord, RunStatus, RunStore, new_run_id
+from daemon.orchestration.run_store import RunStore
 from daemon.orchestration.runtime_settings import RuntimeSettings
 from daemon.orchestration.selection import Orchestrator
-from daemon.orchestration.state import Attachment
-from daemon.orchestration.stop_decision import utc_now
 from daemon.orchestration.workflow_loader import WorkflowCatalog
 
 __all__ = ["PreparationParts", "announce", "prepare_run"]

@@ -18,7 +18,7 @@ from typing import Protocol
 
 from langchain_core.tools import BaseTool
 
-from daemon.orchestration.progress import RunChanges
+from daemon.core.run_models import RunChanges
 from daemon.orchestration.retriever import Retriever
 
 __all__ = ["RunScope", "RunScopeOpener", "RunScopes"]

@@ -11,117 +11,13 @@ runs unless asked for every writer's. Both adapters pass one conformance suite
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Sequence
-from datetime import UTC, datetime
-from enum import StrEnum
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
-from pydantic import Field
-
-from daemon.core.frozen_model import FrozenModel
 from daemon.core.processes import host_name, process_alive
-from daemon.orchestration.plan import ExecutionPlan
-from daemon.orchestration.progress import ExecutionProgress, RunChanges
-from daemon.orchestration.selection_models import Selection
-from daemon.orchestration.state import Attachment
-from daemon.orchestration.stop_decision import StopDecision
+from daemon.core.run_models import DecisionEntry, DecisionKind, ExecutionProgress, RunRecord
 
-__all__ = [
-    "DecisionEntry",
-    "DecisionKind",
-    "RunMode",
-    "RunRecord",
-    "RunStatus",
-    "RunStore",
-    "host_name",
-    "new_run_id",
-    "process_alive",
-]
-
-
-def new_run_id() -> str:
-    """Sortable and short: ``20250101-120000-a1b2c3``."""
-    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
-
-
-class RunStatus(StrEnum):
-    PLANNED = "planned"
-    RUNNING = "running"
-    INTERRUPTED = "interrupted"
-    SUCCEEDED = "succeeded"
-    FAILED = "failed"
-    ABORTED = "aborted"
-    CANCELLED = "cancelled"
-
-    @property
-    def finished(self) -> bool:
-        return self in (RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.ABORTED, RunStatus.CANCELLED)
-
-
-RunMode = Literal["ask", "code"]
-"""ask: read-only tools, no worktree; code: agents edit a worktree on the run's branch, reviewed at the end."""
-
-
-class RunRecord(FrozenModel):
-    """What a run is, how far it got and why it stopped."""
-
-    run_id: str
-    status: RunStatus
-    request: str
-    workflow: str | None = None
-    created_at: str
-    updated_at: str
-    finished_at: str | None = None
-    selection: Selection | None = None
-    plan: ExecutionPlan | None = None
-    stop: StopDecision | None = None
-    error: str | None = None
-    pid: int | None = Field(default=None, description="Process executing the run while it is running.")
-    resumed: int = Field(default=0, description="How many times the run was resumed.")
-    cancel_requested: bool = False
-    mode: RunMode = "code"
-    include_uncommitted: bool = Field(
-        default=False, description="The worktree started from the user's uncommitted changes."
-    )
-    attachments: tuple[Attachment, ...] = Field(default=(), description="Context the user attached to the request.")
-    changes: RunChanges | None = Field(default=None, description="Editing runs: branch, commits and changed files.")
-    follow_ups: int = Field(default=0, description="Feedback rounds answered after the run ended.")
-    workspace: str | None = Field(
-        default=None, description="Id of the workspace that wrote the run (runs.workspace_id); the store stamps it."
-    )
-    host: str | None = Field(default=None, description="Machine of the process executing the run (beside pid).")
-
-
-class DecisionKind(StrEnum):
-    SELECTION = "selection"
-    STAGE_DECISION = "stage_decision"
-    PLAN = "plan"
-    ROUTE = "route"
-    RETRY = "retry"
-    ENRICHMENT = "enrichment"
-    STAGE_RESULT = "stage_result"
-    RESUME = "resume"
-    CANCEL = "cancel"
-    STOP = "stop"
-    ERROR = "error"
-    WORKTREE = "worktree"
-    COMMIT = "commit"
-    FOLLOW_UP = "follow_up"
-    REVIEW = "review"
-    ACCEPT = "accept"
-    REJECT = "reject"
-    ROLLBACK = "rollback"
-    TRUST = "trust"
-
-
-class DecisionEntry(FrozenModel):
-    run_id: str
-    seq: int
-    at: str
-    kind: DecisionKind
-    summary: str
-    data: dict[str, Any] = Field(default_factory=dict[str, Any])
+__all__ = ["RunStore", "host_name", "process_alive"]
 
 
 class RunStore(Protocol):

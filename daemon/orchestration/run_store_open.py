@@ -12,44 +12,19 @@ import logging
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 from daemon.config import RunsConfig
-from daemon.errors import ErrorCode, PipelineError
+from daemon.orchestration.database_urls import driver_missing
 from daemon.orchestration.run_store import RunStore, host_name
 from daemon.orchestration.sqlite_run_store import SqliteRunStore, runs_db_path
 
 __all__ = [
-    "POSTGRES_PACKAGES",
     "connect_run_store",
-    "driver_missing",
     "open_run_store",
-    "redact_url",
     "run_workspace_id",
 ]
 
 logger = logging.getLogger(__name__)
-
-POSTGRES_PACKAGES = "psycopg[binary] langgraph-checkpoint-postgres"
-"""What ``runs.database_url`` needs beside ided (the ``postgres`` extra)."""
-
-
-def driver_missing(what: str, exc: ImportError) -> PipelineError:
-    return PipelineError(
-        f"{what} needs the Postgres driver, which is not installed (missing module '{exc.name}'): install the "
-        f"`postgres` extra (`uv pip install 'ided[postgres]'`, or `pip install {POSTGRES_PACKAGES}`)",
-        code=ErrorCode.DRIVER_MISSING,
-        cause=exc,
-    )
-
-
-def redact_url(url: str) -> str:
-    """``url`` without its password, for messages and logs."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = f"{parts.username or ''}:***@{parts.hostname or ''}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def run_workspace_id(runs: RunsConfig, workspace: Path) -> str:

@@ -44,16 +44,28 @@ from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from daemon.config import AgentsConfig, PipelineConfig, RunsConfig, VcsConfig
+from daemon.core.run_models import (
+    HOW_TO_CONFIGURE,
+    Attachment,
+    DecisionEntry,
+    DecisionKind,
+    ExecutionPlan,
+    ExecutionProgress,
+    RunCommands,
+    RunMode,
+    RunRecord,
+    RunStatus,
+    new_run_id,
+)
 from daemon.core.tasks import cancel_and_wait
 from daemon.errors import ErrorCode, PipelineError
-from daemon.orchestration.agents import CommandSources, FileReader, RunCommands
+from daemon.orchestration.agents import CommandSources, FileReader
 from daemon.orchestration.agents.run_workspace import RunWorkspace, plan_edits
 from daemon.orchestration.checkpoints import open_checkpointer
 from daemon.orchestration.current_run import run_task, within_run
 from daemon.orchestration.follow_up import claim_follow_up
-from daemon.orchestration.llm_providers import HOW_TO_CONFIGURE, ModelRegistry
-from daemon.orchestration.plan import ExecutionPlan
-from daemon.orchestration.progress import ExecutionProgress, ProgressBus, Subscription
+from daemon.orchestration.llm_providers import ModelRegistry
+from daemon.orchestration.progress import ProgressBus, Subscription
 from daemon.orchestration.project_profile import ProjectProfile, ProjectProfiler
 from daemon.orchestration.reporter import RunReporter
 from daemon.orchestration.retriever import Retriever
@@ -61,22 +73,12 @@ from daemon.orchestration.run_agents import RunAgents
 from daemon.orchestration.run_execution import CancelFlags, RunEngine
 from daemon.orchestration.run_preparation import announce, prepare_run
 from daemon.orchestration.run_scope import RunScopeOpener
-from daemon.orchestration.run_store import (
-    DecisionEntry,
-    DecisionKind,
-    RunMode,
-    RunRecord,
-    RunStatus,
-    RunStore,
-    host_name,
-    new_run_id,
-    process_alive,
-)
+from daemon.orchestration.run_store import RunStore, host_name, process_alive
 from daemon.orchestration.run_store_open import open_run_store
 from daemon.orchestration.runtime_settings import RunHost, RuntimeSettings
 from daemon.orchestration.sqlite_run_store import runs_db_path
 from daemon.orchestration.stage_agents import AgentProvider
-from daemon.orchestration.state import Attachment, ExecutionState
+from daemon.orchestration.state import ExecutionState
 from daemon.orchestration.stop_decision import cancelled_stop
 from daemon.orchestration.workflow_loader import WorkflowCatalog
 from daemon.vcs.worktrees import RunWorktrees

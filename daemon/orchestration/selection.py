@@ -15,11 +15,7 @@ import logging
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from daemon.errors import PipelineError
-from daemon.orchestration.deterministic_selector import select_deterministically
-from daemon.orchestration.project_profile import ProjectProfile
-from daemon.orchestration.resilience import ChatCaller
-from daemon.orchestration.selection_models import (
+from daemon.core.selection_models import (
     DecisionSource,
     OrchestratorAnswer,
     Selection,
@@ -27,9 +23,13 @@ from daemon.orchestration.selection_models import (
     SelectionPath,
     StageDecision,
 )
+from daemon.core.workflow_schema import Workflow
+from daemon.errors import PipelineError
+from daemon.orchestration.deterministic_selector import select_deterministically
+from daemon.orchestration.project_profile import ProjectProfile
+from daemon.orchestration.resilience import ChatCaller
 from daemon.orchestration.structured_output import AnswerInvalid, json_instructions, parse_answer
 from daemon.orchestration.workflow_loader import WorkflowCatalog
-from daemon.orchestration.workflow_schema import Workflow
 
 __all__ = ["Orchestrator", "selection_messages", "validate_answer"]
 

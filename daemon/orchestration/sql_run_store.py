@@ -18,10 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, LiteralString, Protocol, TypeVar
 
+from daemon.core.run_models import DecisionEntry, DecisionKind, ExecutionProgress, RunRecord, utc_now
 from daemon.errors import ErrorCode, PipelineError
-from daemon.orchestration.progress import ExecutionProgress
-from daemon.orchestration.run_store import DecisionEntry, DecisionKind, RunRecord
-from daemon.orchestration.stop_decision import utc_now
 
 __all__ = ["SqlConnection", "SqlDialect", "SqlRunStore"]
 

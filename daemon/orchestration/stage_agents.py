@@ -22,15 +22,14 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import Field
 
 from daemon.core.frozen_model import FrozenModel
+from daemon.core.run_models import Attachment, PlannedStage, utc_now
+from daemon.core.workflow_schema import AgentSpec, WorkflowType
 from daemon.errors import PipelineError
 from daemon.orchestration.llm_providers import ModelRegistry
-from daemon.orchestration.plan import PlannedStage
 from daemon.orchestration.resilience import ChatCaller
 from daemon.orchestration.routing import aggregate_failures
-from daemon.orchestration.state import AgentOutcome, Attachment, EnrichedSnippet, StageResult
-from daemon.orchestration.stop_decision import utc_now
+from daemon.orchestration.state import AgentOutcome, EnrichedSnippet, StageResult
 from daemon.orchestration.structured_output import AnswerInvalid, json_instructions, parse_answer
-from daemon.orchestration.workflow_schema import AgentSpec, WorkflowType
 
 __all__ = [
     "AgentAnswer",

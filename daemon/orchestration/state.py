@@ -7,24 +7,16 @@ models.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import to_jsonable_python
 
 from daemon.core.frozen_model import FrozenModel
-from daemon.orchestration.plan import StageRoute
-from daemon.orchestration.routing import RouteDecision
-from daemon.orchestration.workflow_schema import FailureAggregation, RetrievalStrategyConfig
+from daemon.core.run_models import RouteDecision, StageRoute
+from daemon.core.workflow_schema import FailureAggregation, RetrievalStrategyConfig
 
-__all__ = [
-    "AgentOutcome",
-    "Attachment",
-    "EnrichedSnippet",
-    "ExecutionState",
-    "StageResult",
-    "to_channel_values",
-]
+__all__ = ["AgentOutcome", "EnrichedSnippet", "ExecutionState", "StageResult", "to_channel_values"]
 
 
 class AgentOutcome(FrozenModel):
@@ -56,25 +48,6 @@ class StageResult(FrozenModel):
     context_snippets: int = Field(default=0, description="Enriched-context snippets the agents received.")
     commit: str | None = Field(default=None, description="The commit of this attempt's changes (editing runs).")
     feedback: str | None = Field(default=None, description="Review feedback this attempt answered (follow-ups).")
-
-
-class Attachment(FrozenModel):
-    """Context the user attached to a request: a file, a selection, a link or a piece of text."""
-
-    kind: Literal["file", "selection", "link", "text"]
-    uri: str | None = Field(default=None, description="file:// or another URI as the client sent it.")
-    path: str | None = Field(default=None, description="Workspace-relative path when the URI names a workspace file.")
-    text: str | None = Field(default=None, description="The content (embedded resources, selections, text).")
-    start_line: int | None = Field(default=None, ge=1, description="Selections: the first line (1-based).")
-    end_line: int | None = Field(default=None, ge=1)
-    mime_type: str | None = None
-
-    def describe(self) -> str:
-        """A heading for a prompt: the path and lines, else the URI, else the kind."""
-        where = self.path or self.uri or self.kind
-        if self.start_line is not None:
-            where += f":{self.start_line}" + (f"-{self.end_line}" if self.end_line else "")
-        return where
 
 
 class EnrichedSnippet(FrozenModel):

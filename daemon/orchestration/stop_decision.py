@@ -12,34 +12,10 @@ and ``run:<id>/route:<n>`` for the n-th routing decision (1-based).
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from enum import StrEnum
-
-from pydantic import Field
-
-from daemon.core.frozen_model import FrozenModel
-from daemon.orchestration.plan import ExecutionPlan
+from daemon.core.run_models import ExecutionPlan, StopDecision, StopStatus
 from daemon.orchestration.state import ExecutionState
 
-__all__ = ["StopDecision", "StopStatus", "cancelled_stop", "decide_stop", "error_stop", "utc_now"]
-
-
-def utc_now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
-
-
-class StopStatus(StrEnum):
-    SUCCESS = "success"
-    FAILURE = "failure"
-    ABORTED = "aborted"
-    CANCELLED = "cancelled"
-
-
-class StopDecision(FrozenModel):
-    status: StopStatus
-    reason: str
-    evidence_refs: tuple[str, ...] = ()
-    decided_at: str = Field(default_factory=utc_now)
+__all__ = ["cancelled_stop", "decide_stop", "error_stop"]
 
 
 def _stage_ref(run_id: str, stage_id: str, attempt: int) -> str:

@@ -30,8 +30,8 @@ import yaml
 from pydantic import ValidationError
 
 from daemon.core.regular_files import read_regular
+from daemon.core.workflow_schema import ABORT, DONE, RESERVED_STAGE_IDS, Stage, Workflow
 from daemon.errors import WorkflowError
-from daemon.orchestration.workflow_schema import ABORT, DONE, RESERVED_STAGE_IDS, Stage, Workflow
 from daemon.orchestration.workflow_spelling import normalise
 
 __all__ = [

@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import cast
 
-from daemon.orchestration.workflow_schema import StageType, WorkflowNote
+from daemon.core.workflow_schema import StageType, WorkflowNote
 
 __all__ = ["Normalised", "SpellingProblem", "normalise"]
 

@@ -5,6 +5,6 @@ applies its commits to the user's branch only when no file overlaps the user's o
 (committed or not); reject leaves everything as it is; rollback reverts with new commits; cleanup
 removes old worktrees and branches. See docs/review.md.
 
-Import from the modules: ``daemon.vcs.models`` (the light models fronts and stores use) and
+Import from the modules: ``daemon.core.review_models`` (the light models fronts and stores use) and
 ``daemon.vcs.worktrees`` (``RunWorktrees``, which loads git).
 """

@@ -15,9 +15,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from daemon.core.review_models import ConflictFile
 from daemon.errors import ErrorCode, VcsError
 from daemon.vcs.git_runner import IDED_IDENTITY, GitRunner, temp_index_env
-from daemon.vcs.models import ConflictFile
 
 __all__ = [
     "LITERAL",

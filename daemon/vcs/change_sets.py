@@ -10,9 +10,9 @@ from typing import cast
 from git import Repo
 from git.objects import Blob, Tree
 
+from daemon.core.review_models import ChangeSet, CommitInfo, FileChange, FileStatus, RunBranch
 from daemon.errors import VcsError
 from daemon.vcs.git_runner import GitRunner
-from daemon.vcs.models import ChangeSet, CommitInfo, FileChange, FileStatus, RunBranch
 
 __all__ = ["MAX_TEXT_BYTES", "build_change_set", "changed_paths", "parse_commit_message", "run_commit_message"]
 

@@ -15,8 +15,8 @@ from collections.abc import Generator
 from pathlib import Path
 
 from daemon.core.record_files import RecordDir
+from daemon.core.review_models import RunBranch
 from daemon.errors import EditLockHeld, ErrorCode, VcsError
-from daemon.vcs.models import RunBranch
 
 __all__ = ["RunRegistry", "check_run_id"]
 

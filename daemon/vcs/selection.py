@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from daemon.core.review_models import AcceptSelection, ChangeSet, FileChange, KeptFile
 from daemon.errors import VcsError
 from daemon.vcs.applying import LITERAL
 from daemon.vcs.git_runner import IDED_IDENTITY, GitRunner, temp_index_env
-from daemon.vcs.models import AcceptSelection, ChangeSet, FileChange, KeptFile
 
 __all__ = ["ReviewedCommit", "apply_hunks", "hunk_count", "reviewed_commit"]
 

@@ -18,17 +18,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from daemon.config import Config
+from daemon.core.review_models import AcceptResult, ChangeSet, CleanupReport, ConflictReport, RollbackResult, RunBranch
 from daemon.errors import ConflictError, ErrorCode, VcsError
 from daemon.vcs import applying
 from daemon.vcs.applying import ApplyStep
 from daemon.vcs.change_sets import build_change_set, changed_paths, run_commit_message
 from daemon.vcs.git_runner import IDED_IDENTITY, GitRunner, temp_index_env
-from daemon.vcs.models import AcceptResult, ChangeSet, CleanupReport, ConflictReport, RollbackResult, RunBranch
 from daemon.vcs.run_registry import RunRegistry, check_run_id
 from daemon.vcs.selection import reviewed_commit
 
 if TYPE_CHECKING:
-    from daemon.vcs.models import AcceptSelection
+    from daemon.core.review_models import AcceptSelection
 
 __all__ = ["BRANCH_PREFIX", "RunWorktrees"]
 

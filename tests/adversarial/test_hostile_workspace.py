@@ -22,8 +22,8 @@ from daemon.config import load_config
 from daemon.core.models import SearchMode, SkipReason
 from daemon.errors import PathOutsideWorkspace, SecretRefused
 from daemon.orchestration.agents.workspace_files import RunFiles
-from daemon.service.daemon.api import DaemonStatus, Methods, SearchParams
-from daemon.service.daemon.client import DaemonClient
+from daemon.service.wire.api import DaemonStatus, Methods, SearchParams
+from daemon.service.wire.client import DaemonClient
 from tests.adversarial.hostile_workspace import (
     AWS_KEY_ID,
     HostileWorkspace,

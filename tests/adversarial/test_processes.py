@@ -22,8 +22,8 @@ import pytest
 
 from daemon.config import Config, load_config
 from daemon.core.models import SearchMode
-from daemon.service.daemon.api import DaemonStatus, Methods, SearchParams
-from daemon.service.daemon.client import DaemonClient
+from daemon.service.wire.api import DaemonStatus, Methods, SearchParams
+from daemon.service.wire.client import DaemonClient
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(sys.platform != "linux", reason="walks /proc (Linux only)")]
 

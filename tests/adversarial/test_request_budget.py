@@ -17,9 +17,9 @@ import pytest
 
 from daemon.config import load_config
 from daemon.errors import ErrorCode
-from daemon.service.daemon.api import DaemonStatus, Methods
-from daemon.service.daemon.client import DaemonClient
-from daemon.service.daemon.rpc import DOMAIN_ERROR, RpcError
+from daemon.service.wire.api import DaemonStatus, Methods
+from daemon.service.wire.client import DaemonClient
+from daemon.service.wire.rpc import DOMAIN_ERROR, RpcError
 from tests.intel_tools import copy_workspace, intel_settings
 
 pytestmark = pytest.mark.e2e

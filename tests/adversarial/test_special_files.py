@@ -30,8 +30,8 @@ from daemon.core.models import SearchMode, SkipReason
 from daemon.errors import InvalidToolInput, PathOutsideWorkspace
 from daemon.intel.workspace_paths import WorkspacePaths
 from daemon.orchestration.agents.workspace_files import RunFiles
-from daemon.service.daemon.api import DaemonStatus, Methods, SearchParams
-from daemon.service.daemon.client import DaemonClient
+from daemon.service.wire.api import DaemonStatus, Methods, SearchParams
+from daemon.service.wire.client import DaemonClient
 
 pytestmark = pytest.mark.e2e
 

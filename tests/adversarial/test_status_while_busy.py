@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from daemon.config import load_config
-from daemon.service.workspace.index_host import IndexHost
+from daemon.service.index.host import IndexHost
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "workspaces" / "polyglot"
 

@@ -23,8 +23,8 @@ from typer.testing import CliRunner, Result
 
 from daemon.cli.app import app
 from daemon.config import LoggingConfig
+from daemon.core.run_models import RunRecord, RunStatus
 from daemon.logging_setup import configure_logging
-from daemon.orchestration.run_store import RunRecord, RunStatus
 from daemon.orchestration.workflow_loader import builtin_workflow_dir
 from daemon.trust import TrustStore, trust_file_path
 from tests.pipeline_support import choose, everyone_succeeds, write_script

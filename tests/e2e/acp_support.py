@@ -34,7 +34,7 @@ from acp.schema import (
 )
 
 from daemon.acp.prompt_content import PromptBlock
-from daemon.orchestration.run_store import RunStatus
+from daemon.core.run_models import RunStatus
 from daemon.orchestration.sqlite_run_store import SqliteRunStore, runs_db_path
 from tests.vcs_support import make_repo
 

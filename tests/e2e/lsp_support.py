@@ -22,8 +22,8 @@ from pytest_lsp.protocol import LanguageClientProtocol
 
 from daemon.config import Config, load_config
 from daemon.errors import ConfigError
-from daemon.service.daemon.api import Methods
-from daemon.service.daemon.client import DaemonClient, DaemonUnavailable
+from daemon.service.wire.api import Methods
+from daemon.service.wire.client import DaemonClient, DaemonUnavailable
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "workspaces" / "polyglot"
 WAIT_S = 60.0

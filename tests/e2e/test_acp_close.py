@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from acp import RequestError
 
-from daemon.orchestration.run_store import RunStatus
+from daemon.core.run_models import RunStatus
 from tests.e2e.acp_support import (
     WAIT_S,
     env_for,

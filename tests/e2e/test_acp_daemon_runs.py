@@ -19,9 +19,9 @@ import pytest
 from acp.schema import ReadTextFileResponse
 
 from daemon.config import load_config
-from daemon.orchestration.run_store import RunStatus
+from daemon.core.run_models import RunStatus
 from daemon.orchestration.sqlite_run_store import SqliteRunStore, runs_db_path
-from daemon.service.daemon.files import read_record
+from daemon.service.wire.files import read_record
 from tests.e2e.acp_support import (
     WAIT_S,
     RecordingClient,

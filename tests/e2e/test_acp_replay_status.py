@@ -17,10 +17,10 @@ import pytest
 from acp.schema import FileEditToolCallContent, ToolCallProgress, ToolCallStart
 
 from daemon.config import load_config
-from daemon.orchestration.run_store import DecisionKind
+from daemon.core.run_models import DecisionKind
 from daemon.orchestration.sqlite_run_store import SqliteRunStore, runs_db_path
-from daemon.service.daemon.api import DaemonStatus, Methods, ReindexParams
-from daemon.service.daemon.client import DaemonClient, DaemonUnavailable
+from daemon.service.wire.api import DaemonStatus, Methods, ReindexParams
+from daemon.service.wire.client import DaemonClient, DaemonUnavailable
 from daemon.vcs.worktrees import RunWorktrees
 from tests.e2e.acp_support import (
     CALC,

@@ -12,7 +12,7 @@ import pytest
 from acp import RequestError
 from acp.schema import AvailableCommandsUpdate, UserMessageChunk
 
-from daemon.orchestration.run_store import RunStatus
+from daemon.core.run_models import RunStatus
 from daemon.orchestration.sqlite_run_store import SqliteRunStore, runs_db_path
 from tests.e2e.acp_support import (
     WAIT_S,

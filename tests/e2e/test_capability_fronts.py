@@ -22,10 +22,10 @@ from pydantic import BaseModel
 
 from daemon.config import load_config
 from daemon.lsp.handlers.intel import BINDINGS, ELSEWHERE
-from daemon.service.daemon.api import Methods
-from daemon.service.daemon.client import DaemonClient
 from daemon.service.intel.agent_tools import code_intel_tools
 from daemon.service.intel.capabilities import BY_NAME, CAPABILITIES
+from daemon.service.wire.api import Methods
+from daemon.service.wire.client import DaemonClient
 from daemon.service.workspace.remote import DaemonWorkspace
 from tests.e2e.lsp_support import lsp_client
 from tests.e2e.test_mcp_stdio import CALL_TIMEOUT, _env, call

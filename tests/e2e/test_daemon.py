@@ -16,9 +16,9 @@ import pytest
 
 from daemon.config import Config, load_config
 from daemon.core.models import SearchMode
-from daemon.service.daemon.api import DaemonStatus, Methods, SearchParams
-from daemon.service.daemon.client import DaemonClient
-from daemon.service.daemon.files import read_record
+from daemon.service.wire.api import DaemonStatus, Methods, SearchParams
+from daemon.service.wire.client import DaemonClient
+from daemon.service.wire.files import read_record
 from daemon.service.workspace.command import command_workspace
 
 pytestmark = pytest.mark.e2e

@@ -11,8 +11,8 @@ import pytest
 from daemon.config import default_cache_root, load_config
 from daemon.core.models import SearchMode
 from daemon.index.model_files import bundled_model_dir
-from daemon.service.daemon.api import DaemonStatus, Methods, SearchParams
-from daemon.service.daemon.client import DaemonClient
+from daemon.service.wire.api import DaemonStatus, Methods, SearchParams
+from daemon.service.wire.client import DaemonClient
 from tests.adversarial.test_processes import (  # pyright: ignore[reportPrivateUsage]
     _descendants,
     _exits,

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from daemon.config import load_config
-from daemon.service.daemon.api import DaemonStatus, Methods
-from daemon.service.daemon.client import DaemonClient
+from daemon.service.wire.api import DaemonStatus, Methods
+from daemon.service.wire.client import DaemonClient
 from tests.intel_tools import copy_workspace, intel_settings, require_server
 
 pytestmark = pytest.mark.e2e

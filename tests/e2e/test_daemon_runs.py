@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 
 from daemon.config import load_config
+from daemon.core.run_models import ProgressKind, RunRecord, RunStatus
 from daemon.errors import DaemonError, ErrorCode
-from daemon.service.daemon.api import DaemonStatus, Methods
-from daemon.service.daemon.client import DaemonClient, DaemonUnavailable
-from daemon.service.runs.models import ProgressKind, RunRecord, RunStatus
 from daemon.service.runs.opening import open_run_service
 from daemon.service.runs.port import RunStart
 from daemon.service.runs.remote import DaemonRunService
+from daemon.service.wire.api import DaemonStatus, Methods
+from daemon.service.wire.client import DaemonClient, DaemonUnavailable
 from tests.e2e.test_daemon import _wait_gone
 from tests.e2e.test_mcp_stdio import _env
 from tests.e2e.test_pipeline_intel_tools import debugger_asks_for_a_definition

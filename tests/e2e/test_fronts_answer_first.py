@@ -24,8 +24,8 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from daemon.config import Config, load_config
-from daemon.service.daemon.api import DaemonStatus, Methods
-from daemon.service.daemon.client import DaemonClient
+from daemon.service.wire.api import DaemonStatus, Methods
+from daemon.service.wire.client import DaemonClient
 from tests.e2e.acp_support import WAIT_S, env_for, fixture_repo, initialize, spawn_ided_acp
 from tests.e2e.lsp_support import copy_fixture, lsp_client, overrides, wait_gone
 from tests.e2e.test_acp_replay_status import StatusRecorder

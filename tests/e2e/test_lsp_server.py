@@ -13,8 +13,8 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from daemon.config import load_config
-from daemon.service.daemon.api import DaemonStatus, Methods
-from daemon.service.daemon.client import DaemonClient
+from daemon.service.wire.api import DaemonStatus, Methods
+from daemon.service.wire.client import DaemonClient
 from tests.e2e.lsp_support import WAIT_S, copy_fixture, lsp_client, overrides, wait_gone
 from tests.intel_tools import SEARCH_PATH, require_server
 

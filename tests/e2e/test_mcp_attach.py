@@ -11,8 +11,8 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from daemon.config import load_config
-from daemon.service.daemon.api import DaemonStatus, Methods
-from daemon.service.daemon.client import DaemonClient
+from daemon.service.wire.api import DaemonStatus, Methods
+from daemon.service.wire.client import DaemonClient
 from tests.e2e.test_mcp_stdio import CALL_TIMEOUT, _env, call
 from tests.intel_tools import copy_workspace, require_server
 

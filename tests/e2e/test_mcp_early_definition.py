@@ -17,8 +17,8 @@ from mcp.client.stdio import stdio_client
 from daemon.config import load_config
 from daemon.index.state_files import ensure_state_dir
 from daemon.index.workspace_lock import WorkspaceLock
-from daemon.service.daemon.api import Methods
-from daemon.service.daemon.client import DaemonClient, DaemonUnavailable
+from daemon.service.wire.api import Methods
+from daemon.service.wire.client import DaemonClient, DaemonUnavailable
 from tests.e2e.test_mcp_stdio import CALL_TIMEOUT, _env, call
 from tests.intel_tools import copy_workspace, require_server
 

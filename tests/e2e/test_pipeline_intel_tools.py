@@ -8,11 +8,10 @@ from pathlib import Path
 import pytest
 
 from daemon.config import Config, load_config
-from daemon.orchestration.progress import ProgressKind
-from daemon.orchestration.run_store import RunStatus
-from daemon.service.daemon.api import Methods
-from daemon.service.daemon.client import DaemonClient
+from daemon.core.run_models import ProgressKind, RunStatus
 from daemon.service.runs.pipeline import open_pipeline
+from daemon.service.wire.api import Methods
+from daemon.service.wire.client import DaemonClient
 from tests.e2e.test_mcp_stdio import _env
 from tests.intel_tools import copy_workspace, require_server
 from tests.pipeline_support import choose, everyone_succeeds, write_script

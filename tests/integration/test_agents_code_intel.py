@@ -7,15 +7,15 @@ from pathlib import Path
 from typing import Any
 
 from daemon.config import ResilienceConfig
+from daemon.core.selection_models import DecisionSource, StageDecision
+from daemon.core.workflow_schema import WorkflowType
 from daemon.orchestration.agents import AgentEnvironment, AgentRef, RunFiles, ToolAgentProvider, ToolCallEvent
 from daemon.orchestration.llm_providers import ModelRegistry
 from daemon.orchestration.plan import assemble_plan
 from daemon.orchestration.replay_provider import ReplayChatModel, ReplayEntry, ReplayScript
 from daemon.orchestration.resilience import ResilienceLayer
-from daemon.orchestration.selection_models import DecisionSource, StageDecision
 from daemon.orchestration.stage_agents import AgentTask
 from daemon.orchestration.workflow_loader import load_workflow_file
-from daemon.orchestration.workflow_schema import WorkflowType
 from daemon.service.intel.agent_tools import INTEL_TOOL_NAMES, code_intel_tools
 from daemon.service.workspace.local import LocalWorkspace
 from tests.intel_tools import copy_workspace, require_server, workspace_config

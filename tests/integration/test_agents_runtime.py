@@ -17,13 +17,11 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolCall
 from pydantic import PrivateAttr
 
 from daemon.config import PipelineConfig
+from daemon.core.run_models import Attachment, DecisionKind, ProgressKind, RunStatus
 from daemon.errors import EditLockHeld, ErrorCode, VcsError
 from daemon.orchestration.llm_providers import ModelRegistry
-from daemon.orchestration.progress import ProgressKind
 from daemon.orchestration.resilience import ResilienceLayer
-from daemon.orchestration.run_store import DecisionKind, RunStatus
 from daemon.orchestration.runtime import PipelineRuntime
-from daemon.orchestration.state import Attachment
 from daemon.vcs.worktrees import RunWorktrees
 from tests.pipeline_support import FAST_RESILIENCE, WAIT, builtin_catalog, choose, replay_config, write_script
 from tests.scripted_models import AsyncScriptedChatModel

@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 
 from daemon.config import ResilienceConfig
+from daemon.core.selection_models import DecisionSource, StageDecision
+from daemon.core.workflow_schema import WorkflowType
 from daemon.errors import ErrorCode, InvalidToolInput, PathOutsideWorkspace
 from daemon.orchestration.agents import (
     AgentEnvironment,
@@ -24,9 +26,7 @@ from daemon.orchestration.llm_providers import ModelRegistry
 from daemon.orchestration.plan import assemble_plan
 from daemon.orchestration.replay_provider import ReplayChatModel, ReplayEntry, ReplayScript
 from daemon.orchestration.resilience import ResilienceLayer
-from daemon.orchestration.selection_models import DecisionSource, StageDecision
 from daemon.orchestration.stage_agents import AgentTask, LlmStageAgent
-from daemon.orchestration.workflow_schema import WorkflowType
 from tests.pipeline_support import builtin_catalog
 
 FAST = ResilienceConfig(cache=False, max_retries=0, backoff_initial_seconds=0.0, backoff_max_seconds=0.0)

@@ -7,9 +7,9 @@ import shutil
 from pathlib import Path
 
 from daemon.config import load_config
-from daemon.service.daemon.client import DaemonClient
-from daemon.service.daemon.files import read_record
 from daemon.service.daemon.server import DaemonServer
+from daemon.service.wire.client import DaemonClient
+from daemon.service.wire.files import read_record
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "workspaces" / "polyglot"
 

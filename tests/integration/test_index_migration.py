@@ -12,7 +12,7 @@ from daemon.cli.app import app
 from daemon.core.models import SearchMode
 from daemon.errors import ConfigError
 from daemon.index.workspace_index import WorkspaceIndex
-from daemon.service.workspace.index_migration import migrate_workspace_index
+from daemon.service.index.migration import migrate_workspace_index
 from tests.integration.conftest import make_config
 from tests.qdrant_server_support import drop_collections
 

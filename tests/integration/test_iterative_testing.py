@@ -12,10 +12,9 @@ import pytest
 import yaml
 
 from daemon.config import AgentsConfig
+from daemon.core.run_models import DecisionKind, ProgressKind, RunStatus
 from daemon.orchestration.llm_providers import ModelRegistry
-from daemon.orchestration.progress import ProgressKind
 from daemon.orchestration.resilience import ResilienceLayer
-from daemon.orchestration.run_store import DecisionKind, RunStatus
 from daemon.orchestration.runtime import PipelineRuntime
 from daemon.orchestration.workflow_loader import WorkflowCatalog, builtin_workflow_dir
 from daemon.vcs.worktrees import RunWorktrees

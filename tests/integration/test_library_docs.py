@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from daemon.config import Config
+from daemon.core.workflow_schema import RetrievalStrategyConfig
 from daemon.index.workspace_index import WorkspaceIndex
-from daemon.orchestration.workflow_schema import RetrievalStrategyConfig
 from daemon.retrieval.library_docs import LibraryShelf
 from daemon.retrieval.models import RetrievalRequest, RetrievalResult, SourceName, SourceState, StageHints, WorkflowKind
 from daemon.service.runs.retrieval_sources import build_retrieval_agent

@@ -9,8 +9,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from daemon.cli.app import app
-from daemon.orchestration.progress import ExecutionProgress, ProgressKind
-from daemon.orchestration.run_store import RunRecord, RunStatus
+from daemon.core.run_models import ExecutionProgress, ProgressKind, RunRecord, RunStatus
 from daemon.trust import TrustStore
 from tests.pipeline_support import answer, choose, everyone_succeeds, write_script
 from tests.vcs_support import make_repo

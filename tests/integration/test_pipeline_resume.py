@@ -10,10 +10,9 @@ import sys
 from pathlib import Path
 
 from daemon.config import PipelineConfig, RunsConfig
+from daemon.core.run_models import DecisionKind, ExecutionProgress, ProgressKind, RunRecord, RunStatus
 from daemon.orchestration.llm_providers import ModelRegistry
-from daemon.orchestration.progress import ExecutionProgress, ProgressKind
 from daemon.orchestration.resilience import ResilienceLayer
-from daemon.orchestration.run_store import DecisionKind, RunRecord, RunStatus
 from tests.pipeline_support import FAST_RESILIENCE, choose, everyone_succeeds, open_runtime, trail, write_script
 from tests.vcs_support import make_repo
 

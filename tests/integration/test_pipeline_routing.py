@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from daemon.orchestration.run_store import DecisionKind, RunStatus
-from daemon.orchestration.stop_decision import StopStatus
+from daemon.core.run_models import DecisionKind, RunStatus, StopStatus
 from tests.pipeline_support import (
     WAIT,
     answer,

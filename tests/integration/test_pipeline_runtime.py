@@ -16,14 +16,20 @@ from langchain_core.messages import AIMessage, BaseMessage
 from pydantic import PrivateAttr
 
 from daemon.config import CheckpointConfig, PipelineConfig, load_config
+from daemon.core.run_models import (
+    PROGRESS_MESSAGE_TYPE,
+    DecisionKind,
+    ExecutionProgress,
+    ProgressKind,
+    RunStatus,
+    StopStatus,
+)
+from daemon.core.selection_models import SelectionPath
 from daemon.errors import ErrorCode, PipelineError
 from daemon.index.workspace_index import WorkspaceIndex
 from daemon.orchestration.llm_providers import ModelRegistry
-from daemon.orchestration.progress import PROGRESS_MESSAGE_TYPE, ExecutionProgress, ProgressKind, Subscription
+from daemon.orchestration.progress import Subscription
 from daemon.orchestration.resilience import ResilienceLayer
-from daemon.orchestration.run_store import DecisionKind, RunStatus
-from daemon.orchestration.selection_models import SelectionPath
-from daemon.orchestration.stop_decision import StopStatus
 from tests.pipeline_support import (
     FAST_RESILIENCE,
     WAIT,

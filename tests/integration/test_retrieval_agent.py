@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from daemon.config import Config
+from daemon.core.workflow_schema import RetrievalStrategyConfig
 from daemon.index.workspace_index import WorkspaceIndex
 from daemon.orchestration.workflow_loader import load_workflow_file
-from daemon.orchestration.workflow_schema import RetrievalStrategyConfig
 from daemon.retrieval.agent import RetrievalAgent
 from daemon.retrieval.models import (
     RetrievalRequest,

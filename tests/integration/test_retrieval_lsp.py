@@ -16,8 +16,8 @@ import pytest
 import pytest_asyncio
 
 from daemon.config import Config
+from daemon.core.workflow_schema import RetrievalStrategyConfig
 from daemon.index.workspace_index import WorkspaceIndex
-from daemon.orchestration.workflow_schema import RetrievalStrategyConfig
 from daemon.retrieval.models import RetrievalRequest, RetrievalResult, SourceName, SourceState, StageHints, WorkflowKind
 from daemon.service.runs.retrieval_sources import CodeIntelFacts, build_retrieval_agent
 from daemon.service.workspace.local import LocalWorkspace

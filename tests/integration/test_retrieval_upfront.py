@@ -10,9 +10,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from daemon.core.models import SearchFilters, SearchResult
+from daemon.core.run_models import DecisionKind, RunStatus
+from daemon.core.workflow_schema import RetrievalStrategyConfig
 from daemon.index.workspace_index import WorkspaceIndex
-from daemon.orchestration.run_store import DecisionKind, RunStatus
-from daemon.orchestration.workflow_schema import RetrievalStrategyConfig
 from daemon.retrieval.agent import RetrievalAgent
 from daemon.retrieval.models import RetrievalRequest, SourceName, SourceState, StageHints, WorkflowKind
 from daemon.retrieval.ports import IndexSearch

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from daemon.config import load_config
+from daemon.core.run_models import DecisionKind, RunStatus
 from daemon.index.workspace_index import WorkspaceIndex
-from daemon.orchestration.run_store import DecisionKind, RunStatus
 from daemon.service.runs.pipeline import open_pipeline
 from daemon.vcs.worktrees import RunWorktrees
 from tests.pipeline_support import FAST_RESILIENCE, WAIT, choose, write_script

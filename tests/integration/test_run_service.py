@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from daemon.core.run_models import ProgressKind, RunStatus
 from daemon.service.runs.local import LocalRunService
-from daemon.service.runs.models import ProgressKind, RunStatus
 from daemon.service.runs.port import RunStart
 from daemon.service.runs.review import RunReview
 from daemon.vcs.worktrees import RunWorktrees

@@ -15,10 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from daemon.core.run_models import DecisionKind, RunStatus
+from daemon.core.selection_models import DecisionSource, StageDecision
 from daemon.errors import ErrorCode, PipelineError
 from daemon.orchestration.plan import assemble_plan
-from daemon.orchestration.run_store import DecisionKind, RunStatus, RunStore
-from daemon.orchestration.selection_models import DecisionSource, StageDecision
+from daemon.orchestration.run_store import RunStore
 from tests.pipeline_support import builtin_catalog
 from tests.run_store_writers import RUNS_PER_WRITER, SHARED, WRITERS, StoreSpec, event, record, write_concurrently
 

@@ -27,12 +27,13 @@ from typer.testing import CliRunner, Result
 
 from daemon.cli.app import app
 from daemon.config import CheckpointConfig, PipelineConfig, RunsConfig
+from daemon.core.run_models import DecisionKind, RunStatus
 from daemon.errors import ErrorCode, PipelineError
 from daemon.orchestration.checkpoints import open_checkpointer
 from daemon.orchestration.llm_providers import ModelRegistry
 from daemon.orchestration.postgres_run_store import PostgresRunStore
 from daemon.orchestration.resilience import ResilienceLayer
-from daemon.orchestration.run_store import DecisionKind, RunStatus, host_name
+from daemon.orchestration.run_store import host_name
 from daemon.orchestration.run_store_open import connect_run_store
 from daemon.orchestration.sqlite_run_store import SqliteRunStore, runs_db_path
 from daemon.trust import TrustStore

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from daemon.core.review_models import AcceptSelection, KeptFile
+from daemon.core.run_models import DecisionKind, RunStatus
 from daemon.errors import ConflictError, VcsError
-from daemon.orchestration.run_store import DecisionKind
 from daemon.service.runs.local import LocalRunService
-from daemon.service.runs.models import AcceptSelection, KeptFile, RunStatus
 from daemon.service.runs.port import RunStart
 from daemon.service.runs.review import RunReview
 from daemon.vcs.selection import apply_hunks

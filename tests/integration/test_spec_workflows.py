@@ -14,10 +14,9 @@ from typer.testing import CliRunner
 
 from daemon.cli.app import app
 from daemon.config import AgentsConfig
+from daemon.core.run_models import ProgressKind, RunRecord, RunStatus
 from daemon.orchestration.llm_providers import ModelRegistry
-from daemon.orchestration.progress import ProgressKind
 from daemon.orchestration.resilience import ResilienceLayer
-from daemon.orchestration.run_store import RunRecord, RunStatus
 from daemon.orchestration.runtime import PipelineRuntime
 from daemon.orchestration.state import ExecutionState
 from daemon.orchestration.workflow_loader import WorkflowCatalog, builtin_workflow_dir

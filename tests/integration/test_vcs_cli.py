@@ -11,10 +11,10 @@ from typer.testing import CliRunner, Result
 
 from daemon.cli.app import app
 from daemon.cli.review_commands import EXIT_CONFLICT
-from daemon.orchestration.run_store import DecisionEntry, DecisionKind
+from daemon.core.review_models import ChangeSet
+from daemon.core.run_models import DecisionEntry, DecisionKind
 from daemon.orchestration.sqlite_run_store import SqliteRunStore, runs_db_path
 from daemon.trust import TrustStore
-from daemon.vcs.models import ChangeSet
 from daemon.vcs.worktrees import RunWorktrees
 from tests.vcs_support import git, make_repo, write
 

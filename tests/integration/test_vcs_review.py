@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from daemon.core.review_models import ConflictReport
 from daemon.errors import ConflictError, ErrorCode, VcsError
-from daemon.vcs.models import ConflictReport
 from daemon.vcs.worktrees import RunWorktrees
 from tests.vcs_support import git, make_repo, write
 

@@ -11,7 +11,7 @@ from daemon.lsp import convert
 from daemon.lsp.handlers import daemon_params
 from daemon.lsp.protocol import EmptyParams, IndexSearchParams, IndexSearchResult, IndexStatusResult, LspMethods
 from daemon.lsp.session import wire_errors
-from daemon.service.daemon.api import Methods, SearchParams
+from daemon.service.wire.api import Methods, SearchParams
 
 if TYPE_CHECKING:
     from daemon.lsp.server import IdedLanguageServer

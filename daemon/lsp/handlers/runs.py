@@ -31,6 +31,8 @@ from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from daemon.config import Config
+from daemon.core.review_models import AcceptSelection, ChangeSet, ConflictReport, KeptFile
+from daemon.core.run_models import ExecutionProgress, RunRecord
 from daemon.errors import ConflictError, DaemonError, WorkspaceUntrusted
 from daemon.lsp.protocol import LspMethods
 from daemon.lsp.run_protocol import (
@@ -49,14 +51,6 @@ from daemon.lsp.run_protocol import (
     RunStatusResult,
 )
 from daemon.lsp.session import REQUEST_FAILED
-from daemon.service.runs.models import (
-    AcceptSelection,
-    ChangeSet,
-    ConflictReport,
-    ExecutionProgress,
-    KeptFile,
-    RunRecord,
-)
 from daemon.service.runs.opening import open_run_service
 from daemon.service.runs.port import RunFollow, RunService, RunStart
 

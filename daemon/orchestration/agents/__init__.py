@@ -5,7 +5,7 @@ See docs/agents.md for the roles, the tools, the commands and the events they re
 
 from __future__ import annotations
 
-from daemon.orchestration.agents.command_trust import CommandSources, RunCommands, WithheldCommand
+from daemon.orchestration.agents.command_trust import CommandSources
 from daemon.orchestration.agents.commands import CommandResult, CommandRunner
 from daemon.orchestration.agents.environment import AgentEnvironment
 from daemon.orchestration.agents.events import (
@@ -38,7 +38,6 @@ __all__ = [
     "CommandSources",
     "FileReader",
     "NoEvents",
-    "RunCommands",
     "RunFiles",
     "ToolAgentProvider",
     "ToolCallEvent",
@@ -46,7 +45,6 @@ __all__ = [
     "ToolCallingAgent",
     "ToolCallingModel",
     "Toolbox",
-    "WithheldCommand",
     "WriteRefused",
     "role_prompt",
 ]

@@ -15,37 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from daemon.core.run_models import RunCommands, WithheldCommand
+from daemon.core.workflow_schema import Workflow
 from daemon.errors import WorkspaceUntrusted
-from daemon.orchestration.workflow_schema import Workflow
 
-__all__ = ["CommandSources", "RunCommands", "WithheldCommand"]
-
-
-@dataclass(frozen=True, kw_only=True)
-class WithheldCommand:
-    name: str
-    line: str
-    source: str
-    """The file that defined it (the ``.ided.toml`` or the workflow file)."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class RunCommands:
-    """One run's commands: those it may run and those withheld for want of trust."""
-
-    named: dict[str, str]
-    withheld: tuple[WithheldCommand, ...] = ()
-    how_to_trust: str = ""
-
-    def explain(self) -> str:
-        """One line saying what was withheld and how to allow it ("" when nothing was)."""
-        if not self.withheld:
-            return ""
-        listed = ", ".join(f"'{w.name}' ({w.source})" for w in self.withheld)
-        return (
-            f"repository commands not run, the workspace is not trusted: {listed}. "
-            f"Trust it with `{self.how_to_trust}` (or `ided run --trust`) to let them run."
-        )
+__all__ = ["CommandSources"]
 
 
 def _always() -> bool:

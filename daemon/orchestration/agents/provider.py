@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from daemon.core.workflow_schema import AgentSpec
 from daemon.orchestration.agents.environment import AgentEnvironment
 from daemon.orchestration.agents.tool_agent import ToolCallingAgent
 from daemon.orchestration.llm_providers import ModelRegistry
 from daemon.orchestration.resilience import ResilientChat
 from daemon.orchestration.stage_agents import LlmStageAgent, StageAgent
-from daemon.orchestration.workflow_schema import AgentSpec
 
 __all__ = ["ToolAgentProvider"]
 

@@ -9,7 +9,7 @@ stage's task context come after it.
 
 from __future__ import annotations
 
-from daemon.orchestration.workflow_schema import StageType
+from daemon.core.workflow_schema import StageType
 
 __all__ = ["COMMAND_STAGE_TYPES", "EDITING_STAGE_TYPES", "role_prompt"]
 

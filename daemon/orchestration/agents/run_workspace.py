@@ -18,13 +18,12 @@ from pathlib import Path
 from langchain_core.tools import BaseTool
 
 from daemon.config import AgentsConfig
+from daemon.core.run_models import ChangedFile, ExecutionPlan, RunChanges
 from daemon.orchestration.agents.commands import CommandRunner
 from daemon.orchestration.agents.environment import AgentEnvironment
 from daemon.orchestration.agents.events import AgentEvents
 from daemon.orchestration.agents.roles import EDITING_STAGE_TYPES
 from daemon.orchestration.agents.workspace_files import FileReader, RunFiles
-from daemon.orchestration.plan import ExecutionPlan
-from daemon.orchestration.progress import ChangedFile, RunChanges
 from daemon.orchestration.state import StageResult
 from daemon.vcs.worktrees import RunWorktrees
 

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
+from daemon.core.workflow_schema import AgentSpec, StageType
 from daemon.errors import PipelineError
 from daemon.orchestration.agents.environment import AgentEnvironment
 from daemon.orchestration.agents.events import AgentRef
@@ -33,7 +34,6 @@ from daemon.orchestration.resilience import ModelEndpoint, ResilienceLayer
 from daemon.orchestration.stage_agents import AgentAnswer, AgentTask, task_lines
 from daemon.orchestration.state import AgentOutcome
 from daemon.orchestration.structured_output import AnswerInvalid, json_instructions, parse_answer
-from daemon.orchestration.workflow_schema import AgentSpec, StageType
 
 __all__ = ["TEST_COMMAND", "ToolCallingAgent"]
 

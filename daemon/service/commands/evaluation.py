@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from daemon.config import Config, load_config
+from daemon.core.workflow_schema import RetrievalStrategyConfig
 from daemon.errors import ConfigError
 from daemon.index.workspace_index import WorkspaceIndex
-from daemon.orchestration.workflow_schema import RetrievalStrategyConfig
 from daemon.retrieval.answers import Answerer, extractive_answer, model_answerer
 from daemon.retrieval.harness import (
     Baseline,
@@ -112,7 +112,8 @@ async def run_with_answers(
     if not model_answers:
         return await run_golden(golden, harness, overrides)
     # the chat-model stack (LangChain) is imported only for model answers: every ided command would pay it
-    from daemon.orchestration.llm_providers import HOW_TO_CONFIGURE, ModelRegistry
+    from daemon.core.run_models import HOW_TO_CONFIGURE
+    from daemon.orchestration.llm_providers import ModelRegistry
     from daemon.orchestration.resilience import ResilienceLayer
 
     workspace = workspace_config()

@@ -10,46 +10,22 @@ import logging
 import os
 import signal
 import sys
-import time
 
 from daemon.config import Config
 from daemon.core.models import IndexReport, IndexStatus
-from daemon.core.processes import pid_alive
 from daemon.errors import DaemonError
 from daemon.index.state_files import check_free_space, ensure_state_dir, state_writes
-from daemon.index.workspace_lock import DAEMON_HOLDER, lock_owner
 from daemon.logging_setup import configure_logging
-from daemon.service.daemon.api import Methods, ReindexParams
-from daemon.service.daemon.client import DaemonClient, DaemonUnavailable
-from daemon.service.daemon.files import remove_stale
+from daemon.service.wire.api import Methods, ReindexParams
+from daemon.service.wire.client import DaemonClient, DaemonUnavailable
+from daemon.service.wire.daemon_or_here import daemon_running
 
 __all__ = [
-    "daemon_running",
     "remote_reindex",
     "run_daemon",
     "run_daemon_detached",
     "stop_daemon",
 ]
-
-
-def daemon_running(config: Config) -> bool:
-    """Whether a daemon serves the workspace; one that is starting (it holds the index, its socket is not
-    up yet) is waited for, up to ``daemon.start_timeout_seconds``, so a command goes through it."""
-    if remove_stale(config.state_path) is not None:
-        return True
-    owner = lock_owner(config.state_path)
-    if owner is None or owner[1] != DAEMON_HOLDER or owner[0] is None or owner[0] == os.getpid():
-        return False
-    pid = owner[0]
-    deadline = time.monotonic() + config.daemon.start_timeout_seconds
-    while pid_alive(pid) and time.monotonic() < deadline:
-        if remove_stale(config.state_path) is not None:
-            return True
-        time.sleep(_STARTING_POLL_S)
-    return remove_stale(config.state_path) is not None
-
-
-_STARTING_POLL_S = 0.05
 
 
 def run_daemon(config: Config) -> None:

@@ -31,14 +31,14 @@ from daemon import __version__
 from daemon.config import Config
 from daemon.errors import DaemonError, ErrorCode
 from daemon.index.state_files import ensure_state_dir, state_writes
-from daemon.service.daemon.api import ClientInfo, DaemonStatus, HelloParams, Methods, ReindexParams, SearchParams
-from daemon.service.daemon.files import remove_stale, socket_path, write_record
-from daemon.service.daemon.rpc import STREAM_LIMIT, Handler, RpcConnection
+from daemon.service.index.host import IndexHost
 from daemon.service.intel.host import IntelHost
 from daemon.service.runs.api import settings_digest
 from daemon.service.runs.host import RunHost
+from daemon.service.wire.api import ClientInfo, DaemonStatus, HelloParams, Methods, ReindexParams, SearchParams
+from daemon.service.wire.files import remove_stale, socket_path, write_record
+from daemon.service.wire.rpc import STREAM_LIMIT, Handler, RpcConnection
 from daemon.service.workspace.hosted import HostedWorkspace
-from daemon.service.workspace.index_host import IndexHost
 
 __all__ = ["DaemonAlreadyRunning", "DaemonComponent", "DaemonServer"]
 

@@ -15,11 +15,11 @@ from typing import Any
 
 from daemon.config import Config
 from daemon.core.intel_models import LanguageServerStatus
-from daemon.service.daemon.rpc import Handler
+from daemon.service.index.host import IndexHost
 from daemon.service.intel.capabilities import CAPABILITIES
 from daemon.service.intel.capability import Capability
 from daemon.service.intel.code_intel import CodeIntelService
-from daemon.service.workspace.index_host import IndexHost
+from daemon.service.wire.rpc import Handler
 
 __all__ = ["IntelHost"]
 

@@ -22,14 +22,15 @@ from pydantic import Field, TypeAdapter
 
 from daemon.config import Config
 from daemon.core.frozen_model import FrozenModel
+from daemon.core.review_models import AcceptSelection
+from daemon.core.run_models import Attachment, ExecutionPlan, RunMode
 from daemon.errors import WorkspaceUntrusted
-from daemon.service.daemon.api import Methods
 from daemon.service.runs.loans import LoanSpec
-from daemon.service.runs.models import AcceptSelection, Attachment, ExecutionPlan, RunMode
 from daemon.service.runs.port import RunStart
+from daemon.service.wire.api import Methods
 
 if TYPE_CHECKING:
-    from daemon.orchestration.agents import RunCommands
+    from daemon.core.run_models import RunCommands
 
 __all__ = [
     "RUN_CHANGES",
@@ -55,7 +56,7 @@ __all__ = [
 def commands_adapter() -> TypeAdapter[RunCommands | None]:
     """``runs/untrusted_commands``' result (a dataclass, so an adapter rather than a model); built on first
     use, as the agents' module loads LangChain."""
-    from daemon.orchestration.agents import RunCommands
+    from daemon.core.run_models import RunCommands
 
     return TypeAdapter(RunCommands | None)
 

@@ -27,8 +27,7 @@ from pydantic import BaseModel
 from daemon.config import Config
 from daemon.core.ports import Workspace
 from daemon.errors import ConflictError
-from daemon.service.daemon.api import Methods
-from daemon.service.daemon.rpc import DOMAIN_ERROR, Handler, RpcConnection, RpcError
+from daemon.service.index.host import Publish
 from daemon.service.runs.api import (
     RUN_PARAMS,
     CleanupParams,
@@ -40,7 +39,8 @@ from daemon.service.runs.api import (
     dumped,
 )
 from daemon.service.runs.loans import borrowed
-from daemon.service.workspace.index_host import Publish
+from daemon.service.wire.api import Methods
+from daemon.service.wire.rpc import DOMAIN_ERROR, Handler, RpcConnection, RpcError
 
 if TYPE_CHECKING:
     from daemon.service.runs.local import LocalRunService

@@ -25,8 +25,8 @@ from pydantic import Field
 
 from daemon.core.frozen_model import FrozenModel
 from daemon.errors import McpServerError
-from daemon.service.daemon.rpc import Handler, RpcConnection, RpcError
 from daemon.service.runs.port import RunLoan
+from daemon.service.wire.rpc import Handler, RpcConnection, RpcError
 
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool

@@ -8,9 +8,7 @@ starts and answers a ``RunFollow`` of that run's events up to its ``run_finished
 subscribe-launch-filter-until-finished loop lives. ``models_needed=False`` opens a light service for
 listing, showing and cancelling runs (no models, no retriever; runs cannot start).
 
-Also named here for fronts that show them: ``graph_mermaid`` (a plan's graph) and ``HOW_TO_CONFIGURE``
-(what to do when no model serves a role); they load LangGraph and LangChain, so the command line imports
-this module only where a command runs.
+It loads LangGraph and LangChain, so the command line imports this module only where a command runs.
 """
 
 from __future__ import annotations
@@ -20,32 +18,25 @@ from contextlib import asynccontextmanager
 from typing import Unpack
 
 from daemon.config import Config
-from daemon.errors import WorkspaceUntrusted
-from daemon.orchestration.agents import RunCommands
-from daemon.orchestration.graph_builder import graph_mermaid
-from daemon.orchestration.llm_providers import HOW_TO_CONFIGURE
-from daemon.orchestration.progress import Subscription
-from daemon.orchestration.runtime import PipelineRuntime
-from daemon.orchestration.workflow_loader import WorkflowCatalog
-from daemon.service.runs.models import (
-    AcceptResult,
-    AcceptSelection,
-    ChangeSet,
-    CleanupReport,
+from daemon.core.review_models import AcceptResult, AcceptSelection, ChangeSet, CleanupReport, RollbackResult, RunBranch
+from daemon.core.run_models import (
     DecisionEntry,
     ExecutionPlan,
     ExecutionProgress,
-    RollbackResult,
-    RunBranch,
+    RunCommands,
     RunRecord,
     RunStatus,
 )
+from daemon.errors import WorkspaceUntrusted
+from daemon.orchestration.progress import Subscription
+from daemon.orchestration.runtime import PipelineRuntime
+from daemon.orchestration.workflow_loader import WorkflowCatalog
 from daemon.service.runs.pipeline import PipelineChoices, open_pipeline
 from daemon.service.runs.port import RunFollow, RunLoan, RunService, RunStart, caught_up
 from daemon.service.runs.review import RunReview
 from daemon.vcs.worktrees import RunWorktrees
 
-__all__ = ["HOW_TO_CONFIGURE", "LocalRunService", "RunCommands", "graph_mermaid"]
+__all__ = ["LocalRunService"]
 
 
 class LocalRunService(RunService):

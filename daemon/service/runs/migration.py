@@ -9,9 +9,10 @@ files stay where they were, untouched.
 from __future__ import annotations
 
 from daemon.config import CheckpointConfig, Config, RunsConfig
+from daemon.core.run_models import MigrationReport
 from daemon.errors import ConfigError
 from daemon.orchestration.checkpoints import open_checkpointer
-from daemon.orchestration.run_migration import MigrationReport, migrate_runs
+from daemon.orchestration.run_migration import migrate_runs
 from daemon.orchestration.run_store_open import open_run_store
 
 __all__ = ["MigrationReport", "migrate_workspace_runs"]

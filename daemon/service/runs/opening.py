@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from daemon.config import Config
 from daemon.errors import DaemonError
-from daemon.service.daemon.client import ClientKind
 from daemon.service.runs.port import RunService
+from daemon.service.wire.client import ClientKind
 
 if TYPE_CHECKING:
     from daemon.orchestration.workflow_loader import WorkflowCatalog

@@ -42,10 +42,10 @@ from daemon.orchestration.run_store import RunStore
 from daemon.orchestration.run_store_open import connect_run_store
 from daemon.orchestration.runtime import PipelineRuntime
 from daemon.orchestration.workflow_loader import WorkflowCatalog, workflow_dirs
-from daemon.service.daemon.client import ClientKind
 from daemon.service.intel.agent_tools import code_intel_tools
 from daemon.service.runs.retrieval_sources import agent_retriever, build_retrieval_agent
 from daemon.service.runs.scope import RunScopeFactory
+from daemon.service.wire.client import ClientKind
 from daemon.service.workspace.choice import daemon_or_local
 from daemon.service.workspace.local import LocalWorkspace
 from daemon.trust import TrustStore, how_to_trust

@@ -20,27 +20,23 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Protocol
 
-from daemon.errors import WorkspaceUntrusted
-from daemon.service.runs.models import (
-    AcceptResult,
-    AcceptSelection,
+from daemon.core.review_models import AcceptResult, AcceptSelection, ChangeSet, CleanupReport, RollbackResult, RunBranch
+from daemon.core.run_models import (
     Attachment,
-    ChangeSet,
-    CleanupReport,
     DecisionEntry,
     ExecutionPlan,
     ExecutionProgress,
     ProgressKind,
-    RollbackResult,
-    RunBranch,
     RunMode,
     RunRecord,
 )
+from daemon.errors import WorkspaceUntrusted
 
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
 
-    from daemon.orchestration.agents import FileReader, RunCommands
+    from daemon.core.run_models import RunCommands
+    from daemon.orchestration.agents import FileReader
 
 __all__ = ["RunFollow", "RunLoan", "RunReviewPort", "RunService", "RunStart", "caught_up"]
 

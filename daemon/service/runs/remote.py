@@ -28,10 +28,17 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from pydantic import BaseModel, TypeAdapter
 
 from daemon.config import Config
+from daemon.core.review_models import (
+    AcceptResult,
+    AcceptSelection,
+    ChangeSet,
+    CleanupReport,
+    ConflictReport,
+    RollbackResult,
+    RunBranch,
+)
+from daemon.core.run_models import DecisionEntry, ExecutionPlan, ExecutionProgress, RunRecord, RunStatus
 from daemon.errors import ConflictError, DaemonError, ErrorCode, WorkspaceUntrusted
-from daemon.service.daemon.api import Methods
-from daemon.service.daemon.client import ClientKind, DaemonClient
-from daemon.service.daemon.link import DaemonRefusal, Reattaching, ask
 from daemon.service.runs.api import (
     RUN_CHANGES,
     CleanupParams,
@@ -48,24 +55,13 @@ from daemon.service.runs.api import (
     settings_digest,
 )
 from daemon.service.runs.loans import LoanDesk, LoanSpec
-from daemon.service.runs.models import (
-    AcceptResult,
-    AcceptSelection,
-    ChangeSet,
-    CleanupReport,
-    ConflictReport,
-    DecisionEntry,
-    ExecutionPlan,
-    ExecutionProgress,
-    RollbackResult,
-    RunBranch,
-    RunRecord,
-    RunStatus,
-)
 from daemon.service.runs.port import RunFollow, RunLoan, RunService, RunStart, caught_up
+from daemon.service.wire.api import Methods
+from daemon.service.wire.client import ClientKind, DaemonClient
+from daemon.service.wire.link import DaemonRefusal, Reattaching, ask
 
 if TYPE_CHECKING:
-    from daemon.orchestration.agents import RunCommands  # LangChain: a front that runs nothing loads none
+    from daemon.core.run_models import RunCommands  # LangChain: a front that runs nothing loads none
 
 __all__ = ["DaemonRunService"]
 

@@ -14,10 +14,7 @@ from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 from daemon.config import Config
-from daemon.errors import ConflictError
-from daemon.orchestration.run_store import DecisionKind, RunStore
-from daemon.orchestration.run_store_open import open_run_store
-from daemon.vcs.models import (
+from daemon.core.review_models import (
     AcceptResult,
     AcceptSelection,
     ChangeSet,
@@ -26,6 +23,10 @@ from daemon.vcs.models import (
     RollbackResult,
     RunBranch,
 )
+from daemon.core.run_models import DecisionKind
+from daemon.errors import ConflictError
+from daemon.orchestration.run_store import RunStore
+from daemon.orchestration.run_store_open import open_run_store
 from daemon.vcs.worktrees import RunWorktrees
 
 T = TypeVar("T")

@@ -27,8 +27,8 @@ from langchain_core.tools import BaseTool
 
 from daemon.config import Config
 from daemon.core.ports import Workspace
+from daemon.core.run_models import RunChanges
 from daemon.errors import DaemonError
-from daemon.orchestration.progress import RunChanges
 from daemon.orchestration.retriever import AgentRetriever, Retriever
 from daemon.retrieval.agent import RetrievalAgent
 from daemon.retrieval.run_overlay import (

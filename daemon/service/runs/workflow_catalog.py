@@ -8,9 +8,11 @@ given) and ``plan_mermaid`` (a plan's compiled graph; it loads LangGraph only wh
 
 from __future__ import annotations
 
+from daemon.core.run_models import ExecutionPlan
+from daemon.core.selection_models import DecisionSource, StageDecision
+from daemon.core.workflow_schema import Workflow, workflow_json_schema
 from daemon.orchestration.deterministic_selector import decide_stages
-from daemon.orchestration.plan import ExecutionPlan, assemble_plan
-from daemon.orchestration.selection_models import DecisionSource, StageDecision
+from daemon.orchestration.plan import assemble_plan
 from daemon.orchestration.workflow_loader import (
     WorkflowCatalog,
     WorkflowProblem,
@@ -18,7 +20,6 @@ from daemon.orchestration.workflow_loader import (
     load_workflow_file,
     workflow_dirs,
 )
-from daemon.orchestration.workflow_schema import Workflow, workflow_json_schema
 
 __all__ = [
     "Workflow",

@@ -1,1 +1,2 @@
-"""The Workspace port's transports (in process, hosted, over the daemon) and the workspace index host."""
+"""The ``Workspace`` port's transports: in this process, hosted by the daemon for its own runs, over the
+daemon's socket, and the handle that answers while one of them opens; and the workspace a command holds."""

@@ -19,8 +19,8 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from daemon.config import Config
 from daemon.core.ports import Workspace
-from daemon.service.daemon.client import ClientKind
-from daemon.service.daemon.process import daemon_running
+from daemon.service.wire.client import ClientKind
+from daemon.service.wire.daemon_or_here import daemon_running
 
 __all__ = ["LocalOpener", "daemon_or_local"]
 

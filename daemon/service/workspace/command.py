@@ -47,8 +47,8 @@ async def command_workspace(
 
 @asynccontextmanager
 async def _locked_index(config: Config, command: str, prepare: Prepare | None) -> AsyncGenerator[Workspace]:
+    from daemon.service.index.local import open_local_index
     from daemon.service.workspace.local import LocalWorkspace
-    from daemon.service.workspace.local_index import open_local_index
 
     index = await asyncio.to_thread(open_local_index, config, command=command)
     try:

@@ -15,9 +15,9 @@ from pydantic import BaseModel
 from daemon.core.intel_models import IntelStatus
 from daemon.core.models import SearchFilters, SearchMode, SearchResult
 from daemon.errors import LanguageServerError
-from daemon.service.daemon.api import Methods, SearchParams
+from daemon.service.index.host import IndexHost
 from daemon.service.intel.host import IntelHost
-from daemon.service.workspace.index_host import IndexHost
+from daemon.service.wire.api import Methods, SearchParams
 
 __all__ = ["HostedWorkspace"]
 

@@ -20,9 +20,9 @@ from pydantic import BaseModel
 from daemon.config import Config
 from daemon.core.intel_models import IntelStatus
 from daemon.core.models import SearchFilters, SearchMode, SearchResult
-from daemon.service.daemon.api import DaemonStatus, Methods, SearchParams
-from daemon.service.daemon.client import ClientKind, DaemonClient
-from daemon.service.daemon.link import DaemonLink, Reattaching, ask
+from daemon.service.wire.api import DaemonStatus, Methods, SearchParams
+from daemon.service.wire.client import ClientKind, DaemonClient
+from daemon.service.wire.link import DaemonLink, Reattaching, ask
 
 __all__ = ["SEARCH_WAIT_S", "DaemonWorkspace"]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from daemon.orchestration.plan import ExecutionPlan, assemble_plan
-from daemon.orchestration.selection_models import DecisionSource, StageDecision
-from daemon.orchestration.workflow_schema import (
+from daemon.core.run_models import ExecutionPlan
+from daemon.core.selection_models import DecisionSource, StageDecision
+from daemon.core.workflow_schema import (
     ABORT,
     DONE,
     AgentSpec,
@@ -20,6 +20,7 @@ from daemon.orchestration.workflow_schema import (
     WorkflowMetadata,
     WorkflowType,
 )
+from daemon.orchestration.plan import assemble_plan
 from tests.pipeline_support import builtin_catalog
 
 CATALOG = builtin_catalog()

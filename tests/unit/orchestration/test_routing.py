@@ -4,20 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from daemon.core.run_models import ABORT_NODE, ADAPTIVE_NODE, DONE_NODE, ExecutionPlan, RouteOutcome
+from daemon.core.selection_models import DecisionSource, StageDecision
+from daemon.core.workflow_schema import FailureAggregation
 from daemon.orchestration.graph_builder import graph_mermaid
-from daemon.orchestration.plan import ExecutionPlan, assemble_plan
-from daemon.orchestration.routing import (
-    ABORT_NODE,
-    ADAPTIVE_NODE,
-    DONE_NODE,
-    RouteOutcome,
-    aggregate_failures,
-    possible_targets,
-    route_after_enrichment,
-    route_after_stage,
-)
-from daemon.orchestration.selection_models import DecisionSource, StageDecision
-from daemon.orchestration.workflow_schema import FailureAggregation
+from daemon.orchestration.plan import assemble_plan
+from daemon.orchestration.routing import aggregate_failures, possible_targets, route_after_enrichment, route_after_stage
 from tests.pipeline_support import builtin_catalog
 
 CATALOG = builtin_catalog()

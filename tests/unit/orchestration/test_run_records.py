@@ -5,16 +5,16 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from daemon.core.run_models import ExecutionProgress, ProgressKind, RouteDecision, RouteOutcome, StopStatus, utc_now
+from daemon.core.selection_models import DecisionSource, StageDecision
+from daemon.core.workflow_schema import FailureAggregation
 from daemon.orchestration.plan import assemble_plan
-from daemon.orchestration.progress import ExecutionProgress, ProgressBus, ProgressKind
+from daemon.orchestration.progress import ProgressBus
 from daemon.orchestration.project_profile import ProjectProfiler, profile_project
 from daemon.orchestration.reporter import RunReporter
-from daemon.orchestration.routing import RouteDecision, RouteOutcome
-from daemon.orchestration.selection_models import DecisionSource, StageDecision
 from daemon.orchestration.sqlite_run_store import SqliteRunStore
 from daemon.orchestration.state import AgentOutcome, ExecutionState, StageResult
-from daemon.orchestration.stop_decision import StopStatus, decide_stop, utc_now
-from daemon.orchestration.workflow_schema import FailureAggregation
+from daemon.orchestration.stop_decision import decide_stop
 from tests.pipeline_support import builtin_catalog
 
 CATALOG = builtin_catalog()

@@ -8,6 +8,7 @@ import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 
 from daemon.config import ResilienceConfig
+from daemon.core.selection_models import DecisionSource, SelectionPath
 from daemon.errors import WorkflowError
 from daemon.orchestration.deterministic_selector import decide_stages, score_workflows, select_deterministically
 from daemon.orchestration.llm_providers import ModelRegistry
@@ -15,7 +16,6 @@ from daemon.orchestration.project_profile import ProjectProfile
 from daemon.orchestration.replay_provider import ReplayChatModel, ReplayEntry, ReplayScript
 from daemon.orchestration.resilience import ChatCaller, ResilienceLayer
 from daemon.orchestration.selection import Orchestrator
-from daemon.orchestration.selection_models import DecisionSource, SelectionPath
 from tests.pipeline_support import FAST_RESILIENCE, builtin_catalog, choose
 
 CATALOG = builtin_catalog()

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from daemon.core.workflow_schema import StageType, WorkflowType, workflow_json_schema
 from daemon.errors import ErrorCode
 from daemon.orchestration.workflow_loader import (
     WorkflowCatalog,
@@ -19,7 +20,6 @@ from daemon.orchestration.workflow_loader import (
     load_workflow_file,
     parse_workflow,
 )
-from daemon.orchestration.workflow_schema import StageType, WorkflowType, workflow_json_schema
 
 SHIPPED = sorted(builtin_workflow_dir().glob("*.yaml"))
 

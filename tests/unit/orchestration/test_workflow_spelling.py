@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from daemon.cli.app import app
+from daemon.core.selection_models import DecisionSource, StageDecision
+from daemon.core.workflow_schema import StageType, WorkflowType
 from daemon.errors import ErrorCode
 from daemon.orchestration.plan import assemble_plan
-from daemon.orchestration.selection_models import DecisionSource, StageDecision
 from daemon.orchestration.workflow_loader import WorkflowValidationError, load_workflow_file, parse_workflow
-from daemon.orchestration.workflow_schema import StageType, WorkflowType
 
 SPEC = Path(__file__).parents[2] / "fixtures" / "spec_workflows"
 FEATURE = SPEC / "feature_with_iterative_testing.yaml"

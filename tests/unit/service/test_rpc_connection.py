@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from daemon.core.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
-from daemon.service.daemon.rpc import RpcConnection
+from daemon.service.wire.rpc import RpcConnection
 
 
 async def _echo(params: dict[str, Any]) -> Any:

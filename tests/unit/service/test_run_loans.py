@@ -14,9 +14,9 @@ import pytest
 from langchain_core.tools import StructuredTool
 
 from daemon.errors import McpServerError
-from daemon.service.daemon.rpc import RpcConnection
 from daemon.service.runs.loans import LoanDesk, borrowed
 from daemon.service.runs.port import RunLoan
+from daemon.service.wire.rpc import RpcConnection
 
 
 @dataclass

@@ -26,7 +26,7 @@ from daemon.index.embed_process import EmbeddingProcess
 from daemon.index.watcher import watch_batches
 from daemon.index.workspace_index import WorkspaceIndex
 from daemon.index.workspace_lock import DAEMON_HOLDER
-from daemon.service.daemon.api import IndexChanged, IndexProgressEvent, Methods, SearchParams
+from daemon.service.wire.api import IndexChanged, IndexProgressEvent, Methods, SearchParams
 
 __all__ = ["IndexHost", "Publish"]
 

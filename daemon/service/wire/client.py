@@ -14,9 +14,9 @@ from pydantic import BaseModel
 
 from daemon.config import Config, to_set_pairs
 from daemon.errors import DaemonError, ErrorCode
-from daemon.service.daemon.api import HelloParams, Methods
-from daemon.service.daemon.files import remove_stale
-from daemon.service.daemon.rpc import STREAM_LIMIT, Handler, NotificationHandler, RpcConnection
+from daemon.service.wire.api import HelloParams, Methods
+from daemon.service.wire.files import remove_stale
+from daemon.service.wire.rpc import STREAM_LIMIT, Handler, NotificationHandler, RpcConnection
 
 __all__ = ["DaemonClient", "DaemonUnavailable", "spawn_daemon"]
 

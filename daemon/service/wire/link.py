@@ -23,8 +23,8 @@ from typing import Any, Protocol, cast
 from pydantic import BaseModel
 
 from daemon.errors import DaemonError, ErrorCode
-from daemon.service.daemon.client import DaemonClient
-from daemon.service.daemon.rpc import RpcError
+from daemon.service.wire.client import DaemonClient
+from daemon.service.wire.rpc import RpcError
 
 __all__ = ["DaemonLink", "DaemonRefusal", "Reattaching", "ask"]
 
