@@ -205,8 +205,8 @@ class IntelConfig(_Section):
     search_path: tuple[str, ...] = Field(
         default=(),
         description=(
-            "Directories searched for server executables first (e.g. .tools/lsp-venv/bin); then the"
-            " workspace's .venv/bin and venv/bin, then PATH."
+            "Directories searched for server executables first (e.g. .tools/lsp-venv/bin); then, in a trusted"
+            " workspace, its .venv/bin, venv/bin and node_modules/.bin; then PATH."
         ),
     )
     node_options: str = Field(

@@ -27,6 +27,7 @@ from daemon.service.intel.params import (
     WorkspaceSymbolsParams,
 )
 from daemon.service.workspace.local import LocalWorkspace
+from daemon.trust import TrustStore
 from tests.intel_tools import copy_workspace, require_server, workspace_config
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -265,6 +266,8 @@ async def test_go_definition_and_references_cross_packages(tmp_path: Path) -> No
 async def test_rust_definition_crosses_from_the_binary_to_the_library(tmp_path: Path) -> None:
     require_server("rust")
     workspace = copy_workspace("intel_rust", tmp_path)
+    # rust-analyzer builds the project (build scripts, proc macros): it runs only in a trusted workspace
+    TrustStore.default({"HOME": str(tmp_path / "state" / "home")}).add(workspace)
     config = workspace_config(workspace, tmp_path / "state", intel={"index_on_start": False})
     async with CodeIntelService.open(config, background=False) as intel:
         definition = await within(intel.find_definition(DefinitionParams(file="src/main.rs", line=2, column=31)))

@@ -267,7 +267,10 @@ class ManagedServer:
         started = time.monotonic()
         try:
             await client.spawn(
-                self.spec.command, self.spec.args, cwd=self._workspace, env=node_options(self._config.node_options)
+                self.spec.command,
+                self.spec.args,
+                cwd=self._workspace,
+                env={**node_options(self._config.node_options), **self.spec.env},
             )
             await client.initialize_server(self._workspace, timeout_s=self._config.start_timeout_seconds)
         except BaseException as exc:

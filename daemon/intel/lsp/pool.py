@@ -44,14 +44,16 @@ class LanguageServerPool:
         *,
         refused: Mapping[str, tuple[str, str]] | None = None,
         exclusions: Callable[[], Sequence[str]] | None = None,
+        trusted: bool = False,
     ) -> None:
         """``refused``: language -> (why, how to trust) for servers an untrusted repository chose;
-        ``exclusions``: globs of what ided skips, which servers that can are told not to analyse."""
+        ``exclusions``: globs of what ided skips, which servers that can are told not to analyse;
+        ``trusted``: whether the user trusts the workspace (untrusted, nothing it ships is run)."""
         self.workspace = workspace.resolve()
         self.config = config
         self._servers: list[ManagedServer] = [
             ManagedServer(spec, workspace=self.workspace, config=config, exclusions=exclusions)
-            for spec in resolve_servers(config, self.workspace, refused)
+            for spec in resolve_servers(config, self.workspace, refused, trusted=trusted)
         ]
         self._by_language: dict[str, ManagedServer] = {}
         self._announced: set[Path] = set()

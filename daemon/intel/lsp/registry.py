@@ -1,11 +1,12 @@
 """Which language server serves which language, and where its executable is.
 
 Nothing is downloaded at run time: a server is used when its executable is found on
-``intel.search_path`` (first), in the project's own virtual environment (``.venv/bin``, then
-``venv/bin`` under the workspace: a pyright installed with the project's dev dependencies), or on
-``PATH``, or at the absolute path configured in
+``intel.search_path`` (first), in the project's own tool folders (``.venv/bin``, ``venv/bin``,
+``node_modules/.bin`` under the workspace: a pyright installed with the project's dev dependencies)
+once the workspace is trusted, or on ``PATH``, or at the absolute path configured in
 ``intel.servers.<language>.command``. A language whose server is missing answers with the
-install hint below instead.
+install hint below instead. In an untrusted workspace nothing it ships is run
+(:mod:`daemon.intel.lsp.server_lookup`: the look-up, ``PATH`` and what each server is told).
 
 Built-in choices, in order of preference (the first one found wins):
 
@@ -24,7 +25,6 @@ server: its spec carries the refusal and ``how_to_trust``, and its calls answer 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,8 +32,17 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from daemon.config import IntelConfig
+from daemon.intel.lsp.server_lookup import WORKSPACE_BINS, ServerLookup, guard_untrusted
 
-__all__ = ["LANGUAGE_IDS", "ServerCandidate", "ServerSpec", "exclusion_settings", "lsp_language_id", "resolve_servers"]
+__all__ = [
+    "LANGUAGE_IDS",
+    "ServerCandidate",
+    "ServerSpec",
+    "exclusion_settings",
+    "lsp_language_id",
+    "resolve_servers",
+    "server_executables",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -60,7 +69,11 @@ class ServerSpec:
     settings: Mapping[str, Any] = field(default_factory=dict[str, Any])
     init_options: Mapping[str, Any] = field(default_factory=dict[str, Any])
     how_to_trust: str | None = None
-    """Set when the server is refused because an untrusted repository chose it: the command that trusts."""
+    """Set when the server is refused in an untrusted workspace (its repository chose it, or it would run
+    what the repository ships): the command that trusts."""
+    env: Mapping[str, str] = field(default_factory=dict[str, str])
+    """Environment variables the server starts with besides ided's own (untrusted: a ``PATH`` without the
+    workspace)."""
 
     @property
     def available(self) -> bool:
@@ -176,16 +189,17 @@ def lsp_language_id(path: str, language: str) -> str:
     return LANGUAGE_IDS.get(suffix, language)
 
 
-PROJECT_VENV_BINS: tuple[str, ...] = (".venv/bin", "venv/bin")
-"""The workspace's own virtual environments, searched after ``intel.search_path`` and before ``PATH``."""
+PROJECT_VENV_BINS: tuple[str, ...] = WORKSPACE_BINS
+"""The workspace's own tool folders, searched after ``intel.search_path`` and before ``PATH`` once trusted."""
 
 
-def _which(executable: str, search_path: tuple[str, ...], workspace: Path) -> str | None:
-    if os.path.isabs(executable):
-        return executable if os.access(executable, os.X_OK) else None
-    dirs = [str(d if Path(d).is_absolute() else workspace / d) for d in (*search_path, *PROJECT_VENV_BINS)]
-    found = shutil.which(executable, path=os.pathsep.join(dirs)) if dirs else None
-    found = found or shutil.which(executable)
+def server_executables() -> tuple[str, ...]:
+    """The executable names of every built-in server."""
+    return tuple(c.executable for _, candidates in _GROUPS for c in candidates)
+
+
+def _which(executable: str, lookup: ServerLookup) -> str | None:
+    found = lookup.which(executable)
     if found is not None and _is_empty_rustup_proxy(found):
         return None
     return found
@@ -233,12 +247,15 @@ def resolve_servers(
     refused: Mapping[str, tuple[str, str]] | None = None,
     *,
     only: Collection[str] | None = None,
+    trusted: bool = False,
 ) -> list[ServerSpec]:
     """One ``ServerSpec`` per language group (or per configured language), found or not, with the reason.
 
     ``refused``: language -> (why, how to trust) for servers an untrusted repository chose; ``only``:
-    just the groups of these languages (the others are not looked for)."""
+    just the groups of these languages (the others are not looked for); ``trusted``: whether the user
+    trusts the workspace (untrusted, nothing it ships runs: :mod:`daemon.intel.lsp.server_lookup`)."""
     refused = refused or {}
+    lookup = ServerLookup.of(workspace, config.search_path, trusted=trusted)
     specs: list[ServerSpec] = []
     for languages, candidates in _GROUPS:
         if only is not None and not any(lang in only for lang in languages):
@@ -254,16 +271,16 @@ def resolve_servers(
                 how_to_trust=refused[lang][1],
             )
             if lang in refused
-            else _configured(lang, config, workspace, candidates)
+            else guard_untrusted(_configured(lang, config, lookup, candidates), lookup)
             for lang in configured
         )
         if rest:
-            specs.append(_builtin(rest, config, workspace, candidates))
+            specs.append(guard_untrusted(_builtin(rest, lookup, candidates), lookup))
     return specs
 
 
 def _configured(
-    language: str, config: IntelConfig, workspace: Path, candidates: tuple[ServerCandidate, ...]
+    language: str, config: IntelConfig, lookup: ServerLookup, candidates: tuple[ServerCandidate, ...]
 ) -> ServerSpec:
     entry = config.servers[language]
     if not entry.enabled:
@@ -274,7 +291,7 @@ def _configured(
             reason=f"disabled by intel.servers.{language}.enabled = false",
         )
     if entry.command is None:
-        spec = _builtin((language,), config, workspace, candidates)
+        spec = _builtin((language,), lookup, candidates)
         args = entry.args if entry.args is not None else spec.args
         return ServerSpec(
             name=spec.name,
@@ -284,7 +301,7 @@ def _configured(
             reason=spec.reason,
             settings={**spec.settings, **entry.settings},
         )
-    found = _which(entry.command, config.search_path, workspace)
+    found = _which(entry.command, lookup)
     known = next((c for c in candidates if Path(c.executable).name == Path(entry.command).name), None)
     return ServerSpec(
         name=known.name if known else Path(entry.command).name,
@@ -296,11 +313,9 @@ def _configured(
     )
 
 
-def _builtin(
-    languages: tuple[str, ...], config: IntelConfig, workspace: Path, candidates: tuple[ServerCandidate, ...]
-) -> ServerSpec:
+def _builtin(languages: tuple[str, ...], lookup: ServerLookup, candidates: tuple[ServerCandidate, ...]) -> ServerSpec:
     for candidate in candidates:
-        found = _which(candidate.executable, config.search_path, workspace)
+        found = _which(candidate.executable, lookup)
         if found:
             return ServerSpec(
                 name=candidate.name,

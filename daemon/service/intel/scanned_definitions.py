@@ -126,7 +126,13 @@ class ScannedDefinitions:
         """Whether a language server will answer for ``language`` (the index answers while it starts)."""
         if language not in self._available:
             refused = dict.fromkeys(self._config.project.untrusted_languages, ("", ""))
-            specs = resolve_servers(self._config.intel, self._config.workspace_path, refused, only={language})
+            specs = resolve_servers(
+                self._config.intel,
+                self._config.workspace_path,
+                refused,
+                only={language},
+                trusted=self._config.project.trusted is True,
+            )
             self._available[language] = any(spec.available and language in spec.languages for spec in specs)
         return self._available[language]
 

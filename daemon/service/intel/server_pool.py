@@ -41,6 +41,7 @@ async def open_pool(config: Config) -> LanguageServerPool:
             config.workspace_path,
             config.intel,
             refused=untrusted_servers(config),
+            trusted=config.project.trusted is True,
             exclusions=functools.partial(
                 server_exclusions,
                 config.workspace_path,

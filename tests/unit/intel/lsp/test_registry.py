@@ -24,7 +24,7 @@ def test_search_path_finds_the_python_server_installed_outside_the_venv(tmp_path
 
 
 @pytest.mark.parametrize("venv", [".venv", "venv"])
-def test_a_server_in_the_projects_own_venv_is_found_with_no_search_path(
+def test_a_server_in_the_projects_own_venv_is_found_once_the_workspace_is_trusted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, venv: str
 ) -> None:
     require_server("python")
@@ -35,10 +35,32 @@ def test_a_server_in_the_projects_own_venv_is_found_with_no_search_path(
     (bin_dir / Path(installed).name).symlink_to(installed)
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
 
-    spec = _spec_for(IntelConfig(), "python", tmp_path / "ws")
-    assert spec.command == str(bin_dir / Path(installed).name)
-    assert spec.reason is None
+    trusted = next(s for s in resolve_servers(IntelConfig(), tmp_path / "ws", trusted=True) if "python" in s.languages)
+    assert trusted.command == str(bin_dir / Path(installed).name)
+    assert trusted.reason is None
+    untrusted = _spec_for(IntelConfig(), "python", tmp_path / "ws")
+    assert untrusted.command is None and untrusted.reason is not None and "install" in untrusted.reason
     assert _spec_for(IntelConfig(), "python", tmp_path / "elsewhere").command is None
+
+
+def test_untrusted_the_servers_that_build_the_project_are_refused_naming_how_to_trust(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name in ("rust-analyzer", "jdtls"):
+        (bin_dir / name).write_text("#!/bin/sh\nexit 0\n")
+        (bin_dir / name).chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    config = IntelConfig()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for language, name in (("rust", "rust-analyzer"), ("java", "jdtls")):
+        refused = _spec_for(config, language, ws)
+        assert refused.command is None and refused.how_to_trust == f"ided trust {ws}"
+        assert refused.reason is not None and "runs the repository's code" in refused.reason
+        trusted = next(s for s in resolve_servers(config, ws, trusted=True) if language in s.languages)
+        assert trusted.command == str(bin_dir / name)
 
 
 def test_a_missing_server_reports_what_was_looked_for_and_how_to_install_it(
