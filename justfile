@@ -88,6 +88,17 @@ eval-localization:
 eval-localization-devset *ARGS:
     uv run --frozen ided eval --localization tests/golden/localization_devset.yaml --checkouts "${SWEBENCH_DEV_REPOS:-/tmp/swebench-dev-repos}" {{ARGS}}
 
+# short questions (docstring sentences, titles, identifiers) on repositories the learned ranker never saw: BM25 vs ided
+bench-short-questions *ARGS:
+    uv run --frozen python bench/short_questions.py {{ARGS}}
+
+# the learned ranker from scratch: mine pairs from MIRRORS (<owner>+<name>/repo git dirs), featurize, train
+train-ranker MIRRORS OUT="${XDG_CACHE_HOME:-$HOME/.cache}/ided/ranker":
+    nice -n 10 uv run --frozen python bench/mine_pairs.py --mirrors {{MIRRORS}} --out {{OUT}}/pairs --epoch 250 --epochs 3
+    nice -n 10 uv run --frozen python bench/ranker_data.py --mirrors {{MIRRORS}} --pairs {{OUT}}/pairs --out {{OUT}}/rows
+    uv sync --frozen --group train
+    uv run --frozen --group train python bench/train_ranker.py --rows {{OUT}}/rows --out daemon/index/models/ranker-v1.json
+
 bench-retrieval *ARGS:
     uv run --frozen python bench/retrieval_quality.py {{ARGS}}
 

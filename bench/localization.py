@@ -20,6 +20,7 @@ a candidate, tests included. Printed per repository and overall, with index time
 p50/p95.
 
     uv run --frozen python bench/localization.py [--repo sympy] [--limit 20] [--embed] [--json out.json]
+        [--rankers formula,learned]   # each search.ranker on the same index: before/after in one run
 """
 
 from __future__ import annotations
@@ -213,12 +214,22 @@ class IdedRun:
     matches: str
 
 
-def run_ided(checkout: Path, query: str, state: Path, *, embed: bool, lexical: bool) -> IdedRun:
+def run_ided(
+    checkout: Path,
+    query: str,
+    state: Path,
+    *,
+    embed: bool,
+    lexical: bool,
+    ranker: str = "formula",
+    model: Path | None = None,
+) -> IdedRun:
     from daemon.config import load_config
     from daemon.core.models import SearchMode
     from daemon.index.workspace_index import WorkspaceIndex
 
-    overrides: dict[str, Any] = {"state_dir": str(state)}
+    search: dict[str, Any] = {"ranker": ranker} | ({"ranker_model": str(model.resolve())} if model else {})
+    overrides: dict[str, Any] = {"state_dir": str(state), "search": search}
     if not embed:
         overrides["embedding"] = {"enabled": False}
     config = load_config(checkout, overrides=overrides)
@@ -277,7 +288,7 @@ def _pct(values: list[float], q: float) -> float:
 def report(by_retriever: dict[str, list[Scored]], timings: dict[str, list[float]]) -> str:
     lines: list[str] = []
     repos = sorted({r.repo for rows in by_retriever.values() for r in rows})
-    header = f"{'retriever':<14} {'repo':<28} {'n':>4} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'All@5':>6} {'FnR@10':>7}"
+    header = f"{'retriever':<20} {'repo':<28} {'n':>4} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'All@5':>6} {'FnR@10':>7}"
     lines.append(header)
     for name, rows in by_retriever.items():
         for repo in [*repos, "ALL"]:
@@ -287,7 +298,7 @@ def report(by_retriever: dict[str, list[Scored]], timings: dict[str, list[float]
             a = aggregate(sub)
             fn = "n/a" if a["FnR@10"] is None or name == "bm25-file" else f"{a['FnR@10']:.3f}"
             lines.append(
-                f"{name:<14} {repo:<28} {len(sub):>4} {a['R@1']:>6.3f} {a['R@5']:>6.3f} {a['R@10']:>6.3f}"
+                f"{name:<20} {repo:<28} {len(sub):>4} {a['R@1']:>6.3f} {a['R@5']:>6.3f} {a['R@10']:>6.3f}"
                 f" {a['All@5']:>6.3f} {fn:>7}"
             )
     for name, values in timings.items():
@@ -311,6 +322,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--offset", type=int, default=0, help="with --every: start at this instance (another subset)")
     p.add_argument("--embed", action="store_true", help="fill the dense vectors first; search hybrid")
     p.add_argument("--lexical", action="store_true", help="with --embed: search lexical anyway")
+    p.add_argument(
+        "--rankers",
+        default="formula",
+        help="comma-separated search.ranker values, each measured on the same index (formula, learned)",
+    )
+    p.add_argument("--ranker-model", type=Path, help="with --rankers learned: this model file, not the bundled one")
     p.add_argument("--no-baseline", action="store_true", help="skip bm25-file")
     p.add_argument("--json", type=Path, help="write per-instance results here")
     args = p.parse_args(argv)
@@ -319,9 +336,12 @@ def main(argv: list[str] | None = None) -> int:
     instances = load_instances(args)
     if not instances:
         p.error("no instance matches the filters")
-    name = "ided-hybrid" if args.embed and not args.lexical else "ided-lexical"
-    results: dict[str, list[Scored]] = {name: []} | ({} if args.no_baseline else {"bm25-file": []})
-    timings: dict[str, list[float]] = {"ided index": [], "ided query": []}
+    base = "ided-hybrid" if args.embed and not args.lexical else "ided-lexical"
+    rankers = [r for r in args.rankers.split(",") if r]
+    names = {r: base if r == "formula" else f"{base}-{r}" for r in rankers}
+    results: dict[str, list[Scored]] = {n: [] for n in names.values()}
+    results |= {} if args.no_baseline else {"bm25-file": []}
+    timings: dict[str, list[float]] = {"ided index": []} | {f"{n} query": [] for n in names.values()}
     matches: Counter[str] = Counter()
     per_instance: list[dict[str, Any]] = []
     for i, inst in enumerate(instances, 1):
@@ -331,14 +351,23 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[{i}/{len(instances)}] {iid}: no checkout at {checkout} (run materialize.sh)", file=sys.stderr)
             continue
         query = inst["problem_statement"]
-        run = run_ided(checkout, query, args.state_root / iid, embed=args.embed, lexical=args.lexical)
-        timings["ided index"].append(run.index_seconds)
-        timings["ided query"].append(run.query_seconds)
-        matches[run.matches] += 1
-        mine = score(inst, run.hits, checkout)
-        results[name].append(mine)
-        row: dict[str, Any] = {"instance_id": iid, name: mine.metrics, "top_files": mine.top_files}
-        row["top_symbols"] = mine.top_symbols
+        row: dict[str, Any] = {"instance_id": iid}
+        gold_rank: int | None = None
+        for ranker, name in names.items():
+            run = run_ided(
+                checkout, query, args.state_root / iid, embed=args.embed, lexical=args.lexical, ranker=ranker
+            )
+            if ranker == rankers[0]:
+                timings["ided index"].append(run.index_seconds)
+            timings[f"{name} query"].append(run.query_seconds)
+            matches[run.matches] += 1
+            mine = score(inst, run.hits, checkout)
+            results[name].append(mine)
+            row[name] = mine.metrics
+            row[f"{name} top_files"] = mine.top_files
+            row[f"{name} top_symbols"] = mine.top_symbols
+            if ranker == rankers[0]:
+                gold_rank = next((k + 1 for k, f in enumerate(mine.top_files) if f in inst["gold_files"]), None)
         if not args.no_baseline:
             cache = args.state_root / "bm25-file" / f"{iid}.json"
             if cache.is_file():
@@ -351,10 +380,9 @@ def main(argv: list[str] | None = None) -> int:
             results["bm25-file"].append(base)
             row["bm25-file"] = base.metrics
         per_instance.append(row)
-        gold_rank = next((k + 1 for k, f in enumerate(mine.top_files) if f in inst["gold_files"]), None)
         print(
-            f"[{i}/{len(instances)}] {iid}: gold file at {gold_rank or '>10'}, "
-            f"index {run.index_seconds:.1f} s, query {run.query_seconds * 1000:.0f} ms",
+            f"[{i}/{len(instances)}] {iid}: gold file at {gold_rank or '>10'} ({rankers[0]}), "
+            f"index {timings['ided index'][-1]:.1f} s",
             file=sys.stderr,
         )
     print(report(results, timings))

@@ -22,14 +22,12 @@ the snapshots done); checkouts and indexes live under ``--work`` and are deleted
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import random
 import shutil
 import subprocess
 import sys
-import tarfile
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -43,14 +41,39 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 def write_checkout(git_dir: Path, commit: str, dest: Path) -> None:
-    """The tree of ``commit`` under ``dest`` (Python and text files only: what a search needs)."""
+    """The tree of ``commit`` under ``dest``: every file under 2 MB whose blob the git directory holds (a
+    snapshot may lack some large binaries), symbolic links and submodules left out."""
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
-    out = subprocess.run(["git", "--git-dir", str(git_dir), "archive", commit], capture_output=True, check=True)
-    with tarfile.open(fileobj=io.BytesIO(out.stdout)) as tar:
-        members = [m for m in tar.getmembers() if m.isdir() or (m.isfile() and m.size < 2_000_000)]
-        tar.extractall(dest, members=members, filter="data")
+    listing = subprocess.run(
+        ["git", "--git-dir", str(git_dir), "ls-tree", "-r", "-l", "-z", commit], capture_output=True, check=True
+    ).stdout.decode("utf-8", "replace")
+    wanted: list[tuple[str, str]] = []
+    for entry in listing.split("\0"):
+        meta, _, path = entry.partition("\t")
+        parts = meta.split()
+        if len(parts) != 4 or parts[0] not in ("100644", "100755") or parts[1] != "blob":
+            continue
+        if parts[3].isdigit() and int(parts[3]) < 2_000_000 and ".." not in path.split("/"):
+            wanted.append((parts[2], path))
+    proc = subprocess.Popen(
+        ["git", "--git-dir", str(git_dir), "cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    for sha, path in wanted:
+        proc.stdin.write(sha.encode() + b"\n")
+        proc.stdin.flush()
+        header = proc.stdout.readline().split()
+        if len(header) < 3 or header[1] != b"blob":
+            continue  # "missing": the snapshot lacks it
+        data = proc.stdout.read(int(header[2]))
+        proc.stdout.read(1)
+        target = dest / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    proc.stdin.close()
+    proc.wait()
 
 
 def blank_docstrings(checkout: Path, strip: list[dict[str, Any]]) -> set[tuple[str, int]]:

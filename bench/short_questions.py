@@ -128,7 +128,7 @@ def _distinct(keys: Any) -> list[str]:
 class Ided:
     """One index, searched with the formula and with the learned ranker."""
 
-    def __init__(self, checkout: Path, state: Path) -> None:
+    def __init__(self, checkout: Path, state: Path, model: Path | None = None) -> None:
         from daemon.config import load_config
         from daemon.index.learned_ranker import load_ranker
         from daemon.index.searcher import HybridSearcher
@@ -149,7 +149,7 @@ class Ided:
         }
         self.searchers = {
             "ided-formula": HybridSearcher(**base),
-            "ided-learned": HybridSearcher(**base, ranker=load_ranker()),
+            "ided-learned": HybridSearcher(**base, ranker=load_ranker(model)),
         }
 
     def ranked(self, query: str) -> dict[str, tuple[list[str], list[str]]]:
@@ -266,7 +266,7 @@ def run_repo(name: str, args: argparse.Namespace) -> list[Question]:
         write_checkout(git_dir, commit, checkout)
         blank_docstrings(checkout, strip)
         marker.write_text(digest)
-    ided = Ided(checkout, args.state_root / f"{name}-{commit[:10]}")
+    ided = Ided(checkout, args.state_root / f"{name}-{commit[:10]}", args.model)
     bm25 = Bm25Chunks(checkout)
     try:
         for q in questions:
@@ -294,7 +294,7 @@ def run_titles(args: argparse.Namespace) -> list[Question]:
         if not title:
             continue
         q = Question("title", inst["repo"], title, list(inst["gold_functions"]), list(inst["gold_files"]))
-        ided = Ided(checkout, args.dev_state_root / iid)
+        ided = Ided(checkout, args.dev_state_root / iid, args.model)
         try:
             for r, (fns, files) in ided.ranked(title).items():
                 q.ranks[r] = fns
@@ -322,6 +322,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--work", type=Path, default=Path("/tmp/ided-short-questions"), help="checkout copies")
     p.add_argument("--state-root", type=Path, default=CACHE / "bench-short-questions", help="their indexes")
     p.add_argument("--dev-state-root", type=Path, default=CACHE / "bench-localization", help="dev-set indexes")
+    p.add_argument("--model", type=Path, help="a learned ranker's model file (default: the bundled one)")
     p.add_argument("--json", type=Path, help="write every question and ranking here")
     args = p.parse_args(argv)
     args.commit = dict(c.split("=", 1) for c in args.commit)

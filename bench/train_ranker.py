@@ -136,6 +136,7 @@ def params(leaves: int, rate: float, min_data: int, seed: int) -> dict[str, Any]
         "seed": seed,
         "deterministic": True,
         "force_row_wise": True,
+        "max_bin": 63,
         "verbose": -1,
     }
 

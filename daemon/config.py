@@ -144,12 +144,13 @@ class QdrantConfig(_Section):
 class SearchConfig(_Section):
     default_k: int = Field(default=10, ge=1, le=200)
     prefetch: int = Field(default=50, ge=1, le=1000, description="Candidates per ranker before fusion.")
-    ranker: Literal["learned", "formula"] = Field(
+    ranker: Literal["auto", "learned", "formula"] = Field(
         default="formula",
         description=(
-            "How candidates are ordered: formula (hand-set weights, docs/search.md) or learned (a tree ensemble "
-            "trained on public history over the same evidence; falls back to the formula, with a note, when its "
-            "model cannot be loaded)."
+            "How candidates are ordered: formula (hand-set weights, docs/search.md), learned (a tree ensemble "
+            "trained on public history over the same evidence) or auto (learned for queries of one line, the "
+            "formula for texts of several lines such as issues). A learned model that cannot be loaded falls back "
+            "to the formula, with a note."
         ),
     )
     ranker_model: str | None = Field(

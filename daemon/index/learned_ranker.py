@@ -198,7 +198,7 @@ def learned_ranker(config: Config) -> tuple[LearnedRanker | None, str | None]:
     workspace, or the bundled one), or None for the formula; with the reason when the model asked for
     cannot be loaded (then the formula ranks and every answer says so)."""
     search = config.search
-    if search.ranker != "learned":
+    if search.ranker == "formula":
         return None, None
     path: Path | None = None
     if search.ranker_model:

@@ -44,6 +44,12 @@ covers at least a third (or, with vectors, the best cosine is 0.45 or more and s
 while covering under half; else ``weak``.
 
 The weights were tuned on the SWE-bench-Lite development set (``bench/localization.py``).
+
+**Features for a learned ranker.** :func:`rank_features` gives every candidate of the same ranking
+(the same steps, computed once by ``_evidence``) with one row of :data:`FEATURES`: the evidence of
+steps 1-4 one by one, the formula's own score, the headline's share, the chunk's kind and the query's
+shape. :func:`rank_learned` orders those candidates by a :class:`Scorer`'s score of their rows
+(:mod:`daemon.index.learned_ranker`, ``search.ranker``); there is no second ranking to keep in step.
 """
 
 from __future__ import annotations

@@ -178,6 +178,7 @@ class WorkspaceIndex:
             prefetch=self.config.search.prefetch,
             rerank_top_n=self.config.rerank.top_n,
             ranker=self._ranker,
+            ranker_scope="questions" if self.config.search.ranker == "auto" else "all",
             ranker_note=self._ranker_note,
         )
         k = self.config.search.default_k if k is None else k

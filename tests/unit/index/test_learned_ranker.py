@@ -157,7 +157,8 @@ def _workspace(tmp_path: Path) -> Path:
     (ws / "pkg" / "session.py").write_text(
         "class Session:\n"
         "    def send(self, request):\n        return self.adapter.send(request)\n\n"
-        "    def resolve_redirects(self, response):\n        while response.is_redirect:\n"
+        "    def resolve_redirects(self, response):\n        '''Follow redirects.'''\n"
+        "        while response.is_redirect:\n"
         "            response = self.send(response.next)\n        return response\n"
     )
     return ws
@@ -178,3 +179,24 @@ def test_search_with_a_corrupted_model_ranks_by_the_formula_and_says_why(tmp_pat
         result = index.search("follow redirects", k=3, mode=SearchMode.LEXICAL)
     assert result.hits and result.hits[0].chunk.qualified_name == "Session.resolve_redirects"
     assert any("learned ranker is unavailable" in n and "not valid JSON" in n for n in result.notes)
+
+
+def test_auto_ranks_questions_of_one_line_by_the_model_and_texts_of_several_lines_by_the_formula(
+    tmp_path: Path,
+) -> None:
+    ws = _workspace(tmp_path)
+    (ws / "tests").mkdir()
+    (ws / "tests" / "test_session.py").write_text("def test_redirects():\n    assert run()\n")
+    model = tmp_path / "tests-first.json"
+    model.write_text(json.dumps(_model([_stump("test", 0.5, 0.0, 5.0)])))
+    overrides: dict[str, Any] = {
+        "state_dir": str(tmp_path / "state"),
+        "embedding": {"enabled": False},
+        "search": {"ranker": "auto", "ranker_model": str(model)},
+    }
+    with WorkspaceIndex.open(load_config(ws, overrides=overrides)) as index:
+        index.index()
+        question = index.search("follow redirects", k=3, mode=SearchMode.LEXICAL)
+        issue = index.search("follow redirects\nThe session does not follow redirects.", k=3, mode=SearchMode.LEXICAL)
+    assert question.hits[0].chunk.path == "tests/test_session.py"  # the model: tests first
+    assert issue.hits[0].chunk.qualified_name == "Session.resolve_redirects"  # the formula: tests weigh half
