@@ -1,7 +1,8 @@
 """The formatters and linters of a workspace's toolchain, as named commands for ``lint_and_format`` stages.
 
 ``detect_toolchain(root)`` walks the tree (bounded, dependency and build directories skipped), finds
-which languages it holds, and for each looks its formatter up on ``PATH``:
+which languages it holds, and for each looks its formatter up on ``PATH`` (absolute entries only: a
+relative one would find a program the worktree ships):
 
 - Python: ``ruff`` -> ``format_ruff`` (``ruff format .``) and ``lint_ruff`` (``ruff check --fix .``);
 - JavaScript/TypeScript: ``prettier`` -> ``format_prettier`` (``prettier --write`` over the files);
@@ -19,6 +20,7 @@ whose formatter is not on ``PATH`` is reported as such. Blocking: call in a thre
 from __future__ import annotations
 
 import logging
+import os
 import shlex
 import shutil
 from collections.abc import Callable, Sequence
@@ -40,6 +42,12 @@ MAX_WALK = 20_000
 """Files looked at when finding the workspace's languages."""
 
 Which = Callable[[str], str | None]
+
+
+def path_which(name: str) -> str | None:
+    """``name`` on ``PATH``, its relative and empty entries (the current directory: a workspace) left out."""
+    entries = os.environ.get("PATH", os.defpath).split(os.pathsep)
+    return shutil.which(name, path=os.pathsep.join(e for e in entries if e and os.path.isabs(e)))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -78,7 +86,7 @@ def _line(executable: str, *args: str) -> str:
     return shlex.join([executable, *args])
 
 
-def detect_toolchain(root: Path, *, which: Which = shutil.which) -> Toolchain:
+def detect_toolchain(root: Path, *, which: Which = path_which) -> Toolchain:
     """The formatters and linters on ``PATH`` for the languages under ``root`` (see the module docstring)."""
     files = _files_by_language(root)
     commands: dict[str, str] = {}
