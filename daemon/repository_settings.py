@@ -122,6 +122,8 @@ REPOSITORY_SETTINGS: Mapping[str, RepositoryRule] = {
     "qdrant.collection": RepositoryRule(R, "chooses which index a shared server serves"),
     "search.default_k": RepositoryRule(T, _TUNING),
     "search.prefetch": RepositoryRule(T, _TUNING),
+    "search.ranker": RepositoryRule(T, _TUNING),
+    "search.ranker_model": RepositoryRule(R, _OUTSIDE + " (a model ided loads)"),
     # language servers
     "intel.servers.*.command": RepositoryRule(R, _RUNS),
     "intel.servers.*.args": RepositoryRule(R, _RUNS),
