@@ -16,7 +16,9 @@ is answered. ``_ided/status`` (``daemon.acp.status``) goes out in the background
 ``session/new``, ``session/load`` and each run's end; ``session/new`` answers without waiting for the workspace daemon
 or the run service (both opened in the background, ``daemon.acp.workspaces``): its ``_ided/status``
 goes out once the attach is done, its slash commands once the run service is open, and a prompt
-(or ``session/load``) waits for them.
+(or ``session/load``) waits for them. The extension requests ``_ided/intel/<capability>`` answer the
+client's searches and code-intelligence questions through the session's workspace daemon
+(``daemon.acp.intel``: one per registry capability).
 """
 
 from __future__ import annotations
@@ -352,6 +354,20 @@ class IdedAgent:
             lines = [f"- {r.run_id}  {r.status.value:<11} {r.workflow or '-'}: {r.request[:70]}" for r in records]
             text = "Recent runs, newest first:\n" + "\n".join(lines) + "\n"
         await self._send(live.record.session_id, [update_agent_message_text(text)])
+
+    # -- search and code intelligence (extension methods) ----------------------------------------
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """``_ided/intel/<capability>``: a registry capability asked of the session's workspace daemon
+        (``daemon.acp.intel``); other extension methods answer -32601."""
+        from daemon.acp.intel import parse_call, run_call
+
+        capability, session_id, arguments = parse_call(method, params)
+        live = self._live(session_id)
+        try:
+            return await run_call(capability, arguments, await live.workspace.intel())
+        except DaemonError as exc:
+            raise _error(exc) from None
 
     # -- a loaded session's reviews ----------------------------------------------------------------
 

@@ -10,13 +10,16 @@ keeps both until the process ends. Both happen in the background, the attach fir
 never waits for them. ``Workspace.daemon()`` waits for the attach (the
 attached daemon, or why there is none, for ``_ided/status``); ``Workspace.ready()`` waits for the
 run service (a prompt, ``session/load``), raising the ``DaemonError`` that kept it from opening;
-``Workspace.runs`` is that service once ready."""
+``Workspace.runs`` is that service once ready. ``Workspace.intel()`` is the daemon's ``Workspace``
+port over the same attachment (search and code intelligence for the client, ``daemon.acp.intel``),
+re-attached when the daemon went away."""
 
 from __future__ import annotations
 
 import asyncio
 import importlib
 import logging
+from collections.abc import Awaitable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,10 +28,13 @@ from typing import Any, NamedTuple
 from daemon.acp.early_session import FolderConfigs
 from daemon.acp.sessions import SessionStore
 from daemon.config import Config
+from daemon.core.ports import Workspace as WorkspacePort
 from daemon.core.tasks import cancel_and_wait
 from daemon.errors import DaemonError
 from daemon.service.runs.port import RunService
-from daemon.service.wire.client import DaemonClient
+from daemon.service.wire.client import DaemonClient, DaemonUnavailable
+from daemon.service.wire.link import Reattaching
+from daemon.service.workspace.remote import DaemonWorkspace
 
 __all__ = ["Attachment", "Workspace", "Workspaces"]
 
@@ -43,6 +49,8 @@ class Attachment(NamedTuple):
     client: DaemonClient | None
     note: str | None
     """Why there is no daemon: attaching is off, or it failed (with the cause)."""
+    port: WorkspacePort | None = None
+    """The daemon's ``Workspace`` port (search, code intelligence) over this attachment."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,6 +70,17 @@ class Workspace:
     async def ready(self) -> RunService:
         """The run service, once open (``DaemonError`` when it could not open)."""
         return await asyncio.shield(self.opening)
+
+    async def intel(self) -> WorkspacePort:
+        """The daemon's search and code intelligence for this folder, once the attach is done;
+        ``DaemonUnavailable`` saying why when there is no daemon."""
+        attachment = await self.daemon()
+        if attachment.port is None:
+            raise DaemonUnavailable(
+                f"search and code intelligence go through the workspace daemon, and there is none for {self.root}: "
+                f"{attachment.note}. Turn acp.attach_daemon on (the default) or start it (`ided daemon --detach`)"
+            )
+        return attachment.port
 
     @property
     def runs(self) -> RunService:
@@ -154,8 +173,14 @@ class Workspaces:
         except (DaemonError, OSError) as exc:  # runs still work: retrieval opens the index in this process
             logger.warning("could not attach to the daemon of %s: %s", config.workspace_path, exc)
             return Attachment(None, f"could not attach to the workspace daemon: {exc}")
-        self._stack.push_async_callback(client.close)
-        return Attachment(client, None)
+        overrides = self._configs.overrides
+
+        def attach_again() -> Awaitable[DaemonClient]:
+            return DaemonClient.attach(config, client="acp", start=True, overrides=overrides)
+
+        link = Reattaching(config.workspace, attach_again, client)
+        self._stack.push_async_callback(link.close)  # closes the connection it holds: this one, or a later one
+        return Attachment(client, None, DaemonWorkspace.over(link))
 
     async def aclose(self) -> None:
         await cancel_and_wait(self._background)

@@ -2,9 +2,10 @@
 
 One daemon on a real workspace with a real language server; through it: the daemon's own RPC
 methods, the daemon-client transport of the ``Workspace`` port, the agents' LangChain tools, the
-MCP server over stdio (the MCP SDK's client) and the LSP front's ``ided/*`` methods over stdio (the
-pytest-lsp client). A registry entry that one front lacks fails here, and so does an entry with no
-example below (adding a capability means adding its example).
+MCP server over stdio (the MCP SDK's client), the ACP front's ``_ided/intel/*`` extension methods over
+stdio (the ACP SDK's client) and the LSP front's ``ided/*`` methods over stdio (the pytest-lsp
+client). A registry entry that one front lacks fails here, and so does an entry with no example below
+(adding a capability means adding its example).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from pydantic import BaseModel
 
+from daemon.acp.intel import ext_method_name
 from daemon.config import load_config
 from daemon.lsp.handlers.intel import BINDINGS, ELSEWHERE
 from daemon.service.intel.agent_tools import code_intel_tools
@@ -27,6 +29,7 @@ from daemon.service.intel.capabilities import BY_NAME, CAPABILITIES
 from daemon.service.wire.api import Methods
 from daemon.service.wire.client import DaemonClient
 from daemon.service.workspace.remote import DaemonWorkspace
+from tests.e2e.acp_support import initialize, spawn_ided_acp
 from tests.e2e.lsp_support import lsp_client
 from tests.e2e.test_mcp_stdio import CALL_TIMEOUT, _env, call
 from tests.intel_tools import copy_workspace, require_server
@@ -135,6 +138,23 @@ async def test_every_front_exposes_every_capability_over_one_daemon(
                 assert (await call(mcp, "search_code", **EXAMPLES["search_code"]))["matches"] != "none"
                 for query in NO_MATCH:
                     assert (await call(mcp, "search_code", query=query))["matches"] == "none", query
+
+        # the ACP front's extension methods (`_ided/intel/<name>`), ided acp attached to the same daemon
+        acp_env = {**env, "IDED_ACP__ATTACH_DAEMON": "true", "IDED_PIPELINE__RESILIENCE__CACHE": "false"}
+        async with spawn_ided_acp(tmp_path, acp_env, cwd=workspace) as agent:
+            await initialize(agent.conn)
+            sid = (await asyncio.wait_for(agent.conn.new_session(cwd=str(workspace)), CALL_TIMEOUT)).session_id
+            for capability in CAPABILITIES:
+                params = {"sessionId": sid, **EXAMPLES[capability.name]}
+                raw_answer = await asyncio.wait_for(
+                    agent.conn.ext_method(ext_method_name(capability), params), CALL_TIMEOUT
+                )
+                _answer(capability.name, raw_answer)
+            found = await agent.conn.ext_method("ided/intel/search_code", {"sessionId": sid, **EXAMPLES["search_code"]})
+            assert found["matches"] != "none"
+            for query in NO_MATCH:
+                found = await agent.conn.ext_method("ided/intel/search_code", {"sessionId": sid, "query": query})
+                assert found["matches"] == "none", query
 
         # the LSP front over stdio, attached to the same daemon
         async with lsp_client(workspace, state) as lsp:
