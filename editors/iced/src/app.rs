@@ -83,6 +83,9 @@ pub struct App {
     pub open_path: String,
     /// The session shown was loaded from history (a late `session/new` answer does not replace it).
     pub viewing_loaded: bool,
+    /// What the last prompt turn did to the files ("run r-1 was accepted"), for the tabs that
+    /// ask about a change on disk.
+    pub turn_change: Option<String>,
 }
 
 /// Every message of the application.
@@ -149,6 +152,7 @@ impl App {
                 .map(|mode| crate::bench::Bench::new(mode, options.started)),
             open_path: String::new(),
             viewing_loaded: false,
+            turn_change: None,
         };
         (app, list_task(workspace))
     }
@@ -230,22 +234,28 @@ impl App {
             }
             Message::Reloaded(files) => {
                 for (path, text) in files {
-                    self.buffers.disk_changed(&path, &text);
+                    self.buffers
+                        .disk_changed_because(&path, &text, self.turn_change.as_deref());
                 }
                 list_task(self.workspace.clone())
             }
-            Message::Editor(message) => match self.buffers.update(message) {
-                Some(request) => {
-                    let path = request.path.clone();
-                    Task::perform(save_checked(request), move |r| Message::Saved(path.clone(), r))
+            Message::Editor(message) => {
+                let save = self.buffers.update(message);
+                if let Some(note) = self.buffers.note.take() {
+                    self.status = note;
                 }
-                None => Task::none(),
-            },
+                match save {
+                    Some(request) => {
+                        let path = request.path.clone();
+                        Task::perform(save_checked(request), move |r| Message::Saved(path.clone(), r))
+                    }
+                    None => Task::none(),
+                }
+            }
             Message::Agent(message) => self.on_agent(message),
             Message::Review(message) => {
                 let review = self.session.as_ref().and_then(|s| s.review.as_ref());
-                self.review_pane.update(message, review);
-                Task::none()
+                self.review_pane.update(message, review).map(Message::Review)
             }
             Message::History(message) => self.on_history(message),
             Message::ShowCenter(center) => {
@@ -449,6 +459,18 @@ impl App {
                     .as_mut()
                     .filter(|s| s.session_id.as_deref() == Some(&session_id))
                 {
+                    // What the turn did to the files, for a tab that asks about them.
+                    let accepted = session
+                        .review
+                        .as_ref()
+                        .filter(|_| !self.reload_after_prompt.is_empty())
+                        .and_then(|r| r.run_id.as_ref())
+                        .map(|id| format!("run {id} was accepted"));
+                    self.turn_change = session
+                        .rollback
+                        .as_ref()
+                        .map(|r| format!("run {} was rolled back", r.run_id))
+                        .or(accepted);
                     match outcome {
                         Ok(stop) => session.prompt_finished(stop),
                         Err(err) => session.prompt_failed(&err),
@@ -514,7 +536,12 @@ impl App {
     fn on_agent(&mut self, message: agent_panel::Message) -> Task<Message> {
         use agent_panel::Message as M;
         if self.panel.update_local(&message, self.session.as_ref()) {
-            return Task::none();
+            // A completed command (Tab, or a click on a suggestion, which took the focus away):
+            // the prompt has the focus and its cursor at the end, where the typing goes on.
+            return match message {
+                M::Complete | M::UseCommand(_) => iced::widget::operation::focus(agent_panel::PROMPT_ID),
+                _ => Task::none(),
+            };
         }
         match message {
             M::Send => {

@@ -169,9 +169,12 @@ async fn drive(app: &mut App, launch: Launch, react: impl Fn(&App) -> Vec<Messag
 }
 
 fn finished(app: &App) -> bool {
-    app.session
-        .as_ref()
-        .is_some_and(|s| matches!(s.run, RunStatus::Stopped(_) | RunStatus::Failed(_)))
+    app.session.as_ref().is_some_and(|s| {
+        matches!(
+            s.run,
+            RunStatus::Stopped(_) | RunStatus::Failed(_) | RunStatus::Refused(_)
+        )
+    })
 }
 
 /// The app's options for `workspace`: `launch`, the scripted prompts, nothing else.

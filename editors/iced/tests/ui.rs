@@ -177,6 +177,19 @@ fn reviewing_app() -> (
     (app, rx, dir)
 }
 
+/// Clicks `label` and runs what the click leads to (file reads and writes) to its end.
+fn click_and_run(app: &mut App, label: &str) {
+    let messages = {
+        let mut ui = simulator(app.view());
+        ui.click(label).unwrap_or_else(|e| panic!("{label}: {e:?}"));
+        ui.into_messages().collect::<Vec<_>>()
+    };
+    for message in messages {
+        let task = app.update(message);
+        support::run_task(app, task);
+    }
+}
+
 fn click(app: &mut App, label: &str) {
     let messages = {
         let mut ui = simulator(app.view());
@@ -553,11 +566,18 @@ fn a_refused_rollback_reads_as_text_once_and_roll_back_comes_back() {
     finish_rollback_turn(&mut app, Err(&shown));
     let mut ui = simulator(app.view());
     assert!(
-        ui.find("Prompt failed: run run-1 is rolled back, not accepted: nothing to roll back [vcs_error]")
-            .is_ok(),
+        ui.find(
+            "Rollback of run run-1 refused: run run-1 is rolled back, not accepted: nothing to roll back [vcs_error]"
+        )
+        .is_ok(),
         "the transcript says why, as text"
     );
-    assert!(ui.find("failed").is_ok(), "the header says only that it failed");
+    // Issue 39, Iced item 5: the session status turned red "failed" for a refused rollback.
+    assert!(
+        ui.find("rollback refused").is_ok(),
+        "the header says the rollback was refused"
+    );
+    assert!(ui.find("failed").is_err(), "the session did not fail");
     assert!(
         ui.find(shown.as_str()).is_err() && ui.find(format!("failed: {shown}").as_str()).is_err(),
         "said once"
@@ -730,22 +750,142 @@ fn a_tab_with_unsaved_edits_asks_before_it_follows_the_file_and_save_does_not_ov
     assert!(!app.buffers.open[0].dirty && app.buffers.open[0].changed_on_disk.is_none());
 }
 
+/// Issue 39, Iced item 5: "Keep my edits" over a file ided had just changed, then Ctrl+S,
+/// wrote the tab's text back: the accepted change was undone in the working tree, silently.
 #[test]
-fn keeping_my_edits_over_a_changed_file_lets_the_next_save_write_them() {
-    let (mut app, _commands, dir) = connected_app();
+fn a_save_that_would_undo_an_accepted_change_says_so_and_offers_keep_theirs_keep_mine_or_merge() {
+    for choice in ["Merge", "Keep mine", "Keep theirs"] {
+        let (mut app, mine, dir) = edits_kept_over_an_accepted_run();
+        let path = dir.path().join("calc.py");
+        save_with_ctrl_s(&mut app);
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            CALC_ACCEPTED,
+            "{choice}: the save wrote nothing yet"
+        );
+        assert!(
+            simulator(app.view())
+                .find(
+                    "Saving would undo the change made to calc.py on disk (run run-2 was accepted): \
+                     your edits started before it."
+                )
+                .is_ok(),
+            "{choice}: the save says what it would undo: {:?}",
+            support::texts(&app)
+        );
+        click_and_run(&mut app, choice);
+        let written = std::fs::read_to_string(&path).unwrap();
+        let buffer = &app.buffers.open[0];
+        match choice {
+            "Merge" => {
+                let merged = mine.replace("a + b", "b + a");
+                assert_ne!(merged, mine, "the accepted change is on a line the edits left alone");
+                assert_eq!(written, merged, "the save went on with both changes");
+                assert!(!app.buffers.open[0].dirty);
+                assert_eq!(app.status, "saved {}".replace("{}", &path.display().to_string()));
+            }
+            "Keep mine" => assert_eq!(written, mine, "written on purpose"),
+            _ => {
+                assert_eq!(written, CALC_ACCEPTED);
+                assert_eq!(buffer.content.text(), CALC_ACCEPTED, "the tab shows the accepted text");
+                assert!(!buffer.dirty);
+            }
+        }
+    }
+}
+
+/// The same choice offered as soon as the file changes under unsaved edits: Merge keeps both.
+#[test]
+fn unsaved_edits_merge_with_an_accepted_change_and_conflicts_are_marked() {
+    let (mut app, _answers, dir) = review_of_files(&[("calc.py", CALC, CALC_ACCEPTED)]);
     let path = dir.path().join("calc.py");
-    std::fs::write(&path, "x = 1\n").unwrap();
-    app.buffers.open(path.clone(), "x = 1\n", None);
+    app.buffers.open(path.clone(), CALC, None);
+    let _ = app.update(Message::ShowCenter(Center::Editor));
     let mut live = support::Live::new();
     live.click_id(&mut app, ided_iced::ui::editor::EDITOR_ID);
     live.type_keys(&mut app, "# mine\n");
     let mine = app.buffers.open[0].content.text();
-    std::fs::write(&path, "x = 2\n").unwrap();
-    end_turn(&mut app);
-    click(&mut app, "Keep my edits");
+    accept_and_apply(&mut app, &path);
+    click(&mut app, "Merge");
+    assert_eq!(app.buffers.open[0].content.text(), mine.replace("a + b", "b + a"));
+    assert!(app.buffers.open[0].dirty, "merged in the tab, not saved yet");
     save_with_ctrl_s(&mut app);
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), mine);
-    assert!(!app.buffers.open[0].dirty);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), mine.replace("a + b", "b + a"));
+
+    // Both sides changed the same line: a conflict block, nothing written.
+    let (mut app, _answers, dir) = review_of_files(&[("calc.py", CALC, CALC_ACCEPTED)]);
+    let path = dir.path().join("calc.py");
+    app.buffers.open(path.clone(), CALC, None);
+    let _ = app.update(Message::ShowCenter(Center::Editor));
+    let _ = app.update(Message::Editor(ided_iced::ui::editor::Message::Edit(
+        iced::widget::text_editor::Action::Move(iced::widget::text_editor::Motion::Down),
+    )));
+    let _ = app.update(Message::Editor(ided_iced::ui::editor::Message::Edit(
+        iced::widget::text_editor::Action::Move(iced::widget::text_editor::Motion::End),
+    )));
+    for c in "  # mine".chars() {
+        let _ = app.update(Message::Editor(ided_iced::ui::editor::Message::Edit(
+            iced::widget::text_editor::Action::Edit(iced::widget::text_editor::Edit::Insert(c)),
+        )));
+    }
+    accept_and_apply(&mut app, &path);
+    click(&mut app, "Merge");
+    let text = app.buffers.open[0].content.text();
+    assert!(
+        text.contains("<<<<<<< your edits\n    return a + b  # mine\n=======\n    return b + a\n>>>>>>> on disk\n"),
+        "{text}"
+    );
+    assert!(app.status.contains("1 conflict"), "{}", app.status);
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        CALC_ACCEPTED,
+        "nothing written"
+    );
+}
+
+const CALC: &str = "def add(a, b):\n    return a + b\n";
+const CALC_ACCEPTED: &str = "def add(a, b):\n    return b + a\n";
+
+/// Accepts the pending review of calc.py; ided writes the accepted text; the turn ends.
+fn accept_and_apply(app: &mut App, path: &std::path::Path) {
+    click(app, "Accept all");
+    std::fs::write(path, CALC_ACCEPTED).unwrap();
+    update(
+        app,
+        json!({"sessionId":"s-1","update":{"sessionUpdate":"tool_call_update","toolCallId":"run-2/review-1",
+            "status":"completed","rawOutput":"Accepted: 1 commit(s)","_meta":{"ided/review":"accepted"}}}),
+    );
+    end_turn(app);
+    let _ = app.update(Message::ShowCenter(Center::Editor));
+}
+
+/// A tab of calc.py with unsaved edits whose file ided changed (run run-2 accepted), the
+/// person having kept the edits: the app, the tab's text, the folder.
+fn edits_kept_over_an_accepted_run() -> (App, String, tempfile::TempDir) {
+    let (mut app, _answers, dir) = review_of_files(&[("calc.py", CALC, CALC_ACCEPTED)]);
+    let path = dir.path().join("calc.py");
+    app.buffers.open(path.clone(), CALC, None);
+    let _ = app.update(Message::ShowCenter(Center::Editor));
+    let mut live = support::Live::new();
+    live.click_id(&mut app, ided_iced::ui::editor::EDITOR_ID);
+    live.type_keys(&mut app, "# mine\n");
+    let mine = app.buffers.open[0].content.text();
+    assert!(mine.contains("# mine") && mine.contains("a + b"), "{mine:?}");
+    accept_and_apply(&mut app, &path);
+    assert_eq!(
+        app.buffers.open[0].content.text(),
+        mine,
+        "unsaved edits are not thrown away"
+    );
+    assert!(
+        simulator(app.view())
+            .find("calc.py changed on disk (run run-2 was accepted), and this tab has unsaved edits.")
+            .is_ok(),
+        "{:?}",
+        support::texts(&app)
+    );
+    click(&mut app, "Keep my edits");
+    (app, mine, dir)
 }
 
 /// A review of `files` (path, old text, new text) with ided's three options pending.
@@ -963,7 +1103,20 @@ fn keeping_every_hunk_is_a_plain_accept_and_rejecting_every_hunk_a_plain_reject(
     assert_eq!(selected(answers.try_recv().unwrap()), ("accept".into(), None));
     let (mut app, answers, _dir) = review_of_files(&[("a.py", TWO_HUNKS_OLD, TWO_HUNKS_NEW)]);
     click(&mut app, "Reject all");
-    click(&mut app, "Reject (0 of 2 hunks kept)");
+    // Issue 39, Iced item 5: the card then showed two Reject buttons, one of them green.
+    let reject_buttons: Vec<String> = support::texts(&app)
+        .into_iter()
+        .map(|(t, _)| t)
+        .filter(|t| t.starts_with("Reject") && t != "Reject all" && t != "Reject file" && t != "Reject hunk")
+        .collect();
+    assert_eq!(reject_buttons, ["Reject"], "one Reject button on the card");
+    let accepting: Vec<String> = support::texts(&app)
+        .into_iter()
+        .map(|(t, _)| t)
+        .filter(|t| t.starts_with("Accept") || t.starts_with("Apply"))
+        .collect();
+    assert!(accepting.is_empty(), "no button accepts nothing: {accepting:?}");
+    click(&mut app, "Reject");
     assert_eq!(selected(answers.try_recv().unwrap()).0, "reject");
 }
 
@@ -1120,4 +1273,199 @@ fn a_dry_runs_plan_graph_is_drawn_as_a_graph_not_mermaid_source() {
     for source in ["graph TD;", "```mermaid", "__start__ --> requirements_analysis;"] {
         assert!(ui.find(source).is_err(), "{source} is not shown");
     }
+}
+
+/// Issue 39, Iced item 1: Tab completed the command but left the cursor where the typing had
+/// stopped, so `/ro`, Tab, `ZZ` read `/roZZllback` (and a run id typed after it garbled the
+/// command).
+#[test]
+fn tab_completion_leaves_the_cursor_at_the_end_of_the_completed_word() {
+    let (mut app, _commands, _dir) = connected_app();
+    advertise_commands(&mut app);
+    let mut live = support::Live::new();
+    live.click_id(&mut app, PROMPT_ID);
+    live.type_keys(&mut app, "/ro");
+    live.key(&mut app, Named::Tab);
+    assert_eq!(app.panel.prompt, "/rollback ", "Tab completed the command");
+    live.type_keys(&mut app, "ZZ");
+    assert_eq!(
+        app.panel.prompt, "/rollback ZZ",
+        "the typing goes on after the completion"
+    );
+    // A unique prefix of a command without an argument completes too, the cursor after it.
+    let (mut app, _commands, _dir) = connected_app();
+    advertise_commands(&mut app);
+    let mut live = support::Live::new();
+    live.click_id(&mut app, PROMPT_ID);
+    live.type_keys(&mut app, "/d");
+    live.key(&mut app, Named::Tab);
+    live.type_keys(&mut app, " fix it");
+    assert_eq!(app.panel.prompt, "/dry-run fix it");
+}
+
+/// Issue 39, Iced item 2: a click on a slash suggestion took the focus from the prompt, so
+/// what was typed next was lost.
+#[test]
+fn clicking_a_slash_suggestion_keeps_the_focus_on_the_prompt() {
+    let (mut app, _commands, _dir) = connected_app();
+    advertise_commands(&mut app);
+    let mut live = support::Live::new();
+    live.click_id(&mut app, PROMPT_ID);
+    live.type_keys(&mut app, "/ro");
+    live.click_text(&mut app, "/rollback ID");
+    assert_eq!(app.panel.prompt, "/rollback ", "the click completed the command");
+    live.type_keys(&mut app, "r-42");
+    assert_eq!(app.panel.prompt, "/rollback r-42", "the next keys reach the prompt");
+}
+
+/// Issue 39, Iced item 3: after Reject, the file row and the hunk header still read "kept"
+/// (every hunk starts kept in the pane), and the transcript card said "failed" in red for a
+/// rejection the person chose (ided ends a rejected review call `failed`: nothing applied).
+#[test]
+fn a_rejected_review_reads_rejected_and_its_card_does_not_say_failed() {
+    let (mut app, answers, _dir) = reviewing_app();
+    click(&mut app, "Reject");
+    assert_eq!(selected(answers.try_recv().unwrap()).0, "reject");
+    update(
+        &mut app,
+        json!({"sessionId":"s-1","update":{"sessionUpdate":"tool_call_update","toolCallId":"run-1/review-1",
+            "status":"failed","rawOutput":"Rejected: your files are untouched; ided/run/run-1 is kept until cleanup.",
+            "_meta":{"ided/review":"rejected"}}}),
+    );
+    end_turn(&mut app);
+    assert_eq!(app.center, Center::Review);
+    assert_eq!(
+        support::count(&app, "kept"),
+        0,
+        "nothing reads kept: {:?}",
+        support::texts(&app)
+    );
+    assert_eq!(
+        support::count(&app, "rejected"),
+        3,
+        "the file row, the hunk header and the transcript card read rejected"
+    );
+    assert!(
+        simulator(app.view()).find("Rejected").is_ok(),
+        "the pane says how it ended"
+    );
+    assert_eq!(support::count(&app, "failed"), 0, "the card does not say failed");
+    // A review ided says was rejected, shown in a loaded session (no answer given here).
+    let (mut app, _commands, _dir) = connected_app();
+    let root = _dir.path().display().to_string();
+    update(
+        &mut app,
+        json!({"sessionId":"s-1","update":{"sessionUpdate":"tool_call","toolCallId":"run-9/review-1",
+            "title":"Review run run-9","kind":"edit","status":"pending",
+            "content":[{"type":"diff","path":format!("{root}/a.py"),"oldText":"x = 1\n","newText":"x = 2\n"}],
+            "rawInput":{"run_id":"run-9"}}}),
+    );
+    update(
+        &mut app,
+        json!({"sessionId":"s-1","update":{"sessionUpdate":"tool_call_update","toolCallId":"run-9/review-1",
+            "status":"failed","rawOutput":"Rejected: your files are untouched.","_meta":{"ided/review":"rejected"}}}),
+    );
+    let _ = app.update(Message::ShowCenter(Center::Review));
+    assert_eq!(support::count(&app, "kept"), 0);
+    assert_eq!(support::count(&app, "failed"), 0);
+    assert!(
+        simulator(app.view()).find("Reject hunk").is_err(),
+        "a decided review offers no Keep / Reject"
+    );
+}
+
+/// Issue 39, Iced item 5: the accept message showed twice (on the review card, then as a
+/// message with the same text).
+#[test]
+fn the_accept_message_shows_once() {
+    let (mut app, answers, _dir) = reviewing_app();
+    click(&mut app, "Accept all");
+    assert_eq!(selected(answers.try_recv().unwrap()).0, "accept");
+    let said = "Accepted: 1 commit(s) on refs/heads/main (abc1234567); /rollback run-1 undoes it.";
+    update(
+        &mut app,
+        json!({"sessionId":"s-1","update":{"sessionUpdate":"tool_call_update","toolCallId":"run-1/review-1",
+            "status":"completed","rawOutput":said,"_meta":{"ided/review":"accepted"}}}),
+    );
+    for text in [format!("{said}\n"), "Run run-1 completed: done\n".into()] {
+        update(
+            &mut app,
+            json!({"sessionId":"s-1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":text}}}),
+        );
+    }
+    end_turn(&mut app);
+    let texts = support::texts(&app);
+    let shown = texts
+        .iter()
+        .filter(|(t, _)| t.contains("Accepted: 1 commit(s)"))
+        .count();
+    assert_eq!(shown, 1, "{texts:?}");
+    assert!(
+        texts.iter().any(|(t, _)| t.contains("Run run-1 completed: done")),
+        "other messages still show"
+    );
+}
+
+/// Issue 39, Iced item 5: History showed raw ISO timestamps.
+#[test]
+fn history_shows_when_a_session_was_used_for_people_not_iso() {
+    let (mut app, _commands, _dir) = connected_app();
+    let _ = app.update(Message::Acp(Event::Sessions(vec![ided_iced::acp::PastSession {
+        session_id: "s-old".into(),
+        title: "fix the crash in divide".into(),
+        updated_at: "2025-01-15T10:00:00.123456+00:00".into(),
+    }])));
+    let mut ui = simulator(app.view());
+    assert!(ui.find("fix the crash in divide").is_ok());
+    assert!(ui.find("2025-01-15T10:00:00.123456+00:00").is_err(), "no raw ISO time");
+    assert!(ui.find("2025-01-15").is_ok(), "an old session shows its date");
+}
+
+/// Issue 39, Iced item 4: side by side cut long lines at the pane's edge (`raise
+/// ZeroDivisionEr`), with no way to scroll to their end at the default window size. Each side
+/// now scrolls sideways on its own; up and down, both together.
+#[test]
+fn side_by_side_long_lines_scroll_sideways_to_their_end() {
+    let long = "        raise ZeroDivisionError(\"b is 0: a division by zero is not defined, whatever the numerator\")";
+    let old = "def divide(a, b):\n    return a / b\n";
+    let new = format!("def divide(a, b):\n    if b == 0:\n{long}\n    return a / b\n");
+    let (mut app, _answers, _dir) = review_of_files(&[("calc.py", old, &new)]);
+    click(&mut app, "Side by side");
+    let natural = {
+        let alone: iced::Element<'_, ()> = iced::widget::text(long.to_owned())
+            .size(12)
+            .font(iced::Font::MONOSPACE)
+            .into();
+        simulator(alone).find(long).expect("the line alone").bounds().width
+    };
+    let mut live = support::Live::new();
+    let found = |app: &App| {
+        let mut ui = simulator(app.view());
+        let line = ui.find(long).expect("the long line, on the new side");
+        (line.bounds(), line.visible_bounds())
+    };
+    let (bounds, visible) = found(&app);
+    assert!(
+        (bounds.width - natural).abs() < 1.0,
+        "laid out whole, not cut at the pane: {bounds:?} vs {natural}"
+    );
+    let visible = visible.expect("on screen");
+    assert!(
+        visible.x + visible.width < bounds.x + bounds.width - 50.0,
+        "at the default size its end is past the pane's edge: {visible:?} of {bounds:?}"
+    );
+    // Scroll the new side sideways (the wheel's sideways turn).
+    live.wheel_sideways(&mut app, visible.center(), -500.0);
+    let scrolled = live
+        .scroll_offset(&app, ided_iced::ui::review::DIFF_NEW_ID)
+        .expect("the new side's scrollable");
+    let hidden = (bounds.x + bounds.width) - (visible.x + visible.width);
+    assert!(
+        scrolled.x >= hidden - 1.0,
+        "the new side scrolls far enough to show the line's end: {scrolled:?}, {hidden} px were hidden"
+    );
+    let old_side = live
+        .scroll_offset(&app, ided_iced::ui::review::DIFF_OLD_ID)
+        .expect("the old side's scrollable");
+    assert_eq!(old_side.x, 0.0, "the old side stays where it was");
 }

@@ -220,6 +220,20 @@ impl FileDiff {
         self.lines.iter().map(|l| l.text.chars().count()).max().unwrap_or(0)
     }
 
+    /// The longest line of each side of the side-by-side view (old: context and removed lines;
+    /// new: context and added lines), in characters.
+    pub fn widest_sides(&self) -> (usize, usize) {
+        let widest = |kind: LineKind| {
+            self.lines
+                .iter()
+                .filter(|l| l.kind == LineKind::Context || l.kind == kind)
+                .map(|l| l.text.chars().count())
+                .max()
+                .unwrap_or(0)
+        };
+        (widest(LineKind::Removed), widest(LineKind::Added))
+    }
+
     /// The diff as unified-diff text (`---`/`+++` headers, hunks), e.g. for copying.
     pub fn to_unified(&self) -> String {
         let name = self.path.display();

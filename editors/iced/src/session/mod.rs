@@ -3,6 +3,7 @@
 
 pub mod commands;
 pub mod diff;
+pub mod merge;
 pub mod plan_graph;
 pub mod record;
 pub mod state;

@@ -25,6 +25,10 @@ pub const REVIEW_STATE_META: &str = "ided/review";
 pub const ROLLING_BACK: &str = "rolling_back";
 /// ided's review state of a rolled-back run.
 pub const ROLLED_BACK: &str = "rolled_back";
+/// ided's review state of a rejected run.
+pub const REJECTED: &str = "rejected";
+/// ided's review state of an accepted run.
+pub const ACCEPTED: &str = "accepted";
 
 /// A `/rollback RUN_ID` the person sent, until its turn ends.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,6 +108,9 @@ pub struct ToolCallRow {
     /// ided's review state of a review call (`_meta["ided/review"]`: open, accepted, rejected,
     /// rolled_back), when ided sent one.
     pub review_state: Option<String>,
+    /// The person's answer to this review call's permission request (`accept`, `reject`,
+    /// `feedback`, `cancelled`), once given.
+    pub answered: Option<String>,
     /// Bumped on every change, so views can cache rows that did not change.
     pub revision: u64,
 }
@@ -189,6 +196,9 @@ pub enum RunStatus {
     Stopped(String),
     /// The prompt request failed.
     Failed(String),
+    /// ided refused what the prompt asked (`rollback`: a `/rollback` it would not do); why is
+    /// said in the transcript. Not a failure of the session: it stays usable.
+    Refused(String),
 }
 
 /// The agent process ended.
@@ -311,6 +321,11 @@ impl SessionState {
             }
             SessionUpdate::AgentMessageChunk(chunk) => {
                 let text = content_text(&chunk.content);
+                if self.repeats_review_outcome(&text) {
+                    // ided says how a review ended twice: as the review call's output (on its
+                    // card) and as a message. Shown once, on the card.
+                    return;
+                }
                 self.append_text(text, |k| matches!(k, EntryKind::Agent(_)), EntryKind::Agent);
             }
             SessionUpdate::AgentThoughtChunk(chunk) => {
@@ -348,6 +363,20 @@ impl SessionState {
                 self.skipped += 1;
             }
         }
+    }
+
+    /// Whether `text`, a new agent message (not the rest of one being streamed), only repeats
+    /// the outcome a finished review call already shows on its card.
+    fn repeats_review_outcome(&self, text: &str) -> bool {
+        let said = text.trim();
+        if said.is_empty() || matches!(self.transcript.last().map(|e| &e.kind), Some(EntryKind::Agent(_))) {
+            return false;
+        }
+        self.tool_calls.iter().rev().any(|t| {
+            !t.diffs.is_empty()
+                && matches!(t.status, ToolCallStatus::Completed | ToolCallStatus::Failed)
+                && t.output.trim() == said
+        })
     }
 
     /// Appends streamed text to the last entry when it is of the same kind, else starts one.
@@ -402,6 +431,10 @@ impl SessionState {
             diffs: Vec::new(),
             run_id: call.raw_input.as_ref().and_then(run_id_of),
             review_state: None,
+            answered: self
+                .tool_index
+                .get(&id)
+                .and_then(|&i| self.tool_calls[i].answered.clone()),
             revision,
         };
         set_locations(&mut row, &call.locations);
@@ -540,11 +573,19 @@ impl SessionState {
 
     /// The person answered the permission request with `answer` (an option id or `cancelled`).
     pub fn permission_answered(&mut self, answer: &str) {
-        if let Some(permission) = self.permission.take()
-            && let Some(review) = self.review.as_mut()
+        let Some(permission) = self.permission.take() else {
+            return;
+        };
+        if let Some(review) = self.review.as_mut()
             && review.tool_call_id == permission.tool_call_id
         {
             review.answer = Some(answer.to_owned());
+        }
+        let revision = self.bump();
+        if let Some(&index) = self.tool_index.get(&permission.tool_call_id) {
+            let row = &mut self.tool_calls[index];
+            row.answered = Some(answer.to_owned());
+            row.revision = revision;
         }
     }
 
@@ -599,9 +640,19 @@ impl SessionState {
 
     /// The prompt request failed.
     pub fn prompt_failed(&mut self, message: &str) {
-        self.notice(format!("Prompt failed: {message}"));
-        self.finish_rollback(false);
-        self.run = RunStatus::Failed(message.to_owned());
+        match self.rollback.as_ref().map(|r| r.run_id.clone()) {
+            // A refused /rollback (the run was not accepted, or rolled back already): said as
+            // text once; the session did not fail.
+            Some(run_id) => {
+                self.notice(format!("Rollback of run {run_id} refused: {message}"));
+                self.finish_rollback(false);
+                self.run = RunStatus::Refused("rollback".into());
+            }
+            None => {
+                self.notice(format!("Prompt failed: {message}"));
+                self.run = RunStatus::Failed(message.to_owned());
+            }
+        }
     }
 
     /// `/rollback RUN_ID` went out: the run's review calls show it in flight (no second Roll

@@ -9,7 +9,7 @@ use iced::widget::{button, checkbox, column, container, lazy, pick_list, row, sc
 use iced::{Element, Fill, Font, Length, Task};
 
 use super::theme;
-use crate::session::state::{ROLLED_BACK, ROLLING_BACK};
+use crate::session::state::{REJECTED, ROLLED_BACK, ROLLING_BACK};
 use crate::session::{ChoiceRole, Entry, EntryKind, PlanRow, RunStatus, SessionState, ToolCallRow, commands};
 
 /// How many transcript entries are shown at first (older ones behind "Show earlier").
@@ -157,6 +157,7 @@ impl AgentPanel {
             RunStatus::Stopped(reason) => text(format!("stopped: {reason}")).color(theme::MUTED),
             // Why is said once, in the transcript.
             RunStatus::Failed(_) => text("failed").color(theme::ERROR),
+            RunStatus::Refused(what) => text(format!("{what} refused")).color(theme::WARN),
         };
         let mut header = row![
             text("Mode").size(13),
@@ -201,7 +202,13 @@ impl AgentPanel {
         };
         let mut buttons = row![].spacing(6);
         let mut wants_feedback = false;
+        let none_kept = matches!(kept, Some((0, total)) if total > 0);
         for choice in &permission.choices {
+            // With every hunk rejected, accepting is rejecting: the Reject button says it (a
+            // second, green "Reject" in the accept button's place read as two answers).
+            if none_kept && choice.role == ChoiceRole::Accept {
+                continue;
+            }
             let enabled = choice.role != ChoiceRole::Feedback || !self.feedback.trim().is_empty();
             wants_feedback |= choice.role == ChoiceRole::Feedback;
             let style = match choice.role {
@@ -211,9 +218,6 @@ impl AgentPanel {
             };
             // With some hunks rejected in the review pane, accept applies the kept ones.
             let name = match kept {
-                Some((0, total)) if choice.role == ChoiceRole::Accept && total > 0 => {
-                    format!("Reject (0 of {total} hunks kept)")
-                }
                 Some((kept, total)) if choice.role == ChoiceRole::Accept && kept < total => {
                     format!("Apply {kept} of {total} hunks")
                 }
@@ -393,10 +397,7 @@ fn tool_view(tool: &ToolCallRow, workspace: &Path) -> Element<'static, Message> 
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
         .unwrap_or_default();
-    let status = serde_json::to_value(tool.status)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default();
+    let (status, status_color) = status_label(tool);
     let mut col = column![
         row![
             text(kind)
@@ -406,7 +407,7 @@ fn tool_view(tool: &ToolCallRow, workspace: &Path) -> Element<'static, Message> 
                 .width(Length::Fixed(56.0)),
             // The title takes what is left (wrapping), so the status always fits the card.
             text(tool.title.clone()).size(13).width(Fill),
-            text(status).size(11).color(theme::tool_status_color(tool.status)),
+            text(status).size(11).color(status_color),
         ]
         .spacing(6)
     ]
@@ -471,6 +472,25 @@ fn tool_view(tool: &ToolCallRow, workspace: &Path) -> Element<'static, Message> 
         col = col.push(text(output).size(11).font(Font::MONOSPACE).color(theme::MUTED));
     }
     container(col).padding(6).style(theme::card).width(Fill).into()
+}
+
+/// The word a tool call's card shows for its status, and its colour. A review the person
+/// rejected, or sent back with feedback, ends `failed` in ACP terms (nothing was applied), but
+/// that was their choice, not a failure: it reads `rejected` / `sent back`, not red.
+pub fn status_label(tool: &ToolCallRow) -> (String, iced::Color) {
+    if !tool.diffs.is_empty() && tool.status == ToolCallStatus::Failed {
+        if tool.review_state.as_deref() == Some(REJECTED) || tool.answered.as_deref() == Some("reject") {
+            return ("rejected".into(), theme::MUTED);
+        }
+        if tool.answered.as_deref() == Some("feedback") {
+            return ("sent back".into(), theme::MUTED);
+        }
+    }
+    let status = serde_json::to_value(tool.status)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    (status, theme::tool_status_color(tool.status))
 }
 
 /// Agent text, with a Mermaid plan graph (a dry run's) drawn as a graph.

@@ -3,8 +3,10 @@
 //!
 //! Each buffer remembers the text it last read from or wrote to disk. When the file changes
 //! under it (a run accepted, rejected or rolled back), a clean buffer follows the file; a buffer
-//! with unsaved edits asks first (reload, or keep the edits), and a save never overwrites a file
-//! that changed since the buffer last saw it without asking.
+//! with unsaved edits asks first (reload, merge, or keep the edits), and a save never overwrites
+//! a file that changed since the buffer last saw it without asking. Edits kept over such a
+//! change do not undo it silently either: the next save says so and offers keep theirs, keep
+//! mine, or a three-way merge of both (`session::merge`).
 
 use std::path::{Path, PathBuf};
 
@@ -27,6 +29,20 @@ pub struct Buffer {
     pub disk: String,
     /// The file's new text on disk while the buffer has unsaved edits: the person chooses.
     pub changed_on_disk: Option<String>,
+    /// Why the file changed on disk, when the app knows ("run r-1 was accepted").
+    pub disk_note: Option<String>,
+    /// The person kept their edits over a change on disk: a save would undo that change, so it
+    /// asks first.
+    pub kept_over: Option<KeptOver>,
+    /// A save waits for the person's choice (keep theirs, keep mine, merge).
+    pub save_asks: bool,
+}
+
+/// Edits kept over a change on disk: the text they started from, and the file's text since.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeptOver {
+    pub base: String,
+    pub theirs: String,
 }
 
 /// What a save found on disk.
@@ -61,6 +77,46 @@ impl Buffer {
         self.disk = text.to_owned();
         self.dirty = false;
         self.changed_on_disk = None;
+        self.kept_over = None;
+        self.save_asks = false;
+    }
+
+    /// The text the unsaved edits started from (before any change on disk they were kept over).
+    fn base(&self) -> String {
+        self.kept_over
+            .as_ref()
+            .map_or_else(|| self.disk.clone(), |k| k.base.clone())
+    }
+
+    /// Merges the unsaved edits with `theirs` (the file on disk now) into the buffer; the
+    /// number of conflict blocks.
+    fn merge(&mut self, theirs: String) -> usize {
+        let merged = crate::session::merge::merge3(&self.base(), &self.content.text(), &theirs);
+        let cursor = self.content.cursor();
+        self.content = Content::with_text(&merged.text);
+        let last = self.content.line_count().saturating_sub(1);
+        self.content.move_to(Cursor {
+            position: Position {
+                line: cursor.position.line.min(last),
+                column: 0,
+            },
+            selection: None,
+        });
+        self.dirty = merged.text != theirs;
+        self.disk = theirs;
+        self.changed_on_disk = None;
+        self.kept_over = None;
+        self.save_asks = false;
+        merged.conflicts
+    }
+
+    /// What a save of this buffer writes.
+    fn save_request(&self) -> SaveRequest {
+        SaveRequest {
+            path: self.path.clone(),
+            text: self.content.text(),
+            expected: self.disk.clone(),
+        }
     }
 }
 
@@ -69,6 +125,8 @@ impl Buffer {
 pub struct Buffers {
     pub open: Vec<Buffer>,
     pub active: Option<usize>,
+    /// What the last message did that the status bar should say (a merge's conflicts).
+    pub note: Option<String>,
 }
 
 /// Editor pane messages.
@@ -80,8 +138,14 @@ pub enum Message {
     Save,
     /// Drop the unsaved edits of buffer `index` for the file's text on disk.
     ReloadFromDisk(usize),
-    /// Keep the edits of buffer `index`; the next save overwrites the changed file.
+    /// Keep the edits of buffer `index` over the changed file (a save then asks first).
     KeepMine(usize),
+    /// Merge the edits of buffer `index` with the file's text on disk (three-way).
+    Merge(usize),
+    /// The save that would undo the change on disk: drop the edits for the file on disk.
+    KeepTheirs(usize),
+    /// The save that would undo the change on disk: write the edits anyway.
+    SaveMine(usize),
 }
 
 impl Buffers {
@@ -109,6 +173,9 @@ impl Buffers {
                     dirty: false,
                     disk: text.to_owned(),
                     changed_on_disk: None,
+                    disk_note: None,
+                    kept_over: None,
+                    save_asks: false,
                 });
                 self.open.len() - 1
             }
@@ -136,6 +203,11 @@ impl Buffers {
     /// The file of `path` holds `text` now: a clean buffer follows it (keeping the cursor line),
     /// a buffer with unsaved edits asks (`changed_on_disk`). Returns true when it reloaded.
     pub fn disk_changed(&mut self, path: &Path, text: &str) -> bool {
+        self.disk_changed_because(path, text, None)
+    }
+
+    /// [`Buffers::disk_changed`], saying why when it is known (`note`: "run r-1 was accepted").
+    pub fn disk_changed_because(&mut self, path: &Path, text: &str, note: Option<&str>) -> bool {
         let Some(buffer) = self.open.iter_mut().find(|b| b.path == path) else {
             return false;
         };
@@ -147,8 +219,11 @@ impl Buffers {
                 buffer.disk = text.to_owned();
                 buffer.dirty = false;
                 buffer.changed_on_disk = None;
+                buffer.kept_over = None;
+                buffer.save_asks = false;
             } else {
                 buffer.changed_on_disk = Some(text.to_owned());
+                buffer.disk_note = note.map(str::to_owned);
             }
             return false;
         }
@@ -184,12 +259,14 @@ impl Buffers {
                 None
             }
             Message::Save => {
-                let buffer = self.current()?;
-                Some(SaveRequest {
-                    path: buffer.path.clone(),
-                    text: buffer.content.text(),
-                    expected: buffer.disk.clone(),
-                })
+                let index = self.active?;
+                let buffer = self.open.get_mut(index)?;
+                // Edits kept over a change on disk: writing them would undo that change.
+                if buffer.kept_over.is_some() && buffer.dirty {
+                    buffer.save_asks = true;
+                    return None;
+                }
+                Some(buffer.save_request())
             }
             Message::ReloadFromDisk(index) => {
                 if let Some(buffer) = self.open.get_mut(index)
@@ -201,11 +278,51 @@ impl Buffers {
             }
             Message::KeepMine(index) => {
                 if let Some(buffer) = self.open.get_mut(index)
-                    && let Some(text) = buffer.changed_on_disk.take()
+                    && let Some(theirs) = buffer.changed_on_disk.take()
                 {
-                    buffer.disk = text;
+                    buffer.kept_over = Some(KeptOver {
+                        base: buffer.base(),
+                        theirs: theirs.clone(),
+                    });
+                    buffer.disk = theirs;
                 }
                 None
+            }
+            Message::Merge(index) => {
+                let buffer = self.open.get_mut(index)?;
+                let saving = buffer.save_asks;
+                let theirs = buffer
+                    .changed_on_disk
+                    .clone()
+                    .or_else(|| buffer.kept_over.as_ref().map(|k| k.theirs.clone()))?;
+                let conflicts = buffer.merge(theirs);
+                let name = buffer
+                    .path
+                    .file_name()
+                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+                if conflicts > 0 {
+                    self.note = Some(format!(
+                        "merged {name} with {conflicts} conflict{}: resolve the <<<<<<< blocks, then save",
+                        if conflicts == 1 { "" } else { "s" }
+                    ));
+                    return None;
+                }
+                self.note = Some(format!("merged {name}: your edits and the change on disk"));
+                // Merged cleanly while saving: the save goes on with the merged text.
+                (saving && buffer.dirty).then(|| buffer.save_request())
+            }
+            Message::KeepTheirs(index) => {
+                if let Some(buffer) = self.open.get_mut(index) {
+                    let theirs = buffer.disk.clone();
+                    buffer.replace_text(&theirs);
+                }
+                None
+            }
+            Message::SaveMine(index) => {
+                let buffer = self.open.get_mut(index)?;
+                buffer.kept_over = None;
+                buffer.save_asks = false;
+                Some(buffer.save_request())
             }
         }
     }
@@ -221,6 +338,8 @@ impl Buffers {
                 buffer.disk.clone_from(text);
                 buffer.dirty = buffer.content.text() != *text;
                 buffer.changed_on_disk = None;
+                buffer.kept_over = None;
+                buffer.save_asks = false;
             }
             SaveOutcome::ChangedOnDisk(text) => buffer.changed_on_disk = Some(text.clone()),
         }
@@ -264,29 +383,31 @@ impl Buffers {
         let mut bar = column![];
         if let Some(index) = self.active
             && let Some(buffer) = self.open.get(index)
-            && buffer.changed_on_disk.is_some()
         {
             let name = buffer.path.strip_prefix(workspace).unwrap_or(&buffer.path).display();
-            bar = bar.push(
-                container(
-                    row![
-                        text(format!("{name} changed on disk, and this tab has unsaved edits."))
-                            .size(13)
-                            .width(Fill),
-                        button(text("Reload from disk").size(12))
-                            .style(button::danger)
-                            .on_press(Message::ReloadFromDisk(index)),
-                        button(text("Keep my edits").size(12))
-                            .style(button::secondary)
-                            .on_press(Message::KeepMine(index)),
-                    ]
-                    .spacing(8)
-                    .align_y(iced::Center),
-                )
-                .padding(6)
-                .style(theme::banner)
-                .width(Fill),
-            );
+            let why = buffer
+                .disk_note
+                .as_deref()
+                .map_or_else(String::new, |note| format!(" ({note})"));
+            if buffer.changed_on_disk.is_some() {
+                bar = bar.push(ask_bar(
+                    format!("{name} changed on disk{why}, and this tab has unsaved edits."),
+                    [
+                        ("Reload from disk", Message::ReloadFromDisk(index)),
+                        ("Merge", Message::Merge(index)),
+                        ("Keep my edits", Message::KeepMine(index)),
+                    ],
+                ));
+            } else if buffer.save_asks {
+                bar = bar.push(ask_bar(
+                    format!("Saving would undo the change made to {name} on disk{why}: your edits started before it."),
+                    [
+                        ("Keep theirs", Message::KeepTheirs(index)),
+                        ("Keep mine", Message::SaveMine(index)),
+                        ("Merge", Message::Merge(index)),
+                    ],
+                ));
+            }
         }
         column![
             scrollable(tabs).direction(scrollable::Direction::Horizontal(
@@ -298,4 +419,20 @@ impl Buffers {
         .spacing(4)
         .into()
     }
+}
+
+/// A bar over the editor that asks: the question and its three answers (the first drops the
+/// person's edits, so it is drawn as the dangerous one).
+fn ask_bar<'a>(question: String, answers: [(&'static str, Message); 3]) -> Element<'a, Message> {
+    let mut line = row![text(question).size(13).width(Fill)]
+        .spacing(8)
+        .align_y(iced::Center);
+    for (i, (label, message)) in answers.into_iter().enumerate() {
+        line = line.push(
+            button(text(label).size(12))
+                .style(if i == 0 { button::danger } else { button::secondary })
+                .on_press(message),
+        );
+    }
+    container(line).padding(6).style(theme::banner).width(Fill).into()
 }

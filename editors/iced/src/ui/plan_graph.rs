@@ -7,25 +7,28 @@ use iced::widget::{Space, container, pin, stack, text};
 use iced::{Background, Border, Color, Element, Length, Point, Rectangle, Size, Theme};
 
 use super::theme;
-use crate::session::plan_graph::PlanGraph;
+use crate::session::plan_graph::{Edge, PlanGraph};
 
 const NODE_W: f32 = 128.0;
 const NODE_H: f32 = 24.0;
 const SLOT_GAP: f32 = 14.0;
+/// The least gap between two layers.
 const LAYER_GAP: f32 = 36.0;
 const MARGIN: f32 = 8.0;
-const LANE_GAP: f32 = 6.0;
+/// Between two lanes on the right.
+const LANE_GAP: f32 = 10.0;
+/// Between two tracks (horizontal runs) in a gap between layers.
+const TRACK_GAP: f32 = 6.0;
+/// Above the first track and below the last one in a gap (room for the arrowheads).
+const GAP_PAD: f32 = 10.0;
+/// Between two edge ends on a node's bottom (and, shifted by half, on its top).
+const END_GAP: f32 = 12.0;
+/// Between two edge ends on a node's right side.
+const SIDE_GAP: f32 = 6.0;
 const LINE: f32 = 1.5;
 const DASH: f32 = 4.0;
 const SOLID: Color = Color::from_rgb(0.62, 0.66, 0.74);
 const DASHED: Color = Color::from_rgb(0.45, 0.60, 0.90);
-
-/// Where a node's box sits.
-#[derive(Debug, Clone, Copy)]
-struct Place {
-    x: f32,
-    y: f32,
-}
 
 /// How an edge's arrowhead points.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,83 +64,129 @@ pub struct Drawing {
 /// right; one down past several layers goes straight only where no box of a layer it passes is
 /// in its way, else it too takes a lane on the right (drawn straight, it ran under the boxes it
 /// passed, and looked as if it came from them).
+///
+/// Edges never run on top of each other or crowd: every horizontal run in a gap between two
+/// layers has a track of its own (`TRACK_GAP` apart; the gap grows with the number of tracks),
+/// every lane its own column (`LANE_GAP` apart), the ends on a node's bottom and top sit on two
+/// interleaved grids (`END_GAP` apart, so a line leaving a node never runs along one entering the
+/// node below), and a node many edges return to is tall enough for their ends on its side to
+/// keep `SIDE_GAP` apart.
 pub fn lay_out(graph: &PlanGraph) -> Drawing {
-    let places = places(graph);
-    let boxes: Vec<Rectangle> = places
-        .iter()
-        .map(|p| Rectangle::new(Point::new(p.x, p.y), Size::new(NODE_W, NODE_H)))
-        .collect();
-    let widest = graph.layers.iter().copied().max().unwrap_or(1) as f32;
-    let right = MARGIN * 2.0 + widest * NODE_W + (widest - 1.0).max(0.0) * SLOT_GAP;
-    // Spread the ends of the edges that share a node, so they stay apart.
-    // Edges back up the graph leave and enter their nodes' right sides, each at its own height
-    // (spread like the others, the arrows into a node many edges return to fell off its side,
-    // and an edge leaving could start where another came in).
     let n = graph.nodes.len();
-    let back = |e: &crate::session::plan_graph::Edge| graph.nodes[e.to].layer <= graph.nodes[e.from].layer;
-    let (mut out_count, mut in_count) = (vec![0usize; n], vec![0usize; n]);
-    let mut side_count = vec![0usize; n];
+    let layer_of = |v: usize| graph.nodes[v].layer;
+    let forward = |e: &Edge| layer_of(e.to) > layer_of(e.from);
+    // How many edge ends each node has on each of its sides.
+    let (mut out_count, mut in_count, mut side_count) = (vec![0usize; n], vec![0usize; n], vec![0usize; n]);
     for e in &graph.edges {
-        if back(e) {
-            side_count[e.from] += 1;
-            side_count[e.to] += 1;
-        } else {
+        if forward(e) {
             out_count[e.from] += 1;
             in_count[e.to] += 1;
+        } else {
+            side_count[e.from] += 1;
+            side_count[e.to] += 1;
         }
     }
+    let heights: Vec<f32> = side_count
+        .iter()
+        .map(|&k| NODE_H.max(k as f32 * SIDE_GAP + 6.0))
+        .collect();
+    let xs = columns(graph);
+    let widest = graph.layers.iter().copied().max().unwrap_or(1) as f32;
+    let right = MARGIN * 2.0 + widest * NODE_W + (widest - 1.0).max(0.0) * SLOT_GAP;
+    // Where each edge leaves its node's bottom and enters its target's top.
     let (mut out_seen, mut in_seen) = (vec![0usize; n], vec![0usize; n]);
-    let mut side_seen = vec![0usize; n];
-    let mut detours_into = vec![0usize; n];
-    let spread = |k: usize, n: usize| (k as f32 - (n as f32 - 1.0) / 2.0) * (NODE_W / (n as f32 + 1.0)).min(10.0);
-    let side_spread = |k: usize, n: usize| (k as f32 - (n as f32 - 1.0) / 2.0) * ((NODE_H - 6.0) / n as f32).min(6.0);
-    // Whether a vertical line at `x` passes the layers strictly between `from` and `to` clear
-    // of their boxes.
+    let mut ends = Vec::with_capacity(graph.edges.len());
+    for e in &graph.edges {
+        if forward(e) {
+            let (ko, ki) = (out_seen[e.from], in_seen[e.to]);
+            out_seen[e.from] += 1;
+            in_seen[e.to] += 1;
+            ends.push((
+                xs[e.from] + NODE_W / 2.0 + grid(ko, out_count[e.from], 0.0),
+                xs[e.to] + NODE_W / 2.0 + grid(ki, in_count[e.to], END_GAP / 2.0),
+            ));
+        } else {
+            ends.push((0.0, 0.0));
+        }
+    }
+    // Whether a vertical line at `x` passes the layers strictly between `from` and `to` clear of
+    // their boxes (boxes of one layer share their top; their heights only grow downwards).
     let clear = |x: f32, from: usize, to: usize| {
-        graph
-            .nodes
-            .iter()
-            .zip(&boxes)
-            .filter(|(n, _)| n.layer > from && n.layer < to)
-            .all(|(_, b)| x < b.x - LINE || x > b.x + b.width + LINE)
+        (0..n)
+            .filter(|&v| layer_of(v) > from && layer_of(v) < to)
+            .all(|v| x < xs[v] - LINE - END_GAP / 2.0 || x > xs[v] + NODE_W + LINE + END_GAP / 2.0)
     };
+    let detour: Vec<bool> = graph
+        .edges
+        .iter()
+        .zip(&ends)
+        .map(|(e, &(_, x2))| forward(e) && !clear(x2, layer_of(e.from), layer_of(e.to)))
+        .collect();
+    // The tracks of each gap: first the channels of the edges leaving the layer above, then the
+    // approaches of the detours entering the layer below.
+    let depth = graph.layers.len();
+    let mut tracks = vec![0usize; depth];
+    let mut channel = vec![0usize; graph.edges.len()];
+    let mut approach = vec![0usize; graph.edges.len()];
+    for (i, e) in graph.edges.iter().enumerate() {
+        if forward(e) {
+            channel[i] = tracks[layer_of(e.from)];
+            tracks[layer_of(e.from)] += 1;
+        }
+    }
+    for (i, e) in graph.edges.iter().enumerate() {
+        if detour[i] {
+            let gap = layer_of(e.to) - 1;
+            approach[i] = tracks[gap];
+            tracks[gap] += 1;
+        }
+    }
+    let mut layer_h = vec![NODE_H; depth];
+    for v in 0..n {
+        layer_h[layer_of(v)] = layer_h[layer_of(v)].max(heights[v]);
+    }
+    let gap_h: Vec<f32> = tracks
+        .iter()
+        .map(|&t| LAYER_GAP.max(GAP_PAD * 2.0 + t.saturating_sub(1) as f32 * TRACK_GAP))
+        .collect();
+    let mut tops = vec![MARGIN; depth];
+    for layer in 1..depth {
+        tops[layer] = tops[layer - 1] + layer_h[layer - 1] + gap_h[layer - 1];
+    }
+    let track_y = |layer: usize, track: usize| tops[layer] + layer_h[layer] + GAP_PAD + track as f32 * TRACK_GAP;
+    let boxes: Vec<Rectangle> = (0..n)
+        .map(|v| Rectangle::new(Point::new(xs[v], tops[layer_of(v)]), Size::new(NODE_W, heights[v])))
+        .collect();
     let mut lanes = 0usize;
     let mut lane = || {
         lanes += 1;
         right + 4.0 + (lanes - 1) as f32 * LANE_GAP
     };
+    let mut side_seen = vec![0usize; n];
     let mut routes = Vec::with_capacity(graph.edges.len());
-    for e in &graph.edges {
-        let (a, b) = (places[e.from], places[e.to]);
-        let (from_layer, to_layer) = (graph.nodes[e.from].layer, graph.nodes[e.to].layer);
-        let route = if to_layer > from_layer {
-            let (ko, ki) = (out_seen[e.from], in_seen[e.to]);
-            out_seen[e.from] += 1;
-            in_seen[e.to] += 1;
-            let x1 = a.x + NODE_W / 2.0 + spread(ko, out_count[e.from]);
-            let x2 = b.x + NODE_W / 2.0 + spread(ki, in_count[e.to]);
-            let y1 = a.y + NODE_H;
-            let channel = y1 + LAYER_GAP / 2.0 + (ko as f32 - out_count[e.from] as f32 / 2.0) * 2.0;
-            let y2 = b.y;
-            let points = if clear(x2, from_layer, to_layer) {
+    for (i, e) in graph.edges.iter().enumerate() {
+        let (a, b) = (boxes[e.from], boxes[e.to]);
+        let route = if forward(e) {
+            let (x1, x2) = ends[i];
+            let (y1, y2) = (a.y + a.height, b.y);
+            let run = track_y(layer_of(e.from), channel[i]);
+            let points = if detour[i] {
+                // Down the lane, then across the gap just above the node.
+                let x = lane();
+                let above = track_y(layer_of(e.to) - 1, approach[i]);
                 vec![
                     Point::new(x1, y1),
-                    Point::new(x1, channel),
-                    Point::new(x2, channel),
+                    Point::new(x1, run),
+                    Point::new(x, run),
+                    Point::new(x, above),
+                    Point::new(x2, above),
                     Point::new(x2, y2 - 4.0),
                 ]
             } else {
-                // Down the lane, then across the gap just above the node (below the channels
-                // of the layer above it).
-                let x = lane();
-                let above = y2 - 8.0 - detours_into[e.to] as f32 * 3.0;
-                detours_into[e.to] += 1;
                 vec![
                     Point::new(x1, y1),
-                    Point::new(x1, channel),
-                    Point::new(x, channel),
-                    Point::new(x, above),
-                    Point::new(x2, above),
+                    Point::new(x1, run),
+                    Point::new(x2, run),
                     Point::new(x2, y2 - 4.0),
                 ]
             };
@@ -152,8 +201,8 @@ pub fn lay_out(graph: &PlanGraph) -> Drawing {
             side_seen[e.from] += 1;
             side_seen[e.to] += 1;
             let x = lane();
-            let y1 = a.y + NODE_H / 2.0 + side_spread(ko, side_count[e.from]);
-            let y2 = b.y + NODE_H / 2.0 + side_spread(ki, side_count[e.to]);
+            let y1 = a.y + a.height / 2.0 + side(ko, side_count[e.from]);
+            let y2 = b.y + b.height / 2.0 + side(ki, side_count[e.to]);
             let (ax, bx) = (a.x + NODE_W, b.x + NODE_W);
             Route {
                 points: vec![
@@ -170,7 +219,7 @@ pub fn lay_out(graph: &PlanGraph) -> Drawing {
         routes.push(route);
     }
     let width = right + 10.0 + lanes as f32 * LANE_GAP;
-    let height = MARGIN * 2.0 + graph.layers.len() as f32 * (NODE_H + LAYER_GAP) - LAYER_GAP;
+    let height = tops[depth - 1] + layer_h[depth - 1] + MARGIN;
     Drawing {
         boxes,
         routes,
@@ -179,13 +228,26 @@ pub fn lay_out(graph: &PlanGraph) -> Drawing {
     }
 }
 
+/// The offset of end `k` of `count` from the middle of a node's bottom (or top, with `shift`):
+/// on a grid `END_GAP` apart that is the same for every node, shifted by `shift` on the tops, so
+/// an end on a node's top never lines up with one on the bottom of the node above it.
+fn grid(k: usize, count: usize, shift: f32) -> f32 {
+    (k as f32 - (count.saturating_sub(1) / 2) as f32) * END_GAP + shift
+}
+
+/// The offset of end `k` of `count` from the middle of a node's right side.
+fn side(k: usize, count: usize) -> f32 {
+    (k as f32 - (count as f32 - 1.0) / 2.0) * SIDE_GAP
+}
+
 /// The graph's width and height in logical pixels.
 pub fn size(graph: &PlanGraph) -> (f32, f32) {
     let drawing = lay_out(graph);
     (drawing.width, drawing.height)
 }
 
-fn places(graph: &PlanGraph) -> Vec<Place> {
+/// The x of each node's box: each layer centred under the widest.
+fn columns(graph: &PlanGraph) -> Vec<f32> {
     let widest = graph.layers.iter().copied().max().unwrap_or(1) as f32;
     let full = widest * NODE_W + (widest - 1.0).max(0.0) * SLOT_GAP;
     graph
@@ -194,10 +256,7 @@ fn places(graph: &PlanGraph) -> Vec<Place> {
         .map(|node| {
             let count = graph.layers[node.layer] as f32;
             let row = count * NODE_W + (count - 1.0).max(0.0) * SLOT_GAP;
-            Place {
-                x: MARGIN + (full - row) / 2.0 + node.slot as f32 * (NODE_W + SLOT_GAP),
-                y: MARGIN + node.layer as f32 * (NODE_H + LAYER_GAP),
-            }
+            MARGIN + (full - row) / 2.0 + node.slot as f32 * (NODE_W + SLOT_GAP)
         })
         .collect()
 }
@@ -426,6 +485,74 @@ mod tests {
                     assert!(
                         pair[1] - pair[0] >= 2.0,
                         "{name}: edges meet on the side of {}: {ends:?} {r:?}",
+                        graph.nodes[index].label
+                    );
+                }
+            }
+        }
+    }
+
+    /// Issue 39, Iced item 5: the dashed edges crowded together: lanes 6 px apart, the
+    /// channels of the edges leaving one node 2 px apart (edges of two nodes in one channel
+    /// drawn over each other), the ends on a busy node's side 2 px apart. Where two edges run
+    /// side by side, they keep `MIN_GAP` apart.
+    #[test]
+    fn edges_that_run_side_by_side_keep_apart() {
+        const MIN_GAP: f32 = 5.0;
+        for (name, source) in [("bug_fix", BUG_FIX), ("feature", FEATURE)] {
+            let graph = parse(source).expect("a graph");
+            let drawing = lay_out(&graph);
+            let segments: Vec<(usize, Point, Point)> = drawing
+                .routes
+                .iter()
+                .enumerate()
+                .flat_map(|(i, r)| r.points.windows(2).map(move |w| (i, w[0], w[1])))
+                .collect();
+            let label = |i: usize| {
+                let e = &graph.edges[i];
+                format!("{} -> {}", graph.nodes[e.from].label, graph.nodes[e.to].label)
+            };
+            let mut crowded = Vec::new();
+            for (k, &(i, a0, a1)) in segments.iter().enumerate() {
+                for &(j, b0, b1) in &segments[k + 1..] {
+                    if i == j {
+                        continue;
+                    }
+                    let horizontal = |p: Point, q: Point| (p.y - q.y).abs() < 0.01 && (p.x - q.x).abs() > 0.01;
+                    let vertical = |p: Point, q: Point| (p.x - q.x).abs() < 0.01 && (p.y - q.y).abs() > 0.01;
+                    let overlap = |a: f32, b: f32, c: f32, d: f32| a.max(b).min(c.max(d)) - a.min(b).max(c.min(d));
+                    let close = if horizontal(a0, a1) && horizontal(b0, b1) {
+                        (a0.y - b0.y).abs() < MIN_GAP && overlap(a0.x, a1.x, b0.x, b1.x) > 1.0
+                    } else if vertical(a0, a1) && vertical(b0, b1) {
+                        (a0.x - b0.x).abs() < MIN_GAP && overlap(a0.y, a1.y, b0.y, b1.y) > 1.0
+                    } else {
+                        false
+                    };
+                    if close {
+                        crowded.push(format!("{} / {}: {a0:?}-{a1:?} vs {b0:?}-{b1:?}", label(i), label(j)));
+                    }
+                }
+            }
+            assert!(
+                crowded.is_empty(),
+                "{name}: {} crowded pairs:\n{}",
+                crowded.len(),
+                crowded.join("\n")
+            );
+            // The arrowheads into one node keep apart too.
+            for (index, _) in graph.nodes.iter().enumerate() {
+                let mut tips: Vec<Point> = graph
+                    .edges
+                    .iter()
+                    .zip(&drawing.routes)
+                    .filter(|(e, _)| e.to == index)
+                    .map(|(_, r)| r.tip)
+                    .collect();
+                tips.sort_by(|a, b| a.x.total_cmp(&b.x).then(a.y.total_cmp(&b.y)));
+                for pair in tips.windows(2) {
+                    assert!(
+                        pair[0].distance(pair[1]) >= MIN_GAP,
+                        "{name}: arrowheads into {} crowd: {tips:?}",
                         graph.nodes[index].label
                     );
                 }

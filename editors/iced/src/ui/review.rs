@@ -1,7 +1,8 @@
 //! The review pane: the run's batched diff as a file list with +/− counts and the selected
 //! file's diff, unified or side by side, rendered virtually (only the visible rows are laid
 //! out, so a 10,000-line diff scrolls like a short one). Rows never wrap: each is one line
-//! high, and the pane scrolls sideways to the longest line.
+//! high, and the pane scrolls sideways to the longest line (side by side: each side on its own,
+//! both up and down together).
 //!
 //! The person keeps or rejects each file and each hunk (every hunk starts kept); the
 //! permission card then accepts all, rejects all, or applies the kept hunks
@@ -11,18 +12,21 @@ use std::path::Path;
 
 use iced::widget::text::Wrapping;
 use iced::widget::{button, column, container, row, scrollable, space, text};
-use iced::{Element, Fill, Font, Length};
+use iced::{Element, Fill, Font, Length, Task};
 
 use super::theme;
-use crate::session::state::{ROLLED_BACK, ROLLING_BACK};
+use crate::session::state::{ACCEPTED, REJECTED, ROLLED_BACK, ROLLING_BACK};
 use crate::session::{DiffLine, FileDiff, FileStatus, LineKind, Review, SideRow};
 
 /// Height of one diff row in logical pixels.
 pub const ROW_HEIGHT: f32 = 18.0;
 /// Lines laid out beyond the viewport on each side.
 pub const OVERSCAN: usize = 20;
-/// Id of the diff scrollable.
+/// Id of the diff scrollable (unified).
 pub const DIFF_ID: &str = "diff";
+/// Ids of the two sides' scrollables (side by side).
+pub const DIFF_OLD_ID: &str = "diff-old";
+pub const DIFF_NEW_ID: &str = "diff-new";
 /// Width of one character of the 12 px monospace font (the sideways scroll extent).
 const CHAR_WIDTH: f32 = 7.3;
 /// Width of a line-number gutter.
@@ -52,6 +56,13 @@ pub struct ReviewPane {
 pub enum Message {
     SelectFile(usize),
     Scrolled {
+        offset: f32,
+        height: f32,
+    },
+    /// One side of the side-by-side view scrolled (`old`: the left one); the other follows up
+    /// and down, not sideways.
+    SideScrolled {
+        old: bool,
         offset: f32,
         height: f32,
     },
@@ -85,7 +96,7 @@ impl Selection {
 }
 
 impl ReviewPane {
-    pub fn update(&mut self, message: Message, review: Option<&Review>) {
+    pub fn update(&mut self, message: Message, review: Option<&Review>) -> Task<Message> {
         match message {
             Message::SelectFile(index) => {
                 self.selected = index;
@@ -94,6 +105,20 @@ impl ReviewPane {
             Message::Scrolled { offset, height } => {
                 self.offset = offset;
                 self.viewport = height;
+            }
+            Message::SideScrolled { old, offset, height } => {
+                self.viewport = height;
+                if (offset - self.offset).abs() > 0.5 {
+                    self.offset = offset;
+                    let other = if old { DIFF_NEW_ID } else { DIFF_OLD_ID };
+                    return iced::widget::operation::scroll_to(
+                        other,
+                        iced::widget::operation::AbsoluteOffset {
+                            x: None,
+                            y: Some(offset),
+                        },
+                    );
+                }
             }
             Message::ShowLayout(layout) => {
                 self.layout = layout;
@@ -116,6 +141,7 @@ impl ReviewPane {
                 }
             }
         }
+        Task::none()
     }
 
     fn keep(&mut self, file: usize, hunk: usize, keep: bool) {
@@ -159,8 +185,17 @@ impl ReviewPane {
     /// how it was answered (and rolled back) first, and offers no Keep / Reject (they changed
     /// nothing any more, and the pane looked like a review still waiting).
     pub fn view<'a>(&'a self, review: &'a Review, workspace: &Path, state: Option<&str>) -> Element<'a, Message> {
-        let selection = self.selection(review);
-        let answered = review.answer.is_some();
+        let mut selection = self.selection(review);
+        // Decided: answered here, or (a loaded session) ided says how it ended.
+        let answered = review.answer.is_some() || matches!(state, Some(ACCEPTED | REJECTED | ROLLED_BACK));
+        // Rejected as a whole (the Reject button, or ided's state): no hunk was kept, whatever
+        // the Keep / Reject marks said before the answer.
+        if review.answer.as_deref() == Some("reject") || (review.answer.is_none() && state == Some(REJECTED)) {
+            for kept in selection.files.iter_mut().flatten() {
+                *kept = false;
+            }
+            selection.kept = 0;
+        }
         let mut files = column![
             text(format!(
                 "{}  +{} −{}",
@@ -171,13 +206,18 @@ impl ReviewPane {
             .size(13),
         ]
         .spacing(4);
-        files = match &review.answer {
-            Some(answer) => files.push(
+        let answer = review.answer.as_deref().or(match state {
+            Some(ACCEPTED | ROLLED_BACK) => Some("accept"),
+            Some(REJECTED) => Some("reject"),
+            _ => None,
+        });
+        files = match answer {
+            Some(answer) if answered => files.push(
                 text(outcome(answer, review.run_id.as_deref(), state))
                     .size(12)
                     .color(theme::WARN),
             ),
-            None => files
+            _ => files
                 .push(
                     text(format!("keeping {} of {} hunks", selection.kept, selection.total))
                         .size(12)
@@ -369,33 +409,7 @@ impl ReviewPane {
                     .collect();
                 (rows, total, width)
             }
-            Layout::SideBySide => {
-                // Each side gets half the pane and cuts what does not fit (scrolling both
-                // sideways together would push the new side out of view; the unified view
-                // shows long lines whole).
-                let half = ((pane_width - 6.0) / 2.0).max(160.0);
-                let width = half * 2.0 + 6.0;
-                let side = file.side_rows();
-                let total = side.len();
-                let range = self.visible_range(total);
-                let rows = side[range]
-                    .iter()
-                    .map(|r| match r {
-                        SideRow::Hunk { hunk, text } => hunk_header(*hunk, text, width),
-                        SideRow::Lines { old, new } => {
-                            let hunk = hunk_of(old.or(*new).unwrap_or(0));
-                            let dimmed = !kept.get(hunk).copied().unwrap_or(true);
-                            row![
-                                half_row(old.map(|i| &file.lines[i]), true, half, dimmed),
-                                half_row(new.map(|i| &file.lines[i]), false, half, dimmed),
-                            ]
-                            .spacing(6)
-                            .into()
-                        }
-                    })
-                    .collect();
-                (rows, total, width)
-            }
+            Layout::SideBySide => return self.side_by_side(file, kept, pane_width, hunk_header),
         };
         let range = self.visible_range(total);
         let mut lines = column![space::vertical().height(Length::Fixed(range.start as f32 * ROW_HEIGHT))];
@@ -416,6 +430,84 @@ impl ReviewPane {
             .width(Fill)
             .height(Fill)
             .into()
+    }
+}
+
+impl ReviewPane {
+    /// The side-by-side view: the old text on the left, the new on the right, each side in a
+    /// pane of its own that scrolls sideways to its longest line (a long line was cut at the
+    /// pane's edge); scrolling up or down one side scrolls the other along. `hunk_header` draws
+    /// a hunk's header row (with its Keep / Reject) on the left.
+    fn side_by_side<'a>(
+        &self,
+        file: &'a FileDiff,
+        kept: &[bool],
+        pane_width: f32,
+        hunk_header: impl Fn(usize, &str, f32) -> Element<'a, Message>,
+    ) -> Element<'a, Message> {
+        let hunk_of = |line: usize| file.hunks.iter().position(|h| h.contains(&line)).unwrap_or(0);
+        let half = ((pane_width - 6.0) / 2.0).max(160.0);
+        let (old_chars, new_chars) = file.widest_sides();
+        let side_width = |chars: usize| (GUTTER + 8.0 + (chars + 1) as f32 * CHAR_WIDTH).max(half);
+        let (old_width, new_width) = (side_width(old_chars), side_width(new_chars));
+        let side = file.side_rows();
+        let total = side.len();
+        let range = self.visible_range(total);
+        let spacer = |rows: usize| space::vertical().height(Length::Fixed(rows as f32 * ROW_HEIGHT));
+        let (mut left, mut right) = (column![spacer(range.start)], column![spacer(range.start)]);
+        for row in &side[range.clone()] {
+            match row {
+                SideRow::Hunk { hunk, text: header } => {
+                    left = left.push(hunk_header(*hunk, header, old_width));
+                    right = right.push(
+                        container(
+                            text(header.clone())
+                                .size(12)
+                                .font(Font::MONOSPACE)
+                                .wrapping(Wrapping::None)
+                                .color(theme::HUNK_FG),
+                        )
+                        .height(Length::Fixed(ROW_HEIGHT))
+                        .width(Length::Fixed(new_width))
+                        .clip(true),
+                    );
+                }
+                SideRow::Lines { old, new } => {
+                    let hunk = hunk_of(old.or(*new).unwrap_or(0));
+                    let dimmed = !kept.get(hunk).copied().unwrap_or(true);
+                    left = left.push(half_row(old.map(|i| &file.lines[i]), true, old_width, dimmed));
+                    right = right.push(half_row(new.map(|i| &file.lines[i]), false, new_width, dimmed));
+                }
+            }
+        }
+        left = left.push(spacer(total - range.end));
+        right = right.push(spacer(total - range.end));
+        let pane = |lines: iced::widget::Column<'a, Message>, id: &'static str, width: f32, old: bool| {
+            scrollable(lines.width(Length::Fixed(width)))
+                .id(id)
+                .direction(scrollable::Direction::Both {
+                    // One vertical scrollbar (the right side's) for both.
+                    vertical: if old {
+                        scrollable::Scrollbar::hidden()
+                    } else {
+                        scrollable::Scrollbar::default()
+                    },
+                    horizontal: scrollable::Scrollbar::default(),
+                })
+                .on_scroll(move |viewport| Message::SideScrolled {
+                    old,
+                    offset: viewport.absolute_offset().y,
+                    height: viewport.bounds().height,
+                })
+                .width(Length::Fixed(half))
+                .height(Fill)
+        };
+        row![
+            pane(left, DIFF_OLD_ID, old_width, true),
+            pane(right, DIFF_NEW_ID, new_width, false)
+        ]
+        .spacing(6)
+        .into()
     }
 }
 

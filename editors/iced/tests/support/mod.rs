@@ -61,9 +61,26 @@ impl Live {
             self.cache = Some(ui.into_cache());
         }
         for message in &messages {
-            let _ = app.update(message.clone());
+            let task = app.update(message.clone());
+            self.run(app, task);
         }
         messages
+    }
+
+    /// Presses and releases `key` the way the window does: the widgets see it, and so does the
+    /// application's keyboard subscription (`Message::Key`), whose task runs here.
+    pub fn key(&mut self, app: &mut App, key: iced::keyboard::key::Named) {
+        let pressed = key_pressed(iced::keyboard::Key::Named(key), iced::keyboard::Modifiers::default());
+        self.events(app, [Event::Keyboard(pressed.clone())]);
+        let task = app.update(Message::Key(pressed));
+        self.run(app, task);
+    }
+
+    /// Clicks the text `label` (found in the current view).
+    pub fn click_text(&mut self, app: &mut App, label: &str) {
+        let center = center_of(app, label.to_owned());
+        self.cursor = mouse::Cursor::Available(center);
+        self.events(app, iced_test::simulator::click());
     }
 
     /// Clicks the widget with `id` (found in the current view).
@@ -157,7 +174,12 @@ impl Live {
         let Some(stream) = iced_test::runtime::task::into_stream(task) else {
             return;
         };
-        let actions: Vec<_> = futures::executor::block_on(stream.collect());
+        // Tokio's runtime: the app's tasks read and write files with tokio::fs.
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a tokio runtime");
+        let actions: Vec<_> = runtime.block_on(stream.collect());
         for action in actions {
             match action {
                 iced_test::runtime::Action::Widget(mut operation) => {
@@ -247,4 +269,80 @@ pub fn bright_pixels(image: &(usize, usize, Vec<u8>), area: iced::Rectangle) -> 
         }
     }
     count
+}
+
+/// A key press as the window reports it (no text for named keys).
+pub fn key_pressed(key: iced::keyboard::Key, modifiers: iced::keyboard::Modifiers) -> iced::keyboard::Event {
+    iced::keyboard::Event::KeyPressed {
+        key: key.clone(),
+        modified_key: key,
+        physical_key: iced::keyboard::key::Physical::Unidentified(iced::keyboard::key::NativeCode::Unidentified),
+        location: iced::keyboard::Location::Standard,
+        modifiers,
+        text: None,
+        repeat: false,
+    }
+}
+
+/// Every text on screen with its bounds, in the order the widget tree holds them.
+pub fn texts(app: &App) -> Vec<(String, iced::Rectangle)> {
+    let mut found = Vec::new();
+    let mut ui = iced_test::simulator(app.view());
+    let _ = ui.find(|candidate: iced_test::selector::Candidate<'_>| -> Option<()> {
+        if let iced_test::selector::Candidate::Text { content, bounds, .. } = candidate {
+            found.push((content.to_owned(), bounds));
+        }
+        None
+    });
+    found
+}
+
+/// How many texts on screen read exactly `label`.
+pub fn count(app: &App, label: &str) -> usize {
+    texts(app).iter().filter(|(t, _)| t == label).count()
+}
+
+impl Live {
+    /// Turns the mouse wheel sideways by `lines` (negative: towards the right) over `at`.
+    pub fn wheel_sideways(&mut self, app: &mut App, at: Point, lines: f32) {
+        self.cursor = mouse::Cursor::Available(at);
+        self.events(
+            app,
+            [Event::Mouse(mouse::Event::WheelScrolled {
+                delta: mouse::ScrollDelta::Lines { x: lines, y: 0.0 },
+            })],
+        );
+    }
+
+    /// How far the scrollable with `id` is scrolled (its translation), with this interface's
+    /// widget state.
+    pub fn scroll_offset(&mut self, app: &App, id: &'static str) -> Option<iced::Vector> {
+        use iced_test::core::widget::Operation;
+        let wanted = iced::widget::Id::new(id);
+        let mut ui = UserInterface::build(
+            app.view(),
+            SIZE,
+            self.cache.take().unwrap_or_default(),
+            &mut self.renderer,
+        );
+        let mut operation =
+            iced_test::Selector::find(move |candidate: iced_test::selector::Candidate<'_>| match candidate {
+                iced_test::selector::Candidate::Scrollable {
+                    id: Some(found),
+                    translation,
+                    ..
+                } if *found == wanted => Some(translation),
+                _ => None,
+            });
+        ui.operate(
+            &self.renderer,
+            &mut iced_test::core::widget::operation::black_box(&mut operation),
+        );
+        let found = match operation.finish() {
+            iced_test::core::widget::operation::Outcome::Some(found) => found,
+            _ => None,
+        };
+        self.cache = Some(ui.into_cache());
+        found
+    }
 }
