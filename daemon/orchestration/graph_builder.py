@@ -3,7 +3,8 @@
 Each node decides its own route (``routing``) and writes it to the state (``next_node``) together
 with its results, so the decision is checkpointed with them and a resumed run never re-decides a
 route it already took; the conditional edges only read ``next_node``. Their path maps list every
-node the router may choose, so the compiled graph (``draw_mermaid``) shows the real edges.
+node the router may choose under the outcome that leads there (``edge_labels``: success, failure,
+retry, limit), so the compiled graph (``draw_mermaid``) shows the real edges, labelled.
 
 Run dependencies (agents, retriever, reporter, cancellation, the commit of a stage attempt in an
 editing run, the user's attachments) arrive as the LangGraph runtime context (``RunContext``);
@@ -19,7 +20,7 @@ decides no route.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -52,6 +53,7 @@ __all__ = [
     "build_graph",
     "compile_follow_up_graph",
     "compile_graph",
+    "edge_labels",
     "graph_mermaid",
 ]
 
@@ -234,8 +236,42 @@ async def abort(state: ExecutionState, *, runtime: Runtime[RunContext]) -> dict[
     return to_channel_values(terminal="abort", abort_reason=reason, next_node="")
 
 
-def _next_node(state: ExecutionState) -> str:
-    return state.next_node
+def edge_labels(plan: ExecutionPlan, source: str) -> dict[str, str]:
+    """Each node the router after ``source`` may choose, with what leads there: ``success``, ``failure``,
+    ``retry`` (a failure through adaptive retrieval, and from it to the retry target) or ``limit`` (a
+    redirect when the target used up its ``max_attempts``, or ``pipeline.max_iterations``); outcomes that
+    lead to the same node are joined (``success / failure``). They label the graph's edges."""
+    outcomes: dict[str, list[str]] = {}
+    if source == ADAPTIVE_NODE:
+        retries = {route.retry for route in plan.routing.values()}
+        for target in possible_targets(plan, source):
+            outcomes[target] = ["retry"] if target in retries else ["limit"]
+    else:
+        route = plan.routing[source]
+        for target in possible_targets(plan, source):
+            said = [
+                word
+                for word, node in (("success", node_for(route.on_success)), ("failure", node_for(route.on_failure)))
+                if node == target
+            ]
+            if target == ADAPTIVE_NODE:
+                said.append("retry")
+            outcomes[target] = said or ["limit"]
+    labels = {target: " / ".join(words) for target, words in outcomes.items()}
+    shared = {label for label in labels.values() if list(labels.values()).count(label) > 1}
+    return {target: f"{label}: {target}" if label in shared else label for target, label in labels.items()}
+
+
+def _router(plan: ExecutionPlan, source: str) -> tuple[Callable[[ExecutionState], str], dict[Hashable, str]]:
+    """The conditional edge after ``source``: it reads the node the source decided (``next_node``) and answers
+    its label, with the path map from labels to nodes (so ``draw_mermaid`` shows each edge's label)."""
+    labels = edge_labels(plan, source)
+
+    def route(state: ExecutionState) -> str:
+        return labels[state.next_node]
+
+    path_map: dict[Hashable, str] = {label: target for target, label in labels.items()}
+    return route, path_map
 
 
 def build_graph(plan: ExecutionPlan) -> StateGraph[ExecutionState, RunContext, ExecutionState, ExecutionState]:
@@ -247,10 +283,8 @@ def build_graph(plan: ExecutionPlan) -> StateGraph[ExecutionState, RunContext, E
     graph.add_node(DONE_NODE, done)  # pyright: ignore[reportUnknownMemberType]
     graph.add_node(ABORT_NODE, abort)  # pyright: ignore[reportUnknownMemberType]
     graph.add_edge(START, node_for(plan.entry))
-    for stage_id in plan.stage_ids:
-        graph.add_conditional_edges(stage_id, _next_node, {t: t for t in possible_targets(plan, stage_id)})
-    adaptive_targets = possible_targets(plan, ADAPTIVE_NODE)
-    graph.add_conditional_edges(ADAPTIVE_NODE, _next_node, {t: t for t in adaptive_targets})
+    for source in (*plan.stage_ids, ADAPTIVE_NODE):
+        graph.add_conditional_edges(source, *_router(plan, source))
     graph.add_edge(DONE_NODE, END)
     graph.add_edge(ABORT_NODE, END)
     return graph

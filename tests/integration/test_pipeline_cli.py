@@ -45,7 +45,7 @@ def test_workflows_show_mermaid_prints_the_compiled_graph(workspace: Path) -> No
     result = ided(workspace, "workflows", "show", "architecture_discussion", "--mermaid", "-w", str(workspace))
     assert result.exit_code == 0
     assert result.stdout.startswith("---") and "graph TD;" in result.stdout
-    assert "trade_off_review -.-> adaptive_retrieval;" in result.stdout
+    assert "trade_off_review -. &nbsp;retry&nbsp; .-> adaptive_retrieval;" in result.stdout
 
 
 def test_workflows_validate_passes_the_shipped_files_and_reports_a_bad_workspace_file(workspace: Path) -> None:
@@ -88,7 +88,7 @@ def test_dry_run_shows_the_graph_and_executes_nothing(workspace: Path, tmp_path:
     result = ided(workspace, "run", "Split the scanner", "--dry-run", "-w", str(workspace), script=script)
     assert result.exit_code == 0
     assert "selected by: llm" in result.stderr
-    assert "refactoring -.-> adaptive_retrieval;" in result.stderr
+    assert "refactoring -. &nbsp;retry&nbsp; .-> adaptive_retrieval;" in result.stderr
     assert "run " in result.stderr and "planned" in result.stderr
 
 

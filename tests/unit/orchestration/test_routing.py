@@ -7,7 +7,7 @@ import pytest
 from daemon.core.run_models import ABORT_NODE, ADAPTIVE_NODE, DONE_NODE, ExecutionPlan, RouteOutcome
 from daemon.core.selection_models import DecisionSource, StageDecision
 from daemon.core.workflow_schema import FailureAggregation
-from daemon.orchestration.graph_builder import graph_mermaid
+from daemon.orchestration.graph_builder import edge_labels, graph_mermaid
 from daemon.orchestration.plan import assemble_plan
 from daemon.orchestration.routing import aggregate_failures, possible_targets, route_after_enrichment, route_after_stage
 from tests.pipeline_support import builtin_catalog
@@ -152,6 +152,26 @@ def test_mermaid_shows_stage_nodes_adaptive_retrieval_and_terminals() -> None:
     text = graph_mermaid(feature_plan())
     for node in ("requirements_analysis", "implementation", "test_execution", "adaptive_retrieval", "done", "abort"):
         assert f"\t{node}({node})" in text
-    assert "test_execution -.-> adaptive_retrieval;" in text
-    assert "adaptive_retrieval -.-> implementation;" in text
+    assert "test_execution -. &nbsp;retry&nbsp; .-> adaptive_retrieval;" in text
+    assert "adaptive_retrieval -. &nbsp;retry: implementation&nbsp; .-> implementation;" in text
     assert "done --> __end__;" in text
+
+
+def test_mermaid_edges_say_whether_success_failure_retry_or_a_limit_leads_along_them() -> None:
+    plan = feature_plan()
+    assert edge_labels(plan, "implementation") == {
+        "test_writing": "success",
+        ABORT_NODE: "failure",
+        ADAPTIVE_NODE: "retry",
+    }
+    assert edge_labels(plan, "test_execution") == {
+        "code_review": "success / failure",
+        ABORT_NODE: "limit",
+        ADAPTIVE_NODE: "retry",
+    }
+    text = graph_mermaid(plan)
+    assert "implementation -. &nbsp;success&nbsp; .-> test_writing;" in text
+    assert "implementation -. &nbsp;failure&nbsp; .-> abort;" in text
+    assert "test_execution -. &nbsp;success / failure&nbsp; .-> code_review;" in text
+    assert "adaptive_retrieval -. &nbsp;limit&nbsp; .-> abort;" in text
+    assert "-.->" not in text  # no router edge is left unlabelled

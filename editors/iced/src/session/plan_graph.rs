@@ -2,7 +2,9 @@
 //! agent's message, LangGraph's `draw_mermaid` output): parsed into nodes and edges and laid
 //! out in layers, so the client draws it as a graph rather than showing its source. Only what
 //! LangGraph writes is read: `id(label)` / `id([label])` nodes, `-->` (always) and `-.->`
-//! (conditional) edges; front matter, `classDef` lines and styling are skipped.
+//! (conditional) edges, and the same with a label (`a -. &nbsp;success&nbsp; .-> b`,
+//! `a -- &nbsp;text&nbsp; --> b`: ided labels the router's edges success, failure, retry or
+//! limit); front matter, `classDef` lines and styling are skipped.
 
 use std::collections::HashMap;
 
@@ -16,12 +18,13 @@ pub struct Node {
     pub slot: usize,
 }
 
-/// One edge; `conditional` for the router's choices (`-.->`).
+/// One edge; `conditional` for the router's choices (`-.->`); `label` what leads along it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Edge {
     pub from: usize,
     pub to: usize,
     pub conditional: bool,
+    pub label: Option<String>,
 }
 
 /// A parsed, laid-out graph.
@@ -109,17 +112,19 @@ pub fn parse(source: &str) -> Option<PlanGraph> {
             continue;
         }
         let line = line.trim_end_matches(';');
-        let arrow = [("-.->", true), ("-->", false)]
-            .into_iter()
-            .find_map(|(arrow, conditional)| line.split_once(arrow).map(|(a, b)| (a, b, conditional)));
-        if let Some((from, to, conditional)) = arrow {
+        if let Some((from, to, conditional, label)) = edge(line) {
             let (from, to) = (node_id(from), node_id(to));
             if from.is_empty() || to.is_empty() {
                 continue;
             }
             let from = node(&from, None, &mut nodes);
             let to = node(&to, None, &mut nodes);
-            edges.push(Edge { from, to, conditional });
+            edges.push(Edge {
+                from,
+                to,
+                conditional,
+                label,
+            });
         } else if let Some(open) = line.find('(') {
             let id = line[..open].trim();
             let label = strip_label(&line[open..]);
@@ -134,6 +139,22 @@ pub fn parse(source: &str) -> Option<PlanGraph> {
     }
     let layers = lay_out(&mut nodes, &edges);
     Some(PlanGraph { nodes, edges, layers })
+}
+
+/// `(from, to, conditional, label)` of an edge line: `a -.-> b`, `a --> b`, `a -. text .-> b` or
+/// `a -- text --> b` (the label without Mermaid's `&nbsp;` padding).
+fn edge(line: &str) -> Option<(&str, &str, bool, Option<String>)> {
+    for (open, close, conditional) in [(" -. ", " .-> ", true), (" -- ", " --> ", false)] {
+        if let Some((from, rest)) = line.split_once(open)
+            && let Some((label, to)) = rest.split_once(close)
+        {
+            let label = label.replace("&nbsp;", " ").trim().to_owned();
+            return Some((from, to, conditional, (!label.is_empty()).then_some(label)));
+        }
+    }
+    [("-.->", true), ("-->", false)]
+        .into_iter()
+        .find_map(|(arrow, conditional)| line.split_once(arrow).map(|(a, b)| (a, b, conditional, None)))
 }
 
 /// `a` of `a(label):::class` or `a`.
@@ -246,6 +267,34 @@ mod tests {
         assert!(layer("implementation") < layer("test_writing"));
         assert!(layer("done") < layer("end"));
         assert_eq!(graph.layers.iter().sum::<usize>(), graph.nodes.len());
+    }
+
+    #[test]
+    fn labelled_edges_keep_their_label_and_their_kind() {
+        let source = "graph TD;\n\t__start__ --> fix;\n\tfix -. &nbsp;success&nbsp; .-> done;\n\tfix -. &nbsp;retry&nbsp; .-> adaptive_retrieval;\n\tadaptive_retrieval -. &nbsp;retry: fix&nbsp; .-> fix;\n\tdone -- &nbsp;end&nbsp; --> __end__;\n";
+        let graph = parse(source).expect("a graph");
+        let shown: Vec<(String, String, bool, Option<&str>)> = graph
+            .edges
+            .iter()
+            .map(|e| {
+                (
+                    graph.nodes[e.from].id.clone(),
+                    graph.nodes[e.to].id.clone(),
+                    e.conditional,
+                    e.label.as_deref(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("__start__".into(), "fix".into(), false, None),
+                ("fix".into(), "done".into(), true, Some("success")),
+                ("fix".into(), "adaptive_retrieval".into(), true, Some("retry")),
+                ("adaptive_retrieval".into(), "fix".into(), true, Some("retry: fix")),
+                ("done".into(), "__end__".into(), false, Some("end")),
+            ]
+        );
     }
 
     #[test]

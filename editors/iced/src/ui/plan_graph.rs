@@ -1,6 +1,7 @@
 //! The plan graph drawn as a graph: a box per stage in layers from the start down, the
 //! always-taken edges as solid lines and the router's choices as dashed ones, routed at right
-//! angles (edges back up the graph run in lanes on the right). Built from plain widgets pinned
+//! angles (edges back up the graph run in lanes on the right); a labelled choice is coloured by
+//! what leads along it (success green, failure red, retry blue, a limit grey). Built from plain widgets pinned
 //! in a stack, so the labels are text the tests (and screen readers) find.
 
 use iced::widget::{Space, container, pin, stack, text};
@@ -29,6 +30,23 @@ const LINE: f32 = 1.5;
 const DASH: f32 = 4.0;
 const SOLID: Color = Color::from_rgb(0.62, 0.66, 0.74);
 const DASHED: Color = Color::from_rgb(0.45, 0.60, 0.90);
+const SUCCESS: Color = Color::from_rgb(0.40, 0.75, 0.45);
+const FAILURE: Color = Color::from_rgb(0.90, 0.45, 0.40);
+const LIMIT: Color = Color::from_rgb(0.55, 0.55, 0.58);
+
+/// The colour of an edge: solid grey when always taken, else by its label's first outcome
+/// (`success`, `failure`, `retry`, `limit`; unlabelled choices dashed blue).
+pub fn edge_color(conditional: bool, label: Option<&str>) -> Color {
+    if !conditional {
+        return SOLID;
+    }
+    match label.map(|l| l.split([' ', ':', '/']).next().unwrap_or("")) {
+        Some("success") => SUCCESS,
+        Some("failure") => FAILURE,
+        Some("limit") => LIMIT,
+        _ => DASHED,
+    }
+}
 
 /// How an edge's arrowhead points.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -266,8 +284,8 @@ pub fn view<'a, Message: 'a>(graph: &PlanGraph) -> Element<'a, Message> {
     let drawing = lay_out(graph);
     let (width, height) = (drawing.width, drawing.height);
     let mut layers: Vec<Element<'a, Message>> = vec![Space::new().width(width).height(height).into()];
-    for route in &drawing.routes {
-        let color = if route.conditional { DASHED } else { SOLID };
+    for (route, edge) in drawing.routes.iter().zip(&graph.edges) {
+        let color = edge_color(route.conditional, edge.label.as_deref());
         for pair in route.points.windows(2) {
             segment(
                 &mut layers,
@@ -402,10 +420,29 @@ mod tests {
     use super::*;
     use crate::session::plan_graph::parse;
 
+    #[test]
+    fn each_labelled_choice_is_coloured_by_what_leads_along_it() {
+        let graph = parse(BUG_FIX).expect("a graph");
+        let color = |from: &str, to: &str| {
+            let e = graph
+                .edges
+                .iter()
+                .find(|e| graph.nodes[e.from].id == from && graph.nodes[e.to].id == to)
+                .expect("the edge");
+            edge_color(e.conditional, e.label.as_deref())
+        };
+        assert_eq!(color("fix", "regression_testing"), SUCCESS);
+        assert_eq!(color("fix", "abort"), FAILURE);
+        assert_eq!(color("fix", "adaptive_retrieval"), DASHED);
+        assert_eq!(color("adaptive_retrieval", "fix"), DASHED);
+        assert_eq!(color("adaptive_retrieval", "abort"), LIMIT);
+        assert_eq!(color("done", "__end__"), SOLID);
+    }
+
     /// What ided's dry run sends for the bug_fix workflow (`ided run --dry-run`).
-    const BUG_FIX: &str = "---\nconfig:\n  flowchart:\n    curve: linear\n---\ngraph TD;\n\t__start__([<p>__start__</p>]):::first\n\treproduction(reproduction)\n\tdiagnosis(diagnosis)\n\tfix(fix)\n\tregression_testing(regression_testing)\n\tadaptive_retrieval(adaptive_retrieval)\n\tdone(done)\n\tabort(abort)\n\t__end__([<p>__end__</p>]):::last\n\t__start__ --> reproduction;\n\tadaptive_retrieval -.-> abort;\n\tadaptive_retrieval -.-> diagnosis;\n\tadaptive_retrieval -.-> fix;\n\tadaptive_retrieval -.-> reproduction;\n\tdiagnosis -.-> abort;\n\tdiagnosis -.-> adaptive_retrieval;\n\tdiagnosis -.-> fix;\n\tfix -.-> abort;\n\tfix -.-> adaptive_retrieval;\n\tfix -.-> regression_testing;\n\tregression_testing -.-> abort;\n\tregression_testing -.-> adaptive_retrieval;\n\tregression_testing -.-> done;\n\treproduction -.-> abort;\n\treproduction -.-> adaptive_retrieval;\n\treproduction -.-> diagnosis;\n\tabort --> __end__;\n\tdone --> __end__;\n\tclassDef default fill:#f2f0ff,line-height:1.2\n\tclassDef first fill-opacity:0\n\tclassDef last fill:#bfb6fc\n";
+    const BUG_FIX: &str = "---\nconfig:\n  flowchart:\n    curve: linear\n---\ngraph TD;\n\t__start__([<p>__start__</p>]):::first\n\treproduction(reproduction)\n\tdiagnosis(diagnosis)\n\tfix(fix)\n\tregression_testing(regression_testing)\n\tadaptive_retrieval(adaptive_retrieval)\n\tdone(done)\n\tabort(abort)\n\t__end__([<p>__end__</p>]):::last\n\t__start__ --> reproduction;\n\tadaptive_retrieval -. &nbsp;limit&nbsp; .-> abort;\n\tadaptive_retrieval -. &nbsp;retry: diagnosis&nbsp; .-> diagnosis;\n\tadaptive_retrieval -. &nbsp;retry: fix&nbsp; .-> fix;\n\tadaptive_retrieval -. &nbsp;retry: reproduction&nbsp; .-> reproduction;\n\tdiagnosis -. &nbsp;failure&nbsp; .-> abort;\n\tdiagnosis -. &nbsp;retry&nbsp; .-> adaptive_retrieval;\n\tdiagnosis -. &nbsp;success&nbsp; .-> fix;\n\tfix -. &nbsp;failure&nbsp; .-> abort;\n\tfix -. &nbsp;retry&nbsp; .-> adaptive_retrieval;\n\tfix -. &nbsp;success&nbsp; .-> regression_testing;\n\tregression_testing -. &nbsp;failure&nbsp; .-> abort;\n\tregression_testing -. &nbsp;retry&nbsp; .-> adaptive_retrieval;\n\tregression_testing -. &nbsp;success&nbsp; .-> done;\n\treproduction -. &nbsp;limit&nbsp; .-> abort;\n\treproduction -. &nbsp;retry&nbsp; .-> adaptive_retrieval;\n\treproduction -. &nbsp;success / failure&nbsp; .-> diagnosis;\n\tabort --> __end__;\n\tdone --> __end__;\n\tclassDef default fill:#f2f0ff,line-height:1.2\n\tclassDef first fill-opacity:0\n\tclassDef last fill:#bfb6fc\n";
     /// What it sends for the feature workflow.
-    const FEATURE: &str = "---\nconfig:\n  flowchart:\n    curve: linear\n---\ngraph TD;\n\t__start__([<p>__start__</p>]):::first\n\trequirements_analysis(requirements_analysis)\n\timplementation(implementation)\n\ttest_writing(test_writing)\n\ttest_execution(test_execution)\n\tcode_review(code_review)\n\tdocumentation(documentation)\n\tadaptive_retrieval(adaptive_retrieval)\n\tdone(done)\n\tabort(abort)\n\t__end__([<p>__end__</p>]):::last\n\t__start__ --> requirements_analysis;\n\tadaptive_retrieval -.-> abort;\n\tadaptive_retrieval -.-> documentation;\n\tadaptive_retrieval -.-> implementation;\n\tadaptive_retrieval -.-> requirements_analysis;\n\tadaptive_retrieval -.-> test_writing;\n\tcode_review -.-> abort;\n\tcode_review -.-> adaptive_retrieval;\n\tcode_review -.-> documentation;\n\tdocumentation -.-> abort;\n\tdocumentation -.-> adaptive_retrieval;\n\tdocumentation -.-> done;\n\timplementation -.-> abort;\n\timplementation -.-> adaptive_retrieval;\n\timplementation -.-> test_writing;\n\trequirements_analysis -.-> abort;\n\trequirements_analysis -.-> adaptive_retrieval;\n\trequirements_analysis -.-> implementation;\n\ttest_execution -.-> abort;\n\ttest_execution -.-> adaptive_retrieval;\n\ttest_execution -.-> code_review;\n\ttest_writing -.-> abort;\n\ttest_writing -.-> adaptive_retrieval;\n\ttest_writing -.-> code_review;\n\ttest_writing -.-> test_execution;\n\tabort --> __end__;\n\tdone --> __end__;\n\tclassDef default fill:#f2f0ff,line-height:1.2\n\tclassDef first fill-opacity:0\n\tclassDef last fill:#bfb6fc\n";
+    const FEATURE: &str = "---\nconfig:\n  flowchart:\n    curve: linear\n---\ngraph TD;\n\t__start__([<p>__start__</p>]):::first\n\trequirements_analysis(requirements_analysis)\n\timplementation(implementation)\n\ttest_writing(test_writing)\n\ttest_execution(test_execution)\n\tcode_review(code_review)\n\tdocumentation(documentation)\n\tadaptive_retrieval(adaptive_retrieval)\n\tdone(done)\n\tabort(abort)\n\t__end__([<p>__end__</p>]):::last\n\t__start__ --> requirements_analysis;\n\tadaptive_retrieval -. &nbsp;limit&nbsp; .-> abort;\n\tadaptive_retrieval -. &nbsp;retry: documentation&nbsp; .-> documentation;\n\tadaptive_retrieval -. &nbsp;retry: implementation&nbsp; .-> implementation;\n\tadaptive_retrieval -. &nbsp;retry: requirements_analysis&nbsp; .-> requirements_analysis;\n\tadaptive_retrieval -. &nbsp;retry: test_writing&nbsp; .-> test_writing;\n\tcode_review -. &nbsp;failure&nbsp; .-> abort;\n\tcode_review -. &nbsp;retry&nbsp; .-> adaptive_retrieval;\n\tcode_review -. &nbsp;success&nbsp; .-> documentation;\n\tdocumentation -. &nbsp;limit&nbsp; .-> abort;\n\tdocumentation -. &nbsp;retry&nbsp; .-> adaptive_retrieval;\n\tdocumentation -. &nbsp;success / failure&nbsp; .-> done;\n\timplementation -. &nbsp;failure&nbsp; .-> abort;\n\timplementation -. &nbsp;retry&nbsp; .-> adaptive_retrieval;\n\timplementation -. &nbsp;success&nbsp; .-> test_writing;\n\trequirements_analysis -. &nbsp;limit&nbsp; .-> abort;\n\trequirements_analysis -. &nbsp;retry&nbsp; .-> adaptive_retrieval;\n\trequirements_analysis -. &nbsp;success / failure&nbsp; .-> implementation;\n\ttest_execution -. &nbsp;limit&nbsp; .-> abort;\n\ttest_execution -. &nbsp;retry&nbsp; .-> adaptive_retrieval;\n\ttest_execution -. &nbsp;success / failure&nbsp; .-> code_review;\n\ttest_writing -. &nbsp;failure&nbsp; .-> abort;\n\ttest_writing -. &nbsp;retry&nbsp; .-> adaptive_retrieval;\n\ttest_writing -. &nbsp;limit&nbsp; .-> code_review;\n\ttest_writing -. &nbsp;success&nbsp; .-> test_execution;\n\tabort --> __end__;\n\tdone --> __end__;\n\tclassDef default fill:#f2f0ff,line-height:1.2\n\tclassDef first fill-opacity:0\n\tclassDef last fill:#bfb6fc\n";
 
     /// Whether the segment from `a` to `b` (horizontal or vertical) enters the inside of `r`.
     fn enters(a: Point, b: Point, r: &Rectangle) -> bool {
