@@ -12,16 +12,18 @@ nothing run-specific is captured when the graph is built, so one compiled graph 
 its resumption. In an editing run each stage attempt that changed files becomes one commit
 (``RunContext.commit``) before its result is recorded, so the result names its commit.
 
-A review-feedback follow-up runs through a graph too: ``compile_follow_up_graph`` has the one stage the
-feedback goes to (START -> stage -> END) with the same stage attempt as the full graph's node, run on the
-run's own thread (its checkpoint gains the attempt) with the feedback in ``RunContext.feedback``; it
-decides no route.
+A review-feedback follow-up runs through a graph too: ``compile_follow_up_graph`` has the stage the
+feedback goes to, then the test stages after it on its success path (``follow_up_stages``; each runs only
+when the one before succeeded), with the same stage attempt as the full graph's node, run on the run's own
+thread (its checkpoint gains the attempts) with the feedback in ``RunContext.feedback`` for the first; it
+decides no route of the run's routing table.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Awaitable, Callable, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -38,7 +40,7 @@ from daemon.core.run_models import (
     ExecutionPlan,
     RouteDecision,
 )
-from daemon.core.workflow_schema import AgentSpec
+from daemon.core.workflow_schema import AgentSpec, StageType
 from daemon.orchestration.reporter import RunReporter
 from daemon.orchestration.resilience import ChatCaller
 from daemon.orchestration.retriever import Retriever, enrich
@@ -54,6 +56,7 @@ __all__ = [
     "compile_follow_up_graph",
     "compile_graph",
     "edge_labels",
+    "follow_up_stages",
     "graph_mermaid",
 ]
 
@@ -290,26 +293,62 @@ def build_graph(plan: ExecutionPlan) -> StateGraph[ExecutionState, RunContext, E
     return graph
 
 
-def _follow_up_node(plan: ExecutionPlan, stage_id: str) -> _NodeFn:
+TEST_STAGE_TYPES = frozenset({StageType.TEST_EXECUTION, StageType.TESTING})
+"""Stages whose agents run the tests (a follow-up runs those after the stage it answers)."""
+
+
+def follow_up_stages(plan: ExecutionPlan, stage_id: str) -> list[str]:
+    """What a feedback follow-up of ``stage_id`` runs: that stage, then each test stage (``test_execution``,
+    ``testing``) on its success path, in order (the tests that checked its work check the new attempt)."""
+    stages = [stage_id]
+    seen = {stage_id}
+    node = plan.routing[stage_id].on_success
+    while node in plan.routing and node not in seen:
+        seen.add(node)
+        if plan.stage(node).type in TEST_STAGE_TYPES:
+            stages.append(node)
+        node = plan.routing[node].on_success
+    return stages
+
+
+def _follow_up_node(plan: ExecutionPlan, stage_id: str, *, answers_feedback: bool) -> _NodeFn:
     async def node(state: ExecutionState, *, runtime: Runtime[RunContext]) -> dict[str, Any]:
-        done = await _stage_attempt(plan, stage_id, state, runtime.context)
+        ctx = runtime.context if answers_feedback else replace(runtime.context, feedback=None)
+        done = await _stage_attempt(plan, stage_id, state, ctx)
         after = state.model_copy(
             update={"stage_results": done.results, "attempts": done.attempts, "current_stage": stage_id}
         )
-        await runtime.context.reporter.stage_finished(done.result, after)
+        await ctx.reporter.stage_finished(done.result, after)
         return to_channel_values(current_stage=stage_id, stage_results=done.results, attempts=done.attempts)
 
     return node
 
 
+def _follow_up_router(stage_id: str, then: str) -> tuple[Callable[[ExecutionState], str], dict[Hashable, str]]:
+    """After a follow-up stage: on to ``then`` when its attempt succeeded, else the follow-up ends."""
+
+    def route(state: ExecutionState) -> str:
+        result = state.last_result(stage_id)
+        return "failure" if result is None or result.failed else "success"
+
+    path_map: dict[Hashable, str] = {"success": then, "failure": END}
+    return route, path_map
+
+
 def compile_follow_up_graph(
     plan: ExecutionPlan, stage_id: str, checkpointer: BaseCheckpointSaver[str] | None = None
 ) -> PipelineGraph:
-    """The graph of a review-feedback follow-up: one attempt of ``stage_id`` (START -> stage -> END)."""
+    """The graph of a review-feedback follow-up: one attempt of ``stage_id`` with the feedback, then one attempt
+    of each test stage after it (``follow_up_stages``), each only when the one before succeeded."""
+    stages = follow_up_stages(plan, stage_id)
     graph = StateGraph(ExecutionState, context_schema=RunContext)
-    graph.add_node(stage_id, _follow_up_node(plan, stage_id))  # pyright: ignore[reportUnknownMemberType]
-    graph.add_edge(START, stage_id)
-    graph.add_edge(stage_id, END)
+    for i, sid in enumerate(stages):
+        node = _follow_up_node(plan, sid, answers_feedback=i == 0)
+        graph.add_node(sid, node)  # pyright: ignore[reportUnknownMemberType]
+    graph.add_edge(START, stages[0])
+    for sid, then in itertools.pairwise(stages):
+        graph.add_conditional_edges(sid, *_follow_up_router(sid, then))
+    graph.add_edge(stages[-1], END)
     return graph.compile(checkpointer=checkpointer, name=f"ided:{plan.workflow}:follow-up")  # pyright: ignore[reportUnknownMemberType]
 
 

@@ -6,7 +6,8 @@ runtime has one, ``daemon.orchestration.run_scope``, dropped in ``finish`` — t
 invokes it on the run's checkpoint thread (a fresh run gets its initial state and the upfront retrieval
 context; a resumed one continues from its last checkpoint); the last checkpointed state decides the stop
 (``decide_stop``). ``follow_up`` invokes the follow-up graph (``compile_follow_up_graph``: one attempt of
-the stage the feedback goes to, on the same thread) with the feedback in the context. ``finish`` records
+the stage the feedback goes to, then of the test stages after it, on the same thread) with the feedback
+in the context. ``finish`` records
 the stop, reads the change set of an editing run, releases the edit lock and emits ``review`` and
 ``run_finished``. ``CancelFlags``: a cancel asked in this process or in the run store (another process).
 """
@@ -34,7 +35,13 @@ from daemon.core.run_models import (
 )
 from daemon.errors import DaemonError
 from daemon.orchestration.agents.run_workspace import RunWorkspace
-from daemon.orchestration.graph_builder import RunCancelled, RunContext, compile_follow_up_graph, compile_graph
+from daemon.orchestration.graph_builder import (
+    RunCancelled,
+    RunContext,
+    compile_follow_up_graph,
+    compile_graph,
+    follow_up_stages,
+)
 from daemon.orchestration.llm_providers import RETRIEVAL_ROLE, ModelRegistry
 from daemon.orchestration.progress import ProgressBus
 from daemon.orchestration.reporter import RunReporter
@@ -196,17 +203,20 @@ class RunEngine:
         return await self.finish(run_id, stop, reporter)
 
     async def follow_up(self, record: RunRecord, plan: ExecutionPlan, stage_id: str, feedback: str) -> RunRecord:
-        """One attempt of ``stage_id`` answering ``feedback``, through the follow-up graph on the run's thread."""
+        """One attempt of ``stage_id`` answering ``feedback``, then of each test stage after it, through the
+        follow-up graph on the run's thread."""
         run_id = record.run_id
         stage = plan.stage(stage_id)
+        stages = follow_up_stages(plan, stage_id)
         config = self.graph_config(run_id)
         state = await self.state(plan, run_id) or ExecutionState(run_id=run_id, request=plan.request)
         attempt = state.attempts.get(stage_id, 0) + 1
         reporter = await RunReporter.resume(run_id=run_id, plan=plan, bus=self.bus, store=self.store)
         await reporter.log(DecisionKind.FOLLOW_UP, f"feedback for {stage_id} (attempt {attempt}): {feedback}")
         await reporter.emit(ProgressKind.RUN_RESUMED, status="running", summary=f"feedback: {feedback}")
+        tests = f", then the tests: {', '.join(stages[1:])}" if len(stages) > 1 else ""
         await reporter.thought(
-            f"Feedback goes to {stage.name} (attempt {attempt}) on {record.changes and record.changes.branch}"
+            f"Feedback goes to {stage.name} (attempt {attempt}) on {record.changes and record.changes.branch}{tests}"
         )
         await self.agents.say_withheld(record, reporter)
         stop: StopDecision
@@ -217,16 +227,7 @@ class RunEngine:
                 cast("ExecutionState", state.model_dump(mode="json")), config, context=context, durability="sync"
             )
             after = ExecutionState.model_validate((await graph.aget_state(config)).values)
-            result = after.last_result(stage_id)
-            if result is None:
-                raise RuntimeError(f"the follow-up of {stage_id} recorded no result")
-            verdict = StopStatus.FAILURE if result.failed else StopStatus.SUCCESS
-            stop = StopDecision(
-                status=verdict,
-                reason=f"follow-up: {stage_id} attempt {result.attempt} "
-                f"{'failed' if result.failed else 'succeeded'}: {result.summary}",
-                evidence_refs=(f"run:{run_id}/stage:{stage_id}/attempt:{result.attempt}",),
-            )
+            stop = _follow_up_stop(run_id, stages, state, after)
         except RunCancelled:
             stop = cancelled_stop()
         except asyncio.CancelledError:
@@ -263,3 +264,26 @@ class RunEngine:
         await reporter.emit(ProgressKind.RUN_FINISHED, status=status.value, summary=stop.reason, stop=stop)
         self.flags.local.discard(run_id)
         return record
+
+
+def _follow_up_stop(run_id: str, stages: list[str], before: ExecutionState, after: ExecutionState) -> StopDecision:
+    """The follow-up's verdict: success when the stage that took the feedback and every test stage after it
+    succeeded in this follow-up; a stage left out because one before it failed is named."""
+    said: list[str] = []
+    refs: list[str] = []
+    failed = False
+    for sid in stages:
+        result = after.last_result(sid)
+        if result is None or after.attempts.get(sid, 0) == before.attempts.get(sid, 0):
+            if sid == stages[0]:
+                raise RuntimeError(f"the follow-up of {sid} recorded no result")
+            said.append(f"{sid} not run")
+            continue
+        failed = failed or result.failed
+        said.append(f"{sid} attempt {result.attempt} {'failed' if result.failed else 'succeeded'}: {result.summary}")
+        refs.append(f"run:{run_id}/stage:{sid}/attempt:{result.attempt}")
+    return StopDecision(
+        status=StopStatus.FAILURE if failed else StopStatus.SUCCESS,
+        reason="follow-up: " + "; ".join(said),
+        evidence_refs=tuple(refs),
+    )

@@ -198,3 +198,64 @@ async def test_a_red_test_run_routes_through_adaptive_retrieval_and_the_second_a
     runs = [updates[c.tool_call_id] for c in calls if c.tool_kind == "execute"]
     assert [u.tool_status for u in runs] == ["failed", "completed"]
     assert any(e.event is ProgressKind.THOUGHT and "adaptive_retrieval" in (e.text or "") for e in events)
+
+
+async def test_feedback_runs_the_editing_stage_again_and_then_the_tests_after_it(tmp_path: Path) -> None:
+    repo = git_project(tmp_path / "repo")
+    state_dir = tmp_path / "state"
+    done: dict[str, Any] = {"status": "success", "summary": "done", "evidence": []}
+    entries = [
+        {
+            "role": "orchestrator",
+            "answer": choose(FEATURE, requirements_analysis="SKIP", code_review="SKIP", documentation="SKIP"),
+        },
+        {
+            "role": "coder",
+            "match": r"Attempt: 1\b",
+            "tool_calls": [{"name": "write_file", "args": {"path": "src/calc.py", "content": FIXED}}],
+        },
+        {"role": "coder", "match": r"Attempt: 1\b", "answer": {**done, "summary": "multiply added"}},
+        {
+            "role": "test_writer",
+            "match": r"Attempt: 1\b",
+            "tool_calls": [{"name": "write_file", "args": {"path": "tests/test_multiply.py", "content": TEST}}],
+        },
+        # the reviewer's feedback asks for a change that breaks the test; the test stage after it says so
+        {
+            "role": "test_writer",
+            "match": "(?s)Feedback from the person reviewing.*sum",
+            "tool_calls": [{"name": "write_file", "args": {"path": "src/calc.py", "content": BUGGY}}],
+        },
+        {"role": "test_writer", "match": "(?s)Feedback.*sum", "answer": {**done, "summary": "now a sum"}},
+        {"role": "test_writer", "answer": {**done, "summary": "test written"}, "repeat": True},
+        {"role": "test_runner", "answer": {**done, "summary": "ran them"}, "repeat": True},
+    ]
+    config = replay_config(write_script(tmp_path / "script.yaml", entries))
+    models = ModelRegistry.from_config(config, env={}, layer=ResilienceLayer(config.resilience))
+    async with PipelineRuntime.open(
+        catalog=builtin_catalog(),
+        models=models,
+        state_dir=state_dir,
+        config=config,
+        worktrees=RunWorktrees(repo, state_dir),
+        agents_config=AgentsConfig(commands={"test": PYTEST}, command_timeout_seconds=120),
+    ) as runtime:
+        first = await runtime.run("Add a multiply function to calc", wait_seconds=WAIT)
+        await runtime.follow_up(first.run_id, "multiply should be the sum")
+        after = await runtime.wait(first.run_id, wait_seconds=WAIT)
+        events = await runtime.events(first.run_id)
+        state = await runtime.state(first.run_id)
+    models.close()
+
+    assert first.status is RunStatus.SUCCEEDED, first.stop
+    assert state is not None
+    # the last editing stage that committed (test_writing), then test_execution again, with the real pytest
+    follow_up = [e.node for e in events if e.event is ProgressKind.NODE_STARTED][-2:]
+    assert follow_up == ["test_writing", "test_execution"]
+    assert [r.attempt for r in state.stage_results["test_execution"]] == [1, 2]
+    red = state.stage_results["test_execution"][-1]
+    assert red.failed and red.feedback is None
+    assert any("assert 7 == 12" in e for a in red.agents for e in a.evidence)
+    assert after.status is RunStatus.FAILED and after.stop is not None
+    assert "test_writing attempt 2 succeeded: now a sum" in after.stop.reason
+    assert "test_execution attempt 2 failed" in after.stop.reason
