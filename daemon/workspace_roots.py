@@ -4,9 +4,11 @@
 not longer than the system allows, exists and is a folder, and is no system folder (``/``,
 ``/etc``, ``/proc``...). ``admit_workspace(config, launch_dir=...)`` then checks the loaded
 configuration's ``roots.allowed`` (default: under the user's home folder, under the folder ided was
-started in, or the project folder that holds it). Both raise ``WorkspaceRefused`` (code
-``workspace_refused``) with the fix in the message. ``roots`` comes from the user's layers only:
-:func:`daemon.config.load_config` refuses it in a workspace's ``.ided.toml``.
+started in, or the project folder that holds it; a folder named on the command line, ``ided mcp -w
+DIR``, needs only the first check unless ``roots.allowed`` is set, as for ``ided run -w DIR``). Both
+raise ``WorkspaceRefused`` (code ``workspace_refused``) with the fix in the message. ``roots`` comes
+from the user's layers only: :func:`daemon.config.load_config` refuses it in a workspace's
+``.ided.toml``.
 """
 
 from __future__ import annotations
@@ -83,9 +85,15 @@ def allowed_roots(config: Config, *, launch_dir: Path) -> list[Path]:
     return [Path.home().resolve(), launch_dir.resolve()]
 
 
-def admit_workspace(config: Config, *, launch_dir: Path) -> None:
-    """``WorkspaceRefused`` unless ``config``'s workspace lies under one of the allowed roots."""
+def admit_workspace(config: Config, *, launch_dir: Path, named: bool = False) -> None:
+    """``WorkspaceRefused`` unless ``config``'s workspace lies under one of the allowed roots.
+
+    ``named``: the user named the folder on the command line (``ided mcp -w DIR``), as they do for
+    ``ided run -w DIR``; then, with no ``roots.allowed`` of the user's, any folder ``check_folder`` accepts is
+    admitted (the default roots guard the folders a client names at run time: ACP's ``session/new``)."""
     workspace = check_folder(config.workspace_path)
+    if named and not config.roots.allowed:
+        return
     roots = allowed_roots(config, launch_dir=launch_dir)
     # by default also the project that holds the launch folder (``ided mcp`` started in its src/)
     holds_launch = not config.roots.allowed and launch_dir.resolve().is_relative_to(workspace)

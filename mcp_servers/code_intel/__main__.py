@@ -71,7 +71,11 @@ def _stop_on_sigterm(_signum: int, _frame: FrameType | None) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="ided mcp", description="ided's code-intel MCP server")
     parser.add_argument(
-        "--workspace", "-w", type=Path, default=Path.cwd(), help="workspace root (under roots.allowed; docs/mcp.md)"
+        "--workspace",
+        "-w",
+        type=Path,
+        default=Path.cwd(),
+        help="workspace root (no system folder; under roots.allowed when you set it; docs/mcp.md)",
     )
     parser.add_argument("--http", action="store_true", help="streamable HTTP on 127.0.0.1 instead of stdio")
     parser.add_argument("--port", type=int, default=8765, help="HTTP port (0 = any free port)")
@@ -88,7 +92,8 @@ def main(argv: list[str] | None = None) -> int:
         config = load_config(
             check_folder(args.workspace.absolute()), env=config_env, overrides=_overrides(args.settings)
         )
-        admit_workspace(config, launch_dir=launch_dir)
+        # the folder on the command line is the user's choice, as for `ided run -w DIR` (roots.allowed limits it)
+        admit_workspace(config, launch_dir=launch_dir, named=True)
     except DaemonError as exc:
         sys.stderr.write(f"ided mcp: {exc}\n")
         if not args.http:

@@ -8,6 +8,7 @@ line per front with the escapes tried and refused.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -62,10 +63,14 @@ async def test_acp_session_new_refuses_folders_outside_the_allowed_roots_at_once
 
 
 def test_mcp_refuses_a_workspace_outside_the_allowed_roots_before_serving(tmp_path: Path) -> None:
+    # a folder named on the command line is the user's choice, as for `ided run -w DIR`: only the roots the
+    # user sets (here a folder of their own) limit it, and no setting admits a system folder or a bad path
     tally = Tally("mcp --workspace")
     launch = tmp_path / "launch"
     launch.mkdir()
-    env = {k: v for k, v in env_for(tmp_path, None).items() if k != "IDED_ROOTS__ALLOWED"}
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    env = {**env_for(tmp_path, None), "IDED_ROOTS__ALLOWED": json.dumps([str(mine)])}
     env["PATH"] = os.environ.get("PATH", "")
     for folder, words in _hostile_folders(tmp_path).items():
         done = subprocess.run(

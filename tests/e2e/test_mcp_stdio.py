@@ -168,3 +168,29 @@ async def test_stdio_server_answers_not_ready_instead_of_an_empty_result_while_t
         message = await call_error(client, "get_references", symbol="centroid")
         assert "not ready" in message
         assert "starting" in message
+
+
+async def test_ided_mcp_serves_a_folder_named_with_w_that_ided_run_accepts(tmp_path: Path) -> None:
+    # neither under the home folder nor the folder it is started in: `ided run -w DIR` takes it, so does `ided mcp`
+    workspace = copy_workspace("intel_python", tmp_path)
+    launch = tmp_path / "launch"
+    launch.mkdir()
+    env = {k: v for k, v in _env(tmp_path / "state", tmp_path / "home").items() if k != "IDED_ROOTS__ALLOWED"}
+    env["PATH"] = os.environ.get("PATH", "")
+    assert not workspace.resolve().is_relative_to(Path.home().resolve())
+    planned = await asyncio.create_subprocess_exec(
+        sys.executable, "-P", "-m", "daemon", "run", "Add a multiply function", "--dry-run", "-w", str(workspace),
+        cwd=launch, env=env, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    _, dry_err = await asyncio.wait_for(planned.communicate(), CALL_TIMEOUT)
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-P", "-m", "daemon", "mcp", "--standalone", "-w", str(workspace)],
+        env=env,
+        cwd=str(launch),
+    )
+    with (tmp_path / "mcp-stderr.log").open("w") as errlog:
+        async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=CALL_TIMEOUT) as client:
+            status = await call(client, "index_status")
+    assert planned.returncode == 0, dry_err.decode()
+    assert status["workspace"] == str(workspace.resolve())

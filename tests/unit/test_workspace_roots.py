@@ -51,6 +51,24 @@ def test_by_default_home_and_the_launch_folder_are_allowed(tmp_path: Path, isola
         admit_workspace(config, launch_dir=elsewhere)
 
 
+def test_a_folder_named_on_the_command_line_needs_no_default_root_but_the_users_roots_still_limit_it(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere" / "project"
+    elsewhere.mkdir(parents=True)
+    launch = tmp_path / "launch"
+    launch.mkdir()
+    env = {"XDG_CONFIG_HOME": str(isolated_home / ".config")}
+    admit_workspace(load_config(elsewhere, env=env), launch_dir=launch, named=True)  # as `ided run -w` takes it
+    with pytest.raises(WorkspaceRefused, match="outside the allowed roots"):
+        admit_workspace(load_config(elsewhere, env=env), launch_dir=launch)  # ACP's session/new: default roots
+    mine = {**env, "IDED_ROOTS__ALLOWED": f'["{launch}"]'}
+    with pytest.raises(WorkspaceRefused, match="outside the allowed roots"):
+        admit_workspace(load_config(elsewhere, env=mine), launch_dir=launch, named=True)
+    with pytest.raises(WorkspaceRefused, match="system folder"):
+        admit_workspace(load_config(Path("/etc"), env=env), launch_dir=launch, named=True)
+
+
 def test_the_user_config_lists_the_allowed_roots(tmp_path: Path, isolated_home: Path) -> None:
     project = tmp_path / "work" / "project"
     project.mkdir(parents=True)
