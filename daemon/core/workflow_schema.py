@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from enum import StrEnum
 from typing import Annotated, Any, Protocol, TypeVar
 
-from pydantic import Field, PrivateAttr, StringConstraints
+from pydantic import Field, PrivateAttr, StringConstraints, WithJsonSchema, field_validator
 
 from daemon.core.frozen_model import FrozenModel
 
@@ -169,10 +169,33 @@ class AgentSpec(FrozenModel):
         default=None, description="Model role (pipeline.models key) for this agent; default: the agent_id."
     )
     instructions: str = Field(default="", description="Extra instructions for this agent.")
-    mcp_tools: tuple[str, ...] | None = Field(
-        default=None,
-        description="ided's code-intel and search tools this agent is offered; absent: all of them, []: none.",
+    mcp_tools: Annotated[
+        tuple[str, ...],
+        WithJsonSchema(
+            {
+                "anyOf": [
+                    {"type": "array", "items": {"type": "string"}},
+                    {
+                        "type": "object",
+                        "maxProperties": 0,
+                        "description": "{}: no tools (the specification's spelling)",
+                    },
+                ]
+            }
+        ),
+    ] = Field(
+        default=(),
+        description="ided's code-intel and search tools this agent is offered, exactly: absent, [] or {}: none.",
     )
+
+    @field_validator("mcp_tools", mode="before")
+    @classmethod
+    def _no_tools_as_a_mapping(cls, value: object) -> object:
+        """``mcp_tools: {}`` (as the specification writes "no tools") is the empty list; any other mapping is
+        a mistake the schema names."""
+        if value is None or value == {}:
+            return ()
+        return value
 
     @property
     def model_role(self) -> str:

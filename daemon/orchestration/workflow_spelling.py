@@ -9,7 +9,8 @@ it (``WorkflowNote``, shown in the plan output) or why the field is only recorde
   (``next_stage_on_success: 2``) follow the numbers; ``routing.max_attempts`` -> ``max_attempts``;
 - a missing stage ``type`` is inferred from the stage's name (``lint_and_format``, ``security_review``);
 - ``parallel_agents: [{agent: code_agent, mcp_tools: [lsp_get_signature]}]`` -> ``agent_id`` and
-  ided's tool names (``get_signature``; ``tree_sitter_get_ast`` -> ``get_ast_node``);
+  ided's tool names (``get_signature``; ``tree_sitter_get_ast`` -> ``get_ast_node``); ``mcp_tools: {}``
+  -> no tools, as an agent without ``mcp_tools`` gets;
 - ``failure_criteria: {agent_defined: true}`` -> the agents judge failure themselves (no criteria);
 - ``workflow_type: code_implementation | text_analysis`` -> ``code | document``;
 - ``selection_criteria.agents_required/agents_optional`` -> ``agents``;
@@ -271,6 +272,8 @@ class _Normaliser:
                 self.problem(stage, f"agent {name!r} has both 'agent' and 'agent_id'", "keep one of them")
             else:
                 agent["agent_id"] = name
+        if agent.get("mcp_tools") == {}:
+            agent["mcp_tools"] = []  # the specification's "no tools"
         tools = _as_list(agent.get("mcp_tools"))
         if tools is not None:
             mapped = [_tool_name(str(t)) for t in tools]

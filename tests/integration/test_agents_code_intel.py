@@ -15,7 +15,7 @@ from daemon.orchestration.plan import assemble_plan
 from daemon.orchestration.replay_provider import ReplayChatModel, ReplayEntry, ReplayScript
 from daemon.orchestration.resilience import ResilienceLayer
 from daemon.orchestration.stage_agents import AgentTask
-from daemon.orchestration.workflow_loader import load_workflow_file
+from daemon.orchestration.workflow_loader import load_workflow_file, parse_workflow
 from daemon.service.intel.agent_tools import INTEL_TOOL_NAMES, code_intel_tools
 from daemon.service.workspace.local import LocalWorkspace
 from tests.intel_tools import copy_workspace, require_server, workspace_config
@@ -78,35 +78,62 @@ async def test_a_coder_finds_a_definition_and_searches_the_index_through_the_cod
     assert refused.status == "failed" and "no tool named 'workspace_symbols'" in (refused.output or "")
 
 
-async def test_mcp_tools_empty_offers_no_code_intel_tools_and_no_list_offers_them_all(tmp_path: Path) -> None:
+async def test_an_agent_is_offered_exactly_the_code_intel_tools_its_workflow_lists(tmp_path: Path) -> None:
+    # `mcp_tools: []`, `{}` or no mcp_tools at all: none of ided's code-intel tools; a list: those and no others
     require_server("python")
     workspace = copy_workspace("intel_python", tmp_path)
     spec = Path(__file__).parents[1] / "fixtures" / "spec_workflows"
-    analysis = assemble_plan(load_workflow_file(spec / "architecture_discussion.yaml"), [], "Discuss the design")
-    include = StageDecision(stage_id="security_review", include=True, reason="asked", source=DecisionSource.RULE)
-    feature = assemble_plan(load_workflow_file(spec / "feature_with_iterative_testing.yaml"), [include], "Add auth")
+    text = (spec / "architecture_discussion.yaml").read_text(encoding="utf-8")
+    text = text.replace(
+        '      - agent: "documentation_agent"\n', '      - agent: "documentation_agent"\n        mcp_tools: {}\n'
+    )
+    include = [
+        StageDecision(stage_id=sid, include=True, reason="asked", source=DecisionSource.RULE)
+        for sid in ("security_review", "decision_documentation")
+    ]
+    analysis = assemble_plan(parse_workflow(text, "architecture_discussion.yaml"), include, "Discuss the design")
+    feature = assemble_plan(load_workflow_file(spec / "feature_with_iterative_testing.yaml"), include, "Add auth")
     analyst = analysis.stage("architectural_analysis")  # `mcp_tools: []` in the specification's file
+    scribe = analysis.stage("decision_documentation")  # `mcp_tools: {}`
     security = feature.stage("security_review")  # no mcp_tools at all
-    assert analyst.agents[0].mcp_tools == () and security.agents[0].mcp_tools is None
+    coder = feature.stage("code_generation")  # [lsp_get_signature, lsp_find_definition, tree_sitter_get_ast]
     ask = [{"name": "workspace_symbols", "args": {"query": "Reporter"}}]
     models = registry(
         [
-            {"match": r"Agent: analysis_agent\b", "tool_calls": ask},
-            {"match": r"Agent: security_agent\b", "tool_calls": ask},
+            {
+                "match": r"Agent: code_agent\b",
+                "tool_calls": [{"name": "find_definition", "args": {"symbol": "Reporter"}}],
+            },
+            *(
+                {"match": rf"Agent: {agent}\b", "tool_calls": ask}
+                for agent in ("analysis_agent", "documentation_agent", "security_agent", "code_agent")
+            ),
             {"answer": {"status": "success", "summary": "asked"}, "repeat": True},
         ]
     )
     recorder = Recorder()
+    offered: dict[str, set[str]] = {}
     async with LocalWorkspace.open(workspace_config(workspace, tmp_path / "state")) as intel:
         env = AgentEnvironment(
             files=RunFiles(workspace, editable=False), extra_tools=tuple(code_intel_tools(intel)), events=recorder
         )
         provider = ToolAgentProvider(models, env)
-        for stage, kind in ((analyst, WorkflowType.DOCUMENT), (security, WorkflowType.CODE)):
-            task = AgentTask(run_id="r1", stage=stage, agent=stage.agents[0], attempt=1, workflow_type=kind)
-            await asyncio.wait_for(provider.agent(stage.agents[0]).run(task), TIMEOUT)
-    refused, answered = recorder.updates
-    assert refused.status == "failed" and "no tool named 'workspace_symbols'" in (refused.output or "")
-    offered = (refused.output or "").split("available: ", 1)[1].split(", ")
-    assert not set(offered) & set(INTEL_TOOL_NAMES)  # `[]`: none of ided's code-intel tools
-    assert answered.status == "completed" and "Reporter" in (answered.output or "")  # no list: all of them
+        for stage, kind in (
+            (analyst, WorkflowType.DOCUMENT),
+            (scribe, WorkflowType.DOCUMENT),
+            (security, WorkflowType.CODE),
+            (coder, WorkflowType.CODE),
+        ):
+            spec_agent = stage.agents[0]
+            task = AgentTask(run_id="r1", stage=stage, agent=spec_agent, attempt=1, workflow_type=kind)
+            await asyncio.wait_for(provider.agent(spec_agent).run(task), TIMEOUT)
+            offered[spec_agent.agent_id] = set(
+                (recorder.updates[-1].output or "").split("available: ", 1)[-1].split(", ")
+            )
+    refusals = [u for u in recorder.updates if u.status == "failed"]
+    assert len(refusals) == 4 and all("no tool named 'workspace_symbols'" in (u.output or "") for u in refusals)
+    for agent in ("analysis_agent", "documentation_agent", "security_agent"):
+        assert not offered[agent] & set(INTEL_TOOL_NAMES), agent
+    assert offered["code_agent"] & set(INTEL_TOOL_NAMES) == {"get_signature", "find_definition", "get_ast_node"}
+    found = next(u for u in recorder.updates if u.title and u.title.startswith("find_definition"))
+    assert found.status == "completed" and "Reporter" in (found.output or "")

@@ -3,8 +3,8 @@
 Built-in tools: ``read_file`` and ``list_files`` (always, when the run has files), ``write_file`` and
 ``replace_in_file`` (code-mode runs, editing stages), ``run_command`` (code-mode runs, stages that
 run checks). The host adds its own tools (ided's code-intel and search tools, the client's MCP
-tools); those that carry ``metadata["ided_code_intel"]`` are offered only when the workflow lists
-them for the agent (``mcp_tools``; all of them when the agent has no list, none for ``[]``).
+tools); those that carry ``metadata["ided_code_intel"]`` are offered exactly as the workflow lists
+them for the agent (``mcp_tools``; none when it lists none).
 
 ``Toolbox.call`` runs one tool call: it reports ``tool_call`` (in progress, with kind, title,
 locations and the raw input), runs the tool under a timeout, and reports ``tool_call_update``
@@ -143,7 +143,7 @@ class Toolbox:
         commands: CommandRunner | None,
         editable: bool,
         extra_tools: Sequence[BaseTool] = (),
-        allowed_intel: Sequence[str] | None = None,
+        allowed_intel: Sequence[str] = (),
     ) -> None:
         self.agent = agent
         self._events = events
@@ -174,10 +174,10 @@ class Toolbox:
                 "exit code and output. Commands: " + ", ".join(commands.names)
             )
             tools.append(_tool(self._run_command, _CommandArgs, description))
-        allowed = None if allowed_intel is None else set(allowed_intel)
+        allowed = set(allowed_intel)
         for tool in extra_tools:
             marked = bool((tool.metadata or {}).get(CODE_INTEL_MARK))
-            if marked and allowed is not None and tool.name not in allowed:
+            if marked and tool.name not in allowed:
                 continue
             tools.append(tool)
         self.tools: tuple[BaseTool, ...] = tuple(tools)

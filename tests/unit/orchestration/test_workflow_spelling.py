@@ -73,7 +73,7 @@ def test_the_specifications_feature_workflow_loads_with_its_stages_routing_and_b
     ]
     coder = wf.stage("code_generation").parallel_agents[0]
     assert (coder.agent_id, coder.mcp_tools) == ("code_agent", ("get_signature", "find_definition", "get_ast_node"))
-    assert wf.stage("security_review").parallel_agents[0].mcp_tools is None  # no list: every tool
+    assert wf.stage("security_review").parallel_agents[0].mcp_tools == ()  # no list: no tool
     assert [a.agent_id for a in wf.stage("lint_and_format").parallel_agents] == ["code_agent", "formatter_agent"]
     assert all(s.failure_criteria == () for s in wf.stages)
     hints = wf.retrieval_strategy_config.retrieval_hints
@@ -237,3 +237,15 @@ def test_any_value_anywhere_in_a_specification_file_loads_or_is_a_coded_problem(
         parse_workflow(yaml.safe_dump(document), "fuzzed.yaml")
     except WorkflowValidationError as exc:
         assert exc.code is ErrorCode.WORKFLOW_INVALID and exc.problems
+
+
+def test_mcp_tools_written_as_an_empty_mapping_or_left_out_give_an_agent_no_tools() -> None:
+    text = ARCHITECTURE.read_text(encoding="utf-8").replace(
+        '      - agent: "documentation_agent"\n', '      - agent: "documentation_agent"\n        mcp_tools: {}\n'
+    )
+    assert "mcp_tools: {}" in text
+    written = parse_workflow(text, "arch.yaml").stage("decision_documentation").parallel_agents[0]
+    left_out = load_workflow_file(ARCHITECTURE).stage("decision_documentation").parallel_agents[0]
+    assert written.mcp_tools == left_out.mcp_tools == ()
+    with pytest.raises(WorkflowValidationError, match="mcp_tools"):
+        parse_workflow(text.replace("mcp_tools: {}", "mcp_tools: {search_docs: true}"), "arch.yaml")
