@@ -14,14 +14,24 @@ use iced::widget::{button, column, container, row, text};
 use iced::{Element, Fill, Length, Subscription, Task, Theme};
 
 use crate::acp::{self, AgentInfo, Command, Connection, Event, Launch, PastSession, Reply};
+use crate::session::intel::{self, Query};
 use crate::session::{AgentExit, ChoiceRole, SessionState};
-use crate::ui::{agent_panel, editor, history, review, theme};
+use crate::ui::{agent_panel, editor, history, review, search, theme};
 use crate::workspace::{self, FileTree, TreeEntry};
 
 /// Where ided reads the feedback text of a "feedback" answer: `_meta["ided/feedback"]`.
 pub const FEEDBACK_META: &str = "ided/feedback";
 /// `_meta` key of an accept that keeps only some files and hunks (ided's selective accept).
 pub const KEEP_META: &str = "ided/keep";
+
+/// What the left pane shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Left {
+    #[default]
+    Files,
+    /// ided's search, and the editor's definitions and references.
+    Search,
+}
 
 /// What the centre pane shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -66,6 +76,8 @@ pub struct App {
     pub panel: agent_panel::AgentPanel,
     pub review_pane: review::ReviewPane,
     pub center: Center,
+    pub left: Left,
+    pub search: search::SearchPanel,
     pub history: Vec<PastSession>,
     pub status: String,
     pub error: Option<String>,
@@ -103,6 +115,8 @@ pub enum Message {
     Review(review::Message),
     History(history::Message),
     ShowCenter(Center),
+    ShowLeft(Left),
+    Search(search::Message),
     Restart,
     Key(keyboard::Event),
     /// Take the scripted screenshot now.
@@ -138,6 +152,8 @@ impl App {
                 ..review::ReviewPane::default()
             },
             center: Center::Editor,
+            left: Left::Files,
+            search: search::SearchPanel::default(),
             history: Vec::new(),
             status: String::new(),
             error: None,
@@ -239,6 +255,8 @@ impl App {
                 }
                 list_task(self.workspace.clone())
             }
+            Message::Editor(editor::Message::GoToDefinition) => self.ask_at_cursor(false),
+            Message::Editor(editor::Message::FindReferences) => self.ask_at_cursor(true),
             Message::Editor(message) => {
                 let save = self.buffers.update(message);
                 if let Some(note) = self.buffers.note.take() {
@@ -262,6 +280,14 @@ impl App {
                 self.center = center;
                 Task::none()
             }
+            Message::ShowLeft(left) => {
+                self.left = left;
+                if left == Left::Search {
+                    return iced::widget::operation::focus(search::SEARCH_ID);
+                }
+                Task::none()
+            }
+            Message::Search(message) => self.on_search(message),
             Message::Restart => {
                 if let Ok(launch) = &mut self.launch {
                     launch.generation += 1;
@@ -370,6 +396,9 @@ impl App {
             keyboard::Key::Character("s") if modifiers.command() => self.update(Message::Editor(editor::Message::Save)),
             keyboard::Key::Named(keyboard::key::Named::Tab) if self.panel.prompt.starts_with('/') => {
                 self.on_agent(agent_panel::Message::Complete)
+            }
+            keyboard::Key::Named(keyboard::key::Named::F12) if self.center == Center::Editor => {
+                self.ask_at_cursor(modifiers.shift())
             }
             _ => Task::none(),
         }
@@ -496,6 +525,7 @@ impl App {
                 }
                 return next;
             }
+            Event::IntelAnswer { id, result } => return self.on_intel_answer(id, result),
             Event::Sessions(sessions) => self.history = sessions,
             Event::Status(status) => self.status = status,
             Event::Failed(error) => self.error = Some(error),
@@ -599,6 +629,100 @@ impl App {
             _ => {}
         }
         Task::none()
+    }
+
+    fn on_search(&mut self, message: search::Message) -> Task<Message> {
+        match message {
+            search::Message::TextChanged(text) => self.search.text = text,
+            search::Message::Docs(docs) => self.search.docs = docs,
+            search::Message::Submit => {
+                let text = self.search.text.trim().to_owned();
+                if !text.is_empty() {
+                    let docs = self.search.docs;
+                    self.ask(Query::Search { text, docs });
+                }
+            }
+            search::Message::Open(path, line) => return self.update(Message::OpenFile(path, Some(line))),
+        }
+        Task::none()
+    }
+
+    /// Asks ided where the symbol at the editor's cursor is defined, or (`references`) where
+    /// it is used.
+    fn ask_at_cursor(&mut self, references: bool) -> Task<Message> {
+        let Some((file, line, column)) = self.buffers.cursor_place() else {
+            self.status = "open a file and put the cursor on a name first".into();
+            return Task::none();
+        };
+        if self.buffers.current().is_some_and(|b| b.dirty) {
+            self.status = "ided reads the file as saved: unsaved edits may shift what it finds".into();
+        }
+        let query = if references {
+            Query::References { file, line, column }
+        } else {
+            Query::Definition { file, line, column }
+        };
+        self.ask(query);
+        Task::none()
+    }
+
+    /// Sends `query` to ided (the answer comes as `Event::IntelAnswer`); the search panel shows
+    /// it is waiting. Without a session it says why.
+    fn ask(&mut self, query: Query) {
+        let Some(session_id) = self.session.as_ref().and_then(|s| s.session_id.clone()) else {
+            self.search.shown = Some((query, Err("No ided session yet: wait for it to start.".into())));
+            self.left = Left::Search;
+            return;
+        };
+        let params = query.params(&self.workspace);
+        let capability = query.capability().to_owned();
+        if matches!(query, Query::Search { .. } | Query::References { .. }) {
+            self.left = Left::Search;
+        }
+        let id = self.search.ask(query);
+        if !self.send(Command::Intel(acp::IntelRequest {
+            id,
+            session_id,
+            capability,
+            params,
+        })) && let Some(query) = self.search.answered(id)
+        {
+            self.search.shown = Some((query, Err("Not connected to ided.".into())));
+        }
+    }
+
+    /// ided answered request `id`: the panel shows it; a single definition opens at once.
+    fn on_intel_answer(&mut self, id: u64, result: Result<serde_json::Value, String>) -> Task<Message> {
+        let Some(query) = self.search.answered(id) else {
+            log::debug!("dropping the answer to an earlier question ({id})");
+            return Task::none();
+        };
+        let answer = result.and_then(|value| intel::read_answer(&query, value, &self.workspace));
+        let open = match (&query, &answer) {
+            (Query::Definition { .. }, Ok(answer)) => match answer.places.as_slice() {
+                [one] => Some((one.path.clone(), one.line)),
+                _ => {
+                    self.left = Left::Search;
+                    None
+                }
+            },
+            (Query::Definition { .. }, Err(_)) => {
+                self.left = Left::Search;
+                None
+            }
+            _ => None,
+        };
+        if let (Query::Definition { .. }, Ok(answer)) = (&query, &answer) {
+            self.status = match &open {
+                Some((path, line)) => format!("definition: {}:{line}", relative(&self.workspace, path).display()),
+                None => format!("{} (see Search)", answer.summary),
+            };
+        }
+        self.search.shown = Some((query, answer));
+        match open {
+            Some((path, line)) => self.update(Message::OpenFile(path, Some(line))),
+            None => Task::none(),
+        }
     }
 
     /// Sends the chosen permission option (with the feedback text for a feedback option).
@@ -736,9 +860,20 @@ impl App {
 
     /// The whole window.
     pub fn view(&self) -> Element<'_, Message> {
-        let tree = container(crate::ui::file_tree::view(&self.tree, &self.workspace, &self.open_path))
+        let ready = self.session.as_ref().is_some_and(|s| s.session_id.is_some()) && self.connection.is_some();
+        let left_tabs = row![
+            left_tab("Files", self.left == Left::Files, Left::Files),
+            left_tab("Search", self.left == Left::Search, Left::Search),
+        ]
+        .spacing(4)
+        .padding([2, 4]);
+        let left_body: Element<'_, Message> = match self.left {
+            Left::Files => crate::ui::file_tree::view(&self.tree, &self.workspace, &self.open_path),
+            Left::Search => self.search.view(&self.workspace, ready).map(Message::Search),
+        };
+        let tree = container(column![left_tabs, left_body])
             .style(theme::panel)
-            .width(Length::Fixed(220.0))
+            .width(Length::Fixed(if self.left == Left::Search { 300.0 } else { 220.0 }))
             .height(Fill);
         let center_tabs = row![
             tab("Editor", self.center == Center::Editor, Center::Editor),
@@ -856,6 +991,13 @@ fn tab<'a>(label: &str, active: bool, center: Center) -> Element<'a, Message> {
     button(text(label.to_owned()).size(13))
         .style(if active { theme::selected } else { theme::link })
         .on_press(Message::ShowCenter(center))
+        .into()
+}
+
+fn left_tab<'a>(label: &str, active: bool, left: Left) -> Element<'a, Message> {
+    button(text(label.to_owned()).size(13))
+        .style(if active { theme::selected } else { theme::link })
+        .on_press(Message::ShowLeft(left))
         .into()
 }
 

@@ -131,6 +131,17 @@ fn spawn_task(task: iced::Task<Message>, messages: &mpsc::UnboundedSender<Messag
 /// Runs the app against `ided acp`: every event and task output goes through `update`; after
 /// each, `react` may answer like a person would; stops when `done(app)` holds.
 async fn drive(app: &mut App, launch: Launch, react: impl Fn(&App) -> Vec<Message>, done: impl Fn(&App) -> bool) {
+    drive_for(app, launch, react, done, WAIT).await;
+}
+
+/// [`drive`], waiting at most `wait` for `done`.
+async fn drive_for(
+    app: &mut App,
+    launch: Launch,
+    react: impl Fn(&App) -> Vec<Message>,
+    done: impl Fn(&App) -> bool,
+    wait: Duration,
+) {
     let (tx, mut messages) = mpsc::unbounded::<Message>();
     let (events_tx, events) = mpsc::unbounded();
     let connection = tokio::spawn(run(launch, events_tx));
@@ -140,7 +151,7 @@ async fn drive(app: &mut App, launch: Launch, react: impl Fn(&App) -> Vec<Messag
         async {}
     }));
     let seen = std::sync::Mutex::new(Vec::<String>::new());
-    let outcome = tokio::time::timeout(WAIT, async {
+    let outcome = tokio::time::timeout(wait, async {
         while let Some(message) = messages.next().await {
             if let Message::Acp(event) = &message {
                 let name = format!("{event:?}");
@@ -753,4 +764,199 @@ async fn a_mixed_file_and_hunk_choice_is_accepted_by_ided_as_one_commit_and_roll
     }
     assert_eq!(git(&repo, &["diff", &head, "HEAD"]), "", "the revert undid the accept");
     assert_eq!(git(&repo, &["rev-list", "--count", &format!("{head}..HEAD")]), "2");
+}
+
+/// Where scripts/install-test-tools.sh put the language servers (given to ided as
+/// `intel.search_path`), when a Python server is there.
+fn test_language_servers() -> Option<Vec<String>> {
+    let tools = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.tools");
+    let bin = tools.join("lsp-venv/bin");
+    ["basedpyright-langserver", "jedi-language-server"]
+        .iter()
+        .any(|server| bin.join(server).is_file())
+        .then(|| {
+            [bin, tools.join("node/node_modules/.bin")]
+                .iter()
+                .filter_map(|p| p.canonicalize().ok())
+                .map(|p| p.display().to_string())
+                .collect()
+        })
+}
+
+/// Stops the workspace daemon a test started (`ided stop`), however the test ends.
+struct StopDaemon {
+    bin: String,
+    repo: PathBuf,
+    env: Vec<(String, String)>,
+}
+
+impl Drop for StopDaemon {
+    fn drop(&mut self) {
+        let stopped = Process::new(&self.bin)
+            .args(["stop", "-w"])
+            .arg(&self.repo)
+            .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .output();
+        if let Ok(out) = stopped
+            && !out.status.success()
+        {
+            eprintln!("ided stop: {}", String::from_utf8_lossy(&out.stderr));
+        }
+    }
+}
+
+/// Issue 39, Iced item 6: the client had neither search nor go-to-definition, though the
+/// daemon serves both. Through the real `ided acp`, attached to the workspace daemon it starts
+/// (a real language server from the test tools): the search panel finds `add`, and a hit opens
+/// calc.py at its line; F12 on the call in main.py opens its definition in calc.py; Shift+F12
+/// lists its uses in both files.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_definition_and_references_come_from_the_workspace_daemon() {
+    use iced::widget::text_editor::{Action, Motion};
+    use ided_iced::session::intel::Query;
+    use ided_iced::ui::{editor, search};
+    let bin = require_ided!();
+    let Some(servers) = test_language_servers() else {
+        eprintln!("SKIPPED: no Python language server under .tools (scripts/install-test-tools.sh)");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = fixture_repo(tmp.path());
+    let main = "from calc import add\n\nprint(add(1, 2))\n";
+    std::fs::write(repo.join("main.py"), main).unwrap();
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "main"]);
+    let mut env = ided_env(tmp.path(), &bug_fix_script(tmp.path()));
+    env.retain(|(k, _)| k != "IDED_ACP__ATTACH_DAEMON");
+    env.push(("IDED_ACP__ATTACH_DAEMON".into(), "true".into()));
+    env.push((
+        "IDED_INTEL__SEARCH_PATH".into(),
+        serde_json::to_string(&servers).unwrap(),
+    ));
+    let _stop = StopDaemon {
+        bin: bin.clone(),
+        repo: repo.clone(),
+        env: env.clone(),
+    };
+    let mut launch = Launch::resolve(Some(&bin), &repo).unwrap();
+    launch.env = env;
+    let (mut app, _) = App::new(options(&repo, Ok(launch.clone()), Vec::new()));
+    let (calc_py, main_py) = (repo.join("calc.py"), repo.join("main.py"));
+    let step = Cell::new(0u8);
+    let asked = Cell::new(0u32);
+    let seen_hit = std::cell::RefCell::new(None::<(PathBuf, usize)>);
+    let seen_definition = std::cell::RefCell::new(None::<(PathBuf, usize)>);
+    // The cursor on `add` in `print(add(1, 2))` (line 3, column 7) of the open main.py, then
+    // F12 or Shift+F12.
+    let at_the_call = |references: bool| {
+        let mut messages = vec![Message::OpenFile(main_py.clone(), Some(3))];
+        messages.extend((0..6).map(|_| Message::Editor(editor::Message::Edit(Action::Move(Motion::Right)))));
+        messages.push(Message::Editor(if references {
+            editor::Message::FindReferences
+        } else {
+            editor::Message::GoToDefinition
+        }));
+        messages
+    };
+    let current = |app: &App| {
+        app.buffers
+            .current()
+            .map(|b| (b.path.clone(), b.content.cursor().position.line))
+    };
+    let answered = |app: &App| match (&app.search.pending, &app.search.shown) {
+        (None, Some((query, Ok(answer)))) => Some((query.clone(), answer.places.len())),
+        (None, Some((query, Err(why)))) => panic!("ided answered the {query:?} with an error: {why}"),
+        _ => None,
+    };
+    let react = |app: &App| -> Vec<Message> {
+        // ided may answer before its index or language server is ready (no hits yet): asked again.
+        let again = || {
+            asked.set(asked.get() + 1);
+            assert!(asked.get() < 400, "no answer with results: {:?}", app.search.shown);
+        };
+        match step.get() {
+            0 if app.session.as_ref().is_some_and(|s| s.session_id.is_some()) && app.search.pending.is_none() => {
+                step.set(1);
+                vec![
+                    Message::Search(search::Message::TextChanged("add".into())),
+                    Message::Search(search::Message::Submit),
+                ]
+            }
+            1 => match answered(app) {
+                Some((Query::Search { .. }, 0)) => {
+                    again();
+                    vec![Message::Search(search::Message::Submit)]
+                }
+                Some((Query::Search { .. }, _)) => {
+                    let Some((_, Ok(answer))) = &app.search.shown else {
+                        return Vec::new();
+                    };
+                    let hit = answer
+                        .places
+                        .iter()
+                        .find(|p| p.path == calc_py)
+                        .expect("a hit in calc.py");
+                    step.set(2);
+                    vec![Message::Search(search::Message::Open(hit.path.clone(), hit.line))]
+                }
+                _ => Vec::new(),
+            },
+            2 if current(app).is_some_and(|(path, _)| path == calc_py) => {
+                *seen_hit.borrow_mut() = current(app);
+                step.set(3);
+                vec![Message::OpenFile(main_py.clone(), Some(3))]
+            }
+            3 if current(app).is_some_and(|(path, _)| path == main_py) => {
+                step.set(4);
+                at_the_call(false)
+            }
+            4 => match answered(app) {
+                Some((Query::Definition { .. }, 0)) => {
+                    again();
+                    at_the_call(false)
+                }
+                Some((Query::Definition { .. }, _)) if current(app).is_some_and(|(path, _)| path == calc_py) => {
+                    *seen_definition.borrow_mut() = current(app);
+                    step.set(5);
+                    at_the_call(true)
+                }
+                _ => Vec::new(),
+            },
+            5 => match answered(app) {
+                Some((Query::References { .. }, n)) if n < 2 => {
+                    again();
+                    at_the_call(true)
+                }
+                Some((Query::References { .. }, _)) => {
+                    step.set(6);
+                    Vec::new()
+                }
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        }
+    };
+    drive_for(&mut app, launch, react, |_| step.get() == 6, Duration::from_secs(240)).await;
+
+    assert_eq!(
+        seen_hit.borrow().clone(),
+        Some((calc_py.clone(), 0)),
+        "the search hit opened calc.py at `def add`"
+    );
+    assert_eq!(
+        seen_definition.borrow().clone(),
+        Some((calc_py.clone(), 0)),
+        "F12 on the call opened its definition"
+    );
+    let Some((Query::References { .. }, Ok(answer))) = &app.search.shown else {
+        panic!("the references are shown: {:?}", app.search.shown)
+    };
+    let places: Vec<(PathBuf, u32)> = answer.places.iter().map(|p| (p.path.clone(), p.line)).collect();
+    assert!(
+        places.contains(&(main_py.clone(), 3)) && places.iter().any(|(p, _)| p == &calc_py),
+        "the uses in main.py and the definition in calc.py: {places:?}"
+    );
+    assert_eq!(app.left, ided_iced::app::Left::Search, "listed in the search panel");
+    let mut ui = iced_test::simulator(app.view());
+    assert!(ui.find("main.py:3").is_ok(), "on screen");
 }

@@ -1469,3 +1469,151 @@ fn side_by_side_long_lines_scroll_sideways_to_their_end() {
         .expect("the old side's scrollable");
     assert_eq!(old_side.x, 0.0, "the old side stays where it was");
 }
+
+/// The next command the app sent, which must be an `_ided/intel/*` request.
+fn intel_request(commands: &mut futures::channel::mpsc::UnboundedReceiver<Command>) -> ided_iced::acp::IntelRequest {
+    match commands.try_recv() {
+        Ok(Command::Intel(request)) => request,
+        other => panic!("expected an _ided/intel request, got {other:?}"),
+    }
+}
+
+/// Issue 39, Iced item 6: the client had no search although the daemon serves one. The
+/// search panel asks ided (`_ided/intel/search_code`), lists the hits, and a hit opens its file
+/// at its line.
+#[test]
+fn the_search_panel_asks_ided_and_a_hit_opens_its_file_at_the_line() {
+    let (mut app, mut commands, dir) = connected_app();
+    let calc = dir.path().join("calc.py");
+    std::fs::write(
+        &calc,
+        "def add(a, b):\n    return a + b\n\n\ndef divide(a, b):\n    return a / b\n",
+    )
+    .unwrap();
+    click(&mut app, "Search");
+    let mut live = support::Live::new();
+    live.click_id(&mut app, ided_iced::ui::search::SEARCH_ID);
+    live.type_keys(&mut app, "divide");
+    live.key(&mut app, Named::Enter);
+    let request = intel_request(&mut commands);
+    assert_eq!(
+        (request.session_id.as_str(), request.capability.as_str()),
+        ("s-1", "search_code")
+    );
+    assert_eq!(request.params["query"], "divide");
+    assert!(
+        simulator(app.view())
+            .find("Asking ided for the “divide” in the code…")
+            .is_ok(),
+        "the panel says it waits"
+    );
+    let _ = app.update(Message::Acp(Event::IntelAnswer {
+        id: request.id,
+        result: Ok(json!({"mode": "lexical", "vectors": 0.0, "matches": "strong",
+            "hits": [{"path": "calc.py", "line": 5, "end_line": 6, "symbol": "divide",
+                "snippet": "def divide(a, b):", "score": 2.0}]})),
+    }));
+    {
+        let mut ui = simulator(app.view());
+        assert!(ui.find("1 hit (lexical)").is_ok());
+        assert!(ui.find("calc.py:5").is_ok() && ui.find("def divide(a, b):").is_ok());
+    }
+    click_and_run(&mut app, "calc.py:5");
+    let buffer = app.buffers.current().expect("the hit's file is open");
+    assert_eq!(buffer.path, calc);
+    assert_eq!(buffer.content.cursor().position.line, 4, "at the hit's line");
+    assert_eq!(app.center, Center::Editor);
+}
+
+/// Issue 39, Iced item 6: no go-to-definition or references from the editor. F12 asks ided
+/// where the name at the cursor is defined and opens it; Shift+F12 lists its uses.
+#[test]
+fn f12_opens_the_definition_and_shift_f12_lists_the_references() {
+    let (mut app, mut commands, dir) = connected_app();
+    let calc = dir.path().join("calc.py");
+    let main = dir.path().join("main.py");
+    std::fs::write(&calc, "def add(a, b):\n    return a + b\n").unwrap();
+    std::fs::write(&main, "from calc import add\nprint(add(1, 2))\n").unwrap();
+    app.buffers
+        .open(main.clone(), "from calc import add\nprint(add(1, 2))\n", None);
+    app.buffers.move_cursor(2, 8);
+    assert_eq!(app.buffers.cursor_place(), Some((main.clone(), 2, 8)));
+    let mut live = support::Live::new();
+    live.key(&mut app, Named::F12);
+    let request = intel_request(&mut commands);
+    assert_eq!(request.capability, "find_definition");
+    assert_eq!(
+        serde_json::Value::Object(request.params.clone()),
+        json!({"file": "main.py", "line": 2, "column": 8, "max_chars": 400}),
+        "the cursor's place, relative to the workspace, as ided takes it"
+    );
+    let answered = app.update(Message::Acp(Event::IntelAnswer {
+        id: request.id,
+        result: Ok(
+            json!({"query": "main.py:2:8", "total": 1, "server": "basedpyright", "definitions": [{
+            "symbol": "calc.add", "location": {"path": "calc.py", "in_workspace": true, "line_text": "def add(a, b):",
+            "range": {"start_line": 1, "start_column": 5, "end_line": 1, "end_column": 8}}}]}),
+        ),
+    }));
+    support::run_task(&mut app, answered);
+    assert_eq!(
+        app.buffers.current().map(|b| b.path.clone()),
+        Some(calc.clone()),
+        "the definition opened"
+    );
+    assert_eq!(app.status, "definition: calc.py:1");
+
+    // Shift+F12 from the use: the references, listed in the search panel.
+    let _ = app.update(Message::Editor(ided_iced::ui::editor::Message::Select(0)));
+    app.buffers.move_cursor(2, 8);
+    let task = app.update(Message::Key(support::key_pressed(
+        iced::keyboard::Key::Named(Named::F12),
+        iced::keyboard::Modifiers::SHIFT,
+    )));
+    support::run_task(&mut app, task);
+    let request = intel_request(&mut commands);
+    assert_eq!(request.capability, "get_references");
+    let _ = app.update(Message::Acp(Event::IntelAnswer {
+        id: request.id,
+        result: Ok(json!({"query": "add", "total": 2, "files": 2, "references": [
+            {"location": {"path": "calc.py", "range": {"start_line": 1, "start_column": 5, "end_line": 1, "end_column": 8},
+             "line_text": "def add(a, b):"}, "is_declaration": true},
+            {"location": {"path": "main.py", "range": {"start_line": 2, "start_column": 7, "end_line": 2, "end_column": 10},
+             "line_text": "print(add(1, 2))"}}]})),
+    }));
+    assert_eq!(app.left, ided_iced::app::Left::Search);
+    {
+        let mut ui = simulator(app.view());
+        assert!(ui.find("References to main.py:2:8").is_ok());
+        assert!(ui.find("2 references in 2 files").is_ok());
+        assert!(ui.find("calc.py:1").is_ok() && ui.find("main.py:2").is_ok());
+    }
+    click_and_run(&mut app, "main.py:2");
+    assert_eq!(app.buffers.current().map(|b| b.path.clone()), Some(main));
+}
+
+/// What ided refuses (no daemon, a bad position) reads as text in the panel, and an answer to
+/// an earlier question does not replace the current one.
+#[test]
+fn a_refused_question_reads_as_text_and_a_stale_answer_is_dropped() {
+    let (mut app, mut commands, _dir) = connected_app();
+    app.search.text = "first".into();
+    let _ = app.update(Message::Search(ided_iced::ui::search::Message::Submit));
+    let first = intel_request(&mut commands);
+    app.search.text = "second".into();
+    let _ = app.update(Message::Search(ided_iced::ui::search::Message::Submit));
+    let second = intel_request(&mut commands);
+    let _ = app.update(Message::Acp(Event::IntelAnswer {
+        id: first.id,
+        result: Ok(json!({"mode": "lexical", "vectors": 0.0, "matches": "none", "hits": []})),
+    }));
+    assert!(app.search.shown.is_none(), "the earlier question's answer is dropped");
+    let why = "search and code intelligence go through the workspace daemon, and there is none [store_failed]";
+    let _ = app.update(Message::Acp(Event::IntelAnswer {
+        id: second.id,
+        result: Err(why.into()),
+    }));
+    let mut ui = simulator(app.view());
+    assert!(ui.find("“second” in the code").is_ok(), "the question answered");
+    assert!(ui.find(why).is_ok(), "why, as text: {:?}", support::texts(&app));
+}

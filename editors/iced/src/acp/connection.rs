@@ -53,6 +53,24 @@ pub enum Command {
         session_id: String,
         mode_id: String,
     },
+    /// One of ided's search and code-intelligence capabilities (`_ided/intel/<capability>`).
+    Intel(IntelRequest),
+}
+
+/// A call of ided's `_ided/intel/<capability>` extension method (docs/acp.md): `capability` is
+/// the registry's name (`search_code`, `find_definition`, `get_references`, ...), `params` its
+/// params (the session id is added); the answer comes back as [`Event::IntelAnswer`] with `id`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IntelRequest {
+    pub id: u64,
+    pub session_id: String,
+    pub capability: String,
+    pub params: serde_json::Map<String, Value>,
+}
+
+/// The extension method of an ided capability, as sent on the wire.
+pub fn intel_method(capability: &str) -> String {
+    format!("_ided/intel/{capability}")
 }
 
 /// The UI's handle on a running connection.
@@ -115,6 +133,11 @@ pub enum Event {
     Sessions(Vec<PastSession>),
     /// An `_ided/status` extension notification (daemon/index status).
     Status(String),
+    /// The answer to an [`IntelRequest`]: the capability's result, or why there is none.
+    IntelAnswer {
+        id: u64,
+        result: Result<Value, String>,
+    },
     /// A request failed (shown, the connection goes on).
     Failed(String),
     /// The agent process ended; the subscription is finished.
@@ -442,6 +465,25 @@ fn execute(
             })
         }
         Command::Cancel { session_id } => cx.send_notification(CancelNotification::new(session_id)),
+        Command::Intel(request) => {
+            let IntelRequest {
+                id,
+                session_id,
+                capability,
+                mut params,
+            } = request;
+            params.insert("sessionId".into(), Value::String(session_id));
+            let method = intel_method(&capability);
+            let sent = cx.send_request(UntypedMessage::new(&method, Value::Object(params))?);
+            cx.spawn(async move {
+                let result = sent.block_task().await.map_err(|e| super::error_text::human(&e));
+                if let Err(err) = &result {
+                    log::info!("{method} failed: {err}");
+                }
+                let _ = events.unbounded_send(Event::IntelAnswer { id, result });
+                Ok(())
+            })
+        }
         Command::SetMode { session_id, mode_id } => {
             let request = cx.send_request(SetSessionModeRequest::new(session_id, mode_id));
             cx.spawn(async move {

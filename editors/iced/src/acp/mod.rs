@@ -6,6 +6,6 @@ pub mod error_text;
 pub mod launch;
 pub mod reply;
 
-pub use connection::{AgentInfo, Command, Connection, Event, PastSession};
+pub use connection::{AgentInfo, Command, Connection, Event, IntelRequest, PastSession};
 pub use launch::Launch;
 pub use reply::Reply;

@@ -3,6 +3,7 @@
 
 pub mod commands;
 pub mod diff;
+pub mod intel;
 pub mod merge;
 pub mod plan_graph;
 pub mod record;

@@ -146,6 +146,10 @@ pub enum Message {
     KeepTheirs(usize),
     /// The save that would undo the change on disk: write the edits anyway.
     SaveMine(usize),
+    /// Where the symbol at the cursor is defined (F12; answered by ided, see `ui::search`).
+    GoToDefinition,
+    /// Every use of the symbol at the cursor (Shift+F12).
+    FindReferences,
 }
 
 impl Buffers {
@@ -324,7 +328,44 @@ impl Buffers {
                 buffer.save_asks = false;
                 Some(buffer.save_request())
             }
+            // The app asks ided (it holds the connection).
+            Message::GoToDefinition | Message::FindReferences => None,
         }
+    }
+
+    /// The active buffer's file and the cursor's place in it: 1-based line, and 1-based column
+    /// in characters (as ided counts them).
+    pub fn cursor_place(&self) -> Option<(PathBuf, u32, u32)> {
+        let buffer = self.current()?;
+        let position = buffer.content.cursor().position;
+        let line = buffer
+            .content
+            .line(position.line)
+            .map_or_else(String::new, |l| l.text.to_string());
+        let column = crate::session::intel::char_column(&line, position.column);
+        Some((buffer.path.clone(), position.line as u32 + 1, column))
+    }
+
+    /// Moves the cursor of the active buffer to `line` and `column` (1-based; the column in
+    /// characters).
+    pub fn move_cursor(&mut self, line: u32, column: u32) {
+        let Some(buffer) = self.active.and_then(|i| self.open.get_mut(i)) else {
+            return;
+        };
+        let last = buffer.content.line_count().saturating_sub(1);
+        let line = (line.saturating_sub(1) as usize).min(last);
+        let text = buffer
+            .content
+            .line(line)
+            .map_or_else(String::new, |l| l.text.to_string());
+        let byte = text
+            .char_indices()
+            .nth(column.saturating_sub(1) as usize)
+            .map_or(text.len(), |(i, _)| i);
+        buffer.content.move_to(Cursor {
+            position: Position { line, column: byte },
+            selection: None,
+        });
     }
 
     /// A save ended: written (the buffer is clean, unless it was edited meanwhile), or refused
@@ -409,10 +450,25 @@ impl Buffers {
                 ));
             }
         }
+        let has_file = self.current().is_some();
+        let ask = |label: &'static str, message: Message| {
+            button(text(label).size(12))
+                .style(theme::link)
+                .padding([1, 6])
+                .on_press_maybe(has_file.then_some(message))
+        };
         column![
-            scrollable(tabs).direction(scrollable::Direction::Horizontal(
-                scrollable::Scrollbar::new().width(2).scroller_width(2)
-            )),
+            row![
+                scrollable(tabs)
+                    .direction(scrollable::Direction::Horizontal(
+                        scrollable::Scrollbar::new().width(2).scroller_width(2)
+                    ))
+                    .width(Fill),
+                ask("Definition (F12)", Message::GoToDefinition),
+                ask("References (Shift+F12)", Message::FindReferences),
+            ]
+            .spacing(4)
+            .align_y(iced::Center),
             bar,
             body
         ]

@@ -6,5 +6,6 @@ pub mod file_tree;
 pub mod history;
 pub mod plan_graph;
 pub mod review;
+pub mod search;
 pub mod status_bar;
 pub mod theme;
