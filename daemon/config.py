@@ -497,17 +497,6 @@ class ProjectLayer:
         """The dotted keys of ``refusals``."""
         return tuple(r.key for r in self.refusals)
 
-    def notice(self) -> str:
-        """One plain line on the keys left out and how to trust ("" when none was)."""
-        if not self.refusals:
-            return ""
-        count = len(self.refusals)
-        return (
-            f"This repository's {self.file or '.ided.toml'} sets {count} setting{'s' if count != 1 else ''} ided "
-            f"takes only from a trusted workspace, left out: {', '.join(self.withheld)}; your own settings apply. "
-            f"To take them, trust the workspace: `{self.how_to_trust}` (docs/configuration.md#workspace-trust)."
-        )
-
 
 class Config(_Section):
     """The whole configuration of one workspace."""

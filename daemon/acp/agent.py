@@ -19,6 +19,9 @@ goes out once the attach is done, its slash commands once the run service is ope
 (or ``session/load``) waits for them. The extension requests ``_ided/intel/<capability>`` answer the
 client's searches and code-intelligence questions through the session's workspace daemon
 (``daemon.acp.intel``: one per registry capability).
+In an untrusted workspace whose repository had settings left out or ships programs ided does
+not run, a new session's first update is an agent message with the trust notice
+(``daemon.core.trust_notice``), naming how to trust.
 """
 
 from __future__ import annotations
@@ -74,6 +77,7 @@ from daemon.acp.sessions import MODES, SessionRecord, SessionState
 from daemon.acp.sessions import SessionMode as Mode
 from daemon.core.run_models import RunRecord, RunStatus
 from daemon.errors import DaemonError
+from daemon.service.intel.trust_notice import trust_notice
 from daemon.workspace_roots import check_folder
 
 if TYPE_CHECKING:
@@ -199,7 +203,7 @@ class IdedAgent:
         live = SessionState(record=record, workspace=workspace)
         self._sessions[record.session_id] = live
         live.mcp = await self._lend_mcp(live, mcp_servers or [])
-        self._in_background(self._send_commands(live), live)  # once the run service is open
+        self._in_background(self._send_commands(live, notice=True), live)  # once the run service is open
         self._status_soon(live)
         return NewSessionResponse(session_id=record.session_id, modes=_modes(record.mode))
 
@@ -404,8 +408,13 @@ class IdedAgent:
             run_finished=lambda: self._status_soon(state),
         )
 
-    async def _send_commands(self, live: SessionState) -> None:
-        """The slash commands, once the run service is open (one that did not open: the prompt says why)."""
+    async def _send_commands(self, live: SessionState, *, notice: bool = False) -> None:
+        """The slash commands, once the run service is open (one that did not open: the prompt says why);
+        ``notice``: the workspace's trust notice first, when it has one (the session's first update)."""
+        if notice:
+            said = await asyncio.to_thread(trust_notice, live.workspace.config)
+            if said is not None:
+                await self._send(live.record.session_id, [update_agent_message_text(said.message + "\n")])
         try:
             update = await _commands_update(live.workspace)
         except DaemonError:

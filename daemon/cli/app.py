@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
+from rich.text import Text
 
 from daemon.cli.context import CliState, JsonOpt, WorkspaceOpt, text_argument
 from daemon.cli.cve_commands import register_cve_commands
@@ -257,18 +258,27 @@ def status(ctx: typer.Context, workspace: WorkspaceOpt = None, as_json: JsonOpt 
     language servers), or this command when no daemon runs.
     """
     state = CliState.of(ctx)
-    config = state.config(workspace)
+    config = state.config(workspace, notice=False)
     result = _in_workspace(state, config, "status", lambda ws: ws.status())
     if as_json:
         # the shapes scripts already read: the daemon's `daemon/status`, or the index's status alone
         shown = result.index if result.daemon is None else DaemonStatus.of(result, result.daemon)
-        print(shown.model_dump_json(indent=2) if shown is not None else result.model_dump_json(indent=2))
+        if shown is None:
+            print(result.model_dump_json(indent=2))
+        elif result.daemon is None and result.trust is not None:  # the index's status, and the trust notice
+            print(
+                json.dumps({**shown.model_dump(mode="json"), "trust": result.trust.model_dump(mode="json")}, indent=2)
+            )
+        else:
+            print(shown.model_dump_json(indent=2))
         return
     print_serving(state.out, result)
     if result.index is not None:
         print_status(state.out, result.index)
     if result.index_note:
         state.out.print(f"index: {result.index_note}", style="yellow", highlight=False)
+    if result.trust is not None:
+        state.out.print(Text(f"trust: {result.trust.message}", style="yellow"), highlight=False)
 
 
 def _in_workspace(

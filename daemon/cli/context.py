@@ -1,4 +1,8 @@
-"""What every CLI command needs: the workspace root, the loaded configuration, a stderr console."""
+"""What every CLI command needs: the workspace root, the loaded configuration, a stderr console.
+
+Loading the configuration of an untrusted workspace whose repository had settings left out, or ships
+programs ided does not run, prints the trust notice (``daemon.core.trust_notice``) once, as the command's
+first line on stderr; ``ided status`` shows it in its own output instead."""
 
 from __future__ import annotations
 
@@ -72,6 +76,8 @@ class CliState:
     overrides: dict[str, Any] = field(default_factory=dict[str, Any])
     err: Console = field(default_factory=lambda: Console(stderr=True, soft_wrap=True))
     out: Console = field(default_factory=lambda: Console(soft_wrap=True))
+    notice_shown: bool = False
+    """Whether this command already said what the untrusted workspace had left out."""
 
     @staticmethod
     def of(ctx: typer.Context) -> CliState:
@@ -84,11 +90,26 @@ class CliState:
         """The workspace a command works on: ``workspace``, ``--workspace`` or the one around the cwd."""
         return workspace or self.workspace or find_workspace_root(Path.cwd())
 
-    def config(self, workspace: Path | None = None) -> Config:
+    def config(self, workspace: Path | None = None, *, notice: bool = True) -> Config:
+        """The loaded configuration (a coded error ends the command); ``notice``: say, once, on stderr, what
+        an untrusted workspace had left out (``ided status`` shows it itself)."""
         config = self.config_or_error(workspace)
         if isinstance(config, DaemonError):
             self.fail(str(config))
+        if notice:
+            self.say_trust_notice(config)
         return config
+
+    def say_trust_notice(self, config: Config) -> None:
+        """The trust notice of ``config``'s workspace on stderr, the first time this command has one."""
+        if self.notice_shown or config.project.trusted is not False:
+            return
+        from daemon.service.intel.trust_notice import trust_notice
+
+        found = trust_notice(config)
+        if found is not None:
+            self.notice_shown = True
+            self.err.print(Text(found.message, style="yellow"), highlight=False)
 
     def config_or_error(self, workspace: Path | None = None) -> Config | DaemonError:
         """The loaded configuration (logging configured from it), or the coded error saying why it did not load."""

@@ -16,6 +16,7 @@ from pydantic import Field
 
 from daemon.core.frozen_model import FrozenModel
 from daemon.core.models import IndexStatus
+from daemon.core.trust_notice import TrustNotice
 
 __all__ = [
     "AstNode",
@@ -271,4 +272,9 @@ class IntelStatus(FrozenModel):
     servers: tuple[LanguageServerStatus, ...]
     daemon: DaemonInfo | None = Field(
         default=None, description="The workspace daemon that answered; None when this process serves the workspace."
+    )
+    trust: TrustNotice | None = Field(
+        default=None,
+        description="What the untrusted workspace's repository set or ships that the serving process left out, "
+        "with how to trust; None when trusted or nothing was.",
     )

@@ -19,6 +19,7 @@ from typing import Any, BinaryIO, cast
 
 from lsprotocol import types
 from pydantic import ValidationError
+from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.workspace import PositionCodec
@@ -92,6 +93,17 @@ class IdedLanguageServer(LanguageServer):
             return
         self.index_progress.report("attached; indexing")
         self.index_progress.watch_until_idle()
+        await self._say_trust_notice()
+
+    async def _say_trust_notice(self) -> None:
+        """What the daemon left out of its untrusted workspace, once per session (``window/showMessage``)."""
+        try:
+            status = await self.daemon_status()
+        except JsonRpcException:  # the session's calls fail so (wire_errors): the next status says it again
+            logger.info("the daemon's status could not be read for its trust notice", exc_info=True)
+            return
+        if status.trust is not None:
+            self.show(types.MessageType.Warning, status.trust.message, once="trust")
 
     def _on_idle(self, status: DaemonStatus) -> None:
         if not status.index.ready:

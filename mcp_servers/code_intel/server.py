@@ -15,6 +15,10 @@ by name, answered meanwhile from a Tree-sitter scan: ``early_definitions``), and
 failed answers every call with its coded error. The modules behind the workspace (index, language
 servers, daemon client) are imported by that background opening, in a thread, not by this module.
 
+In an untrusted workspace whose repository had settings left out or ships programs ided does not run,
+the trust notice (``daemon.core.trust_notice``) ends the server's instructions and is added, once, to
+the first tool answer (or error) of the session, naming how to trust.
+
 Transports: ``serve_stdio(config)`` and ``serve_http(config, token=..., port=...)``, the latter
 bound to 127.0.0.1 behind a bearer token (``BearerTokenMiddleware``: 401 without it).
 """
@@ -45,6 +49,7 @@ from daemon.core.ports import Workspace
 from daemon.errors import DaemonError
 from daemon.service.intel.capabilities import CAPABILITIES, DEFINITION
 from daemon.service.intel.capability import Capability
+from daemon.service.intel.trust_notice import trust_notice
 from daemon.service.workspace.opening import OpeningWorkspace, WorkspaceOpener
 from mcp_servers.code_intel.early_definitions import EarlyDefinitions
 from mcp_servers.code_intel.stdio_guard import GuardedStdioServer
@@ -76,6 +81,17 @@ INSTRUCTIONS = (
 )
 
 _READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+
+
+class _Once:
+    """The trust notice, handed out the first time it is asked for (None after, or when there is none)."""
+
+    def __init__(self, text: str | None) -> None:
+        self._text = text
+
+    def take(self) -> str | None:
+        text, self._text = self._text, None
+        return text
 
 
 async def _call(
@@ -113,7 +129,7 @@ def _parameter(name: str, field: FieldInfo) -> inspect.Parameter:
 
 
 def tool_function(
-    capability: Capability[Any, Any], early: EarlyDefinitions | None = None
+    capability: Capability[Any, Any], early: EarlyDefinitions | None = None, notice: _Once | None = None
 ) -> Callable[..., Awaitable[Any]]:
     """The capability as the function ``MCPServer.add_tool`` inspects: ``ctx`` and one parameter per params field.
 
@@ -121,11 +137,21 @@ def tool_function(
     annotation (the capability's result model, carried by ``Annotated[CallToolResult, ...]``), so both
     follow the registry entry; the tool answers ``tool_result``'s compact text beside the structured
     content. ``early``: how ``find_definition`` by name is answered while the workspace still opens
-    (``early_definitions``).
+    (``early_definitions``). ``notice``: the trust notice, added to the first answer (or error) that takes it.
     """
 
     async def tool(ctx: Ctx, **arguments: Any) -> CallToolResult:
-        return tool_result(await _call(ctx, capability, arguments, early))
+        try:
+            result = tool_result(await _call(ctx, capability, arguments, early))
+        except ToolError as exc:
+            said = notice.take() if notice is not None else None
+            if said is None:
+                raise
+            raise ToolError(f"{exc}\n\n{said}") from exc
+        said = notice.take() if notice is not None else None
+        if said is not None:
+            result.content.append(TextContent(type="text", text=said))
+        return result
 
     fields = capability.params.model_fields
     parameters = [
@@ -152,6 +178,7 @@ def build_server(config: Config, *, background: bool = True, attach: bool = Fals
     """
 
     opener = workspace_opener(config, background=background, attach=attach)
+    notice = trust_notice(config)
 
     @asynccontextmanager
     async def lifespan(_server: MCPServer[Served]) -> AsyncGenerator[Served]:
@@ -165,11 +192,12 @@ def build_server(config: Config, *, background: bool = True, attach: bool = Fals
         GuardedStdioServer(
             "ided-code-intel",
             version=__version__,
-            instructions=INSTRUCTIONS,
+            instructions=INSTRUCTIONS if notice is None else f"{INSTRUCTIONS}\n\n{notice.message}",
             lifespan=lifespan,
             log_level=config.logging.level,
         ),
         early=EarlyDefinitions(config),
+        notice=_Once(notice.message if notice is not None else None),
     )
 
 
@@ -208,10 +236,12 @@ def build_failed_server(error: DaemonError) -> MCPServer[Served]:
     )
 
 
-def _with_tools(server: MCPServer[Served], *, early: EarlyDefinitions | None = None) -> MCPServer[Served]:
+def _with_tools(
+    server: MCPServer[Served], *, early: EarlyDefinitions | None = None, notice: _Once | None = None
+) -> MCPServer[Served]:
     for capability in CAPABILITIES:
         server.add_tool(
-            tool_function(capability, early if capability is DEFINITION else None),
+            tool_function(capability, early if capability is DEFINITION else None, notice),
             name=capability.name,
             title=capability.title,
             description=capability.description,

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from daemon.trust import TrustStore
 from tests.e2e.lsp_support import copy_fixture
 from tests.e2e.nvim_support import run_headless
 from tests.intel_tools import SEARCH_PATH, require_server
@@ -246,6 +247,7 @@ async def test_definition_references_and_hover_through_ided_when_turned_on(tmp_p
     workspace = copy_fixture(tmp_path / "ws")
     (workspace / ".venv" / "bin").mkdir(parents=True)
     (workspace / ".venv" / "bin" / installed.name).symlink_to(installed)
+    TrustStore.default().add(workspace)  # your own project: its .venv/bin is searched once trusted
     geometry = workspace / "src" / "geometry.py"
     geometry.write_text(geometry.read_text() + "\n\nUNIT = hypotenuse(3.0, 4.0)\n")  # line 26
     report = await run_headless(

@@ -15,6 +15,7 @@ from pygls.exceptions import JsonRpcException
 from daemon.config import load_config
 from daemon.service.wire.api import DaemonStatus, Methods
 from daemon.service.wire.client import DaemonClient
+from daemon.trust import TrustStore
 from tests.e2e.lsp_support import WAIT_S, copy_fixture, lsp_client, overrides, wait_gone
 from tests.intel_tools import SEARCH_PATH, require_server
 
@@ -297,6 +298,7 @@ async def test_standard_methods_answer_from_a_language_server_in_the_projects_ve
     )
     (workspace / ".venv" / "bin").mkdir(parents=True)
     (workspace / ".venv" / "bin" / installed.name).symlink_to(installed)
+    TrustStore.default().add(workspace)  # your own project: its .venv/bin is searched once trusted
     geometry = workspace / "src" / "geometry.py"
     geometry.write_text(geometry.read_text() + "\n\nUNIT = hypotenuse(3.0, 4.0)\n")  # line 26 (0-based 25)
     uri = geometry.as_uri()

@@ -16,6 +16,7 @@ from pydantic import Field
 from daemon.config import Config, IndexConfig, load_config
 from daemon.errors import ConfigError
 from daemon.repository_settings import REPOSITORY_SETTINGS, Decision, leaf_keys, markdown_table
+from daemon.service.intel.trust_notice import trust_notice
 from daemon.trust import TrustStore
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -123,8 +124,9 @@ def test_an_untrusted_repository_gets_only_the_settings_the_table_allows(hostile
         "intel.node_options",
         "intel.servers.python.settings",
     }
-    notice = config.project.notice()
-    assert "qdrant.url" in notice and f"ided trust {ws.resolve()}" in notice
+    notice = trust_notice(config)
+    assert notice is not None and notice.withheld == config.project.withheld
+    assert "qdrant.url" in notice.message and f"`ided trust {ws.resolve()}`" in notice.message
     assert config.project.untrusted_languages == ()
 
 
@@ -134,7 +136,7 @@ def test_a_trusted_repository_gets_its_whole_file(hostile: tuple[Path, dict[str,
     config = load_config(ws, env=env)
     assert config.index.include_secrets is True and config.qdrant.url == "http://127.0.0.1:9"
     assert config.index.max_file_bytes == 60_000_000 and config.index.exclude == ("!prod.env", "generated/")
-    assert config.project.withheld == () and config.project.notice() == ""
+    assert config.project.withheld == () and trust_notice(config) is None
 
 
 def test_narrowing_values_are_taken_and_compared_with_the_users_own(tmp_path: Path) -> None:

@@ -94,7 +94,7 @@ def test_an_untrusted_repositorys_language_server_executables_are_left_out_and_n
     assert trusted.intel.servers["python"].settings == {"a": 1}
     assert trusted.logging.file == "../../.bashrc"
     assert trusted.project.withheld == () and trusted.project.untrusted_languages == ()
-    assert trusted.project.trusted is True and trusted.project.notice() == ""
+    assert trusted.project.trusted is True
 
 
 def test_a_run_gets_the_users_commands_always_and_the_repositorys_only_when_trusted() -> None:

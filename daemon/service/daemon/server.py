@@ -33,6 +33,7 @@ from daemon.errors import DaemonError, ErrorCode
 from daemon.index.state_files import ensure_state_dir, state_writes
 from daemon.service.index.host import IndexHost
 from daemon.service.intel.host import IntelHost
+from daemon.service.intel.trust_notice import trust_notice
 from daemon.service.runs.api import settings_digest
 from daemon.service.runs.host import RunHost
 from daemon.service.wire.api import ClientInfo, DaemonStatus, HelloParams, Methods, ReindexParams, SearchParams
@@ -265,6 +266,7 @@ class DaemonServer:
             servers=tuple(self.intel.servers()) if self.intel is not None else (),
             idle_limit_seconds=self.idle_limit(),
             editor_attached=self._editor_attached,
+            trust=trust_notice(self.config),
         )
 
 

@@ -78,6 +78,7 @@ from daemon.service.intel.signatures import Signatures
 from daemon.service.intel.symbol_resolver import SymbolResolver
 from daemon.service.intel.syntax_worker import SyntaxWorker
 from daemon.service.intel.targets import Target, TargetFinder, language_of
+from daemon.service.intel.trust_notice import trust_notice
 
 if TYPE_CHECKING:
     from lsprotocol import types as lsp
@@ -480,7 +481,11 @@ class CodeIntelService:
     async def index_status(self) -> IntelStatus:
         status, note = await asyncio.to_thread(self.index.status)
         return IntelStatus(
-            workspace=str(self.paths.root), index=status, index_note=note, servers=tuple(self.pool.statuses())
+            workspace=str(self.paths.root),
+            index=status,
+            index_note=note,
+            servers=tuple(self.pool.statuses()),
+            trust=trust_notice(self.config),
         )
 
 

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 from daemon.core.frozen_model import FrozenModel
 from daemon.core.intel_models import ClientInfo, DaemonInfo, IntelStatus, LanguageServerStatus
 from daemon.core.models import ChunkKind, IndexReport, IndexStatus, SearchFilters, SearchMode
+from daemon.core.trust_notice import TrustNotice
 
 __all__ = [
     "ClientInfo",
@@ -124,15 +125,21 @@ class DaemonStatus(DaemonInfo):
     workspace: str
     index: IndexStatus
     servers: tuple[LanguageServerStatus, ...] = ()
+    trust: TrustNotice | None = None
+    """What the daemon left out of its untrusted workspace, with how to trust (``daemon.core.trust_notice``)."""
 
     @classmethod
     def of(cls, status: IntelStatus, daemon: DaemonInfo) -> DaemonStatus:
         """The ``daemon/status`` answer again, from the port's ``status`` of a daemon-served workspace."""
         if status.index is None:
             raise ValueError("a daemon's status always has its index")
-        return cls(**dict(daemon), workspace=status.workspace, index=status.index, servers=status.servers)
+        return cls(
+            **dict(daemon), workspace=status.workspace, index=status.index, servers=status.servers, trust=status.trust
+        )
 
     def intel_status(self) -> IntelStatus:
         """The same answer as the ``Workspace`` port's ``status``: the daemon's part as ``daemon``."""
         daemon = DaemonInfo.model_validate(self.model_dump(include=set(DaemonInfo.model_fields)))
-        return IntelStatus(workspace=self.workspace, index=self.index, servers=self.servers, daemon=daemon)
+        return IntelStatus(
+            workspace=self.workspace, index=self.index, servers=self.servers, daemon=daemon, trust=self.trust
+        )

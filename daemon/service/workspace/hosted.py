@@ -17,6 +17,7 @@ from daemon.core.models import SearchFilters, SearchMode, SearchResult
 from daemon.errors import LanguageServerError
 from daemon.service.index.host import IndexHost
 from daemon.service.intel.host import IntelHost
+from daemon.service.intel.trust_notice import trust_notice
 from daemon.service.wire.api import Methods, SearchParams
 
 __all__ = ["HostedWorkspace"]
@@ -55,7 +56,10 @@ class HostedWorkspace:
         if handler is not None:
             return await self.intel(Methods.INTEL_STATUS, _NoParams(), IntelStatus)
         return IntelStatus(
-            workspace=str(self._index.config.workspace_path), index=await self._index.status(), servers=()
+            workspace=str(self._index.config.workspace_path),
+            index=await self._index.status(),
+            servers=(),
+            trust=trust_notice(self._index.config),
         )
 
     async def aclose(self) -> None:

@@ -25,6 +25,7 @@ from daemon.core.models import SearchFilters, SearchMode, SearchResult
 from daemon.errors import LanguageServerError
 from daemon.index.shared_index import SharedIndex
 from daemon.service.intel.capabilities import BY_METHOD
+from daemon.service.intel.trust_notice import trust_notice
 
 if TYPE_CHECKING:
     from daemon.index.workspace_index import WorkspaceIndex
@@ -99,7 +100,13 @@ class LocalWorkspace:
         if self.service is not None:
             return await self.service.index_status()
         status, note = await asyncio.to_thread(self._index.status)
-        return IntelStatus(workspace=str(self._config.workspace_path), index=status, index_note=note, servers=())
+        return IntelStatus(
+            workspace=str(self._config.workspace_path),
+            index=status,
+            index_note=note,
+            servers=(),
+            trust=trust_notice(self._config),
+        )
 
     async def aclose(self) -> None:
         """Nothing of its own: what it holds closes when ``open``'s context exits."""
