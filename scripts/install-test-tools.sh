@@ -12,8 +12,9 @@
 #                     own throw-away cluster with scripts/postgres-test-server.sh)
 #
 # Idempotent and quiet: when everything is there it only checks a few files and exits.
-# ided finds these through IDED_LSP_PATH (the tests set it to the bin folders above; see
-# docs/code-intel.md). Set IDED_SKIP_GOPLS=1 to skip the gopls build.
+# The tests hand the servers' bin folders above to ided as `intel.search_path`
+# (tests/intel_tools.py); a user's own servers are found on PATH or in the project's .venv/bin
+# (docs/code-intel.md, "Servers"). Set IDED_SKIP_GOPLS=1 to skip the gopls build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TOOLS="$PWD/.tools"

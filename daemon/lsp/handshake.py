@@ -7,10 +7,11 @@ it returns) and, when that frame is an ``initialize`` request whose params it ca
 writes the ``InitializeResult`` pygls would build for this server (the same capabilities, the
 same negotiated ``positionEncoding``, the ``experimental.ided`` table) and returns the request, so
 the server replays it once loaded (its own answer to that id is dropped, see
-``daemon.lsp.protocol.IdedProtocol.expect_early_answer``). The answer depends on two things in the
+``daemon.lsp.protocol.IdedProtocol.expect_early_answer``). The answer depends on three things in the
 params: ``capabilities.general.positionEncodings`` (the first of utf-8/utf-16/utf-32 the client
-lists, else utf-16) and ``initializationOptions.standardIntel`` (``true`` adds the hover,
-definition and references providers).
+lists, else utf-16), ``capabilities.textDocument.synchronization`` (``willSave`` and
+``willSaveWaitUntil`` are answered ``false`` when the client declares them, as pygls does) and
+``initializationOptions.standardIntel`` (``true`` adds the hover, definition and references providers).
 
 It vouches for: a JSON-RPC 2.0 request with an integer or string id, params an object whose
 top-level fields have the types the LSP gives them (``capabilities`` an object), and
@@ -57,7 +58,7 @@ def initialize_result(params: dict[str, Any]) -> dict[str, Any]:
     """The ``InitializeResult`` (as JSON) this server gives for ``params`` (which :func:`_vouched` accepted)."""
     capabilities: dict[str, Any] = {
         "positionEncoding": _position_encoding(params),
-        "textDocumentSync": {"openClose": True, "change": 0, "save": False},
+        "textDocumentSync": _text_document_sync(params),
     }
     if standard_intel_enabled(params.get("initializationOptions")):
         capabilities |= {"hoverProvider": True, "definitionProvider": True, "referencesProvider": True}
@@ -145,6 +146,27 @@ def _encodings_fit(capabilities: dict[str, Any]) -> bool:
         return False
     encodings = cast(dict[str, Any], general).get("positionEncodings")
     return encodings is None or (isinstance(encodings, list) and all(_is_str(e) for e in cast(list[Any], encodings)))
+
+
+def _text_document_sync(params: dict[str, Any]) -> dict[str, Any]:
+    """pygls' ``TextDocumentSyncOptions`` for this server: ``willSave`` and ``willSaveWaitUntil`` are
+    ``false`` (the server has no such handlers) when the client declared them, true or false, and
+    absent when it did not (Neovim and VS Code declare both)."""
+    sync: dict[str, Any] = {"openClose": True, "change": 0}
+    declared = _synchronization(params)
+    for key in ("willSave", "willSaveWaitUntil"):
+        if isinstance(declared.get(key), bool):
+            sync[key] = False
+    sync["save"] = False
+    return sync
+
+
+def _synchronization(params: dict[str, Any]) -> dict[str, Any]:
+    """``capabilities.textDocument.synchronization`` when it is an object all the way down, else ``{}``."""
+    found: Any = params["capabilities"]
+    for key in ("textDocument", "synchronization"):
+        found = cast(dict[str, Any], found).get(key) if isinstance(found, dict) else None
+    return cast(dict[str, Any], found) if isinstance(found, dict) else {}
 
 
 def _position_encoding(params: dict[str, Any]) -> str:

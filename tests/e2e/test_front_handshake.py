@@ -79,6 +79,13 @@ LSP_PARAMS: list[dict[str, Any]] = [
     {"processId": None, "rootUri": None, "capabilities": {"general": {"positionEncodings": ["utf-32", "utf-8"]}}},
     {"capabilities": {"general": {"positionEncodings": ["utf-7"]}}, "initializationOptions": {"standardIntel": True}},
     {"capabilities": {"textDocument": {"hover": {"contentFormat": ["markdown"]}}}, "trace": "off", "locale": "en"},
+    {  # what Neovim 0.11 and VS Code declare: pygls then answers willSave/willSaveWaitUntil false
+        "capabilities": {
+            "textDocument": {"synchronization": {"willSave": True, "willSaveWaitUntil": True, "didSave": True}},
+            "general": {"positionEncodings": ["utf-8", "utf-16", "utf-32"]},
+        }
+    },
+    {"capabilities": {"textDocument": {"synchronization": {"willSave": False}}}},
 ]
 
 
