@@ -19,6 +19,9 @@ __all__ = [
     "RunDiffResult",
     "RunFeedbackParams",
     "RunFileItem",
+    "RunGraph",
+    "RunGraphEdge",
+    "RunGraphStage",
     "RunIdParams",
     "RunKeptFile",
     "RunProgressParams",
@@ -82,6 +85,39 @@ class RunStartParams:
 
 @wire
 @attrs.frozen(kw_only=True)
+class RunGraphStage:
+    """A stage of the plan: planned (``reason`` null) or skipped (``reason``: why)."""
+
+    stage_id: str
+    name: str
+    reason: str | None = None
+
+
+@wire
+@attrs.frozen(kw_only=True)
+class RunGraphEdge:
+    """A route of the plan: after ``source`` ends with ``outcome`` (``success``, ``failure``, or ``retry``:
+    the stage a retry after more retrieval runs again), the run goes to ``target`` (a planned stage,
+    ``DONE`` or ``ABORT``)."""
+
+    source: str
+    target: str
+    outcome: str
+
+
+@wire
+@attrs.frozen(kw_only=True)
+class RunGraph:
+    """The plan as a graph: its first stage, its stages in order, the skipped ones, its routes."""
+
+    entry: str
+    stages: list[RunGraphStage]
+    skipped: list[RunGraphStage]
+    edges: list[RunGraphEdge]
+
+
+@wire
+@attrs.frozen(kw_only=True)
 class RunStartResult:
     run_id: str
     status: str
@@ -89,6 +125,7 @@ class RunStartResult:
     stages: list[str]
     skipped: list[str]
     notes: list[str]
+    graph: RunGraph | None = None
 
 
 @wire

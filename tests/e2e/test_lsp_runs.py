@@ -155,6 +155,35 @@ async def test_start_answers_with_the_plan_and_streams_progress_until_the_run_fi
         assert cancelled["status"] == "cancelled"
 
 
+async def test_a_dry_run_answers_its_plan_as_a_graph_of_stages_and_labelled_routes(repo: Path, tmp_path: Path) -> None:
+    orchestrator = {"role": "orchestrator", "answer": choose("bug_fix", "a crash report", code_review="SKIP")}
+    script = write_script(tmp_path / "script.yaml", [orchestrator])
+    extra = ("--set", f"pipeline.replay_script={script}", "--set", "pipeline.resilience.cache=false")
+    async with runs_client(repo, tmp_path / "state", *extra) as client:
+        dry = await client.ided("ided/run/start", {"request": "fix add", "dryRun": True})
+
+    graph: dict[str, Any] = dry["graph"]
+    assert graph["entry"] == "reproduction"
+    assert [(s["stageId"], s["name"], s["reason"]) for s in graph["stages"]] == [
+        ("reproduction", "Reproduction", None),
+        ("diagnosis", "Diagnosis", None),
+        ("fix", "Fix", None),
+        ("regression_testing", "Regression testing", None),
+    ]
+    assert [(s["stageId"], bool(s["reason"])) for s in graph["skipped"]] == [("code_review", True)]
+    assert {(e["source"], e["outcome"], e["target"]) for e in graph["edges"]} == {
+        ("reproduction", "success", "diagnosis"),
+        ("reproduction", "failure", "diagnosis"),
+        ("diagnosis", "success", "fix"),
+        ("diagnosis", "failure", "ABORT"),
+        ("fix", "success", "regression_testing"),
+        ("fix", "failure", "ABORT"),
+        ("regression_testing", "success", "DONE"),  # through the skipped code review
+        ("regression_testing", "failure", "ABORT"),
+        ("regression_testing", "retry", "fix"),
+    }
+
+
 async def test_a_code_run_started_over_lsp_ends_in_review_and_its_change_is_accepted(
     repo: Path, tmp_path: Path
 ) -> None:

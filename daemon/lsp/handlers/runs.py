@@ -32,7 +32,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from daemon.config import Config
 from daemon.core.review_models import AcceptSelection, ChangeSet, ConflictReport, KeptFile
-from daemon.core.run_models import ExecutionProgress, RunRecord
+from daemon.core.run_models import ExecutionPlan, ExecutionProgress, RunRecord
 from daemon.errors import ConflictError, DaemonError, WorkspaceUntrusted
 from daemon.lsp.protocol import LspMethods
 from daemon.lsp.run_protocol import (
@@ -42,6 +42,9 @@ from daemon.lsp.run_protocol import (
     RunDiffResult,
     RunFeedbackParams,
     RunFileItem,
+    RunGraph,
+    RunGraphEdge,
+    RunGraphStage,
     RunIdParams,
     RunProgressParams,
     RunRejectResult,
@@ -93,6 +96,24 @@ def _start_result(record: RunRecord, notes: list[str]) -> RunStartResult:
         stages=[s.stage_id for s in plan.stages] if plan else [],
         skipped=[s.stage_id for s in plan.skipped] if plan else [],
         notes=[*notes, *(str(n) for n in plan.notes)] if plan else notes,
+        graph=_graph(plan) if plan else None,
+    )
+
+
+def _graph(plan: ExecutionPlan) -> RunGraph:
+    """The plan's routing as edges; a stage's retry of itself (the default) is no edge of its own."""
+    edges: list[RunGraphEdge] = []
+    for stage in plan.stages:
+        route = plan.routing[stage.stage_id]
+        edges.append(RunGraphEdge(source=stage.stage_id, target=route.on_success, outcome="success"))
+        edges.append(RunGraphEdge(source=stage.stage_id, target=route.on_failure, outcome="failure"))
+        if route.retry != stage.stage_id:
+            edges.append(RunGraphEdge(source=stage.stage_id, target=route.retry, outcome="retry"))
+    return RunGraph(
+        entry=plan.entry,
+        stages=[RunGraphStage(stage_id=s.stage_id, name=s.name) for s in plan.stages],
+        skipped=[RunGraphStage(stage_id=s.stage_id, name=s.name, reason=s.reason) for s in plan.skipped],
+        edges=edges,
     )
 
 

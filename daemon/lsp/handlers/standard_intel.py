@@ -1,15 +1,17 @@
-"""Opt-in standard ``textDocument/definition``, ``textDocument/references`` and ``textDocument/hover``
-from the daemon's code intelligence (the same calls as ``ided/intel/*``).
+"""Standard ``textDocument/definition``, ``textDocument/references`` and ``textDocument/hover`` from the
+daemon's code intelligence (the same calls as ``ided/intel/*``), for the clients that ask.
 
-Off by default: most editors already run their own language servers, and two servers answering
-the same request give doubled results. A client turns them on with ``initializationOptions``
-``{"standardIntel": true}``; only then are they registered, so only then does the ``initialize``
-result advertise ``definitionProvider``, ``referencesProvider`` and ``hoverProvider``. Without it the
-methods are unknown (-32601).
+A client asks with ``initializationOptions`` ``{"standardIntel": true}`` (ided's Neovim plugin and
+VS Code extension do by default, and step aside where another language server answers); only then
+are they registered, so only then does the ``initialize`` result advertise ``definitionProvider``,
+``referencesProvider`` and ``hoverProvider``. Without it the methods are unknown (-32601): an editor
+that runs its own language servers would get doubled results.
 
 Positions are read against the file on disk (ided keeps no open-document copies). A position
 that names no symbol gives an empty answer (``[]``, or ``null`` for hover), not an error; other
-failures (no language server, a timeout) are JSON-RPC errors carrying the ided error code.
+failures (no language server, a timeout) are JSON-RPC errors carrying the ided error code, and the
+first of each kind per language is also shown (``window/showMessage``): editors only log a failed
+request, and a person who installed no language server must be told which one to install.
 """
 
 from __future__ import annotations
@@ -63,6 +65,38 @@ def _nothing_there(exc: JsonRpcException) -> bool:
     return cast(Mapping[str, object], data).get("code") == ErrorCode.INVALID_TOOL_INPUT.value
 
 
+_SHOWN_CODES = frozenset(
+    {
+        ErrorCode.LANGUAGE_SERVER_FAILED.value,
+        ErrorCode.LANGUAGE_SERVER_TERMINATED.value,
+        ErrorCode.LANGUAGE_SERVER_NOT_READY.value,
+        ErrorCode.LANGUAGE_SERVER_SLOW.value,
+        ErrorCode.WORKSPACE_UNTRUSTED.value,
+    }
+)
+"""Refusals a person must see: the editor only logs a failed definition/references/hover request."""
+
+_WAIT_CODES = frozenset({ErrorCode.LANGUAGE_SERVER_NOT_READY.value, ErrorCode.LANGUAGE_SERVER_SLOW.value})
+"""Refusals that pass: the server is there but still loading or slow (its message says to retry)."""
+
+
+def _say_why(server: IdedLanguageServer, exc: JsonRpcException, file: str) -> None:
+    """Show why the language servers could not answer (no server for the language found, a server that
+    is not ready or failed), once per reason and language in a session: an editor answers a failed
+    request with "no locations found" or nothing, and hovers come often."""
+    data: object = exc.data
+    code = cast(Mapping[str, object], data).get("code") if isinstance(data, Mapping) else None
+    if not isinstance(code, str) or code not in _SHOWN_CODES:
+        return
+    language = language_for_path(file) or "these"
+    message = exc.message.removeprefix("ided: ")
+    if code in _WAIT_CODES:
+        text = f"ided: {message}"
+    else:
+        text = f"ided: no definitions, references or hover for {language} files: {message}"
+    server.show(types.MessageType.Warning, text, once=f"standard-intel:{code}:{language}")
+
+
 def hover_markdown(result: intel_models.SignatureResult, language: str) -> str:
     """The hover text: the signature in a fenced block, then its documentation."""
     text = f"```{language}\n{result.signature}\n```"
@@ -96,6 +130,7 @@ async def _ask(
     except JsonRpcException as exc:
         if _nothing_there(exc):
             return None
+        _say_why(server, exc, str(values["file"]))
         raise
 
 
