@@ -23,7 +23,7 @@ import pytest
 from daemon.config import load_config
 from tests.e2e.lsp_support import overrides, server_args, stop_daemon
 
-__all__ = ["NVIM_WAIT_S", "PRELUDE", "find_nvim", "run_headless"]
+__all__ = ["NVIM_WAIT_S", "PRELUDE", "find_nvim", "run_headless", "server_complaints"]
 
 REPO = Path(__file__).parents[2]
 PLUGIN = REPO / "editors" / "neovim"
@@ -33,7 +33,7 @@ PRELUDE = r"""
 local settings = vim.json.decode(table.concat(vim.fn.readfile(vim.env.NVIM_TEST_SETTINGS_FILE), "\n"))
 vim.opt.rtp:prepend(settings.plugin)
 local ided = require("ided")
-ided.setup({ cmd = settings.cmd, autostart = false, intel = settings.intel })
+ided.setup({ cmd = settings.cmd, autostart = false, intel = settings.intel })  -- intel: the default unless given
 
 local report = { notes = {}, errors = {} }
 vim.notify = function(message, level)
@@ -90,23 +90,27 @@ async def run_headless(
     workspace: Path,
     script: str,
     *extra: str,
-    intel: bool = False,
+    intel: bool | str | None = None,
     open_file: str | None = None,
+    path: str | None = None,
 ) -> dict[str, Any]:
     """Run ``PRELUDE``, then ``script`` on ``VimEnter`` (once ``open_file`` is loaded), in a headless
-    Neovim in ``workspace``; ``extra``: more ``--set`` pairs for ``ided lsp``. Returns the report;
-    fails with Neovim's stderr when it wrote none."""
+    Neovim in ``workspace``; ``extra``: more ``--set`` pairs for ``ided lsp``; ``intel``: the plugin's
+    option (its default when None); ``path``: the ``PATH`` Neovim (and so ``ided lsp`` and its daemon)
+    runs with. Returns the report; fails with Neovim's stderr when it wrote none, and when ``ided lsp``
+    wrote a warning or a traceback to its stderr (Neovim's LSP log keeps it)."""
     nvim = find_nvim()
     state = tmp_path / "state"
     out = tmp_path / "nvim-report.json"
     args = server_args(state)
-    settings = {
+    settings: dict[str, Any] = {
         "plugin": str(PLUGIN),
         "cmd": [sys.executable, *args[:-1], *extra, args[-1]],
         "out": str(out),
         "timeout_ms": int(NVIM_WAIT_S * 1000) - 15_000,
-        "intel": intel,
     }
+    if intel is not None:
+        settings["intel"] = intel
     (tmp_path / "settings.json").write_text(json.dumps(settings))
     init = tmp_path / "init.lua"
     init.write_text(
@@ -118,6 +122,8 @@ async def run_headless(
         "XDG_STATE_HOME": str(tmp_path / "xdg-state"),
         "XDG_DATA_HOME": str(tmp_path / "xdg-data"),
     }
+    if path is not None:
+        env["PATH"] = path
     files = [open_file] if open_file else []
     process = await asyncio.create_subprocess_exec(
         nvim, "--headless", "--clean", "-u", str(init), *files,
@@ -134,4 +140,18 @@ async def run_headless(
     assert out.exists(), err.decode(errors="replace")
     report: dict[str, Any] = json.loads(out.read_text())
     assert "error" not in report, report
+    assert server_complaints(tmp_path) == [], "ided lsp wrote to its stderr"
     return report
+
+
+def server_complaints(tmp_path: Path) -> list[str]:
+    """What ``ided lsp`` wrote to its stderr at WARNING or above (Neovim logs a server's stderr in its LSP
+    log, each line as an error), or a traceback."""
+    log = tmp_path / "xdg-state" / "nvim" / "lsp.log"
+    if not log.exists():
+        return []
+    return [
+        line
+        for line in log.read_text(errors="replace").splitlines()
+        if '"stderr"' in line and any(word in line for word in (" WARNING ", " ERROR ", " CRITICAL ", "Traceback"))
+    ]

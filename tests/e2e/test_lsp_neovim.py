@@ -17,6 +17,7 @@ import pytest
 
 from daemon.config import load_config
 from tests.e2e.lsp_support import copy_fixture, overrides, server_args, stop_daemon
+from tests.e2e.nvim_support import server_complaints
 
 pytestmark = pytest.mark.e2e
 
@@ -133,6 +134,10 @@ async def test_ided_search_in_headless_neovim_fills_the_quickfix_list(tmp_path: 
     assert out.exists(), err.decode(errors="replace")
     report: dict[str, Any] = json.loads(out.read_text())
     assert "error" not in report, report
+
+    # a start is quiet: nothing on ided lsp's stderr (Neovim logs it as an error), e.g. no "the early
+    # initialize answer differed" warning
+    assert server_complaints(tmp_path) == []
 
     assert report["progress"][0] == "begin"
     assert "end" in report["progress"]

@@ -5,8 +5,13 @@
 --   :IdedSymbols {query}            -- symbols by name (workspace/symbol) into the quickfix list
 --   :IdedStatus                     -- index and daemon status
 --   :IdedRun {request}              -- start a run; :IdedRun! or :IdedDryRun {request} plans only
---   :IdedReview [run]               -- the run's changed files; <CR> opens a file in diff mode
+--   :IdedPlan [run]                 -- the run's plan as a graph (stages, success/failure/retry routes)
+--   :IdedReview [run]               -- the run's changed files and hunks; <CR> diff mode, <Space> keep/drop
 --   :IdedAccept / :IdedReject / :IdedFeedback {text} / :IdedRollback / :IdedCancel  [run]
+--
+-- Definition, references and hover (vim.lsp.buf.definition(), grr, K, CTRL-]) are answered by the
+-- language servers ided runs for the workspace wherever no other language server attached to the
+-- buffer answers them (`intel = "auto"`, the default; true: always; false: never).
 --
 -- The server attaches to the workspace's ided daemon (starting it when none runs), so Neovim,
 -- VS Code and agents on the same workspace share one hot index. See editors/neovim/README.md.
@@ -24,8 +29,9 @@ M.config = {
   symbols = { limit = 50 },
   -- the progress window's height; open the review by itself when a run ends with one
   run = { height = 12, open_review = true },
-  -- true: ided answers textDocument/definition, references and hover (off: your own servers do)
-  intel = false,
+  -- textDocument/definition, references and hover through ided: "auto" where no other language
+  -- server attached to the buffer provides them; true: always; false: never
+  intel = "auto",
 }
 
 local NAME = "ided"
@@ -53,7 +59,59 @@ end
 -- requests asked for before the server answered `initialize`, sent once it has
 local pending = {}
 
+local INTEL_METHODS = {
+  ["textDocument/definition"] = true,
+  ["textDocument/references"] = true,
+  ["textDocument/hover"] = true,
+}
+
+--- Whether a client other than ided, attached to `bufnr`, answers `method` there.
+local function served_by_another(bufnr, method)
+  for _, other in ipairs(vim.lsp.get_clients({ bufnr = bufnr })) do
+    if other.name ~= NAME then
+      local ok, yes
+      if vim.fn.has("nvim-0.11") == 1 then
+        ok, yes = pcall(other.supports_method, other, method, bufnr)
+      else
+        ok, yes = pcall(other.supports_method, method, { bufnr = bufnr })
+      end
+      if ok and yes then
+        return true
+      end
+    end
+  end
+  return false
+end
+
+--- With `intel = "auto"`, ided's client gives way on a buffer where another language server answers
+--- definition, references or hover: Neovim then asks only that one (no doubled results).
+local function give_way(client)
+  local original = client.supports_method
+  local function busy_elsewhere(method, bufnr)
+    if not INTEL_METHODS[method] or bufnr == nil then
+      return false
+    end
+    bufnr = bufnr == 0 and vim.api.nvim_get_current_buf() or bufnr
+    return served_by_another(bufnr, method)
+  end
+  if vim.fn.has("nvim-0.11") == 1 then
+    client.supports_method = function(self, method, bufnr)
+      if type(bufnr) == "table" then
+        bufnr = bufnr.bufnr
+      end
+      return not busy_elsewhere(method, bufnr) and original(self, method, bufnr)
+    end
+  else
+    client.supports_method = function(method, opts)
+      return not busy_elsewhere(method, type(opts) == "table" and opts.bufnr or nil) and original(method, opts)
+    end
+  end
+end
+
 local function ready(client)
+  if M.config.intel == "auto" then
+    give_way(client)
+  end
   local queued = pending
   pending = {}
   for _, fn in ipairs(queued) do
@@ -70,7 +128,7 @@ function M.start(bufnr)
     name = NAME,
     cmd = M.config.cmd,
     root_dir = root_for(bufnr),
-    init_options = { standardIntel = M.config.intel == true },
+    init_options = { standardIntel = M.config.intel ~= false },
     on_init = ready,
     handlers = {
       ["ided/index/changed"] = function(_, params)
@@ -78,6 +136,13 @@ function M.start(bufnr)
       end,
       ["ided/run/progress"] = function(_, params)
         require("ided.runs").on_progress(params)
+      end,
+      -- what the server must tell the user (the daemon not reachable, no language server found for a
+      -- file's language) as a notification, like the plugin's own messages (Neovim would only echo it)
+      ["window/showMessage"] = function(_, params)
+        local levels = { vim.log.levels.ERROR, vim.log.levels.WARN, vim.log.levels.INFO, vim.log.levels.DEBUG }
+        vim.notify(params.message, levels[params.type] or vim.log.levels.INFO)
+        return vim.NIL
       end,
     },
   }, { bufnr = bufnr, attach = is_file })
@@ -224,6 +289,9 @@ function M.setup(opts)
   vim.api.nvim_create_user_command("IdedDryRun", function(args)
     runs.start(args.args, { dry_run = true })
   end, { nargs = "+", desc = "ided: plan a run without running it" })
+  vim.api.nvim_create_user_command("IdedPlan", function(args)
+    require("ided.plan_graph").open(args.args)
+  end, { nargs = "?", desc = "ided: the run's plan as a graph" })
   vim.api.nvim_create_user_command("IdedReview", function(args)
     require("ided.review").open(args.args)
   end, { nargs = "?", desc = "ided: review a run's changes (diff mode)" })

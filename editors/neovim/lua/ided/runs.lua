@@ -9,7 +9,8 @@ local M = {}
 
 --- The run the commands act on when none is named: the last one started or reviewed here.
 M.current = nil
---- run id -> { buf = progress buffer, review = true once a review event arrived }
+--- run id -> { buf = progress buffer, review = true once a review event arrived, graph = the plan's
+--- graph (from ided/run/start), statuses = stage id -> { status, attempt }, workflow, phase }
 M.state = {}
 
 local function ided()
@@ -68,10 +69,17 @@ local function progress_buffer(run_id)
   return buf
 end
 
---- Show a run's progress buffer in a split at the bottom (once; later lines scroll it).
+--- Show a run's progress buffer in a split at the bottom (once; later lines scroll it). A window
+--- that shows another run's progress shows this one instead: progress windows do not pile up.
 function M.show(run_id)
   local buf = progress_buffer(run_id)
   if vim.fn.bufwinid(buf) == -1 then
+    for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+      if vim.bo[vim.api.nvim_win_get_buf(win)].filetype == "idedrun" then
+        vim.api.nvim_win_set_buf(win, buf)
+        return buf
+      end
+    end
     local current = vim.api.nvim_get_current_win()
     vim.cmd("botright " .. ided().config.run.height .. "split")
     vim.api.nvim_win_set_buf(0, buf)
@@ -127,7 +135,7 @@ function M.format_event(params)
     local files = e.changes and e.changes.files or {}
     return {
       string.format("review: %d file(s) changed on %s", #files, e.changes and e.changes.branch or "the run branch"),
-      "  :IdedReview to look, then :IdedAccept, :IdedReject or :IdedFeedback {what to change}",
+      "  :IdedReview to look (keep or drop each hunk), then :IdedAccept, :IdedReject or :IdedFeedback {what to change}",
     }
   elseif kind == "run_finished" then
     return { string.format("run finished: %s%s", e.status, e.summary and (": " .. first_line(e.summary)) or "") }
@@ -135,6 +143,26 @@ function M.format_event(params)
     return {}
   end
   return { kind }
+end
+
+local function note_status(state, params)
+  local e = params.event or {}
+  state.statuses = state.statuses or {}
+  if params.kind == "plan" then
+    for _, entry in ipairs(e.plan or {}) do
+      state.statuses[entry.stage_id] = { status = entry.status, attempt = entry.attempt }
+    end
+  elseif params.kind == "node_started" and e.node then
+    state.statuses[e.node] = { status = "in_progress", attempt = e.attempt or 1 }
+  elseif params.kind == "node_finished" and e.node then
+    local known = state.statuses[e.node] or {}
+    local status = e.status == "succeeded" and "completed" or (e.status == "failed" and "failed" or known.status)
+    state.statuses[e.node] = { status = status, attempt = known.attempt or e.attempt }
+  elseif params.kind == "run_finished" then
+    state.phase = "finished: " .. tostring(e.status)
+  elseif params.kind == "run_started" or params.kind == "run_resumed" then
+    state.phase = "running"
+  end
 end
 
 --- The `ided/run/progress` handler.
@@ -145,6 +173,8 @@ function M.on_progress(params)
   end
   local state = M.state[params.runId] or {}
   M.state[params.runId] = state
+  note_status(state, params)
+  require("ided.plan_graph").refresh(params.runId)
   if params.kind == "review" then
     state.review = true
   end
@@ -171,6 +201,11 @@ function M.start(request, opts)
   end
   M.request("ided/run/start", params, function(result)
     M.current = result.runId
+    local state = M.state[result.runId] or {}
+    M.state[result.runId] = state
+    state.graph = result.graph ~= vim.NIL and result.graph or nil
+    state.workflow = result.workflow ~= vim.NIL and result.workflow or nil
+    state.phase = state.phase or result.status
     M.show(result.runId)
     local lines = {
       string.format("%s %s: %s", opts.dry_run and "dry run" or "run", result.runId, request),
@@ -182,7 +217,13 @@ function M.start(request, opts)
     for _, note in ipairs(result.notes) do
       table.insert(lines, "note: " .. note)
     end
+    if state.graph then
+      table.insert(lines, ":IdedPlan draws the plan as a graph")
+    end
     append(result.runId, lines)
+    if opts.dry_run and state.graph then
+      require("ided.plan_graph").open(result.runId)
+    end
     fire("IdedRunStarted", result)
   end)
 end
@@ -199,6 +240,7 @@ function M.feedback(text, run_id)
     M.current = result.runId
     local state = M.state[result.runId] or {}
     state.review = false
+    state.graph = result.graph ~= vim.NIL and result.graph or state.graph
     M.state[result.runId] = state
     M.show(result.runId)
     append(result.runId, { "feedback: " .. text })
@@ -237,22 +279,49 @@ local function root()
   return client and (client.root_dir or client.config.root_dir) or vim.fn.getcwd()
 end
 
+--- The accept's message: whole, or in part (what was kept in part, what was dropped).
+function M.accepted_text(id, result)
+  local text = string.format("accepted run %s: %d commit(s), %d file(s)", id, #result.commits, #result.files)
+  local partial = result.partial ~= vim.NIL and result.partial or {}
+  local dropped = result.dropped ~= vim.NIL and result.dropped or {}
+  if #partial > 0 or #dropped > 0 then
+    text = string.format("accepted run %s in part: %d commit(s), %d file(s)", id, #result.commits, #result.files)
+    if #partial > 0 then
+      text = text .. "; kept in part: " .. table.concat(partial, ", ")
+    end
+    if #dropped > 0 then
+      text = text .. "; dropped: " .. table.concat(dropped, ", ")
+    end
+  end
+  return text
+end
+
+--- Accept a run: what its review keeps (every hunk unless some were dropped in the review list).
 function M.accept(run_id)
   local id = run_id_or_current(run_id)
-  if id then
-    M.request("ided/run/accept", { runId = id }, function(result)
-      M.reload(root(), result.files)
-      ided().notify(string.format("accepted run %s: %d commit(s), %d file(s)", id, #result.commits, #result.files))
-      fire("IdedAccepted", result)
-    end)
+  if not id then
+    return
   end
+  local params = { runId = id }
+  local keep = require("ided.review").keep_for(id)
+  if keep ~= nil and #keep == 0 then
+    return ided().notify("nothing is kept in the review of run " .. id .. ": keep a hunk, or :IdedReject", vim.log.levels.WARN)
+  end
+  params.keep = keep
+  M.request("ided/run/accept", params, function(result)
+    require("ided.review").close(id)
+    M.reload(root(), result.files)
+    ided().notify(M.accepted_text(id, result))
+    fire("IdedAccepted", result)
+  end)
 end
 
 function M.reject(run_id)
   local id = run_id_or_current(run_id)
   if id then
     M.request("ided/run/reject", { runId = id }, function(result)
-      ided().notify(string.format("rejected run %s (%s kept, %s)", id, result.branch, result.review))
+      require("ided.review").close(id)
+      ided().notify(string.format("rejected run %s: your files are untouched (%s kept until cleanup)", id, result.branch))
       fire("IdedRejected", result)
     end)
   end
