@@ -15,8 +15,13 @@ and Terraform state.
 By content: private-key blocks with key material after the header, cloud credentials (AWS
 access-key ids and secret keys, GCP service-account JSON), tokens with a known prefix (GitHub,
 GitLab, Slack, OpenAI/Anthropic, Stripe, Google API, npm, PyPI, Hugging Face, SendGrid) and
-high-entropy literals assigned to secret-ish names (``API_KEY = "…"``, ``password: …``).
-Placeholders (``EXAMPLE``, ``xxxx``, ``changeme``, ``your-…``) do not count.
+high-entropy literals assigned to secret-ish names (``API_KEY = "…"``, ``password: …``); any literal
+assigned to a key that names a password or secret (``DB_PASSWORD = "short"``, ``password: hunter2``,
+``spring.datasource.password=…``, ``clientSecret: …``), or to an upper-case key that names a token or
+an API key (``DEPLOY_TOKEN=…``); a password inside a URL (``postgres://admin:pw@db/app``); JSON Web
+Tokens; Docker's ``auths.*.auth`` (``.docker/config.json``) and a Kubernetes config's ``token``,
+``client-key-data`` and ``password`` (``.kube/config``). Placeholders (``EXAMPLE``, ``xxxx``,
+``changeme``, ``your-…``, ``${VAR}``, a value that only repeats the key's word) do not count.
 
 ``redact_secrets(text)`` blanks what the content rules would flag in a short text that is shown
 rather than stored: a language server's hover of a constant defined in a secret file
@@ -29,10 +34,11 @@ import fnmatch
 import math
 import re
 from collections import Counter
+from urllib.parse import unquote
 
 __all__ = ["RULES_VERSION", "SECRET_NAME_PATTERNS", "redact_secrets", "secret_content", "secret_name"]
 
-RULES_VERSION = "1"
+RULES_VERSION = "2"
 """Changes when the content rules do: an index made under other rules re-reads its files once."""
 
 SECRET_NAME_PATTERNS: tuple[str, ...] = (
@@ -177,7 +183,9 @@ def _token_rule(data: bytes) -> str | None:
     return None
 
 
-def _assignment(data: bytes) -> bool:
+def _assignment(data: bytes) -> str | None:
+    """``secret_assignment`` (a random-looking literal under a secret-ish name) or ``credential_assignment``
+    (any real literal under a key that names a password, a secret or, upper-case, a token), else None."""
     lower = data.lower()
     line_end = -1
     for keyword in _KEYWORD_RE.finditer(lower):
@@ -190,37 +198,177 @@ def _assignment(data: bytes) -> bool:
         for match in _ASSIGNMENT_RE.finditer(data, line_start, line_end):
             literal = (match.group(1) or match.group(2)).decode("utf-8", errors="replace")
             if _looks_random(literal):
-                return True
+                return "secret_assignment"
+        if _credential_line(data[line_start:line_end]):
+            return "credential_assignment"
+    return None
+
+
+# -- credentials by shape: a key that names one, a URL password, JWTs, Docker and Kubernetes configs ---
+
+_CREDENTIAL_RE = re.compile(
+    rb"(?:^|[\s,{;(])(?:export\s+)?[\"']?(?P<key>[A-Za-z_][A-Za-z0-9_.-]{0,80})[\"']?"
+    rb"(?P<sep>\s*(?::=|=|:)\s*)"
+    rb"(?:\"(?P<dq>[^\"\n]*)\"|'(?P<sq>[^'\n]*)'|(?P<bare>[^\s\"'#;,]+)(?P<rest>[^\n]*))"
+)
+"""``KEY = "value"``, ``KEY: 'value'``, ``"key": "value"``, ``KEY=value`` (dotenv, ini, properties, YAML)."""
+_KEY_PARTS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z0-9]+(?![a-z])")
+_SECRET_LAST = frozenset({"password", "passwd", "passphrase", "secret"})
+_SECRET_PAIRS = frozenset({("secret", "key"), ("client", "secret"), ("private", "key"), ("signing", "key")})
+_TOKEN_LAST = frozenset({"token", "apikey"})
+_TOKEN_PAIRS = frozenset({("api", "key"), ("access", "key"), ("auth", "key")})
+_NOT_VALUES = frozenset(
+    {"str", "bytes", "int", "none", "null", "nil", "true", "false", "optional", "secretstr", "secretbytes", "any",
+     "string", "required", "undefined", "empty", "pass", "password", "passwd", "pwd", "secret", "token", "key",
+     "apikey", "api_key", "hunter2_example", "redacted", "hidden", "masked"}
+)  # fmt: skip
+"""Values that are a type, a null, or only the key's own word again (``PASSWORD = "password"``)."""
+
+
+def _key_kind(key: str) -> str | None:
+    """``secret`` for a key that names a password or a secret, ``token`` for one that names a token or an
+    API key, judged on its last words (``DB_PASSWORD``, ``spring.datasource.password``, ``clientSecret``)."""
+    parts = [p.lower() for p in _KEY_PARTS.findall(key)]
+    if not parts:
+        return None
+    last, pair = parts[-1], tuple(parts[-2:])
+    if last in _SECRET_LAST or pair in _SECRET_PAIRS:
+        return "secret"
+    if last in _TOKEN_LAST or pair in _TOKEN_PAIRS:
+        return "token"
+    return None
+
+
+_NAMES_A_FIELD = re.compile(r"(?i)pass(?:wor)?d|secret|token|api[_-]?key|^(?:my|a|an|the|some)[\s_-]|\s")
+"""A value that names a field, is an example (``my-secret``, ``a secret``) or is prose, not a credential."""
+_TYPE_LIKE = re.compile(r"^(?:[A-Z][A-Za-z0-9_]*|bool|float|dict|list|object|tuple|callable)$")
+"""A bare value after ``:`` that is an annotation (``client_secret: ClientSecret``, ``password: bool``)."""
+_COMMENT = (b"#", b"//", b"*", b">>>", b"...", b"--", b";")
+
+
+def _real_value(value: str, key: str, kind: str) -> bool:
+    """Whether ``value`` is a literal credential rather than a placeholder, a reference, a type or an example."""
+    value = value.strip()
+    if len(value) < 4 or value.lower() in _NOT_VALUES or value.lower() == key.lower():
+        return False
+    if _PLACEHOLDER_RE.search(value) or _NAMES_A_FIELD.search(value):
+        return False
+    if value.startswith(("$", "%", "<", "{", "@", "!", "&", "[")) or len(set(value)) <= 2:  # "xxxx", "****"
+        return False
+    if kind == "token":  # an upper-case constant naming a token often holds a marker (``MASK_TOKEN = "[MASK]"``)
+        return len(value) >= 8 and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+    return True
+
+
+def _credential_line(line: bytes) -> bool:
+    if line.lstrip().startswith(_COMMENT):
+        return False  # documentation and examples; a random value there is still secret_assignment's
+    for match in _CREDENTIAL_RE.finditer(line):
+        key = match.group("key").decode("ascii")
+        kind = _key_kind(key)
+        if kind is None:
+            continue
+        if kind == "token" and not (key.isupper() and any(c.isalpha() for c in key)):
+            continue  # a lower-case ``token`` is most often a parser's; random ones are secret_assignment's
+        quoted: bytes | None = match.group("dq") if match.group("dq") is not None else match.group("sq")
+        if quoted is not None:
+            value = quoted.decode("utf-8", "replace")
+        else:
+            value = match.group("bare").decode("utf-8", "replace")
+            sep = match.group("sep")
+            rest = match.group("rest").strip()
+            if rest and not rest.startswith((b"#", b"//")):
+                continue  # an expression (``password: str = ...``, ``token = next(it)``), not a value
+            if b"=" in sep and sep.strip() != sep:
+                continue  # ``password = value``: code assigning a variable (dotenv and ini write KEY=value)
+            if any(c in value for c in "()[]{}") or (b":" in sep and _TYPE_LIKE.match(value.rsplit(".", 1)[-1])):
+                continue  # a call, an index, an annotation
+        if _real_value(value, key, kind):
+            return True
     return False
+
+
+_URL_CREDENTIALS = re.compile(
+    rb"(?P<user>[^\s:/@\"'<>{}\[\]]{1,64}):(?P<password>[^\s:/@\"'<>{}\[\]]{2,128})@[A-Za-z0-9]"
+)
+"""What follows a URL's ``scheme://`` when it carries ``user:password@host``."""
+_URL_PLACEHOLDERS = frozenset({"pass", "password", "passwd", "pwd", "secret", "token", "changeme", "xxx", "***"})
+_JWT = re.compile(rb"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")
+_DOCKER_AUTH = re.compile(rb'"(?:auth|identitytoken)"\s*:\s*"([A-Za-z0-9+/=._-]{8,})"')
+_KUBE_FIELD = re.compile(
+    rb"(?m)^\s*-?\s*(?:token|client-key-data|password|id-token|refresh-token)\s*:\s*[\"']?([^\s\"'#]{8,})"
+)
+
+
+def _shaped_rule(data: bytes) -> str | None:
+    """``url_password``, ``jwt``, ``docker_auth`` or ``kubernetes_credential`` (see the module docstring)."""
+    start = data.find(b"://")
+    while start > 0:
+        match = _URL_CREDENTIALS.match(data, start + 3) if data[start - 1 : start].isalnum() else None
+        start = data.find(b"://", start + 3)
+        if match is None:
+            continue
+        password = unquote(match.group("password").decode("utf-8", "replace"))
+        user = unquote(match.group("user").decode("utf-8", "replace"))
+        if password.lower() in _URL_PLACEHOLDERS or password == user or password.startswith(("$", "%")):
+            continue
+        if (_PLACEHOLDER_RE.search(password) and not password.isalnum()) or _NAMES_A_FIELD.search(password):
+            continue
+        if re.fullmatch(r"(?i)(?:your|my|the|some)?_?(?:pass(?:word)?|secret)\d*", password):
+            continue
+        return "url_password"
+    if b"eyJ" in data and _JWT.search(data):
+        return "jwt"
+    if b'"auths"' in data and _DOCKER_AUTH.search(data):
+        return "docker_auth"
+    if b"users:" in data and b"kind: Config" in data:
+        for match in _KUBE_FIELD.finditer(data):
+            if _real_value(match.group(1).decode("utf-8", "replace"), "token", "secret"):
+                return "kubernetes_credential"
+    return None
 
 
 def secret_content(data: bytes) -> str | None:
     """The name of the first rule the content matches (``"github_token"``...), or None when it holds no secret."""
-    rule = _token_rule(data)
+    rule = _token_rule(data) or _shaped_rule(data)
     if rule is not None:
         return rule
-    return "secret_assignment" if _assignment(data) else None
+    return _assignment(data)
 
 
 _QUOTED_RE = re.compile(rb"([\"'])([^\"'\s]{16,200})\1")
+_ANY_QUOTED_RE = re.compile(rb"([\"'])([^\"'\n]{1,200})\1")
 
 
 def redact_secrets(text: str) -> str:
     """``text`` with every credential the content rules recognise replaced by ``<redacted: rule>``.
 
-    Token-shaped values are replaced wherever they stand; a random-looking quoted literal is replaced
-    when the text names something secret-ish (``API_KEY: Literal['…']``).
+    Token-shaped values and JSON Web Tokens are replaced wherever they stand, a URL's password in any
+    URL; a random-looking quoted literal is replaced when the text names something secret-ish
+    (``API_KEY: Literal['…']``), and any quoted literal when it names a password or a secret
+    (``DB_PASSWORD: Literal['short']``).
     """
     data = text.encode("utf-8", "replace")
     spans: list[tuple[int, int, str]] = []
-    for name, pattern in _TOKENS:
+    for name, pattern in (*_TOKENS, ("jwt", _JWT)):
         if name == "gcp_service_account":
             continue
         spans += [(m.start(), m.end(), name) for m in pattern.finditer(data)]
+    start = data.find(b"://")
+    while start > 0:
+        match = _URL_CREDENTIALS.match(data, start + 3)
+        if match is not None:
+            spans.append((match.start("password"), match.end("password"), "url_password"))
+        start = data.find(b"://", start + 3)
     if _KEYWORD_RE.search(data.lower()):
+        names_a_secret = any(_key_kind(k) == "secret" for k in re.findall(r"[A-Za-z_][A-Za-z0-9_.-]*", text))
         for m in _QUOTED_RE.finditer(data):
             if _looks_random(m.group(2).decode("utf-8", "replace")):
                 spans.append((m.start(2), m.end(2), "secret_assignment"))
+        if names_a_secret:
+            for m in _ANY_QUOTED_RE.finditer(data):
+                if _real_value(m.group(2).decode("utf-8", "replace"), "", "secret"):
+                    spans.append((m.start(2), m.end(2), "credential_assignment"))
     if not spans:
         return text
     out = bytearray()

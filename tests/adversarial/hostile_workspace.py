@@ -26,6 +26,7 @@ USES_SETTINGS = "from deploy.settings import AWS_ACCESS_KEY_ID\n\n\ndef client()
 _PEM_BODY = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj"
 _PEM = "-----BEGIN " + "PRIVATE KEY-----\n" + _PEM_BODY + "\n-----END " + "PRIVATE KEY-----\n"
 _API_VALUE = "Zx9Kq2Lm7Np4Rt8Vw3Yb6Cd1"
+_JWT = "eyJhbGciOiJSUzI1NiJ9." + "eyJzdWIiOiJzeXN0ZW06YWRtaW4ifQ." + "c2lnbmF0dXJlLWJ5dGVzLWhlcmU"
 
 
 @dataclass
@@ -128,6 +129,11 @@ def build_hostile_workspace(base: Path) -> HostileWorkspace:
         "chat/slack.py": "zqsecretslack",
         "docs/readme.md": "zqsecretprodenv",  # a link to config/prod.env
         "id_rsa": "zqsecretidrsa",
+        # the shapes issue #35 found served: Docker and Kubernetes credentials, a URL password, a short password
+        ".docker/config.json": "zqsecretdocker",
+        ".kube/config": "zqsecretkube",
+        "config/database.yml": "zqsecreturl",
+        "app/settings.py": "zqsecretshort",
     }
     _write(root, ".env", f"SECRET_API_KEY={_API_VALUE}\n# zqsecretenv\n")
     _link(root, "py/envlink.py", "../.env")
@@ -142,6 +148,19 @@ def build_hostile_workspace(base: Path) -> HostileWorkspace:
     _write(root, "chat/slack.py", f'SLACK = "{_XOXB}"  # zqsecretslack\n')
     _link(root, "docs/readme.md", "../config/prod.env")
     _write(root, "id_rsa", _PEM + "zqsecretidrsa\n")
+    auth = "dXNlcjpodW50" + "ZXIyMDI0IQ=="  # base64 of user:password
+    _write(
+        root,
+        ".docker/config.json",
+        json.dumps({"auths": {"registry.example.com": {"auth": auth}}, "zq": "zqsecretdocker"}),
+    )
+    _write(
+        root,
+        ".kube/config",
+        "apiVersion: v1\nkind: Config\n# zqsecretkube\nusers:\n- name: admin\n  user:\n    token: " + _JWT + "\n",
+    )
+    _write(root, "config/database.yml", "# zqsecreturl\nproduction:\n  url: postgres://admin:" + "pw@db.internal/app\n")
+    _write(root, "app/settings.py", 'DEBUG = False\nDB_PASSWORD = "sh' + 'ort"  # zqsecretshort\n')
     return HostileWorkspace(root=root, outside=outside, escapes=escapes, secrets=secrets)
 
 

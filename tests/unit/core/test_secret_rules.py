@@ -54,6 +54,21 @@ def test_source_files_and_example_copies_are_not_secret_by_name(name: str) -> No
         ("SECRET_API_KEY=" + "Zx9Kq2Lm7Np4Rt8Vw3Yb6Cd1\n", "secret_assignment"),
         ("db:\n  password: '" + "Tr0ub4dor3xyzQ9kLm2" + "'\n", "secret_assignment"),
         ('API_KEY = "' + "q8Fz3LmN0pR7sT2vW9xY4bC6" + '"\n', "secret_assignment"),
+        # a key that names a password or a secret holds one, however short (issue #35)
+        ('DB_PASSWORD = "short"\n', "credential_assignment"),
+        ("DB_PASSWORD=hunter2\n", "credential_assignment"),
+        ("spring.datasource.password=Welcome1\n", "credential_assignment"),
+        ("db:\n  password: 'hunter2'\n", "credential_assignment"),
+        ('{"clientSecret": "abcd1234"}', "credential_assignment"),
+        ("export DEPLOY_TOKEN=a1b2c3d4e5\n", "credential_assignment"),
+        ("DATABASE_URL=postgres://admin:" + "pw@db.internal:5432/app\n", "url_password"),
+        ("url = 'https://deploy:" + "S3cr3tPa55@git.example.org/repo.git'\n", "url_password"),
+        ('{"auths": {"registry.example.com": {"auth": "' + "dXNlcjpodW50ZXIy" + '"}}}', "docker_auth"),
+        (
+            "apiVersion: v1\nkind: Config\nusers:\n- name: admin\n  user:\n    token: " + "abcdef.0123456789abcdef\n",
+            "kubernetes_credential",
+        ),
+        ("token: eyJhbGciOiJSUzI1NiJ9." + "eyJzdWIiOiJzeXN0ZW06c2EifQ." + "c2lnbmF0dXJlLWJ5dGVz\n", "jwt"),
     ],
 )
 def test_content_with_a_credential_names_its_rule(text: str, rule: str) -> None:
@@ -73,6 +88,24 @@ def test_content_with_a_credential_names_its_rule(text: str, rule: str) -> None:
         'verify_token="eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9..."\n',
         '_TOKEN_TYPE = "urn:example:params:oauth:token-type:x509"\n',
         "first_token_latency_s = accelerator_times[0]\n",
+        # what the credential rules must not take (each seen in published packages)
+        "self.key_password = key_password\n",
+        "username, password = credentials\n",
+        "    client_secret: ClientSecret\n",
+        "    private_key: x25519.X25519PrivateKey\n",
+        "password: bool = False\n",
+        'PASSWORD = "password"\n',
+        'MASK_TOKEN = "[MASK]"\n',
+        'GRANT_TYPE_REFRESH_TOKEN = "refresh_token"\n',
+        '_OPENAI_API_KEY = "OPENAI_API_KEY"\n',
+        'httpx.URL(username="jo@gmail.com", password="a secret")\n',
+        'client_secret="my-client-secret",\n',
+        "# DB_PASSWORD=hunter2 in your .env\n",
+        "DB_PASSWORD=${DB_PASSWORD}\n",
+        'SECRET_KEY = os.environ["SECRET_KEY"]\n',
+        "postgres://user:" + "password@localhost/db\n",
+        "postgres://{user}:" + "{password}@{host}/db\n",
+        '{"auths": {}}',
     ],
 )
 def test_ordinary_code_and_placeholders_hold_no_secret(text: str) -> None:
@@ -87,3 +120,10 @@ def test_redaction_blanks_credentials_in_a_shown_text_and_keeps_the_rest() -> No
     value = "q8Fz3LmN0pR7sT2vW9xY4bC6"
     assert redact_secrets(f'API_KEY: Literal["{value}"]') == 'API_KEY: Literal["<redacted: secret_assignment>"]'
     assert redact_secrets("def rotate(token: str) -> str") == "def rotate(token: str) -> str"
+    assert (
+        redact_secrets("DB_PASSWORD: Literal['short']") == "DB_PASSWORD: Literal['<redacted: credential_assignment>']"
+    )
+    assert redact_secrets('URL = "postgres://admin:' + 'pw@db/app"') == (
+        'URL = "postgres://admin:<redacted: url_password>@db/app"'
+    )
+    assert redact_secrets('FIELD = "password"') == 'FIELD = "password"'
