@@ -41,6 +41,9 @@ __all__ = [
     "SourceRange",
     "SymbolInfo",
     "SymbolsResult",
+    "TypeDefinition",
+    "TypeResult",
+    "TypeSource",
 ]
 
 
@@ -128,6 +131,36 @@ class SignatureResult(FrozenModel):
     signature: str
     documentation: str | None = None
     source: SignatureSource = Field(description="tree_sitter means the language server had nothing: a fallback.")
+    location: Location | None = None
+    server: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+class TypeSource(StrEnum):
+    HOVER = "hover"
+    TYPE_DEFINITION = "type_definition"
+
+
+class TypeDefinition(FrozenModel):
+    """Where a type is declared (the language server's type definition)."""
+
+    name: str | None = Field(default=None, description="The type's name as declared there.")
+    location: Location
+
+
+class TypeResult(FrozenModel):
+    """The type of a name or of the expression at a position, as the language server infers it."""
+
+    query: str
+    symbol: str | None = Field(default=None, description="The name the server describes.")
+    kind: str | None = Field(default=None, description="variable, parameter, property, method, function, class, ...")
+    type: str = Field(description="The type: an annotation, '(params) -> returns' for a callable, a class's name.")
+    returns: str | None = Field(default=None, description="A callable's return type.")
+    declaration: str | None = Field(default=None, description="The hover's declaration line the type was read from.")
+    source: TypeSource = Field(description="hover: read from the hover; type_definition: the declared type's name.")
+    type_definitions: tuple[TypeDefinition, ...] = Field(
+        default=(), description="Where the type is declared (in_workspace=false: a library or the standard library)."
+    )
     location: Location | None = None
     server: str | None = None
     notes: tuple[str, ...] = ()

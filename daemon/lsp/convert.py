@@ -26,6 +26,7 @@ from daemon.core.intel_models import (
     ReferencesResult,
     SignatureResult,
     SourceRange,
+    TypeResult,
 )
 from daemon.core.models import IndexStatus, SearchHit, SearchResult, SymbolKind
 from daemon.core.regular_files import read_regular_text
@@ -174,6 +175,26 @@ class PositionMapper:
             signature=result.signature,
             documentation=result.documentation,
             source=result.source.value,
+            location=self.location(result.location) if result.location else None,
+            server=result.server,
+            notes=list(result.notes),
+        )
+
+    def type_result(self, result: TypeResult) -> wire.TypeResult:
+        return wire.TypeResult(
+            query=result.query,
+            symbol=result.symbol,
+            kind=result.kind,
+            type=result.type,
+            returns=result.returns,
+            declaration=result.declaration,
+            source=result.source.value,
+            type_definitions=[
+                wire.TypeDefinitionItem(
+                    name=d.name, location=self.location(d.location), in_workspace=d.location.in_workspace
+                )
+                for d in result.type_definitions
+            ],
             location=self.location(result.location) if result.location else None,
             server=result.server,
             notes=list(result.notes),

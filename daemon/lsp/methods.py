@@ -18,6 +18,7 @@ class LspMethods:
     INTEL_DEFINITION = "ided/intel/definition"
     INTEL_REFERENCES = "ided/intel/references"
     INTEL_SIGNATURE = "ided/intel/signature"
+    INTEL_TYPE = "ided/intel/type"
     INTEL_AST_NODE = "ided/intel/astNode"
     RUN_START = "ided/run/start"
     RUN_CANCEL = "ided/run/cancel"

@@ -48,6 +48,8 @@ __all__ = [
     "SearchHitItem",
     "SignatureResult",
     "SymbolTargetParams",
+    "TypeDefinitionItem",
+    "TypeResult",
     "camel_case",
     "extend_messages",
     "make_converter",
@@ -240,6 +242,30 @@ class SignatureResult:
 
 @_wire
 @attrs.frozen(kw_only=True)
+class TypeDefinitionItem:
+    name: str | None
+    location: types.Location
+    in_workspace: bool
+
+
+@_wire
+@attrs.frozen(kw_only=True)
+class TypeResult:
+    query: str
+    symbol: str | None
+    kind: str | None
+    type: str
+    returns: str | None
+    declaration: str | None
+    source: str
+    type_definitions: list[TypeDefinitionItem]
+    location: types.Location | None
+    server: str | None
+    notes: list[str]
+
+
+@_wire
+@attrs.frozen(kw_only=True)
 class AstNodeItem:
     type: str
     range: types.Range
@@ -341,6 +367,7 @@ MESSAGE_TYPES: dict[str, tuple[type, type | None]] = {
     LspMethods.INTEL_SIGNATURE: request_types(
         "Signature", LspMethods.INTEL_SIGNATURE, SymbolTargetParams, SignatureResult
     ),
+    LspMethods.INTEL_TYPE: request_types("Type", LspMethods.INTEL_TYPE, SymbolTargetParams, TypeResult),
     LspMethods.INTEL_AST_NODE: request_types("AstNode", LspMethods.INTEL_AST_NODE, AstNodeParams, AstNodeResult),
     LspMethods.INDEX_CHANGED: (
         notification_type("IndexChangedNotification", LspMethods.INDEX_CHANGED, IndexChangedParams),

@@ -38,6 +38,7 @@ pytestmark = pytest.mark.e2e
 
 EXAMPLES: dict[str, dict[str, Any]] = {
     "get_signature": {"symbol": "shapes.geometry.centroid"},
+    "get_type": {"file": "app.py", "line": 9, "column": 5},
     "find_definition": {"symbol": "Reporter"},
     "get_references": {"symbol": "centroid"},
     "get_ast_node": {"file": "app.py", "line": 11, "column": 12},
@@ -63,6 +64,10 @@ def _lsp_calls(workspace: Path) -> dict[str, tuple[str, dict[str, Any]]]:
         "find_definition": ("ided/intel/definition", {"symbol": "Reporter"}),
         "get_references": ("ided/intel/references", {"symbol": "centroid", "includeDeclaration": True}),
         "get_signature": ("ided/intel/signature", {"symbol": "shapes.geometry.centroid"}),
+        "get_type": (
+            "ided/intel/type",
+            {"textDocument": {"uri": (workspace / "app.py").as_uri()}, "position": {"line": 8, "character": 4}},
+        ),
         "get_ast_node": ("ided/intel/astNode", app),
         "search_code": ("ided/index/search", {"query": "centroid of points", "kind": "code"}),
         "search_docs": ("ided/index/search", {"query": "shapes", "kind": "docs"}),
@@ -161,6 +166,8 @@ async def test_every_front_exposes_every_capability_over_one_daemon(
             for name, (method, wire) in _lsp_calls(workspace).items():
                 answer = await lsp.ided(method, wire)
                 assert isinstance(answer, dict) and answer, (name, method, answer)
+                if name == "get_type":  # `first` on app.py line 9, at the client's 0-based position
+                    assert answer["type"] == "Point" and answer["typeDefinitions"][0]["name"] == "Point", answer
             for query in NO_MATCH:
                 answer = await lsp.ided("ided/index/search", {"query": query, "kind": "code"})
                 assert answer["matches"] == "none", (query, answer)

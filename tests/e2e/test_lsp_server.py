@@ -74,6 +74,7 @@ async def test_initialize_result_lists_workspace_symbols_and_every_ided_method(w
             "ided/index/status",
             "ided/intel/definition",
             "ided/intel/references",
+            "ided/intel/type",
             "ided/intel/signature",
             "ided/intel/astNode",
             "ided/run/start",

@@ -1,7 +1,7 @@
 """The language-server requests behind the code-intel tools, built and sent in one place.
 
 ``ServerRequests`` asks the pool's server of a file's language one question at a time: the
-definitions, references, hover, call hierarchy, document symbols or diagnostics at a place, or a
+definitions, references, hover, type definitions, call hierarchy, document symbols or diagnostics at a place, or a
 workspace-symbol query. A place is a file with a 1-based line and a 1-based column counted in code
 points (``Place``); it is converted to the server's position encoding against the document as the
 server has it. Answers are the server's own LSP types (or ``LspTarget`` lists for locations): the
@@ -94,6 +94,17 @@ class ServerRequests:
             return result if isinstance(result, lsp.Hover) else None
 
         return parse_hover(await self._ask(place, op), name)
+
+    async def type_definitions(self, place: Place) -> list[LspTarget]:
+        """Where the type of what is at ``place`` is declared; [] when the server has no type definitions."""
+
+        async def op(client: LspClient, doc: OpenDocument | None) -> Any:
+            if not client.supports("type_definition_provider"):
+                return None
+            params = lsp.TypeDefinitionParams(text_document=_document(doc), position=_position(doc, place))
+            return await client.request(lsp.TEXT_DOCUMENT_TYPE_DEFINITION, params, timeout_s=self._timeout)
+
+        return lsp_targets(await self._ask(place, op))
 
     async def call_hierarchy(
         self, place: Place, direction: Literal["incoming", "outgoing"]

@@ -1,4 +1,4 @@
-"""``ided/intel/*``: definitions, references, signatures and syntax nodes from the daemon's
+"""``ided/intel/*``: definitions, references, signatures, types and syntax nodes from the daemon's
 code-intelligence service (real language servers and Tree-sitter).
 
 Derived from the capability registry (``daemon.service.intel.capabilities``): each binding below names the
@@ -71,6 +71,7 @@ BINDINGS: Mapping[str, LspBinding] = {
     caps.DEFINITION.name: LspBinding(LspMethods.INTEL_DEFINITION, target_values, PositionMapper.definition_result),
     caps.REFERENCES.name: LspBinding(LspMethods.INTEL_REFERENCES, _references_values, PositionMapper.references_result),
     caps.SIGNATURE.name: LspBinding(LspMethods.INTEL_SIGNATURE, target_values, PositionMapper.signature_result),
+    caps.TYPE.name: LspBinding(LspMethods.INTEL_TYPE, target_values, PositionMapper.type_result),
     caps.AST_NODE.name: LspBinding(LspMethods.INTEL_AST_NODE, _ast_node_values, PositionMapper.ast_node_result),
 }
 """Capability name -> its ``ided/intel/*`` binding."""

@@ -22,6 +22,7 @@ from daemon.core.intel_models import (
     ReferencesResult,
     SignatureResult,
     SymbolsResult,
+    TypeResult,
 )
 from daemon.core.models import ChunkKind, SearchFilters
 from daemon.core.ports import Workspace
@@ -37,6 +38,7 @@ from daemon.service.intel.params import (
     SearchCodeParams,
     SearchDocsParams,
     SignatureParams,
+    TypeParams,
     WorkspaceSymbolsParams,
 )
 from daemon.service.intel.search_answer import SearchAnswer, search_answer
@@ -58,6 +60,7 @@ __all__ = [
     "SEARCH_CODE",
     "SEARCH_DOCS",
     "SIGNATURE",
+    "TYPE",
     "WORKSPACE_SYMBOLS",
 ]
 
@@ -119,6 +122,17 @@ SIGNATURE = _served(
     "Exact signature (with types) and documentation of a function, method, class or variable, from the\n"
     "language server's hover. Give a symbol name ('Class.method', 'module.func') or file + line (+ column).\n"
     "When the server has nothing, the Tree-sitter signature is returned and `source` says 'tree_sitter'.",
+)
+
+TYPE = _served(
+    "get_type",
+    "type",
+    TypeParams,
+    TypeResult,
+    "read",
+    "The type of a variable, parameter, attribute, function or expression, as the language server infers\n"
+    "it (its hover), and where that type is declared (its type definition). Give a symbol name or the\n"
+    "position of a use as file + line + column; a callable's type is '(params) -> returns'.",
 )
 
 DEFINITION = _served(
@@ -231,6 +245,7 @@ INDEX_STATUS = Capability(
 
 CAPABILITIES: tuple[Capability[Any, Any], ...] = (
     SIGNATURE,
+    TYPE,
     DEFINITION,
     REFERENCES,
     AST_NODE,

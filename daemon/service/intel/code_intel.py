@@ -45,6 +45,7 @@ from daemon.core.intel_models import (
     SignatureResult,
     SymbolInfo,
     SymbolsResult,
+    TypeResult,
 )
 from daemon.core.languages import CODE_LANGUAGES, language_for_path
 from daemon.core.lru import LruMap
@@ -70,6 +71,7 @@ from daemon.service.intel.params import (
     DocumentSymbolsParams,
     ReferencesParams,
     SignatureParams,
+    TypeParams,
     WorkspaceSymbolsParams,
 )
 from daemon.service.intel.results import IntelResults
@@ -79,6 +81,7 @@ from daemon.service.intel.symbol_resolver import SymbolResolver
 from daemon.service.intel.syntax_worker import SyntaxWorker
 from daemon.service.intel.targets import Target, TargetFinder, language_of
 from daemon.service.intel.trust_notice import trust_notice
+from daemon.service.intel.types import Types
 
 if TYPE_CHECKING:
     from lsprotocol import types as lsp
@@ -135,6 +138,7 @@ class CodeIntelService:
         )
         self._results = IntelResults(self.paths, self._budget)
         self._signatures = Signatures(self.paths, self._requests, self._resolver, self._results)
+        self._types = Types(self._requests, self._results)
         self._syntax = SyntaxWorker()
         self._representative: dict[str, Path] = {}
         self._index_generation = index_generation
@@ -332,6 +336,12 @@ class CodeIntelService:
         target = targets[0]
         server = self.pool.server_for(target.language).name
         return await self._signatures.signature(target, query, notes, max_chars=max_chars, server=server)
+
+    async def get_type(self, p: TypeParams) -> TypeResult:
+        targets, notes, query = await self._finder.targets(p.symbol, p.file, p.line, p.column)
+        target = targets[0]
+        server = self.pool.server_for(target.language).name
+        return await self._types.type_of(target, query, notes, server=server, limit=p.max_results)
 
     async def call_hierarchy(self, p: CallHierarchyParams) -> CallHierarchyResult:
         direction, max_results = p.direction, p.max_results

@@ -27,6 +27,7 @@ __all__ = [
     "SearchDocsParams",
     "SignatureParams",
     "SymbolTarget",
+    "TypeParams",
     "WorkspaceSymbolsParams",
 ]
 
@@ -71,6 +72,10 @@ class ReferencesParams(SymbolTarget):
 
 class SignatureParams(SymbolTarget):
     max_chars: int = Field(default=4000, ge=20, le=50_000, description=_CHARS)
+
+
+class TypeParams(SymbolTarget):
+    max_results: int = Field(default=5, ge=1, le=50, description="Return at most this many type definitions.")
 
 
 class CallHierarchyParams(SymbolTarget):

@@ -44,6 +44,10 @@ class IntelResults:
     def _lines(self) -> FileLines:
         return FileLines(self.paths, read=self.files.lines)
 
+    def file_lines(self) -> FileLines:
+        """The workspace's files as lines (read through this builder's cache)."""
+        return self._lines()
+
     def definitions(self, targets: list[LspTarget], max_chars: int) -> list[Definition]:
         lines = self._lines()
         out: list[Definition] = []

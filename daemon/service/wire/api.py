@@ -40,6 +40,7 @@ class Methods:
     INTEL_DEFINITION = "intel/definition"
     INTEL_REFERENCES = "intel/references"
     INTEL_SIGNATURE = "intel/signature"
+    INTEL_TYPE = "intel/type"
     INTEL_AST_NODE = "intel/ast_node"
     INTEL_DOCUMENT_SYMBOLS = "intel/document_symbols"
     INTEL_WORKSPACE_SYMBOLS = "intel/workspace_symbols"
