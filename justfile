@@ -99,6 +99,11 @@ train-ranker MIRRORS OUT="${XDG_CACHE_HOME:-$HOME/.cache}/ided/ranker":
     uv sync --frozen --group train
     uv run --frozen --group train python bench/train_ranker.py --rows {{OUT}}/rows --out daemon/index/models/ranker-v1.json
 
+# the learned ranker's golden sets (issue texts and their titles alone over the committed scikit-learn snapshot)
+eval-ranker:
+    uv run --frozen ided eval --localization tests/golden/localization_learned.yaml
+    uv run --frozen ided eval --localization tests/golden/localization_titles.yaml
+
 bench-retrieval *ARGS:
     uv run --frozen python bench/retrieval_quality.py {{ARGS}}
 

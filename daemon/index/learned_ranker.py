@@ -79,19 +79,24 @@ class LearnedRanker:
         if x.ndim != 2 or x.shape[1] != len(self.features):
             raise ValueError(f"expected rows of {len(self.features)} features, got shape {x.shape}")
         n, trees = x.shape[0], self.feature.shape[0]
-        node = np.zeros((n, trees), dtype=np.int64)
-        tree_ix: npt.NDArray[np.int64] = np.arange(trees, dtype=np.int64)[None, :]
-        row_ix: npt.NDArray[np.int64] = np.arange(n, dtype=np.int64)[:, None]
+        width = self.feature.shape[1]
+        feature, threshold = self.feature.ravel(), self.threshold.ravel()
+        left, right = self.left.ravel(), self.right.ravel()
+        flat_x = x.ravel()
+        # one flat node index per (row, tree): tree * width + node; every row starts at each tree's root
+        base = np.tile(np.arange(trees, dtype=np.int64) * width, n)
+        row_base = np.repeat(np.arange(n, dtype=np.int64) * x.shape[1], trees)
+        node = base.copy()
         for _ in range(self.depth):
-            feat = self.feature[tree_ix, node]
-            leaf = feat < 0
-            if leaf.all():
+            feat = feature[node]
+            inner = feat >= 0
+            if not inner.any():
                 break
-            values = x[row_ix, np.where(leaf, 0, feat)]
-            go_left = values <= self.threshold[tree_ix, node]
-            nxt = np.where(go_left, self.left[tree_ix, node], self.right[tree_ix, node])
-            node = np.where(leaf, node, nxt)
-        return cast(list[float], self.value[tree_ix, node].sum(axis=1).tolist())
+            values = flat_x[row_base + np.where(inner, feat, 0)]
+            child = np.where(values <= threshold[node], left[node], right[node])
+            node = np.where(inner, base + child, node)
+        leaf_values = self.value.ravel()[node].reshape(n, trees)
+        return cast(list[float], leaf_values.sum(axis=1).tolist())
 
 
 def _tree_arrays(tree: Any, i: int, name: str) -> tuple[list[int], list[float], list[int], list[int], list[float]]:

@@ -57,7 +57,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Protocol
 
@@ -416,6 +416,9 @@ FEATURES: tuple[str, ...] = (
 """The evidence :func:`rank_features` gives for each candidate, in the order of each row (see docs/search.md)."""
 
 _ABSENT_RANK = math.log1p(1000)
+LEARNED_TOP = 300
+"""How many of the formula's first candidates the learned ranker orders (it was trained on the first 150
+and a sample of the rest); the others follow in the formula's order."""
 _CLASS_KINDS = frozenset({SymbolKind.CLASS, SymbolKind.STRUCT, SymbolKind.INTERFACE, SymbolKind.ENUM})
 
 
@@ -441,10 +444,12 @@ def rank_features(
     headline: Sequence[ScoredChunk] | None = None,
     weights: RankingWeights | None = None,
     tokenize: Callable[[str], list[str]] | None = None,
+    top: int | None = None,
 ) -> tuple[list[ScoredChunk], list[list[float]]]:
     """Every candidate with its evidence (:data:`FEATURES`), in the formula's order: :func:`rank`, and
     with ``headline`` (the first line's own ranking) :func:`fuse_headline`'s. The same steps compute
-    both the formula's score and the features, so a learned ranker reads what the formula reads."""
+    both the formula's score and the features, so a learned ranker reads what the formula reads.
+    With ``top``, rows for the first ``top`` candidates only (every candidate is still returned)."""
     w = weights or DEFAULT_WEIGHTS
     head = list(headline or ())
     ev = _evidence(query, lexical, dense, w, extra=head)
@@ -480,9 +485,13 @@ def rank_features(
     out: list[ScoredChunk] = []
     rows: list[list[float]] = []
     top_file = steps.top_file if steps.top_file > 0 else 1.0
-    for pid in ordered:
+    for position, pid in enumerate(ordered):
         s = ev.by_id[pid]
         c = s.chunk
+        sources = tuple(n for n, d in (("lexical", ev.lex_score), ("dense", ev.dense_score)) if pid in d)
+        out.append(ScoredChunk(id=pid, score=round(fused[pid], 6), chunk=c, sources=sources or s.sources))
+        if top is not None and position >= top:
+            continue
         name, qualified, match, frame = ev.named[pid]
         path = ev.path_of[pid]
         pos = lex_pos.get(pid)
@@ -523,8 +532,6 @@ def rank_features(
                 *q_row,
             ]
         )
-        sources = tuple(n for n, d in (("lexical", ev.lex_score), ("dense", ev.dense_score)) if pid in d)
-        out.append(ScoredChunk(id=pid, score=round(fused[pid], 6), chunk=c, sources=sources or s.sources))
     return out, rows
 
 
@@ -539,19 +546,25 @@ def rank_learned(
     tokenize: Callable[[str], list[str]] | None = None,
     limit: int | None = None,
 ) -> list[ScoredChunk]:
-    """The candidates of :func:`rank_features` ordered by ``scorer``'s score of their features (shown as
-    each hit's score); ties by chunk id."""
-    candidates, rows = rank_features(query, lexical, dense, headline=headline, weights=weights, tokenize=tokenize)
+    """The formula's first :data:`LEARNED_TOP` candidates (:func:`rank_features`) ordered by ``scorer``'s
+    score of their features (shown as each hit's score; ties by chunk id), then the rest in the
+    formula's order, below them."""
+    candidates, rows = rank_features(
+        query, lexical, dense, headline=headline, weights=weights, tokenize=tokenize, top=LEARNED_TOP
+    )
     if not candidates:
         return []
     scores = scorer.score(rows)
-    order = sorted(range(len(candidates)), key=lambda i: (-scores[i], candidates[i].id))
-    return [
+    order = sorted(range(len(rows)), key=lambda i: (-scores[i], candidates[i].id))
+    floor = min(scores) if scores else 0.0
+    ranked = [
         ScoredChunk(
             id=candidates[i].id, score=round(scores[i], 6), chunk=candidates[i].chunk, sources=candidates[i].sources
         )
-        for i in (order if limit is None else order[:limit])
+        for i in order
     ]
+    ranked += [replace(c, score=round(floor, 6)) for c in candidates[len(rows) :]]
+    return ranked if limit is None else ranked[:limit]
 
 
 def fuse_headline(

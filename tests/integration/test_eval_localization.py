@@ -58,6 +58,32 @@ def test_a_ranking_without_issue_analysis_breaks_the_baseline(monkeypatch: pytes
     assert problems, "a plain BM25 ranking must not pass the frozen baseline"
 
 
+LEARNED_SETS = [SET.parent / "localization_learned.yaml", SET.parent / "localization_titles.yaml"]
+
+
+@pytest.mark.parametrize("learned_set", LEARNED_SETS, ids=["issues", "titles"])
+def test_the_learned_ranker_holds_its_frozen_baselines(learned_set: Path) -> None:
+    spec, scores = score_localization_set(learned_set)
+    assert spec.ranker == "learned" and len(scores) == 20
+    baseline = LocalizationBaseline.model_validate_json((learned_set.parent / spec.baseline).read_text())
+    assert regressions(scores, baseline) == []
+
+
+def test_a_model_that_puts_tests_first_breaks_the_learned_baseline(monkeypatch: pytest.MonkeyPatch) -> None:
+    from daemon.index import learned_ranker
+    from daemon.index.ranking import FEATURES
+
+    test = FEATURES.index("test")
+    stump = {"feature": [test, -1, -1], "threshold": [0.5, 0, 0], "left": [1, 0, 0], "right": [2, 0, 0]}
+    model: dict[str, object] = {"format": "ided-ranker", "version": 1, "features": list(FEATURES)}
+    model["trees"] = [stump | {"value": [0.0, 0.0, 9.0]}]
+    bundled = f"bundled:{learned_ranker.BUNDLED_MODEL}"
+    monkeypatch.setitem(learned_ranker._LOADED, bundled, learned_ranker.parse_model(model, name=bundled))
+    spec, scores = score_localization_set(LEARNED_SETS[1])
+    baseline = LocalizationBaseline.model_validate_json((SET.parent / spec.baseline).read_text())
+    assert regressions(scores, baseline), "a ranker that lists tests first must not pass the frozen baseline"
+
+
 # -- a set over one checkout per task (the dev set's layout), as `just eval-localization-devset` runs --------
 
 CHECKOUTS = {

@@ -151,6 +151,17 @@ def test_a_missing_model_file_is_a_clear_error(tmp_path: Path) -> None:
         load_ranker(tmp_path / "absent.json")
 
 
+def test_the_bundled_model_loads_and_scores_rows_of_the_rankings_features() -> None:
+    model = load_ranker()
+    assert model.features == FEATURES
+    assert model.meta["name"] == "ranker-v1" and model.meta["trained_on"]
+    assert not set(model.meta["trained_on"]) & set(model.meta["held_out"])
+    assert not any(
+        r.split("+")[-1] in {"django", "sympy", "requests", "scikit-learn"} for r in model.meta["trained_on"]
+    )
+    assert len(model.score([[0.0] * len(FEATURES), [1.0] * len(FEATURES)])) == 2
+
+
 def _workspace(tmp_path: Path) -> Path:
     ws = tmp_path / "ws"
     (ws / "pkg").mkdir(parents=True)
@@ -200,3 +211,29 @@ def test_auto_ranks_questions_of_one_line_by_the_model_and_texts_of_several_line
         issue = index.search("follow redirects\nThe session does not follow redirects.", k=3, mode=SearchMode.LEXICAL)
     assert question.hits[0].chunk.path == "tests/test_session.py"  # the model: tests first
     assert issue.hits[0].chunk.qualified_name == "Session.resolve_redirects"  # the formula: tests weigh half
+
+
+def test_search_with_the_learned_ranker_answers_without_a_note(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    overrides: dict[str, Any] = {
+        "state_dir": str(tmp_path / "state"),
+        "embedding": {"enabled": False},
+        "search": {"ranker": "learned"},
+    }
+    with WorkspaceIndex.open(load_config(ws, overrides=overrides)) as index:
+        index.index()
+        result = index.search("follow redirects", k=3, mode=SearchMode.LEXICAL)
+    assert result.hits and not any("ranker" in n for n in result.notes)
+    assert result.hits[0].chunk.qualified_name == "Session.resolve_redirects"
+
+
+def test_the_model_orders_the_formulas_first_candidates_and_the_rest_follow_in_the_formulas_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("daemon.index.ranking.LEARNED_TOP", 2)
+    query = analyze_query("follow redirects", _TOKENIZE)
+    formula = [s.id for s in rank(query, _CANDIDATES)]
+    lowest_first = parse_model(_model([_stump("lexical", 0.95, 1.0, 0.0)]), name="t")  # the best lexical last
+    ranked = rank_learned(lowest_first, query, _CANDIDATES)
+    assert [s.id for s in ranked[:2]] == formula[:2][::-1]  # the model's order within the first two
+    assert [s.id for s in ranked[2:]] == formula[2:]  # the rest as the formula ordered them
