@@ -132,9 +132,9 @@ iced-run WORKSPACE=".":
 iced-test:
     bash scripts/test-iced.sh
 
-# regenerate docs/images/iced-client.png under Xvfb (a dry run and a diff on screen)
-iced-screenshot:
-    bash scripts/iced-screenshot.sh
+# screenshots of the Iced client under Xvfb: `--scene all` regenerates every one in docs/images
+iced-screenshot *ARGS:
+    bash scripts/iced-screenshot.sh {{ARGS}}
 
 # the Iced client's benchmarks (first frame, update-to-screen latency, RSS)
 bench-iced *ARGS:

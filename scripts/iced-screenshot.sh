@@ -1,14 +1,25 @@
 #!/usr/bin/env bash
 # Screenshots of the Iced client under Xvfb on a fixture git repository, driven by ided's replay
 # model (no LLM) through the real `ided acp`; the client writes its own window to PNG
-# (--screenshot) and exits. One scene per call:
+# (--screenshot) and exits. One scene per call, or all of them:
 #
-#   review    (default) a /dry-run prompt, then an editing run whose batched diff waits for
-#             review; written to docs/images/iced-client.png unless OUT is given
-#   plan      a /dry-run prompt alone: the plan graph in the transcript
-#   rollback  an editing run accepted, then `/rollback RUN`: the card says the run rolled back
+#   prompt      calc.py open at `divide`, the request typed in the prompt box (not sent yet)
+#   plan        a /dry-run prompt: the plan graph in the transcript
+#   running     an editing run at work: a stage in progress, its tool calls streaming
+#   review      (default) a /dry-run prompt, then an editing run whose batched diff waits for
+#               review; written to docs/images/iced-client.png unless OUT is given
+#   accepted    the editing run accepted: the review says so, the card offers Roll back
+#   search      the Search tab's hits for `add` (the workspace daemon's index)
+#   definition  F12 on `add` in tests/test_calc.py: calc.py open at its definition (a language
+#               server through the daemon)
+#   rollback    an editing run accepted, then `/rollback RUN`: the card says the run rolled back
+#   all         every scene but rollback, each to docs/images/iced-SCENE.png (review: iced-client.png)
 #
-#   scripts/iced-screenshot.sh [--scene review|plan|rollback] [OUT.png]
+#   scripts/iced-screenshot.sh [--scene NAME] [OUT.png]
+#
+# Other scenes than review write to $TMPDIR/iced-SCENE.png unless OUT is given. search and
+# definition attach `ided acp` to the workspace daemon (stopped afterwards) with the language
+# servers scripts/install-test-tools.sh put under .tools (else those on PATH).
 #
 # Needs cargo, this checkout's .venv (./dev setup) and an X server to draw in: Xvfb's xvfb-run
 # (Debian: apt-get install xvfb; scripts/install-test-tools.sh does not install it, no test
@@ -20,10 +31,19 @@ if [ "${1:-}" = --scene ]; then
   scene="${2:?--scene needs review, plan or rollback}"
   shift 2
 fi
+scenes="prompt plan running review accepted search definition"
+if [ "$scene" = all ]; then
+  for one in $scenes; do
+    name="iced-$one.png"
+    [ "$one" = review ] && name=iced-client.png
+    bash "$0" --scene "$one" "docs/images/$name"
+  done
+  exit 0
+fi
 case "$scene" in
   review) default_out=docs/images/iced-client.png ;;
-  plan | rollback) default_out="${TMPDIR:-/tmp}/iced-$scene.png" ;;
-  *) echo "iced-screenshot: unknown scene '$scene' (review, plan, rollback)" >&2; exit 2 ;;
+  prompt | plan | running | accepted | search | definition | rollback) default_out="${TMPDIR:-/tmp}/iced-$scene.png" ;;
+  *) echo "iced-screenshot: unknown scene '$scene' ($scenes rollback all)" >&2; exit 2 ;;
 esac
 out="${1:-$default_out}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ided/iced-target}"
@@ -35,7 +55,16 @@ command -v xvfb-run >/dev/null || {
 cargo build --manifest-path editors/iced/Cargo.toml --locked -j "${IDED_CARGO_JOBS:-2}" --quiet
 
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+daemon=false
+case "$scene" in search | definition) daemon=true ;; esac
+cleanup() {
+  # search and definition started the workspace daemon: stop it (it flushes its index first)
+  if [ "$daemon" = true ] && [ -d "${repo:-}" ]; then .venv/bin/ided stop -w "$repo" >/dev/null 2>&1 || true; fi
+  # the daemon may still be closing its store as it exits: a few tries
+  for _ in 1 2 3 4 5 6 7 8 9 10; do rm -rf "$work" 2>/dev/null && return 0; sleep 0.5; done
+  echo "iced-screenshot: could not remove $work" >&2
+}
+trap cleanup EXIT
 repo="$work/calc"
 mkdir -p "$repo/tests"
 g() { git -C "$repo" -c user.name="Ada User" -c user.email=ada@example.com -c commit.gpgsign=false "$@"; }
@@ -75,18 +104,21 @@ def divide(a, b):
     return a / b
 PY
 )
-python3 - "$work/script.yaml" "$fixed" <<'PY'
+python3 - "$work/script.yaml" "$fixed" "$scene" <<'PY'
 import json, sys
-path, fixed = sys.argv[1], sys.argv[2] + "\n"
+path, fixed, scene = sys.argv[1], sys.argv[2] + "\n", sys.argv[3]
 orchestrator = {"role": "orchestrator", "answer": {"workflow": "bug_fix", "rationale": "a crash report",
     "stage_decisions": [{"stage_id": "code_review", "decision": "SKIP", "reason": "a one-line fix"}]}}
-script = {"responses": [
+responses = [
     orchestrator,
     orchestrator,
     {"role": "coder", "tool_calls": [{"name": "write_file", "args": {"path": "calc.py", "content": fixed}}]},
-    {"role": "*", "answer": {"status": "success", "summary": "done"}, "repeat": True},
-]}
-open(path, "w").write(json.dumps(script, indent=2))
+]
+if scene == "running":  # the coder's next turn takes a while: the screenshot catches the run at work
+    responses.append({"role": "coder", "answer": {"status": "success", "summary": "guarded divide"},
+                      "delay_seconds": 20})
+responses.append({"role": "*", "answer": {"status": "success", "summary": "done"}, "repeat": True})
+open(path, "w").write(json.dumps({"responses": responses}, indent=2))
 PY
 
 export IDED_STATE_DIR="$work/state" IDED_EMBEDDING__ENABLED=false IDED_ACP__ATTACH_DAEMON=false \
@@ -94,12 +126,24 @@ export IDED_STATE_DIR="$work/state" IDED_EMBEDDING__ENABLED=false IDED_ACP__ATTA
   IDED_PIPELINE__REPLAY_SCRIPT="$work/script.yaml" XDG_CONFIG_HOME="$work/home" HF_HUB_OFFLINE=1 \
   GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME="Ada User" GIT_AUTHOR_EMAIL=ada@example.com \
   GIT_COMMITTER_NAME="Ada User" GIT_COMMITTER_EMAIL=ada@example.com
+if [ "$daemon" = true ]; then
+  servers=$(python3 -c 'import json, os, sys; print(json.dumps([p for p in sys.argv[1:] if os.path.isdir(p)]))' \
+    "$PWD/.tools/lsp-venv/bin" "$PWD/.tools/node/node_modules/.bin")
+  export IDED_ACP__ATTACH_DAEMON=true IDED_INTEL__SEARCH_PATH="$servers"
+fi
 ask="fix the crash in divide when b is 0"
 case "$scene" in
-  review) scene_args=(--prompt "/dry-run $ask" --prompt "$ask") ;;
+  prompt) scene_args=(--open calc.py:8 --draft "$ask") ;;
   plan) scene_args=(--prompt "/dry-run $ask") ;;
+  running) scene_args=(--prompt "$ask" --screenshot-while-running) ;;
+  review) scene_args=(--prompt "/dry-run $ask" --prompt "$ask") ;;
+  accepted) scene_args=(--prompt "$ask" --answer accept) ;;
+  search) scene_args=(--search add) ;;
+  definition) scene_args=(--references tests/test_calc.py:5:12 --definition tests/test_calc.py:5:12) ;;
   rollback) scene_args=(--prompt "$ask" --prompt "/rollback {run}" --answer accept) ;;
 esac
+# The software renderer: the same pixels on every machine.
+export ICED_BACKEND="${ICED_BACKEND:-tiny-skia}"
 mkdir -p "$(dirname "$out")"
 abs_out="$(cd "$(dirname "$out")" && pwd)/$(basename "$out")"
 timeout 300 xvfb-run -a -s "-screen 0 1400x860x24" \

@@ -24,6 +24,9 @@ pub const FEEDBACK_META: &str = "ided/feedback";
 /// `_meta` key of an accept that keeps only some files and hunks (ided's selective accept).
 pub const KEEP_META: &str = "ided/keep";
 
+/// The left pane's width (file tree or search).
+pub const LEFT_WIDTH: f32 = 260.0;
+
 /// What the left pane shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Left {
@@ -61,6 +64,23 @@ pub struct Options {
     pub bench: Option<crate::bench::Mode>,
     /// When `main` started (for the first-frame benchmark).
     pub started: std::time::Instant,
+    /// What a scripted demo or screenshot does besides its prompts.
+    pub demo: Demo,
+}
+
+/// A scripted demo's steps besides the prompts (`--open`, `--draft`, `--search`,
+/// `--definition`, `--references`, `--screenshot-while-running`): for screenshots of each step.
+#[derive(Debug, Clone, Default)]
+pub struct Demo {
+    /// A file opened at start, at a line.
+    pub open: Option<(PathBuf, Option<u32>)>,
+    /// Text left in the prompt box, not sent.
+    pub draft: Option<String>,
+    /// Searches, definitions and references asked once the prompts are done, each after the
+    /// previous one's answer (a definition's or references' file is opened first).
+    pub questions: Vec<Query>,
+    /// Take the screenshot while a run works (a stage in progress), not at the end.
+    pub shoot_while_running: bool,
 }
 
 /// The whole application state.
@@ -98,6 +118,13 @@ pub struct App {
     /// What the last prompt turn did to the files ("run r-1 was accepted"), for the tabs that
     /// ask about a change on disk.
     pub turn_change: Option<String>,
+    /// The scripted questions still to ask ([`Demo::questions`]).
+    pub questions: std::collections::VecDeque<Query>,
+    /// The scripted question asked now, by request id; or the one whose file is opening.
+    pub question_in_flight: Option<u64>,
+    pub question_opening: Option<Query>,
+    /// [`Demo::shoot_while_running`], until the screenshot is scheduled.
+    pub shoot_while_running: bool,
 }
 
 /// Every message of the application.
@@ -169,8 +196,20 @@ impl App {
             open_path: String::new(),
             viewing_loaded: false,
             turn_change: None,
+            questions: options.demo.questions.into(),
+            question_in_flight: None,
+            question_opening: None,
+            shoot_while_running: options.demo.shoot_while_running,
         };
-        (app, list_task(workspace))
+        let mut app = app;
+        if let Some(draft) = options.demo.draft {
+            app.panel.prompt = draft;
+        }
+        let open = options
+            .demo
+            .open
+            .map_or_else(Task::none, |(path, line)| Task::done(Message::OpenFile(path, line)));
+        (app, Task::batch([list_task(workspace), open]))
     }
 
     /// The window title.
@@ -226,12 +265,15 @@ impl App {
             Message::FileOpened(path, line, result) => {
                 match result {
                     Ok(text) => {
-                        self.buffers.open(path, &text, line);
+                        self.buffers.open(path.clone(), &text, line);
                         self.center = Center::Editor;
                     }
                     Err(err) => self.error = Some(err),
                 }
-                Task::none()
+                match self.question_opening.take() {
+                    Some(question) => self.ask_scripted(question),
+                    None => Task::none(),
+                }
             }
             Message::Saved(path, result) => {
                 match result {
@@ -374,8 +416,35 @@ impl App {
                 };
                 self.on_agent(agent_panel::Message::Send)
             }
-            None => self.screenshot_soon(),
+            None => match self.questions.pop_front() {
+                Some(question) => self.ask_scripted(question),
+                None => self.screenshot_soon(),
+            },
         }
+    }
+
+    /// Asks a scripted question: a search at once; a definition or references once its file
+    /// is open, the cursor on its place.
+    fn ask_scripted(&mut self, question: Query) -> Task<Message> {
+        match &question {
+            Query::Search { .. } => {}
+            Query::Definition { file, line, column } | Query::References { file, line, column } => {
+                let Some(index) = self.buffers.open.iter().position(|b| &b.path == file) else {
+                    let (file, line) = (file.clone(), *line);
+                    self.question_opening = Some(question);
+                    return self.update(Message::OpenFile(file, Some(line)));
+                };
+                self.buffers.active = Some(index);
+                self.buffers.move_cursor(*line, *column);
+                self.center = Center::Editor;
+            }
+        }
+        self.ask(question);
+        self.question_in_flight = self.search.pending.as_ref().map(|(id, _)| *id);
+        if self.question_in_flight.is_none() {
+            return self.next_scripted(); // not sent (no session): said in the panel
+        }
+        Task::none()
     }
 
     /// The screenshot after the last update had time to be laid out and drawn.
@@ -457,9 +526,21 @@ impl App {
                 }
             }
             Event::Update(params) => {
-                self.session
-                    .get_or_insert_with(SessionState::default)
-                    .apply_json(&params);
+                let session = self.session.get_or_insert_with(SessionState::default);
+                session.apply_json(&params);
+                // A scripted screenshot of a run at work: once a stage is in progress and a tool
+                // call has shown up.
+                if self.shoot_while_running
+                    && session.is_running()
+                    && session
+                        .plan
+                        .iter()
+                        .any(|p| p.status == crate::session::StepStatus::InProgress)
+                    && !session.tool_calls.is_empty()
+                {
+                    self.shoot_while_running = false;
+                    return self.screenshot_soon();
+                }
             }
             Event::Permission(request, reply) => {
                 self.session
@@ -698,6 +779,7 @@ impl App {
             return Task::none();
         };
         let answer = result.and_then(|value| intel::read_answer(&query, value, &self.workspace));
+        let scripted = self.question_in_flight == Some(id);
         let open = match (&query, &answer) {
             (Query::Definition { .. }, Ok(answer)) => match answer.places.as_slice() {
                 [one] => Some((one.path.clone(), one.line)),
@@ -719,10 +801,15 @@ impl App {
             };
         }
         self.search.shown = Some((query, answer));
-        match open {
+        let opened = match open {
             Some((path, line)) => self.update(Message::OpenFile(path, Some(line))),
             None => Task::none(),
+        };
+        if scripted {
+            self.question_in_flight = None;
+            return Task::batch([opened, self.next_scripted()]);
         }
+        opened
     }
 
     /// Sends the chosen permission option (with the feedback text for a feedback option).
@@ -873,7 +960,9 @@ impl App {
         };
         let tree = container(column![left_tabs, left_body])
             .style(theme::panel)
-            .width(Length::Fixed(if self.left == Left::Search { 300.0 } else { 220.0 }))
+            // One width for both tabs: the editor beside it keeps its size (a text editor
+            // resized under its text was drawn blank at times).
+            .width(Length::Fixed(LEFT_WIDTH))
             .height(Fill);
         let center_tabs = row![
             tab("Editor", self.center == Center::Editor, Center::Editor),

@@ -199,6 +199,7 @@ fn options(workspace: &Path, launch: Result<Launch, String>, script: Vec<String>
         side_by_side: false,
         bench: None,
         started: std::time::Instant::now(),
+        demo: Default::default(),
     }
 }
 
@@ -264,6 +265,7 @@ async fn editing_run(bin: &str, option: &'static str) -> (App, PathBuf, String, 
         side_by_side: false,
         bench: None,
         started: std::time::Instant::now(),
+        demo: Default::default(),
     });
     drive(&mut app, launch, answer_with(option), finished).await;
     (app, repo, head, tmp)
@@ -296,6 +298,7 @@ async fn a_dry_run_prompt_reaches_the_client_state_as_a_plan_with_a_skipped_stag
         side_by_side: false,
         bench: None,
         started: std::time::Instant::now(),
+        demo: Default::default(),
     });
     drive(&mut app, launch, no_answer, finished).await;
 
@@ -445,6 +448,7 @@ async fn roll_back_on_an_accepted_review_reverts_the_run_with_a_new_commit() {
         side_by_side: false,
         bench: None,
         started: std::time::Instant::now(),
+        demo: Default::default(),
     });
     let (rolled, button_seen) = (Cell::new(false), Cell::new(false));
     let person = |app: &App| -> Vec<Message> {
@@ -533,6 +537,7 @@ async fn loading_a_past_session_from_history_replays_its_request_and_run() {
         side_by_side: false,
         bench: None,
         started: std::time::Instant::now(),
+        demo: Default::default(),
     });
     let asked = Cell::new(false);
     let person = |app: &App| {
@@ -605,6 +610,7 @@ async fn feedback_reaches_the_agent_and_a_second_attempt_comes_back_for_review()
         side_by_side: false,
         bench: None,
         started: std::time::Instant::now(),
+        demo: Default::default(),
     });
     let rounds = Cell::new(0);
     let second_diff = std::cell::RefCell::new(String::new());

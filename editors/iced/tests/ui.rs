@@ -35,6 +35,7 @@ fn connected_app() -> (
         side_by_side: false,
         bench: None,
         started: std::time::Instant::now(),
+        demo: Default::default(),
     });
     let (connection, mut commands) = Connection::detached();
     let _ = app.update(Message::Acp(Event::Started(connection)));
@@ -1616,4 +1617,76 @@ fn a_refused_question_reads_as_text_and_a_stale_answer_is_dropped() {
     let mut ui = simulator(app.view());
     assert!(ui.find("“second” in the code").is_ok(), "the question answered");
     assert!(ui.find(why).is_ok(), "why, as text: {:?}", support::texts(&app));
+}
+
+/// The scripted demo steps behind the docs' screenshots (`--search`, `--definition`): asked in
+/// order once the session is ready, each after the previous answer, a definition's file opened
+/// first with the cursor on its place.
+#[test]
+fn scripted_questions_are_asked_in_order_once_the_session_is_ready() {
+    use ided_iced::session::intel::Query;
+    let dir = tempfile::tempdir().unwrap();
+    let test_py = dir.path().join("test_calc.py");
+    std::fs::write(
+        &test_py,
+        "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+    )
+    .unwrap();
+    let launch = Launch::resolve(Some("/nonexistent/ided"), dir.path()).unwrap();
+    let (mut app, _) = App::new(Options {
+        workspace: dir.path().to_path_buf(),
+        launch: Ok(launch),
+        script: Vec::new(),
+        screenshot: None,
+        answer: None,
+        side_by_side: false,
+        bench: None,
+        started: std::time::Instant::now(),
+        demo: ided_iced::app::Demo {
+            questions: vec![
+                Query::Search {
+                    text: "add".into(),
+                    docs: false,
+                },
+                Query::Definition {
+                    file: test_py.clone(),
+                    line: 5,
+                    column: 12,
+                },
+            ],
+            ..Default::default()
+        },
+    });
+    let (connection, mut commands) = Connection::detached();
+    let _ = app.update(Message::Acp(Event::Started(connection)));
+    let _ = app.update(Message::Acp(Event::SessionReady {
+        session_id: "s-1".into(),
+        modes: None,
+        loaded: false,
+    }));
+    let search = intel_request(&mut commands);
+    assert_eq!(
+        (search.capability.as_str(), &search.params["query"]),
+        ("search_code", &json!("add"))
+    );
+    assert!(
+        commands.try_recv().is_err(),
+        "the definition waits for the search's answer"
+    );
+    let next = app.update(Message::Acp(Event::IntelAnswer {
+        id: search.id,
+        result: Ok(json!({"mode": "lexical", "vectors": 0.0, "matches": "strong", "hits": []})),
+    }));
+    support::run_task(&mut app, next); // opens test_calc.py, then asks
+    let definition = intel_request(&mut commands);
+    assert_eq!(definition.capability, "find_definition");
+    assert_eq!(
+        serde_json::Value::Object(definition.params),
+        json!({"file": "test_calc.py", "line": 5, "column": 12, "max_chars": 400})
+    );
+    assert_eq!(
+        app.buffers.cursor_place(),
+        Some((test_py, 5, 12)),
+        "the cursor on the name"
+    );
 }

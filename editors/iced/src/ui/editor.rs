@@ -194,11 +194,9 @@ impl Buffers {
     pub fn go_to_line(&mut self, index: usize, line: u32) {
         if let Some(buffer) = self.open.get_mut(index) {
             let last = buffer.content.line_count().saturating_sub(1);
+            let line = (line.saturating_sub(1) as usize).min(last);
             buffer.content.move_to(Cursor {
-                position: Position {
-                    line: (line.saturating_sub(1) as usize).min(last),
-                    column: 0,
-                },
+                position: Position { line, column: 0 },
                 selection: None,
             });
         }

@@ -1,7 +1,8 @@
 //! The status bar: connection, agent, session, run and daemon/index status.
 
+use iced::widget::text::Wrapping;
 use iced::widget::{container, row, text};
-use iced::{Element, Fill};
+use iced::{Element, Fill, Length};
 
 use super::theme;
 use crate::app::{App, Message};
@@ -27,20 +28,25 @@ pub fn view(app: &App) -> Element<'_, Message> {
         .as_ref()
         .filter(|s| s.skipped > 0)
         .map_or_else(String::new, |s| format!("{} updates skipped", s.skipped));
+    // One line high whatever it says (a long status cut at the edge): the panes above keep
+    // their size.
+    let line = |t: iced::widget::Text<'static>| t.size(12).wrapping(Wrapping::None);
     let mut bar = row![
-        connection.size(12),
-        text(session).size(12),
-        text(mode).size(12),
-        text(app.status.clone()).size(12).width(Fill),
-        text(skipped).size(12)
+        line(connection),
+        line(text(session)),
+        line(text(mode)),
+        container(line(text(app.status.clone()))).width(Fill).clip(true),
+        line(text(skipped)),
     ]
     .spacing(16);
     if let Some(error) = &app.error {
-        bar = bar.push(text(error.clone()).size(12).color(theme::ERROR));
+        bar = bar.push(line(text(error.clone()).color(theme::ERROR)));
     }
     container(bar)
         .padding([2, 8])
         .width(Fill)
+        .height(Length::Fixed(20.0))
+        .clip(true)
         .style(theme::status_bar)
         .into()
 }
