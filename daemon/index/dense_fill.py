@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
+from daemon.core.models import Chunk
 from daemon.core.ports import DenseEmbedder, VectorStore
 
 __all__ = ["fill_dense"]
@@ -13,32 +14,33 @@ logger = logging.getLogger(__name__)
 
 _FLUSH_EVERY = 512
 
+Take = Callable[[int], list[tuple[str, Chunk]]]
+"""Up to N chunks without a vector, with their point ids, in the order they are to be embedded."""
+
 
 def fill_dense(
     store: VectorStore,
     embedder: DenseEmbedder,
     *,
     batch_size: int,
+    take: Take | None = None,
     progress: Callable[[int], None] | None = None,
-    priority_paths: Sequence[str] | None = None,
     should_stop: Callable[[], bool] | None = None,
     limit: int | None = None,
 ) -> int:
-    """Embed missing chunks (``priority_paths`` first) until none is left, ``limit`` is hit or ``should_stop``.
+    """Embed missing chunks (in ``take``'s order; default: the store's) until none is left, ``limit`` is
+    hit or ``should_stop``.
 
     Returns the number of chunks embedded. Progress receives the running count.
     """
+    next_batch: Take = take if take is not None else store.missing_dense
     done = 0
     since_flush = 0
-    paths = list(priority_paths) if priority_paths else None
     while limit is None or done < limit:
         if should_stop is not None and should_stop():
             break
         want = batch_size if limit is None else min(batch_size, limit - done)
-        batch = store.missing_dense(want, paths)
-        if not batch and paths is not None:
-            paths = None  # priority paths done: continue with the rest
-            continue
+        batch = next_batch(want)
         if not batch:
             break
         vectors = embedder.embed_documents([chunk for _, chunk in batch])

@@ -16,8 +16,10 @@ ordered by the learned ranker over the same evidence (:func:`daemon.index.rankin
 first ranking, which only chooses the files to complete, stays the formula's.
 
 A search never waits for embedding: while vectors are filling (under ``DENSE_MIN_FRACTION`` of the
-chunks embedded), a hybrid search ranks lexically, so its answer is fast and the same for the same
-query on the same lexical index, and its notes say how complete the vectors are.
+chunks embedded), a hybrid search ranks lexically unless every chunk of the files of its best
+``COVERED_HEAD`` lexical candidates already has its vector (the likeliest files are embedded first,
+:mod:`daemon.index.embed_order`), so its answer is fast and the same for the same query on the same
+index; its notes say how complete the vectors are and whether they took part.
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ __all__ = ["DENSE_MIN_FRACTION", "LEXICAL_CANDIDATES", "MAX_K", "HybridSearcher"
 LEXICAL_CANDIDATES = 400
 DENSE_MIN_FRACTION = 0.95
 MAX_K = 1000
+COVERED_HEAD = 20
+"""While vectors fill, dense joins a hybrid search once the files of its best this many lexical candidates
+are embedded whole (``HybridSearcher._covered``)."""
 COMPLETED_FILES = 3
 """How many of the first ranking's best files are completed (see ``HybridSearcher._ranked``)."""
 COMPLETION_DEPTH = 200
@@ -94,10 +99,13 @@ class HybridSearcher:
         total = self.store.count()
         embedded = self.store.count(embedded_only=True)
         fraction = 1.0 if total == 0 else embedded / total
+        depth = max(k, self.prefetch, LEXICAL_CANDIDATES)
         dense_ready = self.embedder is not None and embedded > 0
+        early: list[ScoredChunk] | None = None  # the lexical candidates, when they decide whether dense joins
         if mode is SearchMode.HYBRID and dense_ready and fraction < DENSE_MIN_FRACTION:
-            dense_ready = False
-            notes.append(f"dense vectors cover {fraction:.0%} of chunks: lexical ranking until they are complete")
+            early = self._top(StoreQuery(sparse=self.sparse.encode_terms(analyzed.terms), filters=filters, limit=depth))
+            dense_ready = self._covered(early)
+            notes.append(_partial_note(fraction, dense_ready))
         dense: list[float] | None = None
         if mode in (SearchMode.HYBRID, SearchMode.DENSE) and dense_ready and self.embedder is not None:
             try:
@@ -122,10 +130,10 @@ class HybridSearcher:
             if dense is not None
             else SearchMode.LEXICAL
         )
-        depth = max(k, self.prefetch, LEXICAL_CANDIDATES)
         lexical_query = StoreQuery(sparse=sparse, filters=filters, limit=depth)
         dense_query = StoreQuery(dense=dense, filters=filters, limit=depth)
-        lexical, dense_hits = self._top(lexical_query), self._top(dense_query)
+        lexical = early if early is not None and sparse is not None else self._top(lexical_query)
+        dense_hits = self._top(dense_query)
         reranking = self.reranker is not None and rerank
         # what is used of the ranked list: the hits, the head confidence reads, what the reranker reorders
         used = max(k, CONFIDENCE_HEAD, self.rerank_top_n if reranking else 0)
@@ -156,6 +164,13 @@ class HybridSearcher:
             notes=tuple(notes),
             seconds=time.perf_counter() - started,
         )
+
+    def _covered(self, lexical: list[ScoredChunk]) -> bool:
+        """Whether every chunk of the files of the best ``COVERED_HEAD`` lexical candidates has its dense
+        vector: then the dense evidence is fair between the chunks that decide the answer, though the
+        workspace's vectors are not complete (the likeliest files are embedded first, ``embed_order``)."""
+        files = tuple(dict.fromkeys(s.chunk.path for s in lexical[:COVERED_HEAD]))
+        return bool(files) and not self.store.missing_dense(1, files)
 
     def _top(self, request: StoreQuery) -> list[ScoredChunk]:
         """The store's answer to ``request`` without a tie cut by its limit (nothing, at no cost, when
@@ -269,6 +284,15 @@ def _formula(
     if headline is None:
         return rank(analyzed, lexical, dense, limit=limit)
     return fuse_headline(rank(analyzed, lexical, dense), headline, limit=limit)
+
+
+def _partial_note(fraction: float, covered: bool) -> str:
+    if covered:
+        return (
+            f"dense vectors cover {fraction:.0%} of chunks, and all of the files of this query's best lexical "
+            "candidates: ranked with them"
+        )
+    return f"dense vectors cover {fraction:.0%} of chunks: lexical ranking until they are complete"
 
 
 def _missing(candidates: list[ScoredChunk], more: list[ScoredChunk]) -> list[ScoredChunk]:

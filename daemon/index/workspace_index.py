@@ -24,6 +24,7 @@ from daemon.core.ports import DenseEmbedder, Reranker, VectorStore
 from daemon.core.secret_rules import RULES_VERSION
 from daemon.errors import EmbeddingUnavailable
 from daemon.index.dense_fill import fill_dense
+from daemon.index.embed_order import EmbedQueue
 from daemon.index.file_worker import WorkerSettings
 from daemon.index.indexer import Indexer, IndexProgress
 from daemon.index.learned_ranker import learned_ranker
@@ -42,6 +43,8 @@ __all__ = ["WorkspaceIndex"]
 logger = logging.getLogger(__name__)
 
 INDEX_FORMAT = "1"
+HOT_FROM_SEARCH = 10
+"""A search's first this many hits make their files hot (embedded next) while vectors are incomplete."""
 
 
 class WorkspaceIndex:
@@ -69,6 +72,7 @@ class WorkspaceIndex:
         self._embedder_reason: str | None = None
         self._embedder_tried = False
         self._remembered: RememberedQueries | None = None
+        self._embed_queue = EmbedQueue(lambda: self._manifest.all().values())
         self._reranker: Reranker | None
         self._reranker, self._reranker_reason = load_reranker(config.rerank)
         self._ranker, self._ranker_note = learned_ranker(config)
@@ -116,10 +120,19 @@ class WorkspaceIndex:
 
     def index(self, progress: IndexProgress | None = None) -> IndexReport:
         """Scan and (re-)index what changed; lexically searchable when this returns."""
-        return self._indexer.run(progress) if progress else self._indexer.run()
+        try:
+            return self._indexer.run(progress) if progress else self._indexer.run()
+        finally:
+            self._embed_queue.invalidate()
 
     def update_paths(self, rel_paths: Iterable[str]) -> IndexReport:
-        return self._indexer.update_paths(rel_paths)
+        """Re-index these files (changed on disk): their chunks are embedded before the rest."""
+        paths = list(rel_paths)
+        try:
+            return self._indexer.update_paths(paths)
+        finally:
+            self._embed_queue.invalidate()
+            self._embed_queue.prefer(paths)
 
     def rebuild(self) -> None:
         """Forget everything indexed so the next pass starts from scratch."""
@@ -131,12 +144,18 @@ class WorkspaceIndex:
         self._manifest.set_meta(self._format_meta())
 
     def embed(self, progress: Callable[[int], None] | None = None, limit: int | None = None) -> int:
-        """Fill in dense vectors for chunks that lack them; 0 when no dense model is available."""
+        """Fill in dense vectors for chunks that lack them, the likeliest to be asked about first
+        (``embed_order``); 0 when no dense model is available."""
         embedder = self.dense_embedder()
         if embedder is None:
             return 0
         return fill_dense(
-            self._store, embedder, batch_size=self.config.embedding.batch_size, progress=progress, limit=limit
+            self._store,
+            embedder,
+            batch_size=self.config.embedding.batch_size,
+            take=self.missing_dense,
+            progress=progress,
+            limit=limit,
         )
 
     def flush(self) -> None:
@@ -144,8 +163,14 @@ class WorkspaceIndex:
         self._store.flush()
 
     def missing_dense(self, limit: int) -> list[tuple[str, Chunk]]:
-        """Up to ``limit`` chunks without a dense vector, with their point ids (for an embedder elsewhere)."""
-        return self._store.missing_dense(limit)
+        """Up to ``limit`` chunks without a dense vector, with their point ids (for an embedder elsewhere),
+        the likeliest to be asked about first (``embed_order``)."""
+        return self._embed_queue.take(self._store, limit)
+
+    def prefer(self, paths: Iterable[str]) -> None:
+        """Embed these files' chunks before the rest (files a search answered with, or one a code-intel
+        request was about)."""
+        self._embed_queue.prefer(paths)
 
     def set_dense(self, vectors: Mapping[str, list[float]]) -> None:
         """Attach dense vectors made elsewhere (ids gone meanwhile are skipped)."""
@@ -182,7 +207,11 @@ class WorkspaceIndex:
             ranker_note=self._ranker_note,
         )
         k = self.config.search.default_k if k is None else k
-        return searcher.search(query, k=k, filters=filters, mode=mode, rerank=rerank)
+        result = searcher.search(query, k=k, filters=filters, mode=mode, rerank=rerank)
+        if result.embedded_fraction < 1.0 and self.config.embedding.enabled:
+            # near the queries being asked: their answers' files are embedded next (embed_order)
+            self._embed_queue.prefer(h.chunk.path for h in result.hits[:HOT_FROM_SEARCH])
+        return result
 
     def status(self) -> IndexStatus:
         chunks = self._store.count()

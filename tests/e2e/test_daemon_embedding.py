@@ -102,3 +102,39 @@ async def test_a_model_that_cannot_load_leaves_search_lexical_and_says_why(tmp_p
     finally:
         await client.call(Methods.SHUTDOWN, None)
         await client.close()
+
+
+async def test_a_daemon_left_idle_finishes_the_fill_before_it_stops(tmp_path: Path, isolated_home: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    for f in range(80):
+        body = "\n\n".join(
+            f'def shift_{f}_{i}(values, offset_{i}=None):\n    """Shift the values by {i}, or by the offset."""\n'
+            f"    step = offset_{i} if offset_{i} is not None else {i}\n    return [v + step for v in values]"
+            for i in range(12)
+        )
+        (workspace / f"mod_{f}.py").write_text(body + "\n")
+    overrides: dict[str, Any] = {
+        "state_dir": str(tmp_path / "state"),
+        "embedding": {"enabled": True, "threads": 1},
+        "daemon": {"idle_shutdown_seconds": 1, "idle_shutdown_no_editor_seconds": 1},
+    }
+    config = load_config(workspace, overrides=overrides)
+    client = await DaemonClient.attach(config, client="other", overrides=overrides)
+    pid = client.daemon_pid
+
+    async def first_pass() -> None:
+        while True:
+            status = await client.call_model(Methods.DAEMON_STATUS, None, DaemonStatus)
+            if status.index.last_update is not None:
+                return
+            await asyncio.sleep(0.02)
+
+    await asyncio.wait_for(first_pass(), 120)
+    await client.close()  # no client from here on: idle, but the vectors are still filling
+    assert await _exits(pid, 600), "the daemon did not stop once idle"
+    from daemon.index.workspace_index import WorkspaceIndex
+
+    with WorkspaceIndex.open(config) as ws:
+        status = ws.status()
+    assert status.chunks >= 960 and status.embedded_fraction == 1.0, status

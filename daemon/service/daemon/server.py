@@ -8,10 +8,11 @@ SIGTERM/SIGINT (flushing the index).
 Idle means no client attached. The limit is ``daemon.idle_shutdown_seconds`` once an editor (an
 ``lsp`` or ``acp`` front) has attached, and the shorter ``daemon.idle_shutdown_no_editor_seconds``
 while only agents (``mcp``) and commands have: a daemon an agent session started leaves soon after it.
-Runs executing in the daemon count as activity: it does not stop while one does, and the idle clock
-starts again when the last one ends. Until its first client connects, the limit is at least
-``daemon.start_timeout_seconds``, as long as the front that started it waits for it: a short limit
-never stops a daemon before the front it was started for arrives.
+Runs executing in the daemon count as activity, and so does filling the dense vectors: it does not
+stop while one does, and the idle clock starts again when the last one ends. Until its first
+client connects, the limit is at least ``daemon.start_timeout_seconds``, as long as the front that
+started it waits for it: a short limit never stops a daemon before the front it was started for
+arrives.
 """
 
 from __future__ import annotations
@@ -167,6 +168,9 @@ class DaemonServer:
             await asyncio.sleep(min(limit, 5))
             limit = self.idle_limit()
             if self.runs is not None and self.runs.busy:  # a run in flight is activity
+                self._last_client_left = time.monotonic()
+                continue
+            if self.index.filling:  # so is filling the dense vectors: the fill ends, then the idle clock runs
                 self._last_client_left = time.monotonic()
                 continue
             if limit > 0 and not self._connections and time.monotonic() - self._last_client_left >= limit:

@@ -50,6 +50,8 @@ class IndexHost:
         self._stop = asyncio.Event()
         self._embed_wanted = asyncio.Event()
         self.busy: str | None = None
+        self.filling = False
+        """Whether dense vectors are being filled in (the daemon does not stop for idleness meanwhile)."""
         self.failure: DaemonError | None = None
         """Why the last pass stopped short, if it did."""
         self.ready = asyncio.Event()
@@ -89,6 +91,13 @@ class IndexHost:
     async def search(self, params: SearchParams) -> SearchResult:
         ws = self._require()
         return await self._call(lambda: ws.search(params.query, k=params.k, filters=params.filters(), mode=params.mode))
+
+    def prefer(self, paths: list[str]) -> None:
+        """Embed these files' chunks before the rest (a code-intel request was about them); queued on the
+        index thread, not waited for."""
+        ws = self._ws
+        if ws is not None and paths and self.config.embedding.enabled:
+            self._thread.submit(ws.prefer, paths)
 
     async def status(self) -> IndexStatus:
         """The index's status; the last snapshot, without waiting, while the index thread is working."""
@@ -200,6 +209,7 @@ class IndexHost:
         try:
             while not self._stop.is_set():
                 batch = await self._call(ws.missing_dense, _EMBED_SLICE)
+                self.filling = bool(batch)
                 if not batch:
                     if worker is not None:
                         await loop.run_in_executor(self._embed_thread, worker.close)
@@ -230,6 +240,7 @@ class IndexHost:
                 await self._call(ws.set_dense, {pid: vec for (pid, _), vec in zip(batch, vectors, strict=True)})
                 self._snapshot = await self._call(ws.status)
         finally:
+            self.filling = False
             if worker is not None:
                 worker.close(grace_s=0)  # the daemon is stopping: no batch is waited for
 

@@ -71,6 +71,10 @@ class IntelHost:
             raise ValueError(f"capability {capability.name} has a method but nothing to serve it")
 
         async def handle(params: dict[str, Any]) -> Any:
-            return await work(self._svc(), capability.parse(params))
+            parsed = capability.parse(params)
+            file = getattr(parsed, "file", None)
+            if isinstance(file, str):  # a file an editor or agent has open: its vectors come next
+                self._index.prefer([file])
+            return await work(self._svc(), parsed)
 
         return handle
