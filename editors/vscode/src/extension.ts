@@ -1,11 +1,13 @@
 // ided for VS Code: starts `ided lsp` (which attaches to the workspace's ided daemon), offers a
-// search command (QuickPick, opens the hit), shows index progress in the status bar, and drives
-// agent runs (runs.ts: start, plan tree, review in the diff editor, accept / reject / feedback /
-// rollback).
+// search command (QuickPick, opens the hit), shows index progress in the status bar, answers go to
+// definition / find references / hover through the language servers ided runs (where no other
+// extension does, intelGate.ts), and drives agent runs (runs.ts: start, plan tree and graph,
+// review in the diff editor hunk by hunk, accept / reject / feedback / rollback).
 import * as vscode from "vscode";
 import {
   LanguageClient,
   LanguageClientOptions,
+  RevealOutputChannelOn,
   ServerOptions,
   StaticFeature,
   WorkDoneProgress,
@@ -14,6 +16,7 @@ import {
 } from "vscode-languageclient/node";
 
 import { hitToItem, HitItem, IndexSearchResult, IndexStatus, ProgressValue, searchParams, serverArgs } from "./format";
+import { IntelGate, intelMode } from "./intelGate";
 import { refusalText } from "./runModel";
 import { RunController } from "./runs";
 import { IndexStatusBar } from "./statusBar";
@@ -73,9 +76,39 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
   // No `transport`: with TransportKind.stdio the client appends `--stdio`, which `ided lsp` refuses;
   // an executable without one talks over stdin/stdout all the same.
   const serverOptions: ServerOptions = { command, args };
+  const gate = new IntelGate(intelMode(settings().get<string>("intel", "auto")));
+  const place = (method: string, document: vscode.TextDocument, position: vscode.Position): string =>
+    `${method} ${document.uri.toString()} ${position.line}:${position.character}`;
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: "file" }],
     outputChannelName: "ided",
+    // a failed request is logged in the output channel, not shown: what a person must see (no
+    // language server installed, the daemon not reachable) the server shows itself, and the
+    // extension's own commands show their refusals as one line
+    revealOutputChannelOn: RevealOutputChannelOn.Never,
+    initializationOptions: { standardIntel: gate.offered },
+    middleware: {
+      provideDefinition: async (document, position, token, next) => {
+        const key = place("definition", document, position);
+        const others = async (): Promise<number> =>
+          (await vscode.commands.executeCommand<unknown[]>("vscode.executeDefinitionProvider", document.uri, position))?.length ?? 0;
+        return (await gate.answers("definition", document.languageId, key, others)) ? next(document, position, token) : null;
+      },
+      provideReferences: async (document, position, options, token, next) => {
+        const key = place("references", document, position);
+        const others = async (): Promise<number> =>
+          (await vscode.commands.executeCommand<unknown[]>("vscode.executeReferenceProvider", document.uri, position))?.length ?? 0;
+        return (await gate.answers("references", document.languageId, key, others)) ? next(document, position, options, token) : null;
+      },
+      provideHover: async (document, position, token, next) => {
+        const key = place("hover", document, position);
+        const others = async (): Promise<number> =>
+          (await vscode.commands.executeCommand<vscode.Hover[]>("vscode.executeHoverProvider", document.uri, position))?.filter(
+            (hover) => hover.contents.length > 0,
+          ).length ?? 0;
+        return (await gate.answers("hover", document.languageId, key, others)) ? next(document, position, token) : null;
+      },
+    },
   };
   statusBar ??= new IndexStatusBar("ided.status");
   const lsp = new LanguageClient("ided", "ided", serverOptions, clientOptions);

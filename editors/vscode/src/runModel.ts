@@ -1,6 +1,7 @@
 // Pure model of ided runs in VS Code: the `ided/run/*` wire shapes (docs/lsp.md, "Runs"), a run's
 // state folded from its `ided/run/progress` notifications, and what the plan tree, the status bar
 // and the review list show. No `vscode` import, so it runs under node's test runner.
+import { PlanGraph } from "./planGraph";
 
 /** `ided/run/start` and `ided/run/feedback` result. */
 export interface RunStartResult {
@@ -10,6 +11,8 @@ export interface RunStartResult {
   stages: string[];
   skipped: string[];
   notes: string[];
+  /** The plan as a graph (absent from older servers). */
+  graph?: PlanGraph | null;
 }
 
 /** A stage of a `plan` progress event. */
@@ -88,6 +91,9 @@ export interface AcceptResult {
   sourceCommits: string[];
   files: string[];
   head: string;
+  /** With `keep`: the files kept in part, and those left out. */
+  partial?: string[];
+  dropped?: string[];
 }
 
 export interface RejectResult {
@@ -158,6 +164,8 @@ export class RunState {
   lastSeq = 0;
   /** How many reviews the run has reached (a feedback round ends in another one). */
   reviewRound = 0;
+  /** The plan as a graph, from `ided/run/start` (or the last `ided/run/feedback`). */
+  graph: PlanGraph | null;
 
   constructor(
     readonly runId: string,
@@ -169,6 +177,7 @@ export class RunState {
     this.workflow = start.workflow;
     this.skipped = [...start.skipped];
     this.notes = [...start.notes];
+    this.graph = start.graph ?? null;
     this.stages = start.stages.map((id) => ({ id, name: id, status: "pending", attempt: 0, reason: null, lines: [] }));
     for (const id of start.skipped) {
       this.stages.push({ id, name: id, status: "skipped", attempt: 0, reason: "skipped by the plan", lines: [] });

@@ -1,7 +1,9 @@
 // ided runs in VS Code: start a run (or a dry run), follow its `ided/run/progress` notifications in
-// the "Run" tree (the plan: one row per stage, what happened under it) and a status bar item,
-// review the change set in VS Code's diff editor (the "Review" tree: one row per changed file),
-// answer it (accept / reject / feedback), roll an accepted run back, cancel a running one.
+// the "Run" tree (the plan: one row per stage, what happened under it), the plan webview (the plan
+// as a graph, planView.ts) and a status bar item, review the change set in VS Code's diff editor
+// (the "Review" tree: one row per changed file and one per hunk, each with a checkbox: kept or
+// dropped), answer it (accept what is kept / reject / feedback), roll an accepted run back, cancel a
+// running one.
 //
 // Requests go to the `ided lsp` client `getClient()` gives; refusals are shown as one line (message
 // and ided error code), never as a stack. The context key `ided.run.phase` (see RunPhase) drives
@@ -9,6 +11,8 @@
 import * as vscode from "vscode";
 import { LanguageClient } from "vscode-languageclient/node";
 
+import { PlanPanel } from "./planView";
+import { acceptedText, Hunk, hunkRow, hunksOf, ReviewMarks } from "./reviewModel";
 import {
   AcceptResult,
   branchName,
@@ -124,9 +128,16 @@ class RunTree implements vscode.TreeDataProvider<RunNode> {
   }
 }
 
-/** The review list: one row per changed file of the run's diff; a click opens the diff editor. */
-class ReviewTree implements vscode.TreeDataProvider<DiffFile> {
-  private readonly changed = new vscode.EventEmitter<DiffFile | undefined>();
+type ReviewNode = { type: "file"; file: DiffFile } | { type: "hunk"; file: DiffFile; hunk: Hunk };
+
+function checkbox(kept: boolean): vscode.TreeItemCheckboxState {
+  return kept ? vscode.TreeItemCheckboxState.Checked : vscode.TreeItemCheckboxState.Unchecked;
+}
+
+/** The review list: one row per changed file of the run's diff, under it one per hunk, each with a
+ * checkbox (kept or dropped); a click opens the diff editor (at the hunk). */
+class ReviewTree implements vscode.TreeDataProvider<ReviewNode> {
+  private readonly changed = new vscode.EventEmitter<ReviewNode | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
 
   constructor(private readonly runs: RunController) {}
@@ -135,18 +146,49 @@ class ReviewTree implements vscode.TreeDataProvider<DiffFile> {
     this.changed.fire(undefined);
   }
 
-  getChildren(file?: DiffFile): DiffFile[] {
-    return file ? [] : (this.runs.diff?.files ?? []);
+  getChildren(node?: ReviewNode): ReviewNode[] {
+    if (!node) {
+      return (this.runs.diff?.files ?? []).map((file): ReviewNode => ({ type: "file", file }));
+    }
+    if (node.type === "file") {
+      return hunksOf(node.file).map((hunk): ReviewNode => ({ type: "hunk", file: node.file, hunk }));
+    }
+    return [];
   }
 
-  getTreeItem(file: DiffFile): vscode.TreeItem {
+  getTreeItem(node: ReviewNode): vscode.TreeItem {
+    const marks = this.runs.marks;
+    const open = this.runs.phase() === "review";
+    if (node.type === "hunk") {
+      const row = hunkRow(node.hunk);
+      const item = new vscode.TreeItem(row.label, vscode.TreeItemCollapsibleState.None);
+      item.description = row.description;
+      item.tooltip = node.hunk.header;
+      item.id = `hunk:${node.file.path}:${node.hunk.index}`;
+      item.command = { command: "ided.openFileDiff", title: "Open the diff", arguments: [node.file, node.hunk] };
+      item.contextValue = "idedReviewHunk";
+      if (open && marks) {
+        item.checkboxState = checkbox(marks.isKept(node.file.path, node.hunk.index));
+      }
+      return item;
+    }
+    const file = node.file;
     const row = reviewRow(file);
-    const item = new vscode.TreeItem(row.label, vscode.TreeItemCollapsibleState.None);
-    item.description = row.description;
+    const hunks = hunksOf(file).length;
+    const item = new vscode.TreeItem(
+      row.label,
+      hunks > 0 ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None,
+    );
+    const kept = marks?.fileKept(file.path) ?? "all";
+    item.description = `${row.description}${open && kept !== "all" ? (kept === "none" ? " · dropped" : " · in part") : ""}`;
     item.resourceUri = vscode.Uri.parse(file.uri);
     item.tooltip = file.diff || file.path;
+    item.id = `file:${file.path}`;
     item.command = { command: "ided.openFileDiff", title: "Open the diff", arguments: [file] };
     item.contextValue = "idedReviewFile";
+    if (open && marks) {
+      item.checkboxState = checkbox(kept === "all");
+    }
     return item;
   }
 }
@@ -185,26 +227,35 @@ export class RunController implements vscode.Disposable {
   private readonly runTree = new RunTree(this);
   private readonly reviewTree = new ReviewTree(this);
   private readonly documents = new RunDocuments(this);
+  private readonly plan = new PlanPanel();
+  /** run id -> what its review keeps (reset when a new diff of the run arrives). */
+  private readonly reviewMarks = new Map<string, ReviewMarks>();
   private readonly bar: vscode.StatusBarItem;
   private readonly disposables: vscode.Disposable[] = [];
   private readonly runView: vscode.TreeView<RunNode>;
-  private readonly reviewView: vscode.TreeView<DiffFile>;
+  private readonly reviewView: vscode.TreeView<ReviewNode>;
 
   constructor(private readonly getClient: () => LanguageClient | undefined) {
     this.bar = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 9);
     this.bar.command = "ided.showRun";
     this.runView = vscode.window.createTreeView("ided.runView", { treeDataProvider: this.runTree });
-    this.reviewView = vscode.window.createTreeView("ided.reviewView", { treeDataProvider: this.reviewTree });
+    this.reviewView = vscode.window.createTreeView("ided.reviewView", {
+      treeDataProvider: this.reviewTree,
+      manageCheckboxStateManually: true, // a file's box follows its hunks', set here
+    });
     this.disposables.push(
       this.bar,
       this.runView,
       this.reviewView,
+      this.plan,
+      this.reviewView.onDidChangeCheckboxState((event) => this.onMarked(event)),
       vscode.workspace.registerTextDocumentContentProvider(RUN_SCHEME, this.documents),
       vscode.commands.registerCommand("ided.run", () => this.start(false)),
       vscode.commands.registerCommand("ided.dryRun", () => this.start(true)),
       vscode.commands.registerCommand("ided.showRun", () => this.showRun()),
       vscode.commands.registerCommand("ided.review", () => this.review()),
-      vscode.commands.registerCommand("ided.openFileDiff", (file: DiffFile) => this.openFileDiff(file)),
+      vscode.commands.registerCommand("ided.openFileDiff", (file: DiffFile, hunk?: Hunk) => this.openFileDiff(file, hunk)),
+      vscode.commands.registerCommand("ided.showPlanGraph", () => this.showPlanGraph()),
       vscode.commands.registerCommand("ided.openAllChanges", () => this.openAllChanges()),
       vscode.commands.registerCommand("ided.accept", () => this.accept()),
       vscode.commands.registerCommand("ided.reject", () => this.reject()),
@@ -228,6 +279,34 @@ export class RunController implements vscode.Disposable {
 
   get diff(): RunDiff | undefined {
     return this.current ? this.diffs.get(this.current.runId) : undefined;
+  }
+
+  /** What the current run's review keeps. */
+  get marks(): ReviewMarks | undefined {
+    return this.current ? this.reviewMarks.get(this.current.runId) : undefined;
+  }
+
+  phase(): string {
+    return this.current?.phase ?? "none";
+  }
+
+  private onMarked(event: vscode.TreeCheckboxChangeEvent<ReviewNode>): void {
+    const marks = this.marks;
+    if (!marks) {
+      return;
+    }
+    for (const [node, state] of event.items) {
+      const keep = state === vscode.TreeItemCheckboxState.Checked;
+      marks.set(node.file.path, keep, node.type === "hunk" ? node.hunk.index : undefined);
+    }
+    this.update();
+  }
+
+  async showPlanGraph(): Promise<void> {
+    const run = this.requireRun();
+    if (run) {
+      this.plan.show(run);
+    }
   }
 
   private async request<T>(method: string, params: Record<string, unknown>): Promise<T | undefined> {
@@ -263,8 +342,12 @@ export class RunController implements vscode.Disposable {
       this.bar.tooltip = view.tooltip;
       this.bar.show();
       this.runView.message = undefined;
-      this.reviewView.description = this.diff ? `${phaseWords(run.phase)} · ${this.diff.files.length} file(s)` : "";
+      const kept = run.phase === "review" ? this.marks?.summary() : "";
+      this.reviewView.description = this.diff
+        ? `${phaseWords(run.phase)} · ${this.diff.files.length} file(s)${kept ? ` · ${kept}` : ""}`
+        : "";
     }
+    this.plan.refresh(run);
     this.runTree.refresh();
     this.reviewTree.refresh();
     void this.setPhase();
@@ -297,6 +380,9 @@ export class RunController implements vscode.Disposable {
       this.onProgress(params);
     }
     await this.showRun();
+    if (dryRun && run.graph) {
+      this.plan.show(run);
+    }
     if (dryRun) {
       const skipped = result.skipped.length > 0 ? `; skipped: ${result.skipped.join(", ")}` : "";
       void vscode.window.showInformationMessage(
@@ -373,6 +459,10 @@ export class RunController implements vscode.Disposable {
     if (!diff) {
       return;
     }
+    const known = this.diffs.get(run.runId);
+    if (!known || known.headCommit !== diff.headCommit || !this.reviewMarks.has(run.runId)) {
+      this.reviewMarks.set(run.runId, new ReviewMarks(diff)); // a new round: every hunk kept again
+    }
     this.diffs.set(run.runId, diff);
     this.documents.reload(diff.files.flatMap((f) => [this.uri(run.runId, "before", f), this.uri(run.runId, "after", f)]));
     this.update();
@@ -389,17 +479,22 @@ export class RunController implements vscode.Disposable {
     return vscode.Uri.from({ scheme: RUN_SCHEME, path: runDocumentPath(runId, side, path) });
   }
 
-  async openFileDiff(file: DiffFile): Promise<void> {
+  async openFileDiff(file: DiffFile, hunk?: Hunk): Promise<void> {
     const run = this.current;
     if (!run || !file) {
       return;
+    }
+    const line = Math.max(0, (hunk?.newStart ?? 1) - 1);
+    const options: vscode.TextDocumentShowOptions = { preview: true };
+    if (hunk) {
+      options.selection = new vscode.Range(line, 0, line, 0);
     }
     await vscode.commands.executeCommand(
       "vscode.diff",
       this.uri(run.runId, "before", file),
       this.uri(run.runId, "after", file),
       diffTitle(run.runId, file),
-      { preview: true },
+      options,
     );
   }
 
@@ -441,17 +536,27 @@ export class RunController implements vscode.Disposable {
     if (!run) {
       return;
     }
-    const result = await this.request<AcceptResult>("ided/run/accept", { runId: run.runId });
+    const keep = this.reviewMarks.get(run.runId)?.keepParam();
+    if (keep !== undefined && keep.length === 0) {
+      void vscode.window.showWarningMessage(
+        `ided: nothing is kept in the review of run ${run.runId}: check a file or a hunk, or reject the run`,
+      );
+      return;
+    }
+    const params: Record<string, unknown> = { runId: run.runId };
+    if (keep !== undefined) {
+      params.keep = keep;
+    }
+    const result = await this.request<AcceptResult>("ided/run/accept", params);
     if (!result) {
       return;
     }
     run.phase = "accepted";
-    run.log.push(`accepted on ${branchName(result.branch)}: ${result.commits.length} commit(s), ${result.files.join(", ")}`);
+    const part = keep !== undefined ? " (in part)" : "";
+    run.log.push(`accepted on ${branchName(result.branch)}${part}: ${result.commits.length} commit(s), ${result.files.join(", ")}`);
     await this.closeRunEditors(run.runId);
     this.update();
-    void vscode.window.showInformationMessage(
-      `ided: accepted run ${run.runId}: ${result.commits.length} commit(s), ${result.files.length} file(s) on ${branchName(result.branch)}`,
-    );
+    void vscode.window.showInformationMessage(acceptedText(run.runId, result, branchName(result.branch)));
   }
 
   async reject(): Promise<void> {
@@ -489,6 +594,7 @@ export class RunController implements vscode.Disposable {
       return;
     }
     run.resumed(text.trim(), run.lastSeq !== seen);
+    run.graph = result.graph ?? run.graph;
     await this.closeRunEditors(run.runId);
     this.update();
     await this.showRun();

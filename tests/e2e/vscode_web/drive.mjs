@@ -1,13 +1,14 @@
 // Drives a real VS Code (code-server, served to Debian's Chromium through Playwright) with the ided
-// extension installed, through ided's whole loop: search, index status, a dry run, a run, its
-// review in the diff editor, feedback (from the notification), the second review, accept (from
-// the notification), rollback, a refused second rollback, and a second run that is rejected. Writes a JSON report
-// (what the UI showed at each step) and screenshots; tests/e2e/test_vscode_code_server.py checks
-// them and the repository.
+// extension installed, through ided's whole loop: search, go to definition / hover / references
+// through ided, index status, a dry run and its plan graph (a webview), a run, its review in the
+// diff editor, feedback (from the notification), the second review with one hunk dropped, accept
+// of the rest (from the notification), rollback, a refused second rollback, and a second run that
+// is rejected. Writes a JSON report (what the UI showed at each step) and a screenshot of each
+// step; tests/e2e/test_vscode_code_server.py checks them and the repository.
 //
 //   node drive.mjs SETTINGS.json
 //   settings: { url, chromium, out, shots, timeoutMs, searchQuery, dryRequest, request, feedback,
-//               fixedMarker, acceptedMarker }
+//               fixedMarker, acceptedMarker, usage: { line, column }, dropHunk }
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
@@ -193,6 +194,40 @@ async function shot(page, name) {
   step(`screenshot ${name}`, { path });
 }
 
+/** The frame of the plan webview (webviews are nested iframes), once it shows its SVG. */
+async function planFrame(page) {
+  const deadline = Date.now() + WAIT;
+  while (Date.now() < deadline) {
+    for (const frame of page.frames()) {
+      const found = await frame.$("svg.ided-plan").catch(() => null);
+      if (found) {
+        return frame;
+      }
+    }
+    await page.waitForTimeout(250);
+  }
+  throw new Error("the plan webview did not show its graph");
+}
+
+/** What the plan graph shows: box labels, route labels (by outcome), the skipped list. */
+async function planState(frame) {
+  return frame.evaluate(() => ({
+    title: document.querySelector("h1")?.textContent ?? "",
+    meta: document.querySelector(".meta")?.textContent ?? "",
+    nodes: [...document.querySelectorAll("svg.ided-plan .node text")].map((t) => t.textContent),
+    edges: [...document.querySelectorAll("svg.ided-plan .edge")].map(
+      (g) => `${g.getAttribute("data-source")} -${g.querySelector(".edge-label").textContent}-> ${g.getAttribute("data-target")}`,
+    ),
+    skipped: [...document.querySelectorAll(".skipped li")].map((li) => li.textContent),
+  }));
+}
+
+/** The line and column the editor's status bar shows ("Ln 6, Col 12"). */
+async function cursorAt(page) {
+  const item = page.locator("#workbench\\.parts\\.statusbar .statusbar-item", { hasText: /^Ln \d+, Col \d+/ }).first();
+  return (await item.textContent()).trim();
+}
+
 async function main() {
   const browser = await chromium.launch({
     executablePath: settings.chromium,
@@ -228,6 +263,50 @@ async function main() {
     await page.locator(".tabs-container .tab.active", { hasText: "calc.py" }).waitFor({ timeout: WAIT });
     await command(page, "View: Keep Editor"); // not a preview tab: it stays open beside the review
     step("search", { hits, title, tabs: await tabs(page), editor: await editorLines(page, ".editor-instance .monaco-editor") });
+    await shot(page, "search");
+
+    // Go to definition, hover and references through ided (no other extension answers for Python).
+    const usage = `${settings.usage.line}:${settings.usage.column}`;
+    const cursorIs = (pattern) =>
+      page.waitForFunction(
+        (source) =>
+          [...document.querySelectorAll("#workbench\\.parts\\.statusbar .statusbar-item")].some((i) =>
+            new RegExp(source).test(i.textContent.trim()),
+          ),
+        pattern.source,
+        { timeout: WAIT, polling: 250 },
+      );
+    const goTo = async () => {
+      await command(page, "Go to Line/Column");
+      await answerInput(page, `:${usage}`);
+      await cursorIs(new RegExp(`^Ln ${settings.usage.line}, Col ${settings.usage.column}`));
+    };
+    await goTo();
+    await page.keyboard.press("F12");
+    await cursorIs(/^Ln 1, Col 5/); // `add` of `def add(a, b)`
+    const definition = await cursorAt(page);
+    await goTo();
+    await command(page, "Show or Focus Hover");
+    const hover = page.locator(".monaco-hover:not(.hidden) .hover-contents").first();
+    await hover.waitFor({ state: "visible", timeout: WAIT });
+    await page.waitForFunction(() => /def add/.test(document.querySelector(".monaco-hover:not(.hidden)")?.textContent ?? ""), undefined, {
+      timeout: WAIT,
+      polling: 250,
+    });
+    const hoverText = await page.locator(".monaco-hover:not(.hidden)").first().textContent();
+    await shot(page, "hover");
+    await page.keyboard.press("Escape");
+    await command(page, "Peek References");
+    const peek = page.locator(".peekview-widget .peekview-title");
+    await peek.waitFor({ state: "visible", timeout: WAIT });
+    await page.waitForFunction(() => /References \(\d+\)/.test(document.querySelector(".peekview-widget .peekview-title")?.textContent ?? ""), undefined, {
+      timeout: WAIT,
+      polling: 250,
+    });
+    const references = (await peek.textContent()).trim();
+    await shot(page, "references");
+    await page.keyboard.press("Escape");
+    step("intel", { definition, hover: hoverText, references });
 
     // Index status as a notification.
     await command(page, "ided: Show index status");
@@ -239,11 +318,27 @@ async function main() {
     await answerInput(page, settings.dryRequest);
     const dry = await waitForNotification(page, /^ided: dry run /, "dry run");
     await page.waitForFunction(() => document.querySelector(".part.sidebar .pane") !== null, undefined, { timeout: WAIT });
-    step("dry run", { message: dry, run: await pane(page, "Run"), statusBar: await statusBar(page) });
+    const plan = await planState(await planFrame(page));
+    step("dry run", { message: dry, run: await pane(page, "Run"), statusBar: await statusBar(page), plan, tabs: await tabs(page) });
+    await shot(page, "plan");
+    // Close the plan (its editor group goes with it): the diff editor has the width for both sides.
+    await page.locator('.tabs-container .tab[aria-label^="ided plan: "]').first().click({ button: "middle" });
+    await page.locator('.tabs-container .tab[aria-label^="ided plan: "]').waitFor({ state: "detached", timeout: WAIT });
 
     // A run: progress in the status bar and the plan tree; the review opens in the diff editor.
     await command(page, "ided: Start a run");
     await answerInput(page, settings.request);
+    try {
+      // the run's progress in the status bar and the Run view (the scripted coder takes a second)
+      await page.waitForFunction(
+        () => (window.__idedStatus ?? []).some((t) => /ided \d+\/\d+ [Ff]ix/.test(t)),
+        undefined,
+        { timeout: 20_000, polling: 100 },
+      );
+      await shot(page, "running");
+    } catch {
+      step("running: the Fix stage passed before a screenshot");
+    }
     const ready = await waitForNotification(page, /is ready for review: /, "review");
     step("review", { message: ready, ...(await reviewState(page, settings.fixedMarker)) });
     await shot(page, "review");
@@ -258,7 +353,14 @@ async function main() {
     await toastButton(page, ready, "Feedback");
     await answerInput(page, settings.feedback);
     const again = await waitForNotification(page, /is ready for review \(round 2\): /, "review after feedback");
-    step("review 2", { message: again, ...(await reviewState(page, settings.acceptedMarker, "completed · attempt 2")) });
+    const round2 = await reviewState(page, settings.acceptedMarker, "completed · attempt 2");
+    // Drop one hunk: its checkbox in the Review view; the file's box clears, the view says "in part".
+    const hunkRow = page.locator(".part.sidebar .monaco-list-row", { hasText: settings.dropHunk }).first();
+    await hunkRow.waitFor({ state: "visible", timeout: WAIT });
+    await hunkRow.locator(".custom-view-tree-node-item-checkbox").click();
+    await waitForRow(page, "· in part", "the Review view's file row after a hunk was dropped");
+    step("review 2", { message: again, ...round2, marked: await pane(page, "Review") });
+    await shot(page, "review-hunks");
 
     // Accept from the notification: the change lands on the branch; the open calc.py editor
     // follows the file on disk.
@@ -321,6 +423,7 @@ async function main() {
       run: await pane(page, "Run"),
       statusBar: await statusBar(page),
     });
+    await shot(page, "rejected");
   } catch (error) {
     report.error = String(error && error.stack ? error.stack : error);
     try {
