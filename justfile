@@ -136,6 +136,10 @@ iced-test:
 iced-screenshot *ARGS:
     bash scripts/iced-screenshot.sh {{ARGS}}
 
+# regenerate docs/images/vscode/*.png: the code-server end-to-end test (one pass of the loop) with its screenshots kept
+vscode-screenshots:
+    IDED_VSCODE_SCREENSHOTS=docs/images/vscode uv run --frozen pytest -q -p no:cacheprovider tests/e2e/test_vscode_code_server.py
+
 # the Iced client's benchmarks (first frame, update-to-screen latency, RSS)
 bench-iced *ARGS:
     bash bench/iced_client.sh {{ARGS}}
@@ -145,3 +149,7 @@ serve WORKSPACE=".":
     uv run --frozen ided daemon -w {{WORKSPACE}}
 
 check: lint type schema-check test
+
+# regenerate the Neovim screens (docs/images/neovim/*.txt) and docs/first-ten-minutes-neovim.md's screen blocks
+neovim-screens:
+    uv run --frozen python scripts/neovim-screens.py

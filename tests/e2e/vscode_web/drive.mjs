@@ -259,11 +259,11 @@ async function main() {
     await hitRows.first().waitFor({ state: "visible", timeout: WAIT });
     const hits = await hitRows.evaluateAll((rows, rowText) => rows.map(eval(rowText)), ROW_TEXT);
     const title = await page.locator(".quick-input-widget .quick-input-title").textContent();
+    await shot(page, "search");
     await page.keyboard.press("Enter");
     await page.locator(".tabs-container .tab.active", { hasText: "calc.py" }).waitFor({ timeout: WAIT });
     await command(page, "View: Keep Editor"); // not a preview tab: it stays open beside the review
     step("search", { hits, title, tabs: await tabs(page), editor: await editorLines(page, ".editor-instance .monaco-editor") });
-    await shot(page, "search");
 
     // Go to definition, hover and references through ided (no other extension answers for Python).
     const usage = `${settings.usage.line}:${settings.usage.column}`;

@@ -250,6 +250,7 @@ function M.open(run_id)
       vim.cmd("topleft vsplit")
       vim.api.nvim_win_set_buf(0, buf)
       vim.api.nvim_win_set_width(0, 60)
+      vim.wo.wrap = false
     else
       vim.api.nvim_set_current_win(vim.fn.bufwinid(buf))
     end
