@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
-from typing import Self
+from typing import TYPE_CHECKING, Self
 
 from daemon.config import Config, default_cache_root
 from daemon.core.models import (
@@ -27,7 +27,6 @@ from daemon.index.dense_fill import fill_dense
 from daemon.index.embed_order import EmbedQueue
 from daemon.index.file_worker import WorkerSettings
 from daemon.index.indexer import Indexer, IndexProgress
-from daemon.index.learned_ranker import learned_ranker
 from daemon.index.manifest import Manifest
 from daemon.index.query_vectors import RememberedQueries
 from daemon.index.reranker import load_reranker
@@ -37,6 +36,9 @@ from daemon.index.sparse import CodeBm25Encoder
 from daemon.index.state_files import check_free_space, ensure_state_dir
 from daemon.index.store_factory import open_store
 from daemon.index.workspace_lock import WorkspaceLock
+
+if TYPE_CHECKING:
+    from daemon.index.learned_ranker import LearnedRanker
 
 __all__ = ["WorkspaceIndex"]
 
@@ -75,7 +77,9 @@ class WorkspaceIndex:
         self._embed_queue = EmbedQueue(lambda: self._manifest.all().values())
         self._reranker: Reranker | None
         self._reranker, self._reranker_reason = load_reranker(config.rerank)
-        self._ranker, self._ranker_note = learned_ranker(config)
+        self._ranker_loaded = False
+        self._ranker: LearnedRanker | None = None
+        self._ranker_note: str | None = None
         scanner = Scanner.for_workspace(
             config.workspace_path, config.index, include_secrets=config.index.include_secrets
         )
@@ -185,6 +189,16 @@ class WorkspaceIndex:
 
     # -- queries ------------------------------------------------------------------------------
 
+    def _learned_ranker(self) -> LearnedRanker | None:
+        """The learned ranker ``search.ranker`` asks for, loaded at the first search (numpy and the
+        model file are not what opening the index, ``ided status``, needs); None: the formula."""
+        if not self._ranker_loaded:
+            from daemon.index.learned_ranker import learned_ranker  # numpy: on the first search
+
+            self._ranker, self._ranker_note = learned_ranker(self.config)
+            self._ranker_loaded = True
+        return self._ranker
+
     def search(
         self,
         query: str,
@@ -195,6 +209,7 @@ class WorkspaceIndex:
         rerank: bool = True,
     ) -> SearchResult:
         """``rerank=False``: no cross-encoder pass even when one is configured (symbol lookups)."""
+        ranker = self._learned_ranker()
         searcher = HybridSearcher(
             store=self._store,
             sparse=self._sparse,
@@ -202,7 +217,7 @@ class WorkspaceIndex:
             reranker=self._reranker,
             prefetch=self.config.search.prefetch,
             rerank_top_n=self.config.rerank.top_n,
-            ranker=self._ranker,
+            ranker=ranker,
             ranker_scope="questions" if self.config.search.ranker == "auto" else "all",
             ranker_note=self._ranker_note,
         )
