@@ -120,13 +120,13 @@ bench-agents *ARGS:
 fuzz *ARGS:
     uv run --frozen python scripts/fuzz_fronts.py {{ARGS}}
 
-# the Iced client (editors/iced; cargo's target dir outside the clone, so rebuilds are incremental)
+# the Iced client (editors/iced; cargo's target dir outside the clone, one per checkout: scripts/iced-target-dir.sh)
 iced:
-    CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/ided/iced-target}" cargo build --manifest-path editors/iced/Cargo.toml --locked -j 2
+    CARGO_TARGET_DIR="$(bash scripts/iced-target-dir.sh)" cargo build --manifest-path editors/iced/Cargo.toml --locked -j 2
 
 # start the Iced client on WORKSPACE (it spawns this checkout's `ided acp`)
 iced-run WORKSPACE=".":
-    CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/ided/iced-target}" IDED_BIN="${IDED_BIN:-$PWD/.venv/bin/ided}" cargo run --manifest-path editors/iced/Cargo.toml --locked -j 2 -- {{WORKSPACE}}
+    CARGO_TARGET_DIR="$(bash scripts/iced-target-dir.sh)" IDED_BIN="${IDED_BIN:-$PWD/.venv/bin/ided}" cargo run --manifest-path editors/iced/Cargo.toml --locked -j 2 -- {{WORKSPACE}}
 
 # clippy + the Iced client's tests (also part of ./dev test)
 iced-test:

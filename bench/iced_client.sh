@@ -9,7 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${1:-5}"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ided/iced-target}"
+CARGO_TARGET_DIR=$(bash scripts/iced-target-dir.sh)
+export CARGO_TARGET_DIR
 cargo build --manifest-path editors/iced/Cargo.toml --release --locked -j "${IDED_CARGO_JOBS:-2}" --quiet
 bin="$CARGO_TARGET_DIR/release/ided-iced"
 ws=$(mktemp -d)

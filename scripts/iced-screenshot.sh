@@ -46,7 +46,8 @@ case "$scene" in
   *) echo "iced-screenshot: unknown scene '$scene' ($scenes rollback all)" >&2; exit 2 ;;
 esac
 out="${1:-$default_out}"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ided/iced-target}"
+CARGO_TARGET_DIR=$(bash scripts/iced-target-dir.sh)
+export CARGO_TARGET_DIR
 command -v xvfb-run >/dev/null || {
   echo "iced-screenshot: xvfb-run not found: the client needs an X server to draw in (Debian: apt-get install xvfb)" >&2
   exit 1

@@ -3,8 +3,9 @@
 # then `cargo test` (reducer, simulator, and end-to-end tests against this checkout's ided).
 # Skips with the reason when there is no cargo, or when IDED_SKIP_ICED=1.
 #
-# Cargo's target directory lives outside the clone (default ~/.cache/ided/iced-target), so
-# repeated runs are incremental. IDED_CARGO_JOBS (default 2) bounds the build's parallelism.
+# Cargo's target directory lives outside the clone, one per checkout (scripts/iced-target-dir.sh;
+# CARGO_TARGET_DIR overrides it), so repeated runs are incremental. IDED_CARGO_JOBS (default 2)
+# bounds the build's parallelism.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,7 +18,8 @@ if ! command -v cargo >/dev/null 2>&1; then
   exit 0
 fi
 
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ided/iced-target}"
+CARGO_TARGET_DIR=$(bash scripts/iced-target-dir.sh)
+export CARGO_TARGET_DIR
 # The end-to-end tests drive this checkout's ided (they skip, saying so, when there is none).
 if [ -z "${IDED_BIN:-}" ] && [ -x .venv/bin/ided ]; then
   export IDED_BIN="$PWD/.venv/bin/ided"
