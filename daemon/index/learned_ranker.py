@@ -5,7 +5,8 @@ label) rows mined from public repositories' history (``bench/mine_pairs.py``,
 ``bench/ranker_data.py``; docs/search.md says what and how), then written as a plain JSON file of
 trees that ships inside the package (``daemon/index/models/ranker-v*.json``). Running it needs no
 LightGBM: each tree is a few arrays, and all trees are walked at once with numpy over every
-candidate of a query (about a millisecond for a thousand candidates).
+candidate of a query, each (row, tree) pair leaving the walk once it reaches its leaf (about 4.5 ms
+of CPU for a query's 300 candidates and 193 trees).
 
 The file (``format: ided-ranker``, ``version: 1``) holds ``features``, the names of the row's
 columns in order (:data:`daemon.index.ranking.FEATURES` when it was trained); each tree's ``feature``,
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -59,17 +61,29 @@ class RankerModelError(DaemonError):
 
 @dataclass(frozen=True)
 class LearnedRanker:
-    """A loaded ensemble (implements :class:`daemon.index.ranking.Scorer`)."""
+    """A loaded ensemble (implements :class:`daemon.index.ranking.Scorer`).
+
+    Every tree's nodes are laid out in one flat array, each inner node's two children side by side
+    (the right child is the left one's next), and each leaf points at itself with a threshold no value
+    exceeds: one step of the walk is then ``node = left[node] + (x[feature[node]] > threshold[node])``
+    for every (row, tree) at once, and a row that has reached its leaf stays there."""
 
     name: str
     features: tuple[str, ...]
+    roots: npt.NDArray[np.int64]
+    """Each tree's root in the flat arrays."""
     feature: npt.NDArray[np.int64]
-    """(trees, nodes): the column each node splits on; -1 at a leaf (and in padding)."""
+    """The column each node splits on (0 at a leaf: read, never decisive)."""
     threshold: npt.NDArray[np.float64]
+    """A row goes right when its value exceeds this (+inf at a leaf)."""
     left: npt.NDArray[np.int64]
-    right: npt.NDArray[np.int64]
+    """The left child's flat index (the right child is the next); a leaf's own index."""
     value: npt.NDArray[np.float64]
+    """A leaf's output (0 at an inner node)."""
+    inner: npt.NDArray[np.bool_]
+    """Whether a node is an inner one (not a leaf)."""
     depth: int
+    """The deepest leaf's depth: steps of the walk at most."""
     meta: dict[str, Any]
 
     def score(self, rows: Sequence[Sequence[float]]) -> list[float]:
@@ -78,25 +92,25 @@ class LearnedRanker:
         x = np.asarray(rows, dtype=np.float64)
         if x.ndim != 2 or x.shape[1] != len(self.features):
             raise ValueError(f"expected rows of {len(self.features)} features, got shape {x.shape}")
-        n, trees = x.shape[0], self.feature.shape[0]
-        width = self.feature.shape[1]
-        feature, threshold = self.feature.ravel(), self.threshold.ravel()
-        left, right = self.left.ravel(), self.right.ravel()
+        n, trees = x.shape[0], self.roots.shape[0]
         flat_x = x.ravel()
-        # one flat node index per (row, tree): tree * width + node; every row starts at each tree's root
-        base = np.tile(np.arange(trees, dtype=np.int64) * width, n)
         row_base = np.repeat(np.arange(n, dtype=np.int64) * x.shape[1], trees)
-        node = base.copy()
+        node = np.tile(self.roots, n)
+        feature, threshold, left, inner = self.feature, self.threshold, self.left, self.inner
+        # the (row, tree) pairs still walking: most reach their leaf within a few steps
+        walking = np.arange(node.shape[0], dtype=np.int64)
+        at, base = node, row_base
         for _ in range(self.depth):
-            feat = feature[node]
-            inner = feat >= 0
-            if not inner.any():
+            at = left[at] + (flat_x[base + feature[at]] > threshold[at])
+            going = inner[at]
+            if going.all():
+                continue
+            node[walking] = at
+            walking, at, base = walking[going], at[going], base[going]
+            if not walking.size:
                 break
-            values = flat_x[row_base + np.where(inner, feat, 0)]
-            child = np.where(values <= threshold[node], left[node], right[node])
-            node = np.where(inner, base + child, node)
-        leaf_values = self.value.ravel()[node].reshape(n, trees)
-        return cast(list[float], leaf_values.sum(axis=1).tolist())
+        node[walking] = at
+        return cast(list[float], self.value[node].reshape(n, trees).sum(axis=1).tolist())
 
 
 def _tree_arrays(tree: Any, i: int, name: str) -> tuple[list[int], list[float], list[int], list[int], list[float]]:
@@ -148,12 +162,12 @@ def parse_model(data: Any, *, name: str) -> LearnedRanker:
     if not isinstance(raw_trees, list) or not raw_trees:
         raise RankerModelError(f"{name}: the model has no trees")
     trees = [_tree_arrays(t, i, name) for i, t in enumerate(cast(list[Any], raw_trees))]
-    width = max(len(t[0]) for t in trees)
-    feature = np.full((len(trees), width), -1, dtype=np.int64)
-    threshold = np.zeros((len(trees), width))
-    left = np.zeros((len(trees), width), dtype=np.int64)
-    right = np.zeros((len(trees), width), dtype=np.int64)
-    value = np.zeros((len(trees), width))
+    feature: list[int] = []
+    threshold: list[float] = []
+    left: list[int] = []
+    value: list[float] = []
+    roots: list[int] = []
+    depth = 1
     for i, (f, th, lf, rt, v) in enumerate(trees):
         n = len(f)
         for child in (*lf, *rt):
@@ -161,10 +175,48 @@ def parse_model(data: Any, *, name: str) -> LearnedRanker:
                 raise RankerModelError(f"{name}: tree {i} points at node {child}, outside its {n} nodes")
         if any(c >= len(features) for c in f):
             raise RankerModelError(f"{name}: tree {i} splits on a feature the model does not list")
-        feature[i, :n], threshold[i, :n], left[i, :n], right[i, :n], value[i, :n] = f, th, lf, rt, v
-    depth = int(d.get("max_depth") or width)
+        # breadth first from the root: each inner node's children get two adjacent flat slots
+        base = len(feature)
+        slot = {0: base}
+        queue = [(0, 0)]
+        seen = {0}
+        feature.append(0)
+        threshold.append(math.inf)
+        left.append(base)
+        value.append(0.0)
+        while queue:
+            node, level = queue.pop(0)
+            at = slot[node]
+            if f[node] < 0:  # a leaf: it stays where it is
+                value[at] = v[node]
+                depth = max(depth, level)
+                continue
+            if lf[node] in seen or rt[node] in seen or lf[node] == rt[node]:
+                raise RankerModelError(f"{name}: tree {i} is not a tree (node {node} leads back to a node seen before)")
+            first = len(feature)
+            for k, child in enumerate((lf[node], rt[node])):
+                seen.add(child)
+                slot[child] = first + k
+                feature.append(0)
+                threshold.append(math.inf)
+                left.append(first + k)
+                value.append(0.0)
+                queue.append((child, level + 1))
+            feature[at], threshold[at], left[at] = f[node], th[node], first
+        roots.append(base)
     meta = {k: v for k, v in d.items() if k not in ("trees", "features")}
-    return LearnedRanker(name, features, feature, threshold, left, right, value, max(1, min(depth, width)), meta)
+    return LearnedRanker(
+        name,
+        features,
+        np.asarray(roots, dtype=np.int64),
+        np.asarray(feature, dtype=np.int64),
+        np.asarray(threshold, dtype=np.float64),
+        np.asarray(left, dtype=np.int64),
+        np.asarray(value, dtype=np.float64),
+        np.asarray(left, dtype=np.int64) != np.arange(len(left), dtype=np.int64),
+        depth,
+        meta,
+    )
 
 
 _LOADED: dict[str, LearnedRanker] = {}

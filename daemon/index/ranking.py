@@ -484,6 +484,7 @@ def rank_features(
     ]
     out: list[ScoredChunk] = []
     rows: list[list[float]] = []
+    path_cover: dict[str, float] = {}
     top_file = steps.top_file if steps.top_file > 0 else 1.0
     for position, pid in enumerate(ordered):
         s = ev.by_id[pid]
@@ -496,6 +497,9 @@ def rank_features(
         path = ev.path_of[pid]
         pos = lex_pos.get(pid)
         kind = c.symbol_kind
+        covered = path_cover.get(path)
+        if covered is None:
+            covered = path_cover[path] = _cover(tokenize, path, query.terms)
         rows.append(
             [
                 ev.lex_score.get(pid, 0.0),
@@ -508,7 +512,7 @@ def rank_features(
                 match / math.sqrt(n_paths) if n_paths else 0.0,
                 float(frame),
                 _cover(tokenize, c.qualified_name or c.name or "", query.terms),
-                _cover(tokenize, path, query.terms),
+                covered,
                 float(is_test_path(path)),
                 float(c.kind is ChunkKind.DOCS or c.language not in _PROGRAMMING),
                 float(is_changelog_path(path)),
@@ -563,7 +567,8 @@ def rank_learned(
         )
         for i in order
     ]
-    ranked += [replace(c, score=round(floor, 6)) for c in candidates[len(rows) :]]
+    rest = candidates[len(rows) :] if limit is None else candidates[len(rows) : max(len(rows), limit)]
+    ranked += [replace(c, score=round(floor, 6)) for c in rest]
     return ranked if limit is None else ranked[:limit]
 
 

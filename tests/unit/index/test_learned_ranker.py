@@ -124,6 +124,32 @@ def test_the_numpy_walk_follows_every_branch_of_a_deeper_tree() -> None:
     assert model.score([]) == []
 
 
+def test_a_tree_of_one_leaf_and_trees_of_unequal_depth_score_together() -> None:
+    deep = {
+        "feature": [FEATURES.index("lexical"), -1, FEATURES.index("name"), -1, FEATURES.index("test"), -1, -1],
+        "threshold": [0.5, 0, 0.5, 0, 0.5, 0, 0],
+        "left": [1, 0, 3, 0, 5, 0, 0],
+        "right": [2, 0, 4, 0, 6, 0, 0],
+        "value": [0, 10.0, 0, 20.0, 0, 30.0, 40.0],
+    }
+    leaf = {"feature": [-1], "threshold": [0.0], "left": [0], "right": [0], "value": [0.5]}
+    model = parse_model(_model([deep, leaf, _stump("test", 0.5, 100.0, 200.0)]), name="t")
+    assert model.depth == 3
+
+    def at(lexical: float, name: float, test: float) -> list[float]:
+        r = [0.0] * len(FEATURES)
+        r[FEATURES.index("lexical")], r[FEATURES.index("name")], r[FEATURES.index("test")] = lexical, name, test
+        return r
+
+    assert model.score([at(0, 0, 0), at(1, 0, 0), at(1, 1, 0), at(1, 1, 1), at(0, 1, 1)]) == [
+        110.5,
+        120.5,
+        130.5,
+        240.5,
+        210.5,
+    ]
+
+
 @pytest.mark.parametrize(
     ("text", "says"),
     [
@@ -136,6 +162,8 @@ def test_the_numpy_walk_follows_every_branch_of_a_deeper_tree() -> None:
         (json.dumps(_model([{**_stump("lexical", 0.5, 0, 1), "left": [7, 0, 0]}])), "outside its 3 nodes"),
         (json.dumps(_model([{**_stump("lexical", 0.5, 0, 1), "value": [0, "x", 1]}])), "not a number"),
         (json.dumps(_model([{**_stump("lexical", 0.5, 0, 1), "feature": [999, -1, -1]}])), "does not list"),
+        (json.dumps(_model([{**_stump("lexical", 0.5, 0, 1), "left": [0, 0, 0]}])), "is not a tree"),
+        (json.dumps(_model([{**_stump("lexical", 0.5, 0, 1), "right": [1, 0, 0]}])), "is not a tree"),
     ],
 )
 def test_a_corrupted_model_file_is_a_clear_error(tmp_path: Path, text: str, says: str) -> None:
