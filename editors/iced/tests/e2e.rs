@@ -966,3 +966,121 @@ async fn search_definition_and_references_come_from_the_workspace_daemon() {
     let mut ui = iced_test::simulator(app.view());
     assert!(ui.find("main.py:3").is_ok(), "on screen");
 }
+
+/// Runs `task` and whatever its outputs lead to through `App::update`, here in the test's own
+/// runtime (file reads and writes are real).
+async fn run_to_end(app: &mut App, task: iced::Task<Message>) {
+    let mut pending = vec![task];
+    while let Some(task) = pending.pop() {
+        let Some(mut stream) = iced_test::runtime::task::into_stream(task) else {
+            continue;
+        };
+        while let Some(action) = stream.next().await {
+            if let iced_test::runtime::Action::Output(message) = action {
+                pending.push(app.update(message));
+            }
+        }
+    }
+}
+
+/// Clicks `label` on the app's screen and runs what the click leads to.
+async fn click_to_end(app: &mut App, label: &str) {
+    let messages: Vec<Message> = {
+        let mut ui = iced_test::simulator(app.view());
+        ui.click(label).unwrap_or_else(|e| panic!("{label}: {e:?}"));
+        ui.into_messages().collect()
+    };
+    for message in messages {
+        let task = app.update(message);
+        run_to_end(app, task).await;
+    }
+}
+
+/// Ctrl+S, as the window's keyboard subscription delivers it.
+async fn ctrl_s(app: &mut App) {
+    use iced::keyboard::{self, Key, Modifiers};
+    let key = Key::Character("s".into());
+    let event = keyboard::Event::KeyPressed {
+        key: key.clone(),
+        modified_key: key,
+        physical_key: keyboard::key::Physical::Code(keyboard::key::Code::KeyS),
+        location: keyboard::Location::Standard,
+        modifiers: Modifiers::CTRL,
+        text: None,
+        repeat: false,
+    };
+    let task = app.update(Message::Key(event));
+    run_to_end(app, task).await;
+}
+
+fn shows(app: &App, text: &str) -> bool {
+    iced_test::simulator(app.view()).find(text).is_ok()
+}
+
+/// Issue 39, Iced item 5, against the real ided: calc.py open with unsaved edits while a run
+/// that changes it is accepted. The tab asks; "Keep my edits" then Ctrl+S wrote the tab's text
+/// back and undid the accepted change in the working tree, silently. Now the save says so and
+/// writes nothing until asked; Merge keeps the run's change and the edits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_save_that_would_undo_an_accepted_run_says_so_and_merge_keeps_both() {
+    use iced::widget::text_editor::{Action, Edit};
+    use ided_iced::ui::editor::Message as EditorMessage;
+    let bin = require_ided!();
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = fixture_repo(tmp.path());
+    let path = repo.join("calc.py");
+    let original = std::fs::read_to_string(&path).unwrap();
+    let mut launch = Launch::resolve(Some(&bin), &repo).unwrap();
+    launch.env = ided_env(tmp.path(), &editing_script(tmp.path()));
+    let ask = "fix the crash in divide when b is 0";
+    let (mut app, _) = App::new(options(&repo, Ok(launch.clone()), vec![ask.into()]));
+    app.buffers.open(path.clone(), &original, None);
+    let _ = app.update(Message::ShowCenter(ided_iced::app::Center::Editor));
+    for c in "# mine".chars() {
+        let _ = app.update(Message::Editor(EditorMessage::Edit(Action::Edit(Edit::Insert(c)))));
+    }
+    let _ = app.update(Message::Editor(EditorMessage::Edit(Action::Edit(Edit::Enter))));
+    let mine = app.buffers.open[0].content.text();
+    assert!(app.buffers.open[0].dirty && mine.starts_with("# mine\n"), "{mine:?}");
+
+    // Accepted; the turn's end reads calc.py again, and the tab with edits asks.
+    let asked = |app: &App| finished(app) && app.buffers.open[0].changed_on_disk.is_some();
+    drive(&mut app, launch, answer_with("accept"), asked).await;
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), FIXED, "ided applied the run");
+    let run_id = review_of(&app).run_id.clone().expect("the review names its run");
+    assert_eq!(app.buffers.open[0].content.text(), mine, "the edits are kept");
+    let _ = app.update(Message::ShowCenter(ided_iced::app::Center::Editor)); // from the review
+    let question = format!("calc.py changed on disk (run {run_id} was accepted), and this tab has unsaved edits.");
+    assert!(shows(&app, &question), "{question}");
+
+    click_to_end(&mut app, "Keep my edits").await;
+    ctrl_s(&mut app).await;
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        FIXED,
+        "the save did not undo the accepted run"
+    );
+    let warning = format!(
+        "Saving would undo the change made to calc.py on disk (run {run_id} was accepted): your edits started before it."
+    );
+    assert!(shows(&app, &warning), "{warning}");
+
+    click_to_end(&mut app, "Merge").await;
+    let merged = format!("# mine\n{FIXED}");
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        merged,
+        "the run's change and the edits"
+    );
+    assert!(!app.buffers.open[0].dirty);
+    let log = git(&repo, &["log", "--format=%s", "-1"]);
+    assert!(
+        log.contains(&format!("ided run {run_id}")),
+        "the run's commit stays: {log}"
+    );
+    assert_eq!(
+        git(&repo, &["diff", "--numstat", "HEAD"]),
+        "1\t0\tcalc.py",
+        "the edit, uncommitted, over the run's commit"
+    );
+}
