@@ -61,16 +61,14 @@ from bench.hostile_repo_build import (
     SPECIAL_AT_START,
     USER_TOOLS,
     build_repository,
-    check_keys,
     listeners,
     plant_late,
     plant_users_files,
-    repository_keys,
     secret_markers,
-    toml_of,
     write,
 )
 from daemon.trust import TrustStore
+from tests.adversarial.hostile_settings import check_keys, repository_keys, toml_of
 
 # -- running ided ----------------------------------------------------------------------------------
 
@@ -211,7 +209,7 @@ def main() -> int:
             marker_dir.mkdir()
             outside = base / "outside"
             repo_path = base / "clone"
-            keys = repository_keys(listen, repo_path, outside, marker_dir)
+            keys = repository_keys(listen.url, listen.tcp_port, repo_path, outside, marker_dir)
             clone, shipped = build_repository(base, marker_dir, toml_of(keys))
             users, socks = plant_users_files(base, clone)
             sockets += socks

@@ -147,3 +147,34 @@ def test_untrusted_lookups_skip_the_workspaces_bins_and_its_path_entries(tmp_pat
     ts: Any = untrusted["typescript-language-server"]
     assert Path(ts.settings["initializationOptions"]["tsserver"]["path"]).is_relative_to(TOOLS)
     assert trusted["basedpyright"].command == str(repo / "venv" / "bin" / "basedpyright-langserver")
+
+
+def test_no_built_in_server_name_is_taken_from_the_workspaces_bins_untrusted(tmp_path: Path) -> None:
+    """Every server name ided knows (clangd, gopls, pylsp, jdtls...), shipped in each of the workspace's tool
+    folders with the exec bit and cloned: untrusted, no language's server is one of them, each is named in
+    the notice; trusted, each language's first choice is the workspace's own (the look-up can fail)."""
+    from daemon.config import IntelConfig
+    from daemon.intel.lsp.registry import resolve_servers, server_executables
+    from daemon.intel.lsp.server_lookup import WORKSPACE_BINS, workspace_programs
+
+    names = server_executables()
+    shipped = [f"{folder}/{name}" for folder in WORKSPACE_BINS for name in names]
+    origin = make_repo(tmp_path / "origin", dict.fromkeys(shipped, "#!/bin/sh\nexit 1\n"))
+    for rel in shipped:
+        git(origin, "update-index", "--chmod=+x", rel)
+    git(origin, "commit", "-q", "-m", "ship every server")
+    repo = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(origin), str(repo)], check=True, timeout=60)
+    saved = os.environ["PATH"]
+    os.environ["PATH"] = os.pathsep.join([*SEARCH_PATH, saved])
+    try:
+        untrusted = resolve_servers(IntelConfig(), repo)
+        trusted = resolve_servers(IntelConfig(), repo, trusted=True)
+    finally:
+        os.environ["PATH"] = saved
+    from_workspace = [s.name for s in untrusted if s.command and Path(s.command).resolve().is_relative_to(repo)]
+    print(f"[adversarial] server names {len(names)} in {len(WORKSPACE_BINS)} folders: taken untrusted {from_workspace}")
+    assert from_workspace == []
+    assert sorted(workspace_programs(repo, names)) == sorted(shipped)
+    assert all(s.command == str(repo / WORKSPACE_BINS[0] / Path(s.command or "").name) for s in trusted)
+    assert {Path(s.command or "").name for s in trusted} >= {"basedpyright-langserver", "clangd", "gopls"}
