@@ -134,6 +134,16 @@ def build_hostile_workspace(base: Path) -> HostileWorkspace:
         ".kube/config": "zqsecretkube",
         "config/database.yml": "zqsecreturl",
         "app/settings.py": "zqsecretshort",
+        # the rest of the shapes issue #35 lists
+        ".npmrc": "zqsecretnpmrc",
+        ".aws/credentials": "zqsecretawscred",
+        ".git-credentials": "zqsecretgitcred",
+        ".pgpass": "zqsecretpgpass",
+        ".htpasswd": "zqsecrethtpasswd",
+        "infra/terraform.tfstate": "zqsecrettfstate",
+        "certs/server.pem": "zqsecretpemfile",
+        "ci/gitlab.yml": "zqsecretglpat",
+        "web/session.ts": "zqsecretjwt",
     }
     _write(root, ".env", f"SECRET_API_KEY={_API_VALUE}\n# zqsecretenv\n")
     _link(root, "py/envlink.py", "../.env")
@@ -161,6 +171,23 @@ def build_hostile_workspace(base: Path) -> HostileWorkspace:
     )
     _write(root, "config/database.yml", "# zqsecreturl\nproduction:\n  url: postgres://admin:" + "pw@db.internal/app\n")
     _write(root, "app/settings.py", 'DEBUG = False\nDB_PASSWORD = "sh' + 'ort"  # zqsecretshort\n')
+    _write(
+        root,
+        ".npmrc",
+        "//registry.npmjs.org/:_authToken=npm_" + "Ab3De6Gh9Jk2Mn5Pq8St1Vw4Yz7Bc0Ef3Hi6\n# zqsecretnpmrc\n",
+    )
+    _write(root, ".aws/credentials", "[default]\naws_secret_access_key = x  # zqsecretawscred\n")
+    _write(root, ".git-credentials", "https://them:" + "Gh7Tk2Qp9Lx4@github.com\n# zqsecretgitcred\n")
+    _write(root, ".pgpass", "db.internal:5432:app:admin:" + "Pg7Pa55Qx2\n# zqsecretpgpass\n")
+    _write(root, ".htpasswd", "admin:$apr1$" + "r31.....$HqJZimcKQFAMYayBlzkrA/\n# zqsecrethtpasswd\n")
+    _write(
+        root,
+        "infra/terraform.tfstate",
+        json.dumps({"resources": [{"password": "Tf7Pa55Qx2"}], "zq": "zqsecrettfstate"}),
+    )
+    _write(root, "certs/server.pem", _PEM + "zqsecretpemfile\n")
+    _write(root, "ci/gitlab.yml", "# zqsecretglpat\nvariables:\n  PUSH: glpat-" + "Xy7Qw2Er5Ty8Ui1Op4As\n")
+    _write(root, "web/session.ts", '// zqsecretjwt\nexport const SESSION = "' + _JWT + '";\n')
     return HostileWorkspace(root=root, outside=outside, escapes=escapes, secrets=secrets)
 
 
