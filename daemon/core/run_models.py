@@ -360,6 +360,7 @@ class DecisionKind(StrEnum):
     REJECT = "reject"
     ROLLBACK = "rollback"
     TRUST = "trust"
+    CONSISTENCY = "consistency"
 
 
 class DecisionEntry(FrozenModel):

@@ -41,6 +41,8 @@ from daemon.core.run_models import (
     RouteDecision,
 )
 from daemon.core.workflow_schema import AgentSpec, StageType
+from daemon.errors import DaemonError
+from daemon.orchestration.consistency import RunDiffs, check_attempt, findings_for
 from daemon.orchestration.reporter import RunReporter
 from daemon.orchestration.resilience import ChatCaller
 from daemon.orchestration.retriever import Retriever, enrich
@@ -87,6 +89,8 @@ class RunContext:
     attachments: tuple[Attachment, ...] = ()
     feedback: str | None = None
     """Review feedback the attempt answers (a follow-up); it goes into the agents' task and the result."""
+    diffs: RunDiffs | None = None
+    """The run worktree's diffs (editing runs): each attempt is checked against the earlier ones with them."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -106,6 +110,7 @@ async def _stage_attempt(plan: ExecutionPlan, stage_id: str, state: ExecutionSta
     await ctx.reporter.node_started(stage_id, state, attempt=attempt)
     context = tuple(state.enriched_context.get(stage_id, ()))
     previous = tuple(state.stage_results.get(stage_id, ()))
+    findings = findings_for(state, stage_id)
 
     def make_task(spec: AgentSpec) -> AgentTask:
         return AgentTask(
@@ -119,9 +124,11 @@ async def _stage_attempt(plan: ExecutionPlan, stage_id: str, state: ExecutionSta
             request=state.request,
             attachments=ctx.attachments,
             feedback=ctx.feedback,
+            findings=findings,
         )
 
     result = await run_stage(stage, ctx.agents, make_task, attempt=attempt, limit_seconds=ctx.stage_timeout_seconds)
+    result = await _checked(plan, state, result, ctx)
     if ctx.commit is not None:
         result = result.model_copy(update={"commit": await ctx.commit(result)})
     if ctx.feedback is not None:
@@ -131,6 +138,26 @@ async def _stage_attempt(plan: ExecutionPlan, stage_id: str, state: ExecutionSta
         attempts={**state.attempts, stage_id: attempt},
         results={**state.stage_results, stage_id: [*previous, result]},
     )
+
+
+async def _checked(plan: ExecutionPlan, state: ExecutionState, result: StageResult, ctx: RunContext) -> StageResult:
+    """``result`` with what checking it against the run's earlier attempts found (logged and said)."""
+    try:
+        pending = await ctx.diffs.pending_hunks() if ctx.diffs is not None and ctx.commit is not None else None
+        found = await check_attempt(plan, state, result, diffs=ctx.diffs, pending=pending)
+    except DaemonError as exc:
+        await ctx.reporter.log(
+            DecisionKind.CONSISTENCY, f"{result.stage_id} attempt {result.attempt} not checked: {exc.message}"
+        )
+        return result
+    if not found:
+        return result
+    for finding in found:
+        await ctx.reporter.log(DecisionKind.CONSISTENCY, finding.text, finding.model_dump(mode="json"))
+    await ctx.reporter.thought(
+        "Checked against earlier attempts: " + " ".join(f.text for f in found), node=result.stage_id
+    )
+    return result.model_copy(update={"consistency": found})
 
 
 def _stage_node(plan: ExecutionPlan, stage_id: str) -> _NodeFn:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
@@ -35,6 +36,7 @@ from daemon.core.run_models import (
 )
 from daemon.errors import DaemonError
 from daemon.orchestration.agents.run_workspace import RunWorkspace
+from daemon.orchestration.consistency import RunDiffs
 from daemon.orchestration.graph_builder import (
     RunCancelled,
     RunContext,
@@ -135,6 +137,7 @@ class RunEngine:
             commit=self.agents.committer(run_id, feedback=feedback) if record.changes is not None else None,
             attachments=record.attachments,
             feedback=feedback,
+            diffs=RunDiffs(Path(record.changes.worktree), start=record.changes.base_commit) if record.changes else None,
         )
 
     async def _upfront(self, plan: ExecutionPlan, reporter: RunReporter, retriever: Retriever | None) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from daemon.errors import PipelineError
 from daemon.orchestration.llm_providers import ModelRegistry
 from daemon.orchestration.resilience import ChatCaller
 from daemon.orchestration.routing import aggregate_failures
-from daemon.orchestration.state import AgentOutcome, EnrichedSnippet, StageResult
+from daemon.orchestration.state import AgentOutcome, ConsistencyFinding, EnrichedSnippet, StageResult
 from daemon.orchestration.structured_output import AnswerInvalid, json_instructions, parse_answer
 
 __all__ = [
@@ -58,6 +58,8 @@ class AgentTask:
     request: str = ""
     attachments: tuple[Attachment, ...] = ()
     feedback: str | None = None
+    findings: tuple[ConsistencyFinding, ...] = ()
+    """What checking the run's earlier attempts found that concerns this stage (``consistency``)."""
 
 
 class StageAgent(Protocol):
@@ -78,7 +80,7 @@ class AgentAnswer(FrozenModel):
 
 def task_lines(task: AgentTask) -> list[str]:
     """The task part of an agent's prompt: run, stage, agent and attempt lines, the stage's context,
-    earlier attempts, review feedback, the user's attachments and the enriched context."""
+    earlier attempts and what checking them found, review feedback, the user's attachments and the enriched context."""
     stage = task.stage
     lines = [
         f"Run: {task.run_id}",
@@ -90,6 +92,9 @@ def task_lines(task: AgentTask) -> list[str]:
     lines.extend(
         f"Earlier attempt {r.attempt}: {'failed' if r.failed else 'succeeded'}: {r.summary}" for r in task.previous
     )
+    if task.findings:
+        lines.append("Checked against the earlier attempts of this run:")
+        lines.extend(f"- {f.text}" for f in task.findings)
     if task.feedback:
         lines.append(f"Feedback from the person reviewing the change (address it in this attempt):\n{task.feedback}")
     for attachment in task.attachments:

@@ -7,7 +7,7 @@ models.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import to_jsonable_python
@@ -16,7 +16,14 @@ from daemon.core.frozen_model import FrozenModel
 from daemon.core.run_models import RouteDecision, StageRoute
 from daemon.core.workflow_schema import FailureAggregation, RetrievalStrategyConfig
 
-__all__ = ["AgentOutcome", "EnrichedSnippet", "ExecutionState", "StageResult", "to_channel_values"]
+__all__ = [
+    "AgentOutcome",
+    "ConsistencyFinding",
+    "EnrichedSnippet",
+    "ExecutionState",
+    "StageResult",
+    "to_channel_values",
+]
 
 
 class AgentOutcome(FrozenModel):
@@ -34,6 +41,22 @@ class AgentOutcome(FrozenModel):
     tokens: int = Field(default=0, description="Tokens spent (the provider's count, else an estimate).")
 
 
+ConsistencyKind = Literal["test_failed_again", "hunk_returned", "contradicts_accepted", "no_change"]
+
+
+class ConsistencyFinding(FrozenModel):
+    """What checking a stage attempt against the run's earlier attempts found (``consistency``)."""
+
+    kind: ConsistencyKind
+    stage_id: str = Field(description="The stage whose attempt was checked.")
+    attempt: int
+    concerns: tuple[str, ...] = Field(description="The stages whose agents are told (the one to fix it first).")
+    text: str = Field(description="The finding in words, as the agents read it.")
+    refs: tuple[str, ...] = Field(default=(), description="The earlier attempts it points at: stage/attempt.")
+    paths: tuple[str, ...] = ()
+    tests: tuple[str, ...] = ()
+
+
 class StageResult(FrozenModel):
     """One run (attempt) of a stage."""
 
@@ -48,6 +71,9 @@ class StageResult(FrozenModel):
     context_snippets: int = Field(default=0, description="Enriched-context snippets the agents received.")
     commit: str | None = Field(default=None, description="The commit of this attempt's changes (editing runs).")
     feedback: str | None = Field(default=None, description="Review feedback this attempt answered (follow-ups).")
+    consistency: tuple[ConsistencyFinding, ...] = Field(
+        default=(), description="This attempt checked against the run's earlier attempts (``consistency``)."
+    )
 
 
 class EnrichedSnippet(FrozenModel):
