@@ -58,6 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.hostile_repo_build import (
     ENVIRON_MARKER,
     LINKED_SECRETS,
+    ROOT,
     SPECIAL_AT_START,
     USER_TOOLS,
     build_repository,
@@ -160,6 +161,42 @@ def base_env(home: Path, state: Path, *, embed: bool) -> dict[str, str]:
     return env
 
 
+_KNOWN_KEYS = """
+import json, sys
+from daemon.config import Config
+known = []
+for key, value in json.load(sys.stdin).items():
+    tree, node = {}, None
+    node = tree
+    *parents, last = key.split(".")
+    for part in parents:
+        node = node.setdefault(part, {})
+    node[last] = value
+    try:
+        Config.model_validate(tree)
+    except Exception:
+        continue
+    known.append(key)
+print(json.dumps(known))
+"""
+
+
+def known_keys(checkout: Path, keys: Mapping[str, Any]) -> dict[str, Any]:
+    """The keys ``checkout``'s configuration schema accepts (an older ided knows fewer; an unknown key would make
+    the whole file ``config_invalid`` there and hide everything else)."""
+    done = subprocess.run(
+        [sys.executable, "-P", "-c", _KNOWN_KEYS],
+        input=json.dumps(keys),
+        env={**os.environ, "PYTHONPATH": str(checkout)},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    known = set(cast("list[str]", json.loads(done.stdout)))
+    return {key: value for key, value in keys.items() if key in known}
+
+
 def _at(body: Mapping[str, Any], *keys: str) -> Any:
     node: Any = body
     for key in keys:
@@ -199,6 +236,12 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (printed)")
     parser.add_argument("--embed", action="store_true", help="compute dense vectors too (slower)")
     parser.add_argument("--no-trusted-check", dest="trusted_check", action="store_false", help="skip the trusted runs")
+    parser.add_argument(
+        "--checkout",
+        type=Path,
+        help="run the ided commands of another checkout (PYTHONPATH), e.g. one from before the fixes; the keys "
+        "are still checked with this checkout's loader",
+    )
     args = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="ided-hostile-"))
     sockets: list[socket.socket] = []
@@ -210,10 +253,14 @@ def main() -> int:
             outside = base / "outside"
             repo_path = base / "clone"
             keys = repository_keys(listen.url, listen.tcp_port, repo_path, outside, marker_dir)
+            if args.checkout is not None:
+                keys = known_keys(args.checkout.resolve(), keys)
             clone, shipped = build_repository(base, marker_dir, toml_of(keys))
             users, socks = plant_users_files(base, clone)
             sockets += socks
             env = base_env(base / "home", base / "state", embed=args.embed)
+            if args.checkout is not None:
+                env["PYTHONPATH"] = str(args.checkout.resolve())
             report = check_keys(clone, keys, env, trusted_check=args.trusted_check)
 
             secrets = {**secret_markers(), **LINKED_SECRETS, **users}
@@ -255,6 +302,7 @@ def main() -> int:
         planted = len(secrets) + len(late)
         special = len(SPECIAL_AT_START) + len(late_special)
         print(f"hostile repository at {base}" if args.keep else "hostile repository (temporary)")
+        print(f"ided commands from {args.checkout.resolve() if args.checkout else ROOT}")
         print(f"programs shipped {shipped}, ran untrusted {len(ran_untrusted)} {ran_untrusted or ''}".rstrip())
         print(f"  the workspace's programs ided said it left unused: {len(unused)}")
         print(f"  language servers the daemon ran instead (the user's PATH): {', '.join(servers) or 'none found'}")
@@ -281,7 +329,7 @@ def main() -> int:
                 f"check that the counts can move: trusted, programs ran {len(trusted_ran)} {trusted_ran}; "
                 f"refused keys in effect once trusted {report.taken_when_trusted} of {len(report.refused) - 1}"
             )
-        for problem in runner.failed:
+        for problem in dict.fromkeys(runner.failed):
             print(f"  note: {problem}")
         failing += [
             what
