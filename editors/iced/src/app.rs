@@ -348,7 +348,13 @@ impl App {
                 let Some(path) = self.screenshot.clone() else {
                     return Task::none();
                 };
-                iced::window::latest()
+                // The screenshot paints the primitives of the last frame drawn, and they reach
+                // the editor's text through a weak reference that each layout replaces: taken
+                // after this message's layout but before the frame that follows it, the editor
+                // came out empty (2 starts in 7 under Xvfb). A short wait inside the task (no
+                // message, so no layout, in between) lets that frame be drawn first.
+                Task::future(tokio::time::sleep(std::time::Duration::from_millis(300)))
+                    .then(|()| iced::window::latest())
                     .and_then(iced::window::screenshot)
                     .then(move |shot| Task::perform(save_png(shot, path.clone()), Message::ScreenshotSaved))
             }
