@@ -1,56 +1,55 @@
-"""Benchmark: the pipeline's own overhead, with scripted models that answer instantly.
+"""Benchmark: the pipeline's own overhead, and how soon a run starts working on real checkouts.
 
-What a run costs before any model latency: loading and validating the workflow catalog,
-deterministic selection, plan assembly, graph compilation, and per-node cost of a full run through
-LangGraph with synchronous SQLite checkpoints, run records, decision log and progress events; and
-upfront retrieval (context for every planned stage at planning time) for the specification's
-4-stage feature workflow over a real repository (default: this checkout), indexed first (lexical
-and dense; the index state is kept in ``--state`` so a second run only catches up), in one process,
-alternating four ways (``UPFRONT_VARIANTS``): stage after stage with the store decoding every
-candidate (the former behaviour), concurrently with the shared budget and the store decoding every
-candidate, and concurrently with the store's memo of decoded chunks emptied before the run or as
-the previous run left it. A warm-up run comes first in every case (the query vectors are embedded
-then), as it did before the memo. Run::
+``--part overhead``: what a run costs before any model latency: loading and validating the workflow
+catalog, deterministic selection, plan assembly, graph compilation, and per-node cost of a full run
+through LangGraph with synchronous SQLite checkpoints, run records, decision log and progress
+events, with scripted models that answer instantly.
 
-    uv run --frozen python bench/pipeline.py [--runs N] [--part all|overhead|upfront]
-        [--workspace PATH] [--state DIR]
+``--part start`` and ``--part upfront`` (``bench/pipeline_start.py`` says what each measures): from
+a request to the first agent call on a warm daemon, and the upfront retrieval of the
+specification's 4-stage feature workflow, on each ``--checkout NAME=DIR`` (a git repository; its
+index state is kept in ``--state-root/NAME``), for this checkout and, with ``--baseline-ref REV``,
+beside a worktree of this repository at ``REV``, alternating round by round. ``--lexical NAME``
+runs that checkout without the dense model (lexical search, as a large checkout is served while its
+vectors fill). Run::
 
-Figures are medians (milliseconds) over ``--runs`` repetitions in one process; the upfront figures
-come with the machine's load average, since they measure CPU-bound search work.
+    uv run --frozen python bench/pipeline.py [--runs N] [--part all|overhead|upfront|start]
+        [--checkout NAME=DIR]... [--baseline-ref REV] [--rounds N] [--state-root DIR] [--lexical NAME]
+
+For example, a requests checkout and a django checkout beside the commit before a change::
+
+    git clone https://github.com/psf/requests /tmp/requests
+    uv run --frozen python bench/pipeline.py --part start --checkout requests=/tmp/requests \
+        --checkout django=/tmp/django --lexical django --baseline-ref HEAD~3 --rounds 2 --runs 6
+
+Figures are medians (milliseconds) over the runs of every round, printed with the machine's load
+average, since they measure CPU-bound work.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import statistics
+import subprocess
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from langchain_core.messages import HumanMessage
+from pipeline_start import Version, baseline_worktree, compare
 
-from daemon.config import PipelineConfig, ResilienceConfig, load_config
-from daemon.core.ports import VectorStore
-from daemon.core.run_models import ExecutionPlan, ProgressKind
-from daemon.core.selection_models import DecisionSource, StageDecision
-from daemon.index._store_base import PointStoreBase
-from daemon.index.workspace_index import WorkspaceIndex
+from daemon.config import PipelineConfig, ResilienceConfig
+from daemon.core.run_models import ProgressKind
 from daemon.orchestration.deterministic_selector import select_deterministically
 from daemon.orchestration.graph_builder import compile_graph
 from daemon.orchestration.llm_providers import ModelRegistry
 from daemon.orchestration.plan import assemble_plan
 from daemon.orchestration.replay_provider import ReplayChatModel, ReplayEntry, ReplayScript
 from daemon.orchestration.resilience import ModelEndpoint, ResilienceLayer
-from daemon.orchestration.retriever import stage_hints
 from daemon.orchestration.runtime import PipelineRuntime
 from daemon.orchestration.workflow_loader import WorkflowCatalog, builtin_workflow_dir
-from daemon.retrieval.agent import RetrievalAgent
-from daemon.retrieval.models import RetrievalMode, RetrievalRequest, WorkflowKind
-from daemon.retrieval.shared_search import SharedSearches
-from daemon.service.runs.retrieval_sources import build_retrieval_agent
 
 __all__ = ["main"]
 
@@ -141,93 +140,62 @@ async def _resilience_overhead(runs: int) -> tuple[float, float]:
     return statistics.median(direct), statistics.median(wrapped)
 
 
-UPFRONT_WORKFLOW = "spec_feature_with_iterative_testing"
-UPFRONT_REQUEST = "Add a --json flag to the cve audit command that prints the findings"
+def _checkouts(values: list[str]) -> dict[str, Path]:
+    out: dict[str, Path] = {}
+    for value in values:
+        name, sep, folder = value.partition("=")
+        if not sep or not name or not folder:
+            raise SystemExit(f"--checkout takes NAME=DIR, got {value!r}")
+        path = Path(folder).expanduser().resolve()
+        if not (path / ".git").exists():
+            raise SystemExit(f"--checkout {name}: {path} is not a git repository (runs edit on branches; `git init`)")
+        out[name] = path
+    return out
 
 
-UPFRONT_VARIANTS = ("sequential", "concurrent, no memo", "concurrent, memo cold", "concurrent, memo warm")
-"""Stage after stage with nothing shared and the store decoding every candidate (the former behaviour);
-concurrent with the store decoding every candidate (as before the memo); concurrent with the store's
-memo of decoded chunks emptied before the run; concurrent with the memo as the previous run left it."""
-
-
-async def _upfront_medians(
-    agent: RetrievalAgent, plan: ExecutionPlan, store: VectorStore, runs: int
-) -> dict[str, float]:
-    """Median wall and CPU (all threads of the process) milliseconds of each variant, alternating."""
-    stages = [stage_hints(plan, s.stage_id) for s in plan.stages]
-    kind = WorkflowKind.from_workflow_type(plan.workflow_type.value)
-    memo = store._memo if isinstance(store, PointStoreBase) else None
-    samples: dict[str, list[float]] = {}
-    await agent.upfront(plan.request, kind, plan.retrieval_strategy, stages)  # warm-up: model, caches
-    for _ in range(runs):
-        for name in UPFRONT_VARIANTS:
-            if isinstance(store, PointStoreBase):
-                store._memo = None if "no memo" in name or name == "sequential" else memo
-                store._until_write.clear()
-            if memo is not None and name == "concurrent, memo cold":
-                memo.clear()
-            start, cpu = time.perf_counter(), time.process_time()
-            await agent.upfront(plan.request, kind, plan.retrieval_strategy, stages, sequential=name == "sequential")
-            samples.setdefault(name, []).append((time.perf_counter() - start) * 1000)
-            samples.setdefault(f"{name} cpu", []).append((time.process_time() - cpu) * 1000)
-    if isinstance(store, PointStoreBase):
-        store._memo = memo
-    return {name: statistics.median(values) for name, values in samples.items()}
-
-
-def _upfront(runs: int, workspace: Path, state: Path) -> None:
-    config = load_config(workspace, overrides={"state_dir": str(state)})
-    catalog = WorkflowCatalog.load([builtin_workflow_dir()])
-    workflow = catalog.get(UPFRONT_WORKFLOW)
-    decisions = [
-        StageDecision(stage_id=s.stage_id, include=True, reason="bench", source=DecisionSource.RULE)
-        for s in workflow.stages
-    ]
-    plan = assemble_plan(workflow, decisions, UPFRONT_REQUEST)
-    with WorkspaceIndex.open(config) as index:
-        start = time.perf_counter()
-        index.index()
-        index.embed()
-        index_s = time.perf_counter() - start
-        chunks = index.status().chunks
-        agent = build_retrieval_agent(config, index=index)
-        medians = asyncio.run(_upfront_medians(agent, plan, index._store, runs))
-        searches = asyncio.run(_shared_searches(agent, plan))
-    load = os.getloadavg()[0]
-    print(f"upfront retrieval, {len(plan.stages)} stages of {UPFRONT_WORKFLOW}, {workspace} ({chunks} chunks)")
-    print(f"  index catch-up (state in {state})   {index_s:8.1f} s")
-    for name in UPFRONT_VARIANTS:
-        wall, cpu = medians[name], medians[f"{name} cpu"]
-        note = f"; {searches}" if name == "concurrent, memo cold" else ""
-        print(f"  {name:<32} {wall:8.1f} ms  (CPU {cpu:.0f} ms{note})")
-    print(f"  load average {load:.1f} on {os.cpu_count()} cores; medians over {runs} runs, variants alternating")
-
-
-async def _shared_searches(agent: RetrievalAgent, plan: ExecutionPlan) -> str:
-    if agent.parts.index is None:
-        return "no index"
-    shared = SharedSearches(agent.parts.index)
-    kind = WorkflowKind.from_workflow_type(plan.workflow_type.value)
-    for stage in plan.stages:
-        request = RetrievalRequest(
-            task=plan.request, workflow_kind=kind, stage=stage_hints(plan, stage.stage_id), mode=RetrievalMode.UPFRONT
-        )
-        await agent.retrieve(request, plan.retrieval_strategy, index=shared)
-    return f"{shared.ran} distinct searches of {shared.asked} asked"
+def _versions(baseline: str | None, into: Path) -> list[Version]:
+    here = Path(__file__).resolve().parents[1]
+    versions = [Version(name="this", root=here)]
+    if baseline is not None:
+        versions.insert(0, Version(name=baseline[:10], root=baseline_worktree(here, baseline, into)))
+    return versions
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=20)
-    parser.add_argument("--part", choices=["all", "overhead", "upfront"], default="all")
-    parser.add_argument("--workspace", type=Path, default=Path(__file__).resolve().parents[1])
-    parser.add_argument("--state", type=Path, default=Path(tempfile.gettempdir()) / "ided-bench-upfront")
+    parser.add_argument("--part", choices=["all", "overhead", "upfront", "start"], default="all")
+    parser.add_argument("--checkout", action="append", default=[], metavar="NAME=DIR")
+    parser.add_argument("--baseline-ref", default=None, help="also measure this commit of this repository")
+    parser.add_argument("--rounds", type=int, default=2, help="alternations of the versions (start, upfront)")
+    parser.add_argument("--settle", type=float, default=20.0, help="idle seconds of a started daemon before its runs")
+    parser.add_argument("--lexical", action="append", default=[], metavar="NAME", help="that checkout without vectors")
+    parser.add_argument("--state-root", type=Path, default=Path(tempfile.gettempdir()) / "ided-bench-pipeline")
     args = parser.parse_args()
     runs: int = args.runs
-    if args.part in ("all", "upfront"):
-        _upfront(max(3, runs // 4), args.workspace.resolve(), args.state)
-    if args.part == "upfront":
+    if args.part in ("all", "upfront", "start"):
+        checkouts = _checkouts(args.checkout)
+        if not checkouts:
+            raise SystemExit("--part upfront/start need at least one --checkout NAME=DIR")
+        lexical = {name: {"IDED_EMBEDDING__ENABLED": "false"} for name in args.lexical}
+        with tempfile.TemporaryDirectory(prefix="ided-baseline-") as tmp:
+            versions = _versions(args.baseline_ref, Path(tmp))
+            try:
+                for part in ("upfront", "start") if args.part == "all" else (args.part,):
+                    compare(
+                        part,
+                        versions,
+                        checkouts,
+                        state_root=args.state_root,
+                        rounds=args.rounds,
+                        runs=min(runs, 8) if part == "start" else runs,
+                        settle=args.settle,
+                        extra_env=lexical,
+                    )
+            finally:
+                for version in versions[:-1]:
+                    subprocess.run(["git", "worktree", "remove", "--force", str(version.root)], check=False)
+    if args.part in ("upfront", "start"):
         return
 
     directory = builtin_workflow_dir()
