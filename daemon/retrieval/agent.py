@@ -35,7 +35,7 @@ from daemon.core.models import ChunkKind
 from daemon.core.ports import Reranker
 from daemon.errors import DaemonError
 from daemon.retrieval.ast_map import ast_context_map
-from daemon.retrieval.file_snapshot import FileSnapshot
+from daemon.retrieval.file_snapshot import FileMemory, FileSnapshot
 from daemon.retrieval.fusion import Fusion, fit_budget
 from daemon.retrieval.library_docs import LibraryDocsSource, LibraryShelf
 from daemon.retrieval.models import (
@@ -113,6 +113,20 @@ class RetrievalAgent:
         self.config = config
         self.parts = parts
         self._guards: dict[SourceName, SourceGuard] = {}
+        self.files = FileMemory()
+        """The workspace files earlier retrievals read (``FileMemory``): unchanged ones are not read again."""
+
+    async def warm(self) -> None:
+        """Load what a first retrieval would otherwise load on the run's clock: the tokenizer, the installed
+        libraries' list and, through one throwaway index search, the query model and the store's caches."""
+        self.parts.counter.count("warm up")
+        if self.parts.libraries is not None:
+            await asyncio.to_thread(self.parts.libraries.libraries)
+        if self.parts.index is not None:
+            try:
+                await self.parts.index.search("warm up the index search", k=1, filters=None)
+            except DaemonError as exc:  # warming is best effort: the first run pays what is left
+                logger.info("warming the index search failed: %s", exc)
 
     # -- modes ----------------------------------------------------------------------------------
 
@@ -141,7 +155,7 @@ class RetrievalAgent:
         if sequential:
             return {r.stage.stage_id: await self.retrieve(r, strategy) for r in requests}
         shared = SharedSearches(self.parts.index) if self.parts.index is not None else None
-        files = FileSnapshot(self.parts.root) if self.parts.root is not None else None
+        files = FileSnapshot(self.parts.root, self.files) if self.parts.root is not None else None
         deadline = time.monotonic() + self.config.upfront_budget_seconds
         results = await asyncio.gather(
             *(self.retrieve(r, strategy, index=shared, deadline=deadline, files=files) for r in requests)
@@ -175,7 +189,7 @@ class RetrievalAgent:
         checks read (upfront's, shared by the stages; a new one when None)."""
         started = time.perf_counter()
         if files is None and self.parts.root is not None:
-            files = FileSnapshot(self.parts.root)
+            files = FileSnapshot(self.parts.root, self.files)
         events: list[RetrievalEvent] = []
         chosen = self._choose(request, strategy, index or self.parts.index)
         plan = await self._plan(request, list(chosen.active), events)

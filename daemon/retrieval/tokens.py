@@ -8,11 +8,12 @@ and says so in its ``name``.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from functools import lru_cache
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
 
 from tokenizers import Tokenizer
 
@@ -37,11 +38,21 @@ class TokenCounter(Protocol):
         ...
 
 
+_SPLITS_ON_WHITESPACE = frozenset({"BertPreTokenizer", "Whitespace", "WhitespaceSplit"})
+"""Pre-tokenizers that never make a token across a line break: a text's count is its lines' counts."""
+
+
 class WordPieceCounter:
     """Counts with a Hugging Face ``tokenizer.json`` (no special tokens, no truncation, no padding),
-    remembering the counts of the last ``_REMEMBERED`` texts (the stages of a plan count the same pieces)."""
+    remembering the counts of the last ``_REMEMBERED`` texts (the stages of a plan count the same pieces).
+
+    When the tokenizer splits on whitespace before anything else (``BertPreTokenizer``, the bundled
+    MiniLM's), a text of several lines counts as the sum of its lines, each remembered (the last
+    ``_REMEMBERED_LINES``): the pieces and outlines of one file share most lines from stage to stage
+    and from run to run, so only the lines not seen lately are tokenized (in one batch)."""
 
     _REMEMBERED = 4096
+    _REMEMBERED_LINES = 65536
 
     def __init__(self, tokenizer_file: Path) -> None:
         self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
@@ -50,6 +61,9 @@ class WordPieceCounter:
         self._lock = threading.Lock()
         self._name = f"tokenizer:{tokenizer_file.parent.name}"
         self._counts: LruMap[str, int] = LruMap(self._REMEMBERED)
+        self._lines: LruMap[str, int] = LruMap(self._REMEMBERED_LINES)
+        self.by_lines = _pre_tokenizer(self._tokenizer) in _SPLITS_ON_WHITESPACE
+        """Whether multi-line texts are counted line by line (see the class docstring)."""
 
     @property
     def name(self) -> str:
@@ -61,9 +75,24 @@ class WordPieceCounter:
         with self._lock:
             known = self._counts.get(text)
             if known is None:
-                known = len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+                known = self._count_lines(text) if self.by_lines and "\n" in text else self._encode_count(text)
                 self._counts.put(text, known)
             return known
+
+    def _encode_count(self, text: str) -> int:
+        return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+
+    def _count_lines(self, text: str) -> int:
+        lines = text.split("\n")
+        counts = [self._lines.get(line) if line else 0 for line in lines]
+        missing = list(dict.fromkeys(line for line, n in zip(lines, counts, strict=True) if n is None))
+        if missing:
+            encoded = self._tokenizer.encode_batch(missing, add_special_tokens=False)
+            fresh = {line: len(e.ids) for line, e in zip(missing, encoded, strict=True)}
+            for line, n in fresh.items():
+                self._lines.put(line, n)
+            counts = [fresh[line] if n is None else n for line, n in zip(lines, counts, strict=True)]
+        return sum(n or 0 for n in counts)
 
     def cut(self, text: str, tokens: int) -> str:
         if tokens <= 0:
@@ -75,6 +104,16 @@ class WordPieceCounter:
         end = encoding.offsets[tokens - 1][1]
         newline = text.rfind("\n", 0, end)
         return text[: newline if newline > 0 else end]
+
+
+def _pre_tokenizer(tokenizer: Tokenizer) -> str | None:
+    """The type of the tokenizer's pre-tokenizer, as its JSON names it (None: none or unreadable)."""
+    try:
+        described: object = json.loads(tokenizer.to_str()).get("pre_tokenizer")
+    except ValueError:
+        return None
+    kind = cast("dict[str, object]", described).get("type") if isinstance(described, dict) else None
+    return kind if isinstance(kind, str) else None
 
 
 class CharEstimate:

@@ -170,9 +170,16 @@ class Validator:
         if want is None or language is None:
             return None
         names = want.split(" + ")
+        path = a.path or ""
+        if self._files is not None:  # the file's chunks, made once per file (and kept while it is unchanged)
+            chunks = self._files.derived(
+                path, f"chunks {language}", lambda _: chunk_source(path, current.encode(), language)
+            )
+        else:
+            chunks = chunk_source(path, current.encode("utf-8"), language)
         spans = {
             c.qualified_name: (c.start_line, c.end_line, c.text)
-            for c in chunk_source(a.path or "", current.encode("utf-8"), language)
+            for c in chunks
             if c.qualified_name in names and c.part == 1
         }
         if len(spans) != len(names):
