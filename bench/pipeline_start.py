@@ -8,7 +8,8 @@ same checkouts, alternating round by round:
   seconds idle) answers ``ided run``-style requests from a client (the run service over the socket)
   with a scripted model that answers at once; per run, from the request to the first stage's
   ``node_started`` and to the first agent's answer (its first model call returns at once, so this is
-  the first call), the spans the decision log dates (plan, worktree, upfront retrieval) and the
+  the first call), the spans the decision log dates (plan, worktree, upfront retrieval, with its wall time and each
+  source's, when the version logs them) and the
   daemon's CPU time (every thread) from the request to that answer. The
   first run of a daemon is the cold one; the others are warm. Each run is cancelled once its first
   agent answered and rejected after it ends. Every run asks a different request (``REQUESTS``), so
@@ -130,6 +131,10 @@ async def _start_runs(workspace: Path, runs: int, settle: float) -> None:
                 kind = entry.kind.value
                 if kind in ("plan", "worktree", "enrichment") and kind not in marks:
                     marks[kind] = _at(entry.at) - sent
+                if kind == "enrichment" and "upfront" not in marks and "seconds" in entry.data:
+                    marks["upfront"] = float(entry.data["seconds"])
+                    for source, seconds in dict(entry.data.get("source_seconds") or {}).items():
+                        marks[f"src_{source}"] = float(seconds)
             print(json.dumps({"run": i, **{k: round(v, 4) for k, v in marks.items()}}), flush=True)
             await service.reject(run.run_id)
     finally:
@@ -278,7 +283,7 @@ def _report(
     if part == "start":
         print(f"request -> first agent call on a warm daemon, {WORKFLOW}; {rounds} round(s), {runs} run(s) each")
         print(f"  medians in ms; cold = each daemon's first run; {load}")
-        keys = ("plan", "worktree", "enrichment", "first_node", "first_agent", "daemon_cpu")
+        keys = ("plan", "worktree", "upfront", "enrichment", "first_node", "first_agent", "daemon_cpu")
         print(f"  {'checkout':<10} {'version':<10} {'runs':>5} " + " ".join(f"{k:>11}" for k in keys))
         for name in checkouts:
             for version in versions:
@@ -287,6 +292,10 @@ def _report(
                 for label, subset in (("cold", cold), ("warm", warm)):
                     cells = " ".join(f"{_median_ms(subset, k):>11}" for k in keys)
                     print(f"  {name:<10} {version.name + ' ' + label:<16} {len(subset):>3} {cells}")
+                    sources = sorted({k for r in subset for k in r if k.startswith("src_")})
+                    if sources:  # the upfront retrieval's sources (the slowest stage's wall time of each)
+                        spans = ", ".join(f"{k[4:]} {_median_ms(subset, k).strip()}" for k in sources)
+                        print(f"  {'':<10} {'':<16}     upfront sources: {spans}")
     else:
         print(f"upfront retrieval, 4 stages of {WORKFLOW}, a new request each time; {rounds} round(s) x {runs}")
         print(f"  medians in ms (CPU: every thread of the process); {load}")

@@ -334,6 +334,12 @@ class PipelineConfig(_Section):
     )
     resilience: ResilienceConfig = ResilienceConfig()
     checkpoint: CheckpointConfig = CheckpointConfig()
+    warm_start: bool = Field(
+        default=True,
+        description="A daemon whose workspace has a model (models or replay_script) opens its run service in the "
+        "background once its first index pass is done and warms what a run's start needs (the query model, a "
+        "workflow graph, a spare run worktree), so the first run pays none of it; false: on the first run.",
+    )
 
 
 class VcsConfig(_Section):
@@ -347,6 +353,11 @@ class VcsConfig(_Section):
     )
     include_uncommitted: bool = Field(
         default=False, description="Runs start from HEAD plus your uncommitted changes (one snapshot commit)."
+    )
+    spare_worktree: bool = Field(
+        default=True,
+        description="Keep one worktree checked out ahead (detached, in worktrees_dir) that the next editing run "
+        "takes over, so a run on a large repository starts without checking its whole tree out.",
     )
 
 

@@ -19,6 +19,7 @@ runtime can put its answer into the initial ``enriched_context``.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -49,6 +50,7 @@ __all__ = [
     "RetrievalQuery",
     "RetrievedSnippet",
     "Retriever",
+    "UpfrontContext",
     "enrich",
     "failure_report",
     "fit_budget",
@@ -264,12 +266,33 @@ async def enrich(
     )
 
 
-async def upfront_context(plan: ExecutionPlan, retriever: Retriever | None) -> dict[str, list[EnrichedSnippet]]:
+@dataclass(frozen=True, kw_only=True)
+class UpfrontContext:
+    """What ``upfront_context`` found: each stage's snippets, and where its time went."""
+
+    snippets: dict[str, list[EnrichedSnippet]]
+    seconds: float = 0.0
+    """Wall time of the whole upfront retrieval (the stages run concurrently)."""
+    sources: dict[str, float] = field(default_factory=dict[str, float])
+    """Per source, its longest wall time in any stage (the stages' sources run concurrently)."""
+
+
+async def upfront_context(plan: ExecutionPlan, retriever: Retriever | None) -> UpfrontContext:
     """Planning-time context for every planned stage (upfront mode); empty without an ``AgentRetriever``."""
     if not isinstance(retriever, AgentRetriever):
-        return {}
+        return UpfrontContext(snippets={})
     stages = [stage_hints(plan, s.stage_id) for s in plan.stages]
+    started = time.perf_counter()
     results = await retriever.agent.upfront(
         plan.request, WorkflowKind.from_workflow_type(plan.workflow_type.value), plan.retrieval_strategy, stages
     )
-    return {stage_id: [_snippet(p) for p in result.context] for stage_id, result in results.items()}
+    sources: dict[str, float] = {}
+    for result in results.values():
+        for status in result.sources:
+            if status.seconds:
+                sources[status.source.value] = max(sources.get(status.source.value, 0.0), status.seconds)
+    return UpfrontContext(
+        snippets={stage_id: [_snippet(p) for p in result.context] for stage_id, result in results.items()},
+        seconds=round(time.perf_counter() - started, 4),
+        sources=sources,
+    )

@@ -91,6 +91,8 @@ class RunEngine:
     settings: RuntimeSettings
     retriever: Retriever | None
     flags: CancelFlags
+    background: set[asyncio.Task[None]] = field(default_factory=set[asyncio.Task[None]])
+    """Work a run's end leaves behind (the next spare worktree), cancelled when the runtime closes."""
 
     def graph_config(self, run_id: str) -> RunnableConfig:
         return {"configurable": {"thread_id": run_id}, "recursion_limit": 2 * self.settings.max_iterations + 10}
@@ -142,13 +144,18 @@ class RunEngine:
 
     async def _upfront(self, plan: ExecutionPlan, reporter: RunReporter, retriever: Retriever | None) -> dict[str, Any]:
         """Planning-time context for every planned stage (the retrieval agent's upfront mode), as channel JSON."""
-        context = await upfront_context(plan, retriever)
+        found = await upfront_context(plan, retriever)
+        context = found.snippets
         if context:
             counts = {stage_id: len(snippets) for stage_id, snippets in context.items()}
+            slowest = sorted(found.sources.items(), key=lambda item: item[1], reverse=True)[:3]
+            timing = f" in {found.seconds:.2f} s" + (
+                " (" + ", ".join(f"{name} {seconds:.2f} s" for name, seconds in slowest) + ")" if slowest else ""
+            )
             await reporter.log(
                 DecisionKind.ENRICHMENT,
-                "upfront retrieval: " + ", ".join(f"{k} {v} piece(s)" for k, v in counts.items()),
-                {"mode": "upfront", "pieces": counts},
+                "upfront retrieval: " + ", ".join(f"{k} {v} piece(s)" for k, v in counts.items()) + timing,
+                {"mode": "upfront", "pieces": counts, "seconds": found.seconds, "source_seconds": found.sources},
             )
         return to_channel_values(enriched_context=context)["enriched_context"]
 
@@ -253,6 +260,10 @@ class RunEngine:
             run_id, status=status, stop=stop, finished_at=utc_now(), pid=None, changes=changes
         )
         await self.workspace.release(run_id)  # before the review: accepting needs the lock free
+        if changes is not None and self.settings.spare_worktree:  # the next run takes this one over
+            task = asyncio.create_task(self.workspace.prepare_spare(), name="ided-spare-worktree")
+            self.background.add(task)
+            task.add_done_callback(self.background.discard)
         self.agents.hosts.pop(run_id, None)
         await self.agents.scopes.drop(run_id)  # the run's overlay is dropped with the run
         await reporter.log(DecisionKind.STOP, f"{stop.status.value}: {stop.reason}", stop.model_dump(mode="json"))

@@ -64,11 +64,13 @@ from daemon.orchestration.agents.run_workspace import RunWorkspace, plan_edits
 from daemon.orchestration.checkpoints import open_checkpointer
 from daemon.orchestration.current_run import run_task, within_run
 from daemon.orchestration.follow_up import claim_follow_up
+from daemon.orchestration.graph_builder import compile_graph
 from daemon.orchestration.llm_providers import ModelRegistry
+from daemon.orchestration.plan import assemble_plan
 from daemon.orchestration.progress import ProgressBus, Subscription
 from daemon.orchestration.project_profile import ProjectProfile, ProjectProfiler
 from daemon.orchestration.reporter import RunReporter
-from daemon.orchestration.retriever import Retriever
+from daemon.orchestration.retriever import AgentRetriever, Retriever
 from daemon.orchestration.run_agents import RunAgents
 from daemon.orchestration.run_execution import CancelFlags, RunEngine
 from daemon.orchestration.run_preparation import announce, prepare_run
@@ -170,11 +172,13 @@ class PipelineRuntime:
         agents_config: AgentsConfig | None = None,
         runs: RunsConfig | None = None,
         vcs: VcsConfig | None = None,
+        long_lived: bool = False,
         **parts: Unpack[RuntimeParts],
     ) -> AsyncGenerator[PipelineRuntime]:
         """``parts``: see ``RuntimeParts``. ``agents_config``: commands and limits of the agents (``[agents]``);
         ``runs``: where records and checkpoints live (``[runs]``; default: SQLite files in ``state_dir``);
-        ``vcs``: run branches (``include_uncommitted``: what a run that does not say gets)."""
+        ``vcs``: run branches (``include_uncommitted``: what a run that does not say gets); ``long_lived``: the
+        host outlives its runs (a daemon: a spare worktree is kept ready, ``vcs.spare_worktree``)."""
         runs = runs or RunsConfig()
         worktrees = parts.get("worktrees")
         home = parts.get("workspace") or (worktrees.workspace if worktrees is not None else state_dir)
@@ -182,7 +186,7 @@ class PipelineRuntime:
             open_run_store(runs, state_dir=state_dir, workspace=home) as store,
             open_checkpointer(config.checkpoint, state_dir, database_url=runs.database_url) as saver,
         ):
-            settings = RuntimeSettings.from_config(config, agents_config, vcs)
+            settings = RuntimeSettings.from_config(config, agents_config, vcs, long_lived=long_lived)
             runtime = cls(catalog=catalog, models=models, store=store, checkpointer=saver, settings=settings, **parts)
             try:
                 yield runtime
@@ -210,6 +214,24 @@ class PipelineRuntime:
     def untrusted_commands(self, record: RunRecord) -> RunCommands | None:
         """For a planned editing run: its commands when the trust store withholds some now, else None."""
         return self._agents.untrusted_commands(record)
+
+    async def warm(self) -> None:
+        """Get ready for the first run before it is asked (a daemon's warm start): one workflow graph compiled
+        (LangGraph's schemas), the retriever warmed (``RetrievalAgent.warm``), and a spare worktree checked out
+        when the runtime keeps one."""
+        workflow = next(iter(self.catalog.workflows.values()), None)
+        if workflow is not None:
+            plan = assemble_plan(workflow, [], "warm up")
+            await asyncio.to_thread(compile_graph, plan)
+        retriever = self._engine.retriever
+        if isinstance(retriever, AgentRetriever):
+            await retriever.agent.warm()
+        if self.settings.spare_worktree:
+            await self.workspace.prepare_spare()
+
+    async def settled(self) -> None:
+        """Wait for the work ended runs left behind (the next spare worktree)."""
+        await asyncio.gather(*self._engine.background, return_exceptions=True)
 
     # -- running --------------------------------------------------------------------------------
 
@@ -438,4 +460,5 @@ class PipelineRuntime:
 
     async def close(self) -> None:
         await cancel_and_wait(t for t in self._tasks.values() if not t.done())
+        await cancel_and_wait(list(self._engine.background))
         await self._agents.scopes.aclose()

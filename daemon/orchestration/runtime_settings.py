@@ -24,17 +24,27 @@ class RuntimeSettings:
     agents: AgentsConfig = field(default_factory=AgentsConfig)
     include_uncommitted: bool = False
     """What a run that does not say gets (``vcs.include_uncommitted``)."""
+    spare_worktree: bool = False
+    """Keep a worktree checked out ahead for the next editing run (a long-lived host with
+    ``vcs.spare_worktree``; a one-shot command would wait for the checkout before it exits)."""
 
     @classmethod
     def from_config(
-        cls, config: PipelineConfig, agents: AgentsConfig | None = None, vcs: VcsConfig | None = None
+        cls,
+        config: PipelineConfig,
+        agents: AgentsConfig | None = None,
+        vcs: VcsConfig | None = None,
+        *,
+        long_lived: bool = False,
     ) -> RuntimeSettings:
+        """``long_lived``: the host outlives its runs (a daemon), so a spare worktree is worth keeping."""
         return cls(
             max_iterations=config.max_iterations,
             stage_timeout_seconds=config.stage_timeout_seconds,
             selection_retries=config.selection_retries,
             agents=agents or AgentsConfig(),
             include_uncommitted=vcs.include_uncommitted if vcs is not None else False,
+            spare_worktree=long_lived and vcs is not None and vcs.spare_worktree,
         )
 
 

@@ -4,6 +4,15 @@ Nothing here writes to the user's working tree except ``accept`` (of the whole r
 reviewer kept: ``daemon.vcs.selection``) and ``rollback``, and those only after checking that no
 path they touch was changed on the user's side (see ``daemon.vcs.applying``).
 All methods are synchronous (they run git); async callers use ``asyncio.to_thread``.
+
+**A spare worktree.** Checking a large repository's tree out is most of a run's start (about 1-2 s
+for a django checkout here). ``prepare_spare`` checks one worktree out ahead, detached at HEAD, as
+``worktrees_dir/.spare-<id>`` (a daemon does it once it is warm and after each run); ``create``
+takes it over when there is one: ``git worktree move`` to the run's place, then ``git checkout -b``
+of the run's branch (still at the run's start, no file is touched; at another start, HEAD moved or
+uncommitted changes, a forced checkout rewrites the files that differ). Without a spare it checks a
+new worktree out. Nobody writes in a spare; one that cannot be moved or checked out is removed and
+the run gets a fresh worktree.
 """
 
 from __future__ import annotations
@@ -11,6 +20,8 @@ from __future__ import annotations
 import logging
 import shutil
 import tempfile
+import threading
+import uuid
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
@@ -35,6 +46,8 @@ __all__ = ["BRANCH_PREFIX", "RunWorktrees"]
 logger = logging.getLogger(__name__)
 
 BRANCH_PREFIX = "ided/run/"
+SPARE_PREFIX = ".spare-"
+"""Names of spare worktrees in ``worktrees_dir`` (never a run id: run ids start with a digit)."""
 
 
 def _now() -> datetime:
@@ -58,6 +71,7 @@ class RunWorktrees:
         self.worktrees_dir = worktrees_dir or state_dir / "worktrees"
         self.registry = RunRegistry(state_dir / "vcs")
         self._top: Path | None = None
+        self._spare_lock = threading.Lock()
 
     @classmethod
     def for_config(cls, config: Config) -> RunWorktrees:
@@ -125,7 +139,8 @@ class RunWorktrees:
         if worktree.exists():
             raise VcsError(f"{worktree} already exists; remove it or run `ided runs cleanup`")
         worktree.parent.mkdir(parents=True, exist_ok=True)
-        git.run("worktree", "add", "--quiet", "-b", branch, str(worktree), snapshot or base)
+        if not self._take_spare(git, worktree, branch, snapshot or base):
+            git.run("worktree", "add", "--quiet", "-b", branch, str(worktree), snapshot or base)
         relative = self.workspace.relative_to(self.top) if self.workspace != self.top else Path()
         record = RunBranch(
             run_id=run_id,
@@ -140,6 +155,90 @@ class RunWorktrees:
         )
         logger.info("run %s: branch %s at %s in %s", run_id, branch, (snapshot or base)[:10], worktree)
         return self.registry.save(record)
+
+    # -- the spare worktree -------------------------------------------------------------------------
+
+    def spares(self) -> list[Path]:
+        """The spare worktrees of this repository checked out ahead (normally none or one): those git lists
+        as its worktrees (a ``worktrees_dir`` shared by several repositories holds theirs too)."""
+        if not self.worktrees_dir.is_dir() or not any(
+            p.name.startswith(SPARE_PREFIX) for p in self.worktrees_dir.iterdir()
+        ):
+            return []
+        listed = self._git().lines("worktree", "list", "--porcelain")
+        paths = [Path(line.removeprefix("worktree ")) for line in listed if line.startswith("worktree ")]
+        home = self.worktrees_dir.resolve()
+        return sorted(p for p in paths if p.name.startswith(SPARE_PREFIX) and p.parent.resolve() == home and p.is_dir())
+
+    def prepare_spare(self) -> Path | None:
+        """Check one worktree out ahead, detached at HEAD, for the next run to take over; the existing one
+        when there is one; None when the workspace is no repository (or git fails: the next run checks out)."""
+        if not self._spare_lock.acquire(blocking=False):
+            return None  # being prepared now
+        try:
+            existing = self.spares()
+            if existing:
+                return existing[0]
+            git = self._git()
+            if not git.ok("rev-parse", "--verify", "-q", "HEAD^{commit}"):
+                return None
+            spare = self.worktrees_dir / f"{SPARE_PREFIX}{uuid.uuid4().hex[:12]}"
+            spare.parent.mkdir(parents=True, exist_ok=True)
+            git.run("worktree", "add", "--quiet", "--detach", str(spare), "HEAD")
+            logger.info("a spare worktree is ready in %s", spare)
+            return spare
+        except VcsError as exc:
+            logger.info("no spare worktree: %s", exc)
+            return None
+        finally:
+            self._spare_lock.release()
+
+    def _take_spare(self, git: GitRunner, worktree: Path, branch: str, start: str) -> bool:
+        """Move the spare to ``worktree`` and check ``branch`` out at ``start`` in it; False (nothing left
+        behind) when there is no spare, it is being prepared, or git refuses."""
+        if not self._spare_lock.acquire(blocking=False):
+            return False
+        try:
+            spares = self.spares()
+            if not spares:
+                return False
+            spare = spares[0]
+            try:
+                git.run("worktree", "move", str(spare), str(worktree))
+            except VcsError as exc:
+                logger.warning("the spare worktree %s could not be taken over (%s); removing it", spare, exc)
+                self._discard(git, spare)
+                return False
+            here = GitRunner(worktree)
+            try:
+                if here.run("rev-parse", "HEAD") == start:  # the spare is at the start: no file is touched
+                    here.run("checkout", "--quiet", "-b", branch)
+                else:  # HEAD moved since (or uncommitted changes): only the files that differ are rewritten
+                    here.run("checkout", "--quiet", "--force", "-b", branch, start)
+            except VcsError as exc:
+                logger.warning("the spare worktree could not check out %s (%s); a new one is checked out", branch, exc)
+                self._discard(git, worktree)
+                git.ok("branch", "-D", branch)
+                return False
+            return True
+        finally:
+            self._spare_lock.release()
+
+    @staticmethod
+    def _discard(git: GitRunner, path: Path) -> None:
+        git.ok("worktree", "remove", "--force", str(path))
+        shutil.rmtree(path, ignore_errors=True)
+        git.ok("worktree", "prune")
+
+    def discard_spares(self) -> int:
+        """Remove the spare worktrees (``cleanup``: a daemon checks the next one out again); how many."""
+        with self._spare_lock:
+            spares = self.spares()
+            if spares:
+                git = self._git()
+                for spare in spares:
+                    self._discard(git, spare)
+            return len(spares)
 
     def _snapshot(self, git: GitRunner, base: str, run_id: str) -> str | None:
         """The user's staged, unstaged and untracked (not ignored) changes as one commit on ``base``, built in a
@@ -366,7 +465,8 @@ class RunWorktrees:
         return True
 
     def cleanup(self, *, older_than_days: int | None = None) -> CleanupReport:
-        """Remove worktrees and branches of runs created more than ``older_than_days`` (default: retention) ago.
+        """Remove worktrees and branches of runs created more than ``older_than_days`` (default: retention) ago,
+        and the spare worktree (a daemon checks the next one out again).
 
         The run holding the edit lock is kept whatever its age; records stay (rollback needs only the
         accepted commits, which live on the user's branch).
@@ -390,6 +490,7 @@ class RunWorktrees:
                 branches += 1
             self.registry.save(record.model_copy(update={"cleaned_at": _now()}))
             removed.append(record.run_id)
+        worktrees += self.discard_spares()
         git.run("worktree", "prune")
         return CleanupReport(
             removed_runs=tuple(removed),

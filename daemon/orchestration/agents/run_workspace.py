@@ -89,6 +89,11 @@ class RunWorkspace:
             head_commit=branch.start_commit,
         )
 
+    async def prepare_spare(self) -> None:
+        """Check a worktree out ahead for the next editing run (``RunWorktrees.prepare_spare``)."""
+        if self.worktrees is not None:
+            await asyncio.to_thread(self.worktrees.prepare_spare)
+
     async def commit(self, run_id: str, result: StageResult, *, feedback: str | None = None) -> str | None:
         """One commit for what the stage attempt changed; ``None`` when it changed nothing."""
         agents = [a.agent_id for a in result.agents]

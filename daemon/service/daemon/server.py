@@ -79,7 +79,9 @@ class DaemonServer:
         if components is None:
             self.intel = IntelHost(config, self.index)
             # -- runs: one run service, over this daemon's own index and language servers --
-            self.runs = RunHost(config, HostedWorkspace(self.index, self.intel), self.publish_runs)
+            self.runs = RunHost(
+                config, HostedWorkspace(self.index, self.intel), self.publish_runs, ready=self.index.ready.wait
+            )
             components = [self.intel, self.runs]
         self._components: list[DaemonComponent] = components
         self._connections: dict[RpcConnection, ClientInfo] = {}

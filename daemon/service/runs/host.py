@@ -1,9 +1,13 @@
 """Runs inside the daemon: one ``LocalRunService`` for the workspace and its ``runs/*`` methods.
 
-A daemon component (``DaemonComponent``). The service opens on the first ``runs/*`` request (a daemon
-that no one asks for runs loads no models or LangGraph; a failed open is retried by the next request)
-over the daemon's own ``Workspace`` (``HostedWorkspace``: its index and language servers, no connection
-to itself), and closes with the daemon (runs still in flight are interrupted and stay resumable).
+A daemon component (``DaemonComponent``). The service opens over the daemon's own ``Workspace``
+(``HostedWorkspace``: its index and language servers, no connection to itself) and closes with the
+daemon (runs still in flight are interrupted and stay resumable). With a model configured
+(``pipeline.models`` or a replay script) and ``pipeline.warm_start`` (the default) it opens in the
+background once the first index pass is done, and warms what a run's start needs (``warm``: a compiled
+graph, the retriever's query model, a spare worktree), so the first run pays none of it; otherwise on
+the first ``runs/*`` request (a daemon no one asks for runs loads no models or LangGraph). A failed open
+is retried by the next request.
 
 Every progress event of every run goes to ``publish`` as a ``runs/progress`` notification; the daemon
 sends it to the connections that asked with ``runs/subscribe``. A client subscribes before it launches
@@ -19,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -54,19 +59,55 @@ logger = logging.getLogger(__name__)
 class RunHost:
     """The daemon's runs (see the module docstring)."""
 
-    def __init__(self, config: Config, workspace: Workspace, publish: Publish) -> None:
+    def __init__(
+        self,
+        config: Config,
+        workspace: Workspace,
+        publish: Publish,
+        *,
+        ready: Callable[[], Awaitable[object]] | None = None,
+    ) -> None:
+        """``ready``: awaited before a warm start (the daemon's first index pass)."""
         self._config = config
         self._workspace = workspace
         self._publish = publish
+        self._ready = ready
+        self._warming: asyncio.Task[None] | None = None
         self._stack = contextlib.AsyncExitStack()
         self._lock = asyncio.Lock()
         self._service: LocalRunService | None = None
         self._pump: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        """Nothing yet: the service opens on the first request."""
+        """The warm start in the background when it is wanted (see the module docstring)."""
+        pipeline = self._config.pipeline
+        if pipeline.warm_start and (pipeline.models or pipeline.replay_script):
+            self._warming = asyncio.create_task(self._warm(), name="ided-runs-warm")
+
+    async def _warm(self) -> None:
+        started = time.perf_counter()
+        try:
+            if self._ready is not None:
+                await self._ready()
+            service = await self._runs()
+            await service.warm()
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # a failed warm start leaves the first request to open the service
+            logger.warning("runs: the warm start failed; the first run opens the run service", exc_info=True)
+            return
+        logger.info("runs: warm (%.1f s)", time.perf_counter() - started)
+
+    @property
+    def warm(self) -> bool:
+        """Whether the warm start has finished (the run service is open and warmed)."""
+        return self._warming is not None and self._warming.done() and self._service is not None
 
     async def close(self) -> None:
+        if self._warming is not None:
+            self._warming.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._warming
         service, self._service = self._service, None
         if service is not None:
             await self._stack.aclose()  # interrupts the runs in flight; their run_finished events go out first
@@ -86,7 +127,9 @@ class RunHost:
                 from daemon.service.runs.local import LocalRunService  # LangGraph loads only when runs are asked for
 
                 service = await self._stack.enter_async_context(
-                    LocalRunService.open(self._config, models_needed=True, client="other", workspace=self._workspace)
+                    LocalRunService.open(
+                        self._config, models_needed=True, client="other", workspace=self._workspace, long_lived=True
+                    )
                 )
                 subscription = service.listen()
                 self._stack.callback(subscription.close)

@@ -60,6 +60,10 @@ class LocalRunService(RunService):
         async with pipeline as runtime:
             yield cls(runtime, RunReview(worktrees, runtime.store))
 
+    async def warm(self) -> None:
+        """Get ready for the first run before it is asked (``PipelineRuntime.warm``)."""
+        await self._runtime.warm()
+
     @property
     def catalog(self) -> WorkflowCatalog:
         return self._runtime.catalog

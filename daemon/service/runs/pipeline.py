@@ -160,6 +160,9 @@ class PipelineChoices(TypedDict, total=False):
     that may narrow it)."""
     client: ClientKind
     """The front, as the daemon's client list shows it when retrieval searches through it (default ``cli``)."""
+    long_lived: bool
+    """The host outlives its runs (the daemon's run service): a spare worktree is kept ready for the next editing
+    run (``vcs.spare_worktree``) and ``warm`` is worth calling."""
     workspace: Workspace | None
     """The ``Workspace`` retrieval searches and, when it serves code intelligence, the agents' code-intel
     tools answer through (search, definitions, references, signatures); default with models:
@@ -246,6 +249,7 @@ async def open_pipeline(
                 default_tools=tools,
                 commands=command_sources(config, workflows, env=env),
                 vcs=config.vcs,
+                long_lived=choices.get("long_lived", False),
                 run_scopes=scopes,
             ) as runtime:
                 yield runtime
