@@ -15,7 +15,9 @@ same checkouts, alternating round by round:
   agent answered and rejected after it ends. Every run asks a different request (``REQUESTS``), so
   no answer remembered for one request serves the next.
 - ``upfront``: the retrieval agent's upfront retrieval for the 4 stages of the specification's
-  feature workflow, in one process over the checkout's index (opened first, caught up), wall and
+  feature workflow, in one process over the checkout's index (opened first, caught up), the agent
+  built as a run's is (searching through the index port one search at a time, as the daemon's index
+  thread does; no language servers), wall and
   CPU (``time.process_time``: every thread) per retrieval, a new request each time after one
   warm-up retrieval.
 
@@ -159,6 +161,7 @@ def upfront_child(workspace: Path, state: Path, runs: int) -> None:
     from daemon.orchestration.retriever import stage_hints
     from daemon.orchestration.workflow_loader import WorkflowCatalog, builtin_workflow_dir
     from daemon.retrieval.models import WorkflowKind
+    from daemon.retrieval.ports import BlockingIndexSearch
     from daemon.service.runs.retrieval_sources import build_retrieval_agent
 
     config = load_config(workspace, overrides={"state_dir": str(state)})
@@ -170,7 +173,9 @@ def upfront_child(workspace: Path, state: Path, runs: int) -> None:
     with WorkspaceIndex.open(config) as index:
         index.index()
         status = index.status()
-        agent = build_retrieval_agent(config, index=index)
+        # as a run's agent is built: the index through the search port, one search at a time (the daemon's
+        # index thread), so fusion has no chunk vectors (the agent gets them only with an index in process)
+        agent = build_retrieval_agent(config, index=None, search=BlockingIndexSearch(index, parallel=1))
 
         async def retrieve(request: str) -> tuple[float, float]:
             plan = assemble_plan(workflow, decisions, request)
