@@ -101,14 +101,14 @@ def _at(stamp: object) -> float:
 
 async def _start_runs(workspace: Path, runs: int, settle: float) -> None:
     from daemon.config import load_config
-    from daemon.service.runs.port import RunStart
-    from daemon.service.runs.remote import DaemonRunService
+    from daemon.service.runs.params import RunStart
+    from daemon.service.runs.remote import attach_runs
     from daemon.service.wire.api import DaemonStatus, Methods
     from daemon.service.wire.client import DaemonClient
 
     config = load_config(workspace)
     begun = time.time()
-    service = await DaemonRunService.attach(config, client="cli", start=True)
+    service = await attach_runs(config, client="cli", start=True)
     control = await DaemonClient.attach(config, client="other", start=False)
     try:
         await control.call(Methods.INDEX_REINDEX, None, wait_s=3600)

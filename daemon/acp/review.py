@@ -30,7 +30,7 @@ from pydantic import ValidationError
 from daemon.acp.permission import chosen
 from daemon.core.review_models import AcceptSelection, ChangeSet, ConflictReport, ReviewState
 from daemon.errors import ConflictError
-from daemon.service.runs.port import RunReviewPort
+from daemon.service.runs.service import RunService
 
 __all__ = [
     "ACCEPT",
@@ -167,7 +167,7 @@ def rejected_text(branch: str) -> str:
     return f"Rejected: your files are untouched; {branch} is kept until cleanup."
 
 
-async def apply_answer(review: RunReviewPort, run_id: str, answer: ReviewAnswer) -> ReviewVerdict:
+async def apply_answer(review: RunService, run_id: str, answer: ReviewAnswer) -> ReviewVerdict:
     """Accept or reject through the review service: the review call's final status and what happened.
 
     ``completed``: applied; ``failed``: not applied (rejected, a conflict, feedback asked for);

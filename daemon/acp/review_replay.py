@@ -28,7 +28,7 @@ from daemon.acp.run_updates import SessionUpdate
 from daemon.core.review_models import RunBranch
 from daemon.core.run_models import RunRecord
 from daemon.errors import DaemonError
-from daemon.service.runs.port import RunReviewPort
+from daemon.service.runs.service import RunService
 
 __all__ = ["ReplayedReview", "final_state", "replay_review"]
 
@@ -83,7 +83,7 @@ def _gone_text(branch: RunBranch, record: RunRecord, why: str) -> str:
     return f"Run {branch.run_id} changed {len(files)} file(s) ({listed}); {state}. Its diff cannot be shown: {why}."
 
 
-async def replay_review(review: RunReviewPort, record: RunRecord, root: Path, call_id: str) -> ReplayedReview:
+async def replay_review(review: RunService, record: RunRecord, root: Path, call_id: str) -> ReplayedReview:
     """The review of ``record`` (a finished run with changes) as a loaded session shows it; never raises
     for a missing branch or record (a message says what is missing)."""
     run_id = record.run_id

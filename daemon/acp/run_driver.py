@@ -1,7 +1,7 @@
 """One session's prompts as runs: start (or follow up) a run, stream it, review its changes.
 
 ``SessionState`` is what a session holds in this process; ``RunDriver`` drives one prompt of it
-through the workspace's run service (``daemon.service.runs.port``): it launches the run, sends every
+through the workspace's run service (``daemon.service.runs.service``): it launches the run, sends every
 event of the service's ``RunFollow`` through ``RunPresenter``, honours ``session/cancel`` (the run
 stops before its next stage; the prompt answers ``cancelled`` once it stopped or after
 ``acp.cancel_grace_seconds``) and, when the run ended with changes, presents them for review
@@ -53,7 +53,9 @@ from daemon.acp.workspaces import Workspace
 from daemon.core.review_models import ConflictReport
 from daemon.core.run_models import RunRecord, RunStatus
 from daemon.errors import ConflictError, DaemonError, ErrorCode
-from daemon.service.runs.port import RunFollow, RunLoan, RunStart
+from daemon.service.runs.follow import RunFollow
+from daemon.service.runs.loans import RunLoan
+from daemon.service.runs.params import RunStart
 from daemon.trust import TrustStore
 
 if TYPE_CHECKING:
@@ -163,7 +165,8 @@ class RunDriver:
                     attachments=tuple(content.attachments),
                 ),
                 dry_run=dry_run,
-                loan=RunLoan(file_reader=self._reader(), extra_tools=tools, trusted=trusted),
+                trusted=trusted,
+                loan=RunLoan(file_reader=self._reader(), extra_tools=tools),
             )
         except DaemonError as exc:
             if exc.code is not ErrorCode.MODEL_UNAVAILABLE:
@@ -202,8 +205,9 @@ class RunDriver:
 
     async def follow_up(self, run_id: str, feedback: str) -> StopReason:
         tools = await self._client_tools(read_only=False)  # a follow-up edits, as the run it answers
-        loan = RunLoan(file_reader=self._reader(), extra_tools=tools, trusted=self.state.trusted)
-        async with await self.state.workspace.runs.feedback(run_id, feedback, loan=loan) as run:
+        loan = RunLoan(file_reader=self._reader(), extra_tools=tools)
+        runs = self.state.workspace.runs
+        async with await runs.feedback(run_id, feedback, trusted=self.state.trusted, loan=loan) as run:
             self.state.run_id = run_id
             presenter = RunPresenter.for_record(run.record, self.state.workspace.root)
             return await self._follow_to_end(run, presenter)
@@ -214,14 +218,14 @@ class RunDriver:
         """Whether the repository's commands may run in this prompt's run: None when nothing needs asking
         (no such commands, or the workspace is trusted: the trust store decides), ``cancelled`` for a prompt
         cancelled while asked."""
-        runs = self.state.workspace.runs
-        if not await runs.needs_trust():
+        trust = await self.state.workspace.runs.trust()
+        if not trust.needs_trust:
             return None
         if self.state.trusted is not None:
             return self.state.trusted
         root = self.state.workspace.root
         self.state.trust_rounds += 1
-        call = trust_call(await runs.repository_commands(), root, f"trust-{self.state.trust_rounds}")
+        call = trust_call(trust.repository_commands, root, f"trust-{self.state.trust_rounds}")
         await self.send(self._sid, [call])
         permission = asyncio.create_task(
             self.client.request_permission(session_id=self._sid, tool_call=pending_call(call), options=trust_options())
@@ -255,7 +259,7 @@ class RunDriver:
         if answer == "refused":
             return (
                 "The repository's commands will not run; the run goes on with your own commands. "
-                f"`{await self.state.workspace.runs.how_to_trust()}` trusts the workspace."
+                f"`{(await self.state.workspace.runs.trust()).how_to_trust}` trusts the workspace."
             )
         if answer == "once":
             return "The repository's commands may run in this session's runs."

@@ -1,11 +1,11 @@
 """The workspaces an ``ided acp`` process serves: per folder, its config, run service and sessions.
 
 A session names its folder (``cwd``); the first session in a folder attaches to the workspace daemon
-when ``acp.attach_daemon`` is on (starting it when none runs) and opens the folder's run service: the
-daemon's (``daemon.service.runs.remote.DaemonRunService``: the daemon executes the runs over its hot
-index and language servers, and calls back for what a prompt lends them, the editor's file reader and
-the client's MCP tools), or, with no daemon or one that runs with other run settings, one in this
-process (``daemon.service.runs.local.LocalRunService``: the pipeline runtime and the review). It
+when ``acp.attach_daemon`` is on (``daemon_or_here`` with ``daemon="start"``: starting it when none runs)
+and opens the folder's run service (``open_run_service``): the daemon's (the daemon executes the runs over
+its hot index and language servers, and calls back for what a prompt lends them, the editor's file reader
+and the client's MCP tools), or, with no daemon or one that runs with other run settings, one in this
+process (the pipeline runtime and the review). It
 keeps both until the process ends. Both happen in the background, the attach first: ``session/new``
 never waits for them. ``Workspace.daemon()`` waits for the attach (the
 attached daemon, or why there is none, for ``_ided/status``); ``Workspace.ready()`` waits for the
@@ -31,8 +31,10 @@ from daemon.config import Config
 from daemon.core.ports import Workspace as WorkspacePort
 from daemon.core.tasks import cancel_and_wait
 from daemon.errors import DaemonError
-from daemon.service.runs.port import RunService
+from daemon.service.runs.opening import open_run_service
+from daemon.service.runs.service import RunService
 from daemon.service.wire.client import DaemonClient, DaemonUnavailable
+from daemon.service.wire.daemon_or_here import daemon_or_here, use_daemon
 from daemon.service.wire.link import Reattaching
 from daemon.service.workspace.remote import DaemonWorkspace
 
@@ -138,45 +140,38 @@ class Workspaces:
             return workspace
 
     def _start_attach(self, config: Config) -> asyncio.Future[Attachment]:
-        if not config.acp.attach_daemon:
+        choice = daemon_or_here(config, daemon=use_daemon(config.acp.attach_daemon))  # start or never: no wait
+        if not choice.daemon:
             off: asyncio.Future[Attachment] = asyncio.get_running_loop().create_future()
             off.set_result(Attachment(None, _ATTACH_OFF))
             return off
-        task = asyncio.create_task(self._attach(config), name=f"acp attach {config.workspace_path}")
+        task = asyncio.create_task(self._attach(config, start=choice.start), name=f"acp attach {config.workspace_path}")
         self._background.append(task)
         return task
 
     async def _open_runs(self, config: Config, attaching: asyncio.Future[Attachment]) -> RunService:
         attachment = await asyncio.shield(attaching)
-        if attachment.client is not None:
-            try:  # the daemon executes the runs; what a prompt lends them is called back for
-                return await self._daemon_runs(config)
-            except (DaemonError, OSError) as exc:
-                logger.warning("runs execute in this process: the daemon's run service cannot be used: %s", exc)
-        # the pipeline (LangGraph, agents, git) loads here, in a thread: session/new never waits for it
-        await asyncio.to_thread(importlib.import_module, "daemon.service.runs.local")
-        from daemon.service.runs.local import LocalRunService
-
+        if attachment.client is None:
+            # the pipeline (LangGraph, agents, git) loads here, in a thread: session/new never waits for it
+            await asyncio.to_thread(importlib.import_module, "daemon.service.runs.local")
+        # the daemon's runs when attached (what a prompt lends them is called back for), else this process's;
         # with models, always worktrees: a code-mode prompt outside a repository gets a clear error
-        return await self._stack.enter_async_context(LocalRunService.open(config, models_needed=True, client="acp"))
+        daemon = "running" if attachment.client is not None else "never"
+        opened = await self._stack.enter_async_context(open_run_service(config, daemon=daemon, client="acp"))
+        if opened.note:
+            logger.warning("runs execute in this process: %s", opened.note)
+        return opened.service
 
-    async def _daemon_runs(self, config: Config) -> RunService:
-        from daemon.service.runs.remote import DaemonRunService
-
-        runs = await DaemonRunService.attach(config, client="acp", start=False)
-        self._stack.push_async_callback(runs.aclose)
-        return runs
-
-    async def _attach(self, config: Config) -> Attachment:
+    async def _attach(self, config: Config, *, start: bool) -> Attachment:
         try:
-            client = await DaemonClient.attach(config, client="acp", start=True, overrides=self._configs.overrides)
+            client = await DaemonClient.attach(config, client="acp", start=start, overrides=self._configs.overrides)
         except (DaemonError, OSError) as exc:  # runs still work: retrieval opens the index in this process
             logger.warning("could not attach to the daemon of %s: %s", config.workspace_path, exc)
             return Attachment(None, f"could not attach to the workspace daemon: {exc}")
         overrides = self._configs.overrides
 
         def attach_again() -> Awaitable[DaemonClient]:
-            return DaemonClient.attach(config, client="acp", start=True, overrides=overrides)
+            return DaemonClient.attach(config, client="acp", start=start, overrides=overrides)
 
         link = Reattaching(config.workspace, attach_again, client)
         self._stack.push_async_callback(link.close)  # closes the connection it holds: this one, or a later one

@@ -33,7 +33,7 @@ from daemon.service.daemon.process import (
     stop_daemon,
 )
 from daemon.service.wire.api import DaemonStatus, SearchParams
-from daemon.service.wire.daemon_or_here import daemon_running
+from daemon.service.wire.daemon_or_here import daemon_or_here
 from daemon.service.workspace.command import Prepare, command_workspace
 
 if TYPE_CHECKING:
@@ -159,10 +159,11 @@ def index(
     """
     state = CliState.of(ctx)
     config = state.config(path)
+    served = daemon_or_here(config, daemon="running").daemon  # asked once: the pass, or the migration, goes by it
     if migrate_to is not None:
-        _migrate_index(state, config, migrate_to, as_json=as_json)
+        _migrate_index(state, config, migrate_to, as_json=as_json, daemon_serves=served)
         return
-    if daemon_running(config) and not rebuild:
+    if served and not rebuild:
         state.err.print("a daemon serves this workspace: asking it to run the pass", style="dim")
         report, status_ = _guard(state, lambda: remote_reindex(config))
         if as_json:
@@ -178,10 +179,10 @@ def index(
             print(ws.status().model_dump_json(indent=2))
 
 
-def _migrate_index(state: CliState, config: Config, to_url: str, *, as_json: bool) -> None:
+def _migrate_index(state: CliState, config: Config, to_url: str, *, as_json: bool, daemon_serves: bool) -> None:
     from daemon.service.index.migration import migrate_workspace_index
 
-    if daemon_running(config):
+    if daemon_serves:
         state.fail("ided index --migrate-to: a daemon serves this workspace; stop it first (ided stop)")
     report = _guard(state, lambda: migrate_workspace_index(config, to_url))
     if as_json:

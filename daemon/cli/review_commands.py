@@ -21,7 +21,7 @@ from daemon.errors import ConflictError, DaemonError
 
 if TYPE_CHECKING:  # the pipeline and git stacks load only when a review command runs
     from daemon.core.review_models import ChangeSet, ConflictReport
-    from daemon.service.runs.port import RunReviewPort
+    from daemon.service.runs.service import RunService
 
 __all__ = ["EXIT_CONFLICT", "register_review_commands"]
 
@@ -45,8 +45,9 @@ def _state(ctx: typer.Context) -> CliState:
     return state
 
 
-def _review(ctx: typer.Context, workspace: Path | None, work: Callable[[RunReviewPort], Awaitable[T]]) -> T:
+def _review(ctx: typer.Context, workspace: Path | None, work: Callable[[RunService], Awaitable[T]]) -> T:
     from daemon.core.review_models import ConflictReport
+    from daemon.service.runs.local import reviewing
     from daemon.service.runs.review import RunReview
 
     state = _state(ctx)
@@ -54,7 +55,7 @@ def _review(ctx: typer.Context, workspace: Path | None, work: Callable[[RunRevie
 
     async def go() -> T:
         async with RunReview.open(config) as review:
-            return await work(review)
+            return await work(reviewing(review))
 
     try:
         return asyncio.run(go())

@@ -4,9 +4,9 @@ This module is the composition root of the pipeline for the command line: ``ided
 and ``ided runs feedback`` hand their runs to the workspace daemon (``daemon.service.runs.opening``: attaching
 to it, starting it as the other fronts do), so their agents get the daemon's code intelligence;
 ``--no-daemon`` (or a daemon with other run settings) runs them in this process
-(``LocalRunService``, with the environment's API keys) and says which tools the agents lack. Listing,
-showing and cancelling read the run store in this process. Every command goes through the service port
-(``daemon.service.runs.port``), as the ACP and LSP fronts do: a launch answers a ``RunFollow`` whose
+(with the environment's API keys) and says which tools the agents lack. Listing, showing and cancelling
+read the run store in this process. Every command goes through the run service
+(``daemon.service.runs.service.RunService``), as the ACP and LSP fronts do: a launch answers a ``RunFollow`` whose
 events are printed until the run ends.
 ``ided runs feedback ID TEXT`` answers a run's review through the service's ``feedback``, as ACP does.
 """
@@ -42,7 +42,8 @@ from daemon.errors import DaemonError
 
 if TYPE_CHECKING:  # LangGraph, LangChain, git and YAML load only when a command needs them, not for --help
     from daemon.config import Config
-    from daemon.service.runs.port import RunFollow, RunService
+    from daemon.service.runs.follow import RunFollow
+    from daemon.service.runs.service import RunService
     from daemon.service.runs.workflow_catalog import WorkflowCatalog, WorkflowProblem
 
 __all__ = ["register_run_commands", "runs_app", "workflows_app"]
@@ -204,7 +205,7 @@ def run(
     the agents' code intelligence; `--no-daemon` runs it in this process, without code intelligence.
     """
     from daemon.core.run_models import HOW_TO_CONFIGURE
-    from daemon.service.runs.port import RunStart
+    from daemon.service.runs.params import RunStart
     from daemon.service.runs.workflow_catalog import plan_mermaid
 
     state = _state(ctx)
@@ -233,7 +234,7 @@ def run(
                     state.err.print(HOW_TO_CONFIGURE, markup=False, highlight=False)
                 return record
             trusted: bool | None = None
-            if (untrusted := await service.untrusted_commands(record)) is not None:
+            if (untrusted := await service.untrusted_commands(record.run_id)).withheld:
                 trusted = True if trust else ask_trust(state, config.workspace_path, untrusted)
             return await _follow(state, service, lambda: service.execute(record.run_id, trusted=trusted), events)
 
@@ -378,9 +379,8 @@ def runs_show(
 
     async def go() -> None:
         async with _service(state, config, models_needed=False) as service:
-            record = await service.get(run_id)
-            log = await service.decisions(run_id)
-            progress = await service.events(run_id) if events else []
+            detail = await service.show(run_id, events=events)  # one call: record, decision log, events
+            record, log, progress = detail.record, detail.decisions, detail.events
             if as_json:
                 payload = {
                     "record": record.model_dump(mode="json"),

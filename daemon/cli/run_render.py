@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -178,7 +179,7 @@ def print_runs(console: Console, records: list[RunRecord]) -> None:
         console.print(line, highlight=False)
 
 
-def print_decisions(console: Console, entries: list[DecisionEntry]) -> None:
+def print_decisions(console: Console, entries: Sequence[DecisionEntry]) -> None:
     for e in entries:
         console.print(Text(f"{e.seq:>3} {e.at[11:23]} {e.kind.value:<15} {e.summary}"), highlight=False)
 

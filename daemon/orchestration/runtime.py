@@ -23,7 +23,7 @@ e.g. after a front asked). What an untrusted run withheld is logged (``trust``) 
 
 Open with ``async with PipelineRuntime.open(...) as runtime:``; closing interrupts runs still in
 flight (they stay resumable). Fronts do not hold the runtime: they hold the run service
-(``daemon.service.runs.port``), which holds it.
+(``daemon.service.runs.service``), which holds it.
 
 This module keeps the lifecycle of runs; the seams live beside it: ``run_preparation`` (selection,
 plan, the ``planned`` record), ``run_execution`` (``RunEngine``: a run's or a follow-up's graph on the

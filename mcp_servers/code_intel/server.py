@@ -50,6 +50,8 @@ from daemon.errors import DaemonError
 from daemon.service.intel.capabilities import CAPABILITIES, DEFINITION
 from daemon.service.intel.capability import Capability
 from daemon.service.intel.trust_notice import trust_notice
+from daemon.service.wire.daemon_or_here import use_daemon
+from daemon.service.workspace.choice import workspace_for
 from daemon.service.workspace.opening import OpeningWorkspace, WorkspaceOpener
 from mcp_servers.code_intel.early_definitions import EarlyDefinitions
 from mcp_servers.code_intel.stdio_guard import GuardedStdioServer
@@ -202,23 +204,23 @@ def build_server(config: Config, *, background: bool = True, attach: bool = Fals
 
 
 def workspace_opener(config: Config, *, background: bool = True, attach: bool = False) -> WorkspaceOpener:
-    """Opens the workspace this server serves: attached to the daemon (``attach``, started when none
-    runs) or in this process. Its modules load in a thread, so the event loop keeps answering."""
+    """Opens the workspace this server serves: the daemon's (``attach``: ``daemon_or_here`` with
+    ``daemon="start"``, started when none runs) or this process's own index and language servers. Its
+    modules load in a thread, so the event loop keeps answering."""
 
     @asynccontextmanager
-    async def open_workspace() -> AsyncGenerator[Workspace]:
-        if attach:
-            await asyncio.to_thread(importlib.import_module, "daemon.service.workspace.remote")
-            from daemon.service.workspace.remote import DaemonWorkspace
-
-            async with DaemonWorkspace.attached(config, client="mcp", start=True) as remote:
-                yield remote
-            return
-        await asyncio.to_thread(importlib.import_module, "daemon.service.workspace.local")
+    async def open_here() -> AsyncGenerator[Workspace]:
         from daemon.service.workspace.local import LocalWorkspace
 
         async with LocalWorkspace.open(config, background=background) as local:
             yield local
+
+    @asynccontextmanager
+    async def open_workspace() -> AsyncGenerator[Workspace]:
+        modules = "daemon.service.workspace.remote" if attach else "daemon.service.workspace.local"
+        await asyncio.to_thread(importlib.import_module, modules)
+        async with workspace_for(config, daemon=use_daemon(attach), client="mcp", local=open_here) as workspace:
+            yield workspace
 
     return open_workspace
 

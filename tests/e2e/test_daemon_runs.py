@@ -20,8 +20,9 @@ from daemon.config import load_config
 from daemon.core.run_models import ProgressKind, RunRecord, RunStatus
 from daemon.errors import DaemonError, ErrorCode
 from daemon.service.runs.opening import open_run_service
-from daemon.service.runs.port import RunStart
-from daemon.service.runs.remote import DaemonRunService
+from daemon.service.runs.params import RunStart
+from daemon.service.runs.remote import DaemonRuns, attach_runs
+from daemon.service.runs.service import RunService
 from daemon.service.wire.api import DaemonStatus, Methods
 from daemon.service.wire.client import DaemonClient, DaemonUnavailable
 from tests.e2e.test_daemon import _wait_gone
@@ -31,6 +32,12 @@ from tests.integration.test_agents_runtime import ONLY_IMPLEMENTATION, ORIGINAL,
 from tests.pipeline_support import WAIT, choose, everyone_succeeds, write_script
 
 pytestmark = pytest.mark.e2e
+
+
+def _daemon_pid(runs: RunService) -> int:
+    transport = runs.transport
+    assert isinstance(transport, DaemonRuns)
+    return transport.daemon_pid
 
 
 def _head(repo: Path) -> str:
@@ -64,12 +71,12 @@ async def test_a_run_started_through_one_connection_is_followed_and_accepted_thr
     )
     monkeypatch.setenv("IDED_PIPELINE__REPLAY_SCRIPT", str(script))
     config = load_config(repo)
-    starter = await DaemonRunService.attach(config, client="cli", start=True)
-    reviewer: DaemonRunService | None = None
+    starter = await attach_runs(config, client="cli", start=True)
+    reviewer: RunService | None = None
     control = await DaemonClient.attach(config, client="other", start=False)
     try:
         async with await starter.start(RunStart(request="Add a multiply function")) as started:
-            reviewer = await DaemonRunService.attach(config, client="cli", start=False)
+            reviewer = await attach_runs(config, client="cli", start=False)
             async with await reviewer.follow(started.run_id) as followed:
                 seen_by_reviewer = [e async for e in followed]
             seen_by_starter = [e async for e in started]
@@ -112,7 +119,7 @@ async def test_a_run_in_the_daemon_asks_the_daemons_own_language_servers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     config = debugger_asks_for_a_definition(tmp_path, monkeypatch)
-    runs = await DaemonRunService.attach(config, client="cli", start=True)
+    runs = await attach_runs(config, client="cli", start=True)
     control = await DaemonClient.attach(config, client="other", start=False)
     try:
         await control.call(Methods.INDEX_REINDEX, None, wait_s=120)  # answers once the pass is done
@@ -155,10 +162,10 @@ async def test_a_run_in_flight_keeps_the_daemon_up_after_its_last_client_left(
     script = write_script(tmp_path / "script.yaml", [orchestrator, slow, everyone_succeeds()])
     monkeypatch.setenv("IDED_PIPELINE__REPLAY_SCRIPT", str(script))
     config = load_config(repo)
-    runs = await DaemonRunService.attach(config, client="cli", start=True)
+    runs = await attach_runs(config, client="cli", start=True)
     try:
         async with await runs.start(RunStart(request="how should calc grow?", mode="ask")) as started:
-            pid = runs.daemon_pid
+            pid = _daemon_pid(runs)
     finally:
         await runs.aclose()  # no client is left while the run goes on (the scripted model answers in 8 s)
     await _wait_gone(pid, wait_s=120)  # it stops by itself once idle, after the run
@@ -179,9 +186,9 @@ async def test_after_its_daemon_is_killed_the_next_call_attaches_to_a_fresh_daem
     script = write_script(tmp_path / "script.yaml", [orchestrator, slow])
     monkeypatch.setenv("IDED_PIPELINE__REPLAY_SCRIPT", str(script))
     config = load_config(repo)
-    runs = await DaemonRunService.attach(config, client="cli", start=True)
+    runs = await attach_runs(config, client="cli", start=True)
     try:
-        first_pid = runs.daemon_pid
+        first_pid = _daemon_pid(runs)
         started = await runs.start(RunStart(request="how should calc grow?", mode="ask"))
         with pytest.raises(DaemonError) as lost:
             async with started:
@@ -193,7 +200,7 @@ async def test_after_its_daemon_is_killed_the_next_call_attaches_to_a_fresh_daem
         with pytest.raises(DaemonError) as unknown:
             await runs.cancel("no-such-run")
         again = await runs.get(started.run_id)  # the killed daemon's run, read from the store it left
-        second_pid = runs.daemon_pid
+        second_pid = _daemon_pid(runs)
     finally:
         await runs.aclose()
         with contextlib.suppress(DaemonUnavailable):  # none when the fresh one never started
@@ -217,16 +224,16 @@ async def test_runs_stay_in_the_front_when_the_daemon_holds_another_value_of_an_
     monkeypatch.setenv("IDED_RETRIEVAL__WEB_API_KEY_ENV", "IDED_TEST_WEB_KEY")
     monkeypatch.setenv("IDED_TEST_WEB_KEY", "the key the daemon starts with")
     config = load_config(repo)
-    runs = await DaemonRunService.attach(config, client="cli", start=True)  # the daemon gets this environment
+    runs = await attach_runs(config, client="cli", start=True)  # the daemon gets this environment
     try:
         await runs.aclose()
         monkeypatch.setenv("IDED_TEST_WEB_KEY", "a key exported later")
         with pytest.raises(DaemonError) as refused:
-            await DaemonRunService.attach(config, client="cli", start=False)
+            await attach_runs(config, client="cli", start=False)
         async with open_run_service(config, daemon="start", client="cli") as opened:
             in_daemon, note = opened.in_daemon, opened.note
         monkeypatch.setenv("IDED_TEST_WEB_KEY", "the key the daemon starts with")
-        again = await DaemonRunService.attach(config, client="cli", start=False)
+        again = await attach_runs(config, client="cli", start=False)
         await again.aclose()
     finally:
         control = await DaemonClient.attach(config, client="other", start=False)
@@ -253,7 +260,7 @@ async def test_a_replay_script_answers_every_run_of_a_daemon_as_written(
     )
     monkeypatch.setenv("IDED_PIPELINE__REPLAY_SCRIPT", str(script))
     config = load_config(repo)
-    runs = await DaemonRunService.attach(config, client="cli", start=True)
+    runs = await attach_runs(config, client="cli", start=True)
     control = await DaemonClient.attach(config, client="other", start=False)
     records: list[RunRecord] = []
     try:

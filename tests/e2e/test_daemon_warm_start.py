@@ -15,8 +15,8 @@ import pytest
 
 from daemon.config import load_config
 from daemon.core.run_models import DecisionKind, RunStatus
-from daemon.service.runs.port import RunStart
-from daemon.service.runs.remote import DaemonRunService
+from daemon.service.runs.params import RunStart
+from daemon.service.runs.remote import attach_runs
 from daemon.service.wire.api import Methods
 from daemon.service.wire.client import DaemonClient
 from daemon.vcs.worktrees import RunWorktrees
@@ -49,7 +49,7 @@ async def test_the_first_editing_run_of_a_warm_daemon_takes_over_the_worktree_ch
     monkeypatch.setenv("IDED_PIPELINE__REPLAY_SCRIPT", str(script))
     config = load_config(repo)
     worktrees = RunWorktrees.for_config(config)
-    runs = await DaemonRunService.attach(config, client="cli", start=True)
+    runs = await attach_runs(config, client="cli", start=True)
     control = await DaemonClient.attach(config, client="other", start=False)
     try:
         spare = await _spare_of(worktrees)

@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from daemon.core.run_models import ProgressKind, RunStatus
-from daemon.service.runs.local import LocalRunService
-from daemon.service.runs.port import RunStart
+from daemon.service.runs.local import here
+from daemon.service.runs.params import RunStart
 from daemon.service.runs.review import RunReview
+from daemon.service.runs.work import RunWork
 from daemon.vcs.worktrees import RunWorktrees
 from tests.integration.test_agents_runtime import (
     FEATURE,
@@ -32,7 +33,7 @@ async def test_following_a_run_yields_its_own_events_from_start_to_finish_while_
         rest_succeeds(),
     ]
     async with runtime_for(tmp_path, repo, entries) as runtime:
-        runs = LocalRunService(runtime, RunReview(RunWorktrees(repo, tmp_path / "state"), runtime.store))
+        runs = here(RunWork(runtime, RunReview(RunWorktrees(repo, tmp_path / "state"), runtime.store)))
         async with (
             await runs.start(RunStart(request="explain add", mode="ask")) as first,
             await runs.start(RunStart(request="explain multiply", mode="ask")) as second,
@@ -68,7 +69,7 @@ async def test_a_second_feedback_is_the_next_attempt_and_every_attempt_is_in_the
         rest_succeeds(),
     ]
     async with runtime_for(tmp_path, repo, entries) as runtime:
-        runs = LocalRunService(runtime, RunReview(RunWorktrees(repo, tmp_path / "state"), runtime.store))
+        runs = here(RunWork(runtime, RunReview(RunWorktrees(repo, tmp_path / "state"), runtime.store)))
         async with await runs.start(RunStart(request="Add a multiply function")) as run:
             _ = [e async for e in run]
         for text in ("please add a docstring", "please add type hints"):

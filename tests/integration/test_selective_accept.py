@@ -12,9 +12,10 @@ import pytest
 from daemon.core.review_models import AcceptSelection, KeptFile
 from daemon.core.run_models import DecisionKind, RunStatus
 from daemon.errors import ConflictError, VcsError
-from daemon.service.runs.local import LocalRunService
-from daemon.service.runs.port import RunStart
+from daemon.service.runs.local import here
+from daemon.service.runs.params import RunStart
 from daemon.service.runs.review import RunReview
+from daemon.service.runs.work import RunWork
 from daemon.vcs.selection import apply_hunks
 from daemon.vcs.worktrees import RunWorktrees
 from tests.integration.test_agents_runtime import ONLY_IMPLEMENTATION, ok, rest_succeeds, runtime_for
@@ -49,7 +50,7 @@ async def test_accept_keeps_one_file_whole_one_hunk_of_another_drops_the_third_a
         rest_succeeds(),
     ]
     async with runtime_for(tmp_path, repo, entries) as runtime:
-        runs = LocalRunService(runtime, RunReview(RunWorktrees(repo, tmp_path / "state"), runtime.store))
+        runs = here(RunWork(runtime, RunReview(RunWorktrees(repo, tmp_path / "state"), runtime.store)))
         async with await runs.start(RunStart(request="check add and rename the numbers")) as run:
             _ = [e async for e in run]
         assert (await runs.wait(run.run_id, wait_seconds=WAIT)).status is RunStatus.SUCCEEDED

@@ -225,7 +225,7 @@ def test_the_facades_are_still_needed() -> None:
 
 
 def test_a_reexported_name_is_traced_to_its_definition(tmp_path: Path) -> None:
-    assert defined_in("daemon.service.runs.port", "RunRecord") == "daemon.core.run_models"
+    assert defined_in("daemon.service.runs.service", "RunRecord") == "daemon.core.run_models"
     assert defined_in("daemon.service.index.local", "WorkspaceIndex") == "daemon.index.workspace_index"
     assert defined_in("daemon.service.intel", "capabilities") == "daemon.service.intel.capabilities"
     assert defined_in("daemon.service.wire.api", "BaseModel") == "pydantic"

@@ -1,6 +1,6 @@
 """``ided/run/*``: start and cancel workflow runs, stream their progress, review their changes.
 
-Every method goes through the connection's run service (``daemon.service.runs.port``), opened on first
+Every method goes through the connection's run service (``daemon.service.runs.service``), opened on first
 use by ``daemon.service.runs.opening.open_run_service``: the workspace daemon's (the server attached to it
 at ``initialized``; the runs execute there, with its language servers, and go on when the editor
 leaves), else one in the LSP process (no daemon, or one with other run settings); closed when the
@@ -54,8 +54,10 @@ from daemon.lsp.run_protocol import (
     RunStatusResult,
 )
 from daemon.lsp.session import REQUEST_FAILED
+from daemon.service.runs.follow import RunFollow
 from daemon.service.runs.opening import open_run_service
-from daemon.service.runs.port import RunFollow, RunService, RunStart
+from daemon.service.runs.params import RunStart
+from daemon.service.runs.service import RunService
 
 if TYPE_CHECKING:
     from daemon.lsp.server import IdedLanguageServer
@@ -339,6 +341,6 @@ def _wire(wire: type[W], model: BaseModel, **given: object) -> W:
 async def _refuse_untrusted(runs: RunService) -> None:
     """LSP cannot ask: an editing run in a workspace whose own commands are not trusted is refused
     (``workspace_untrusted``, with how to trust), before anything starts."""
-    refusal = await runs.trust_refusal()
+    refusal = (await runs.trust()).refused()
     if refusal is not None:
         raise refusal

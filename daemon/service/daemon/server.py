@@ -35,8 +35,8 @@ from daemon.index.state_files import ensure_state_dir, state_writes
 from daemon.service.index.host import IndexHost
 from daemon.service.intel.host import IntelHost
 from daemon.service.intel.trust_notice import trust_notice
-from daemon.service.runs.api import settings_digest
 from daemon.service.runs.host import RunHost
+from daemon.service.runs.settings import settings_digest
 from daemon.service.wire.api import ClientInfo, DaemonStatus, HelloParams, Methods, ReindexParams, SearchParams
 from daemon.service.wire.files import remove_stale, socket_path, write_record
 from daemon.service.wire.rpc import STREAM_LIMIT, Handler, RpcConnection
@@ -244,7 +244,7 @@ class DaemonServer:
             self._run_followers.add(conn)
             return {"subscribed": True}
 
-        return {Methods.RUNS_SUBSCRIBE: subscribe, **self.runs.launch_handlers(conn)}
+        return {Methods.RUNS_SUBSCRIBE: subscribe, **self.runs.handlers_for(conn)}
 
     async def publish_runs(self, method: str, params: Any) -> None:
         for conn in list(self._run_followers):

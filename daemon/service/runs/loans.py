@@ -2,7 +2,7 @@
 
 A front's ``RunLoan`` holds objects that cannot cross the socket: an editor's file reader (ACP
 ``fs/read_text_file``: the agents see unsaved text) and a client's tools (the MCP servers an ACP
-client passed with its session). ``DaemonRunService`` keeps them at its ``LoanDesk`` under a loan id
+client passed with its session). The daemon transport (``DaemonRuns``) keeps them at its ``LoanDesk`` under a loan id
 and sends what they are (``LoanSpec``: whether files are read, each tool's name, description,
 argument schema and metadata) with ``runs/start`` or ``runs/feedback``. The daemon gives the run
 stand-ins (``borrowed``) that call back over the connection the launch came on: ``loan/read_file``
@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,11 +26,12 @@ from pydantic import Field
 
 from daemon.core.frozen_model import FrozenModel
 from daemon.errors import McpServerError
-from daemon.service.runs.port import RunLoan
 from daemon.service.wire.rpc import Handler, RpcConnection, RpcError
 
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
+
+    from daemon.orchestration.agents import FileReader
 
 __all__ = [
     "CallToolParams",
@@ -40,6 +42,7 @@ __all__ = [
     "LoanSpec",
     "ReadFileParams",
     "ReadFileResult",
+    "RunLoan",
     "borrowed",
 ]
 
@@ -53,6 +56,15 @@ _CALL_WAIT_S = 3600.0
 
 Scalar = str | bool | int | float | None
 """A tool metadata value that crosses the socket (others stay behind)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunLoan:
+    """What a front lends one launched run's agents (never persisted, never sent as it is): how they read the
+    user's files (an editor's unsaved text) and more tools (a client's MCP tools)."""
+
+    file_reader: FileReader | None = None
+    extra_tools: tuple[BaseTool, ...] = ()
 
 
 class LoanMethods:
@@ -114,7 +126,7 @@ class LoanDesk:
         self._loans: dict[str, RunLoan] = {}
 
     def lend(self, loan: RunLoan | None) -> LoanSpec | None:
-        """Keep ``loan``'s objects and describe them; None when it lends none (only ``trusted`` travels then)."""
+        """Keep ``loan``'s objects and describe them; None when it lends none."""
         if loan is None or (loan.file_reader is None and not loan.extra_tools):
             return None
         loan_id = secrets.token_hex(8)
@@ -191,12 +203,11 @@ def _borrowed_tool(conn: RpcConnection, loan_id: str, lent: LentTool) -> BaseToo
     )
 
 
-def borrowed(conn: RpcConnection, spec: LoanSpec | None, *, trusted: bool | None) -> RunLoan:
-    """The daemon's ``RunLoan`` for a launch that came on ``conn`` lending ``spec``."""
+def borrowed(conn: RpcConnection, spec: LoanSpec | None) -> RunLoan | None:
+    """The daemon's ``RunLoan`` for a launch that came on ``conn`` lending ``spec`` (None: it lent nothing)."""
     if spec is None:
-        return RunLoan(trusted=trusted)
+        return None
     return RunLoan(
         file_reader=_BorrowedReader(conn, spec.loan_id) if spec.reads_files else None,
         extra_tools=tuple(_borrowed_tool(conn, spec.loan_id, t) for t in spec.tools),
-        trusted=trusted,
     )

@@ -46,7 +46,7 @@ from daemon.service.intel.agent_tools import code_intel_tools
 from daemon.service.runs.retrieval_sources import agent_retriever, build_retrieval_agent
 from daemon.service.runs.scope import RunScopeFactory
 from daemon.service.wire.client import ClientKind
-from daemon.service.workspace.choice import daemon_or_local
+from daemon.service.workspace.choice import workspace_for
 from daemon.service.workspace.local import LocalWorkspace
 from daemon.trust import TrustStore, how_to_trust
 from daemon.vcs.worktrees import RunWorktrees
@@ -101,8 +101,8 @@ class WorkspaceRetriever:
 
 def open_workspace(config: Config, client: ClientKind) -> contextlib.AbstractAsyncContextManager[Workspace]:
     """The workspace daemon's ``Workspace`` when one runs (one connection, kept), else the index opened in this
-    process in the background (``daemon_or_local``)."""
-    return daemon_or_local(config, client=client, local=lambda: LocalWorkspace.open_index(config))
+    process in the background (``workspace_for``, ``daemon="running"``)."""
+    return workspace_for(config, daemon="running", client=client, local=lambda: LocalWorkspace.open_index(config))
 
 
 def load_catalog(config: Config) -> WorkflowCatalog:
@@ -151,7 +151,7 @@ def command_sources(
 
 
 class PipelineChoices(TypedDict, total=False):
-    """What a front may choose when it opens the pipeline (``open_pipeline``, ``LocalRunService.open``)."""
+    """What a front may choose when it opens the pipeline (``open_pipeline``, ``RunWork.open``)."""
 
     catalog: WorkflowCatalog | None
     """An already loaded catalog (else ``load_catalog``)."""

@@ -39,7 +39,8 @@ logger = logging.getLogger(__name__)
 class RunReview:
     """Review operations over a workspace's run branches, each recorded in the run's decision log
     (``branch``, ``peek`` and ``is_repository`` only read). It is the run service's review half
-    (``daemon.service.runs.port.RunReviewPort``): the command line's review commands hold it alone."""
+    (the review operations of ``daemon.service.runs.service.RunService`` name its methods as their work): the
+    command line's review commands hold it alone (``daemon.service.runs.local.reviewing``)."""
 
     def __init__(self, worktrees: RunWorktrees, store: RunStore) -> None:
         self.worktrees = worktrees

@@ -1,6 +1,6 @@
 """A link to the workspace daemon that outlives one connection, and the one place a call over it fails.
 
-The daemon's client-side transports (``DaemonWorkspace``, ``DaemonRunService``) and the LSP front's
+The daemon's client-side transports (``DaemonWorkspace``, ``DaemonRuns``) and the LSP front's
 session hold a ``DaemonLink``: ``client()`` answers the live connection. ``Reattaching`` is the plain
 one: it attaches again (its ``attach`` function, which may start a fresh daemon) once the connection it
 holds is closed, because the daemon was killed, restarted or stopped itself when idle.

@@ -1,7 +1,7 @@
 """The ``Workspace`` a one-shot command holds (``ided search``, ``ided status``).
 
 ``command_workspace(config, command=...)``: when a daemon serves the workspace
-(``daemon_or_local``, the one place that asks), the command is a thin client of it
+(``daemon_or_here`` with ``daemon="running"``, the one place that asks), the command is a thin client of it
 (``DaemonWorkspace``, attached as ``cli``, never spawning one); otherwise the index is opened in
 this process, locked as ``ided COMMAND`` (``LocalWorkspace.over_index``; no language servers, so
 ``serves_intel`` is False). Either way the command gets the same port and the same answers;
@@ -15,13 +15,14 @@ its progress bar). A daemon prepares its own index, so ``prepare`` is not called
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
 from daemon.config import Config
 from daemon.core.ports import Workspace
-from daemon.service.workspace.choice import daemon_or_local
+from daemon.service.workspace.choice import workspace_for
 
 if TYPE_CHECKING:
     from daemon.index.workspace_index import WorkspaceIndex
@@ -41,7 +42,8 @@ async def command_workspace(
     ``DaemonError`` (``workspace_busy``, ``state_unwritable``, a daemon's refusal, ...) when neither
     the daemon nor this process can serve it.
     """
-    async with daemon_or_local(config, client="cli", local=lambda: _locked_index(config, command, prepare)) as found:
+    local = functools.partial(_locked_index, config, command, prepare)
+    async with workspace_for(config, daemon="running", client="cli", local=local) as found:
         yield found
 
 

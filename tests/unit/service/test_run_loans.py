@@ -14,8 +14,7 @@ import pytest
 from langchain_core.tools import StructuredTool
 
 from daemon.errors import McpServerError
-from daemon.service.runs.loans import LoanDesk, borrowed
-from daemon.service.runs.port import RunLoan
+from daemon.service.runs.loans import LoanDesk, RunLoan, borrowed
 from daemon.service.wire.rpc import RpcConnection
 
 
@@ -56,14 +55,14 @@ async def test_a_lent_reader_and_tool_answer_from_the_front_until_the_loan_is_gi
     link: tuple[LoanDesk, RpcConnection, RpcConnection],
 ) -> None:
     desk, _front, daemon = link
-    spec = desk.lend(RunLoan(file_reader=Buffers({"/w/a.py": "unsaved"}), extra_tools=(SHOUT,), trusted=True))
+    spec = desk.lend(RunLoan(file_reader=Buffers({"/w/a.py": "unsaved"}), extra_tools=(SHOUT,)))
     assert spec is not None and spec.reads_files
     (lent,) = spec.tools
     assert lent.name == "shout" and lent.metadata == {"tool_kind": "read"}  # what cannot cross stays behind
     assert set(lent.args_schema["properties"]) == {"text", "times"}
 
-    loan = borrowed(daemon, spec, trusted=True)
-    assert loan.trusted is True and loan.file_reader is not None
+    loan = borrowed(daemon, spec)
+    assert loan is not None and loan.file_reader is not None
     assert await loan.file_reader.read_text(Path("/w/a.py")) == "unsaved"
     assert await loan.file_reader.read_text(Path("/w/other.py")) is None
     (tool,) = loan.extra_tools
@@ -80,10 +79,11 @@ async def test_a_stand_in_tool_of_a_front_that_is_gone_fails_with_the_cause(
     link: tuple[LoanDesk, RpcConnection, RpcConnection],
 ) -> None:
     desk, front, daemon = link
-    assert desk.lend(RunLoan(trusted=False)) is None  # nothing to lend: only trusted travels
-    assert borrowed(daemon, None, trusted=False) == RunLoan(trusted=False)
-    spec = desk.lend(RunLoan(extra_tools=(SHOUT,)))
-    (tool,) = borrowed(daemon, spec, trusted=None).extra_tools
+    assert desk.lend(RunLoan()) is None  # nothing to lend: no loan travels
+    assert borrowed(daemon, None) is None
+    loan = borrowed(daemon, desk.lend(RunLoan(extra_tools=(SHOUT,))))
+    assert loan is not None
+    (tool,) = loan.extra_tools
     await front.close()
     await daemon.wait_closed()
     with pytest.raises(McpServerError, match="gone"):
