@@ -9,7 +9,6 @@ functions here read files, so handlers call them off the event loop (``asyncio.t
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
@@ -17,16 +16,9 @@ from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace import PositionCodec
 
 from daemon.core.intel_models import (
-    AstNode,
-    AstNodeResult,
-    DefinitionResult,
-    EnclosingScope,
     IntelStatus,
     Location,
-    ReferencesResult,
-    SignatureResult,
     SourceRange,
-    TypeResult,
 )
 from daemon.core.models import IndexStatus, SearchHit, SearchResult, SymbolKind
 from daemon.core.regular_files import read_regular_text
@@ -128,97 +120,6 @@ class PositionMapper:
             return position.line + 1, position.character + 1
         server = self._codec.position_from_client_units(lines, types.Position(position.line, position.character))
         return server.line + 1, server.character + 1
-
-    # -- intel results --------------------------------------------------------------------------
-
-    def scope(self, path: str, scope: EnclosingScope | None) -> wire.ScopeItem | None:
-        if scope is None:
-            return None
-        return wire.ScopeItem(
-            kind=scope.kind, name=scope.name, qualified_name=scope.qualified_name, range=self.range(path, scope.range)
-        )
-
-    def definition_result(self, result: DefinitionResult) -> wire.DefinitionResult:
-        return wire.DefinitionResult(
-            definitions=[
-                wire.DefinitionItem(
-                    location=self.location(d.location),
-                    in_workspace=d.location.in_workspace,
-                    symbol=d.symbol,
-                    kind=d.kind,
-                    source=d.source,
-                    source_truncated=d.source_truncated,
-                )
-                for d in result.definitions
-            ],
-            **_bounded(result),
-        )
-
-    def references_result(self, result: ReferencesResult) -> wire.ReferencesResult:
-        return wire.ReferencesResult(
-            references=[
-                wire.ReferenceItem(
-                    location=self.location(r.location),
-                    in_workspace=r.location.in_workspace,
-                    container=self.scope(r.location.path, r.container),
-                    is_declaration=r.is_declaration,
-                )
-                for r in result.references
-            ],
-            files=result.files,
-            **_bounded(result),
-        )
-
-    def signature_result(self, result: SignatureResult) -> wire.SignatureResult:
-        return wire.SignatureResult(
-            query=result.query,
-            signature=result.signature,
-            documentation=result.documentation,
-            source=result.source.value,
-            location=self.location(result.location) if result.location else None,
-            server=result.server,
-            notes=list(result.notes),
-        )
-
-    def type_result(self, result: TypeResult) -> wire.TypeResult:
-        return wire.TypeResult(
-            query=result.query,
-            symbol=result.symbol,
-            kind=result.kind,
-            type=result.type,
-            returns=result.returns,
-            declaration=result.declaration,
-            source=result.source.value,
-            type_definitions=[
-                wire.TypeDefinitionItem(
-                    name=d.name, location=self.location(d.location), in_workspace=d.location.in_workspace
-                )
-                for d in result.type_definitions
-            ],
-            location=self.location(result.location) if result.location else None,
-            server=result.server,
-            notes=list(result.notes),
-        )
-
-    def ast_node_result(self, result: AstNodeResult) -> wire.AstNodeResult:
-        def node(item: AstNode) -> wire.AstNodeItem:
-            return wire.AstNodeItem(
-                type=item.type,
-                range=self.range(result.path, item.range),
-                text=item.text,
-                field=item.field,
-                named=item.named,
-            )
-
-        return wire.AstNodeResult(
-            uri=self.uri(result.path),
-            language=result.language,
-            node=node(result.node),
-            ancestors=[node(a) for a in result.ancestors],
-            enclosing_function=self.scope(result.path, result.enclosing_function),
-            enclosing_class=self.scope(result.path, result.enclosing_class),
-            has_errors=result.has_errors,
-        )
 
 
 # -- index results (line-granular: no column conversion, no file reads) --------------------------
@@ -341,14 +242,3 @@ def index_changed(mapper: PositionMapper, changed: IndexChanged) -> wire.IndexCh
         chunks_deleted=report.chunks_deleted,
         seconds=report.seconds,
     )
-
-
-def _bounded(result: DefinitionResult | ReferencesResult) -> dict[str, Any]:
-    """What a definition or references answer carries over as it is: its query, counts, server and notes."""
-    return {
-        "query": result.query,
-        "total": result.total,
-        "truncated": result.truncated,
-        "server": result.server,
-        "notes": list(result.notes),
-    }

@@ -26,14 +26,9 @@ from pygls.protocol import LanguageServerProtocol, default_converter, lsp_method
 
 from daemon.core.early_handshake import EarlyAnswer
 from daemon.core.models import ChunkKind, SearchMode
-from daemon.lsp.methods import LspMethods
+from daemon.lsp.methods import REQUESTS, LspMethods
 
 __all__ = [
-    "AstNodeItem",
-    "AstNodeParams",
-    "AstNodeResult",
-    "DefinitionItem",
-    "DefinitionResult",
     "EmptyParams",
     "IdedProtocol",
     "IndexChangedParams",
@@ -41,15 +36,7 @@ __all__ = [
     "IndexSearchResult",
     "IndexStatusResult",
     "LspMethods",
-    "ReferenceItem",
-    "ReferencesParams",
-    "ReferencesResult",
-    "ScopeItem",
     "SearchHitItem",
-    "SignatureResult",
-    "SymbolTargetParams",
-    "TypeDefinitionItem",
-    "TypeResult",
     "camel_case",
     "extend_messages",
     "make_converter",
@@ -95,32 +82,6 @@ class IndexSearchParams:
     mode: SearchMode = SearchMode.HYBRID
     include_text: bool = False
     group_by_file: bool = False
-
-
-@_wire
-@attrs.frozen(kw_only=True)
-class SymbolTargetParams:
-    """A symbol by name (``symbol``) or by place (``textDocument`` + ``position``)."""
-
-    symbol: str | None = None
-    text_document: types.TextDocumentIdentifier | None = None
-    position: types.Position | None = None
-    max_results: int = 50
-    max_chars: int = 4000
-
-
-@_wire
-@attrs.frozen(kw_only=True)
-class ReferencesParams(SymbolTargetParams):
-    include_declaration: bool = False
-
-
-@_wire
-@attrs.frozen(kw_only=True)
-class AstNodeParams:
-    text_document: types.TextDocumentIdentifier
-    position: types.Position
-    max_chars: int = 2000
 
 
 # -- results ------------------------------------------------------------------------------------
@@ -174,116 +135,6 @@ class IndexStatusResult:
     daemon_pid: int
     clients: int
     watching: bool
-
-
-@_wire
-@attrs.frozen(kw_only=True)
-class ScopeItem:
-    kind: str
-    name: str
-    qualified_name: str
-    range: types.Range
-
-
-@_wire
-@attrs.frozen(kw_only=True)
-class DefinitionItem:
-    location: types.Location
-    in_workspace: bool
-    symbol: str | None
-    kind: str | None
-    source: str | None
-    source_truncated: bool
-
-
-@_wire
-@attrs.frozen(kw_only=True)
-class DefinitionResult:
-    query: str
-    definitions: list[DefinitionItem]
-    total: int
-    truncated: bool
-    server: str | None
-    notes: list[str]
-
-
-@_wire
-@attrs.frozen(kw_only=True)
-class ReferenceItem:
-    location: types.Location
-    in_workspace: bool
-    container: ScopeItem | None
-    is_declaration: bool
-
-
-@_wire
-@attrs.frozen(kw_only=True)
-class ReferencesResult:
-    query: str
-    references: list[ReferenceItem]
-    total: int
-    truncated: bool
-    files: int
-    server: str | None
-    notes: list[str]
-
-
-@_wire
-@attrs.frozen(kw_only=True)
-class SignatureResult:
-    query: str
-    signature: str
-    documentation: str | None
-    source: str
-    location: types.Location | None
-    server: str | None
-    notes: list[str]
-
-
-@_wire
-@attrs.frozen(kw_only=True)
-class TypeDefinitionItem:
-    name: str | None
-    location: types.Location
-    in_workspace: bool
-
-
-@_wire
-@attrs.frozen(kw_only=True)
-class TypeResult:
-    query: str
-    symbol: str | None
-    kind: str | None
-    type: str
-    returns: str | None
-    declaration: str | None
-    source: str
-    type_definitions: list[TypeDefinitionItem]
-    location: types.Location | None
-    server: str | None
-    notes: list[str]
-
-
-@_wire
-@attrs.frozen(kw_only=True)
-class AstNodeItem:
-    type: str
-    range: types.Range
-    text: str
-    field: str | None
-    named: bool
-
-
-@_wire
-@attrs.frozen(kw_only=True)
-class AstNodeResult:
-    uri: str
-    language: str
-    node: AstNodeItem
-    ancestors: list[AstNodeItem]
-    enclosing_function: ScopeItem | None
-    enclosing_class: ScopeItem | None
-    has_errors: bool
 
 
 @_wire
@@ -358,17 +209,6 @@ MESSAGE_TYPES: dict[str, tuple[type, type | None]] = {
     LspMethods.INDEX_STATUS: request_types(
         "IndexStatus", LspMethods.INDEX_STATUS, EmptyParams, IndexStatusResult, params_optional=True
     ),
-    LspMethods.INTEL_DEFINITION: request_types(
-        "Definition", LspMethods.INTEL_DEFINITION, SymbolTargetParams, DefinitionResult
-    ),
-    LspMethods.INTEL_REFERENCES: request_types(
-        "References", LspMethods.INTEL_REFERENCES, ReferencesParams, ReferencesResult
-    ),
-    LspMethods.INTEL_SIGNATURE: request_types(
-        "Signature", LspMethods.INTEL_SIGNATURE, SymbolTargetParams, SignatureResult
-    ),
-    LspMethods.INTEL_TYPE: request_types("Type", LspMethods.INTEL_TYPE, SymbolTargetParams, TypeResult),
-    LspMethods.INTEL_AST_NODE: request_types("AstNode", LspMethods.INTEL_AST_NODE, AstNodeParams, AstNodeResult),
     LspMethods.INDEX_CHANGED: (
         notification_type("IndexChangedNotification", LspMethods.INDEX_CHANGED, IndexChangedParams),
         None,
@@ -377,7 +217,8 @@ MESSAGE_TYPES: dict[str, tuple[type, type | None]] = {
 
 
 def extend_messages(table: dict[str, tuple[type, type | None]]) -> None:
-    """Add the request/notification types of an extension module (``daemon.lsp.run_protocol``); call at import."""
+    """Add the request/notification types of an extension module (``daemon.lsp.run_protocol``,
+    ``daemon.lsp.intel_wire``); call at import."""
     MESSAGE_TYPES.update(table)
 
 
@@ -410,7 +251,7 @@ class IdedProtocol(LanguageServerProtocol):
         result.capabilities.experimental = {
             "ided": {
                 "version": 1,
-                "requests": [m for m, (_, response) in MESSAGE_TYPES.items() if response is not None],
+                "requests": _in_table_order([m for m, (_, response) in MESSAGE_TYPES.items() if response is not None]),
                 "notifications": [m for m, (_, response) in MESSAGE_TYPES.items() if response is None],
             }
         }
@@ -439,6 +280,12 @@ class IdedProtocol(LanguageServerProtocol):
         if method in MESSAGE_TYPES:
             return MESSAGE_TYPES[method][1]
         return super().get_result_type(method)
+
+
+def _in_table_order(methods: list[str]) -> list[str]:
+    """``methods`` in the order of ``LspMethods`` (as the early ``initialize`` answer lists them), others after."""
+    order = {method: i for i, method in enumerate(REQUESTS)}
+    return sorted(methods, key=lambda m: order.get(m, len(order)))
 
 
 # -- converter ----------------------------------------------------------------------------------

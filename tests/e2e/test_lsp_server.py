@@ -178,7 +178,7 @@ async def test_bad_params_are_invalid_params_naming_the_field(workspace: Path, s
 
         no_position = await _error(client.ided("ided/intel/astNode", {"textDocument": {"uri": "file:///x.py"}}))
         assert no_position.code == INVALID_PARAMS
-        assert "$.params.position" in no_position.message
+        assert "position: Field required" in no_position.message
 
         unknown = await _error(client.ided("ided/index/nope", {}))
         assert unknown.code == METHOD_NOT_FOUND

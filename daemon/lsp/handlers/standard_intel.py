@@ -151,11 +151,11 @@ async def _locations(
 
 
 def _definitions(mapper: PositionMapper, result: intel_models.DefinitionResult) -> list[types.Location]:
-    return [d.location for d in mapper.definition_result(result).definitions]
+    return [mapper.location(d.location) for d in result.definitions]
 
 
 def _references(mapper: PositionMapper, result: intel_models.ReferencesResult) -> list[types.Location]:
-    return [r.location for r in mapper.references_result(result).references]
+    return [mapper.location(r.location) for r in result.references]
 
 
 def register(server: IdedLanguageServer) -> None:

@@ -84,14 +84,18 @@ def _title(name: str) -> str:
 
 
 def _served(
-    name: str, method: str, params: type[P], result: type[R], kind: ToolKind, description: str
+    name: str,
+    method: str,
+    params: type[P],
+    result: type[R],
+    kind: ToolKind,
+    description: str,
+    *,
+    work: Callable[[CodeIntelService, P], Awaitable[R]],
+    lsp_elsewhere: str | None = None,
 ) -> Capability[P, R]:
-    """A capability the daemon serves as ``intel/<method>``; its work is the service's method called ``name``."""
-
-    async def work(service: CodeIntelService, p: P) -> R:
-        answer: R = await getattr(service, name)(p)
-        return answer
-
+    """A capability the daemon serves as ``intel/<method>``, answered by ``work`` (the service's method, named
+    by reference so that pyright checks it)."""
     return Capability(
         name=name,
         method=f"intel/{method}",
@@ -101,15 +105,29 @@ def _served(
         kind=kind,
         description=description,
         work=work,
+        lsp_elsewhere=lsp_elsewhere,
     )
 
 
 def _routed(
-    name: str, params: type[P], result: type[R], description: str, route: Callable[[Workspace, P], Awaitable[R]]
+    name: str,
+    params: type[P],
+    result: type[R],
+    description: str,
+    route: Callable[[Workspace, P], Awaitable[R]],
+    *,
+    lsp_elsewhere: str,
 ) -> Capability[P, R]:
     """A search capability: answered by the workspace's ``search`` (through ``route``), not by a daemon method."""
     return Capability(
-        name=name, params=params, result=result, title=_title(name), kind="search", description=description, route=route
+        name=name,
+        params=params,
+        result=result,
+        title=_title(name),
+        kind="search",
+        description=description,
+        route=route,
+        lsp_elsewhere=lsp_elsewhere,
     )
 
 
@@ -122,6 +140,7 @@ SIGNATURE = _served(
     "Exact signature (with types) and documentation of a function, method, class or variable, from the\n"
     "language server's hover. Give a symbol name ('Class.method', 'module.func') or file + line (+ column).\n"
     "When the server has nothing, the Tree-sitter signature is returned and `source` says 'tree_sitter'.",
+    work=lambda s, p: s.get_signature(p),
 )
 
 TYPE = _served(
@@ -133,6 +152,7 @@ TYPE = _served(
     "The type of a variable, parameter, attribute, function or expression, as the language server infers\n"
     "it (its hover), and where that type is declared (its type definition). Give a symbol name or the\n"
     "position of a use as file + line + column; a callable's type is '(params) -> returns'.",
+    work=lambda s, p: s.get_type(p),
 )
 
 DEFINITION = _served(
@@ -144,6 +164,7 @@ DEFINITION = _served(
     "Where a symbol is defined (following imports across files) with the definition's source code.\n"
     "Give a symbol name ('Class.method', 'module.func', 'ns::func') or the position of a use as\n"
     "file + line + column. Locations outside the workspace (library stubs) have in_workspace=false.",
+    work=lambda s, p: s.find_definition(p),
 )
 
 REFERENCES = _served(
@@ -155,6 +176,7 @@ REFERENCES = _served(
     "Every use of a symbol across the workspace, each with the function/class that contains it\n"
     "(`container`), from the language server. Give a symbol name or file + line + column. `total` and\n"
     "`files` count all references even when the list is cut to max_results.",
+    work=lambda s, p: s.get_references(p),
 )
 
 AST_NODE = _served(
@@ -166,6 +188,7 @@ AST_NODE = _served(
     "The Tree-sitter syntax node at file:line:column, its ancestors up to the root (type, range, text\n"
     "excerpt, field name) and the enclosing function and class. Works without a language server, for any\n"
     "language with a bundled grammar; `has_errors` tells whether the file has syntax errors.",
+    work=lambda s, p: s.get_ast_node(p),
 )
 
 DOCUMENT_SYMBOLS = _served(
@@ -177,6 +200,8 @@ DOCUMENT_SYMBOLS = _served(
     "Outline of one file: its classes, functions, methods, variables with kinds and nesting\n"
     "(`container`), from the language server, or from the Tree-sitter chunker when no server is\n"
     "available. Compact by default (two levels, no locals); `notes` say what was left out.",
+    work=lambda s, p: s.document_symbols(p),
+    lsp_elsewhere="not served: the editor's own language server answers textDocument/documentSymbol",
 )
 
 WORKSPACE_SYMBOLS = _served(
@@ -188,6 +213,8 @@ WORKSPACE_SYMBOLS = _served(
     "Find symbol definitions by name across the workspace with the language servers' workspace-symbol\n"
     "search (classes, functions, methods, ...). Use it to locate something whose file you do not know;\n"
     "use search_code for natural-language questions.",
+    work=lambda s, p: s.workspace_symbols(p),
+    lsp_elsewhere="workspace/symbol, from the index (handlers/index.py)",
 )
 
 CALL_HIERARCHY = _served(
@@ -198,6 +225,8 @@ CALL_HIERARCHY = _served(
     "search",
     "Callers (incoming) or callees (outgoing) of a function or method, with the call sites, from the\n"
     "language server's call hierarchy. Fails with a clear error when the server does not support it.",
+    work=lambda s, p: s.call_hierarchy(p),
+    lsp_elsewhere="not served: the editor's own language server answers the call-hierarchy requests",
 )
 
 DIAGNOSTICS = _served(
@@ -208,6 +237,8 @@ DIAGNOSTICS = _served(
     "read",
     "Errors and warnings the language server reports for one file's current content on disk (type\n"
     "errors, unresolved imports, syntax errors), with ranges and severity.",
+    work=lambda s, p: s.diagnostics(p),
+    lsp_elsewhere="not served: the editor's own language server publishes diagnostics",
 )
 
 SEARCH_CODE = _routed(
@@ -220,6 +251,7 @@ SEARCH_CODE = _routed(
     "symbol, one-line snippet, score) in score order; detail=true adds each hit's text. `vectors` says\n"
     "how complete the semantic vectors are.",
     _search_code,
+    lsp_elsewhere="ided/index/search with kind=code (hits as LSP locations; handlers/index.py)",
 )
 
 SEARCH_DOCS = _routed(
@@ -229,6 +261,7 @@ SEARCH_DOCS = _routed(
     "Search the workspace's documentation (Markdown/reST sections by heading) in ided's index, with\n"
     "BM25 and, once complete, semantic vectors. Lean hits; detail=true adds each section's text.",
     _search_docs,
+    lsp_elsewhere="ided/index/search with kind=docs (handlers/index.py)",
 )
 
 INDEX_STATUS = Capability(
@@ -241,6 +274,7 @@ INDEX_STATUS = Capability(
     description="State of ided's index (files, chunks, embedded fraction, last pass) and of each language server\n"
     "(ready, starting, indexing, failed, unavailable with the install hint).",
     work=lambda s, _p: s.index_status(),
+    lsp_elsewhere="ided/index/status (handlers/index.py)",
 )
 
 CAPABILITIES: tuple[Capability[Any, Any], ...] = (

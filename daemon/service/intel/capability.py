@@ -4,11 +4,17 @@ A ``Capability`` names the operation (the MCP and agent tool name), its params a
 the text a model or a user reads (title, description), whether it only reads, and two functions:
 
 - ``work(service, params)``: what answers it in the process that owns the language servers, served
-  by the daemon as ``method`` (its RPC name) and by ``LocalWorkspace`` in process;
+  by the daemon as ``method`` (its RPC name) and by ``LocalWorkspace`` in process. It names the
+  service's method by reference (``lambda s, p: s.find_definition(p)``), so pyright checks the
+  declaration against the method it names;
 - ``run(workspace, params)``: how any front asks a ``Workspace`` for it, whichever transport the
   workspace uses (the MCP tools, the agents' LangChain tools and the retrieval agent call this):
   ``workspace.intel(method, ...)``, or the capability's own ``route`` when it has no ``method``
   (the searches go through ``workspace.search``, the status through ``workspace.status``).
+
+Over LSP a capability is served as ``lsp_method`` (``ided/intel/definition`` for ``intel/definition``),
+its params and result on the wire derived from its models (``daemon.lsp.intel_wire``), unless
+``lsp_elsewhere`` says where the LSP front serves it instead, or why it does not.
 """
 
 from __future__ import annotations
@@ -47,12 +53,21 @@ class Capability(Generic[P, R]):
     work: Callable[[CodeIntelService, P], Awaitable[R]] | None = None
     route: Callable[[Workspace, P], Awaitable[R]] | None = None
     read_only: bool = True
+    lsp_elsewhere: str | None = None
+    """Where the LSP front serves it instead of ``lsp_method``, or why it does not (None: served there)."""
 
     def __post_init__(self) -> None:
         if (self.method is None) == (self.route is None):
             raise ValueError(f"capability {self.name}: give either the daemon method that serves it or its route")
         if self.method is not None and self.work is None:
             raise ValueError(f"capability {self.name}: a daemon method needs the work that answers it")
+
+    @property
+    def lsp_method(self) -> str:
+        """Its ``ided/*`` LSP method: its daemon method (or ``intel/<name>``) under ``ided/``, each word after
+        the first capitalised (``intel/ast_node`` -> ``ided/intel/astNode``)."""
+        path = self.method if self.method is not None else f"intel/{self.name}"
+        return "ided/" + "/".join(_camel(part) for part in path.split("/"))
 
     def parse(self, arguments: Any) -> P:
         """The params from JSON-like arguments (``ValidationError`` when they do not fit)."""
@@ -64,3 +79,8 @@ class Capability(Generic[P, R]):
             return await self.route(workspace, params)
         assert self.method is not None
         return await workspace.intel(self.method, params, self.result)
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)

@@ -4,16 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams
 from pygls.workspace import PositionCodec
 
 from daemon.core.intel_models import Location, SourceRange
 from daemon.core.models import Chunk, ChunkKind, SearchHit, SearchMode, SearchResult, SymbolKind
 from daemon.lsp.convert import PositionMapper, symbol_information
-from daemon.lsp.handlers.intel import target_values
-from daemon.lsp.protocol import SymbolTargetParams
 
 
 def _mapper(tmp_path: Path, encoding: types.PositionEncodingKind = types.PositionEncodingKind.Utf16) -> PositionMapper:
@@ -72,20 +68,3 @@ def test_workspace_symbols_keep_fuzzy_matches_once_with_their_container(tmp_path
     symbols = symbol_information(PositionMapper(tmp_path, PositionCodec()), result, "cir.ar", 10)
     assert [(s.name, s.kind, s.container_name) for s in symbols] == [("area", types.SymbolKind.Method, "Circle")]
     assert symbols[0].location.range.start == types.Position(line=2, character=0)
-
-
-def test_an_intel_target_is_a_symbol_or_a_document_position_in_code_points(tmp_path: Path) -> None:
-    mapper = _mapper(tmp_path)
-    uri = (tmp_path / "emoji.py").as_uri()
-    by_name = target_values(mapper, SymbolTargetParams(symbol="Circle.area"), "ided/intel/definition")
-    assert by_name == {"symbol": "Circle.area", "max_results": 50, "max_chars": 4000}
-    by_place = target_values(
-        mapper,
-        SymbolTargetParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(0, 11)),
-        "ided/intel/definition",
-    )
-    assert (by_place["file"], by_place["line"], by_place["column"]) == (str(tmp_path / "emoji.py"), 1, 11)
-    with pytest.raises(JsonRpcInvalidParams, match="give symbol, or textDocument and position"):
-        target_values(
-            mapper, SymbolTargetParams(text_document=types.TextDocumentIdentifier(uri=uri)), "ided/intel/signature"
-        )

@@ -1,5 +1,6 @@
 """docs/lsp.md documents every ``ided/*`` method and notification the protocol table holds, and in each
-method's section every field of its params and result, by its wire (camelCase) name."""
+method's section every field of its params and result, by its wire (camelCase) name (for the
+``ided/intel/*`` methods, the fields derived from the capability's models)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import attrs
 import pytest
 
 from daemon.lsp import run_protocol
+from daemon.lsp.intel_wire import SERVED, lsp_field_names
 from daemon.lsp.protocol import MESSAGE_TYPES, camel_case
 
 assert run_protocol.RunStartParams is not None  # importing it adds the run methods to the table
@@ -42,8 +44,13 @@ def wire_fields(cls: Any) -> set[str]:
 def test_every_method_has_a_section_naming_its_params_and_result_fields(method: str) -> None:
     request, response = MESSAGE_TYPES[method]
     text = section(method)
+    derived = {c.lsp_method: c for c in SERVED}
     params = typing.get_type_hints(request)["params"]
     expected: set[str] = set()
+    if method in derived:  # derived from the capability's models (daemon.lsp.intel_wire)
+        params_names, result_names = lsp_field_names(derived[method])
+        expected = params_names | result_names
+        response = None
     for arg in (params, *typing.get_args(params)):
         if attrs.has(arg) and arg.__module__.startswith("daemon."):
             expected |= wire_fields(arg)

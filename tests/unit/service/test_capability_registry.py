@@ -1,0 +1,37 @@
+"""The capability registry names each capability's work by reference: the declaration and the work it names
+cannot drift apart unnoticed (pyright checks the reference; this test checks what it points at)."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from daemon.service.intel import capabilities
+from daemon.service.intel import capability as capability_module
+from daemon.service.intel.capabilities import BY_METHOD, CAPABILITIES
+from daemon.service.intel.capability import Capability
+from daemon.service.intel.code_intel import CodeIntelService
+
+
+def _named(capability: Capability[Any, Any]) -> list[str]:
+    """The service methods a capability's work names (the attributes its code reads)."""
+    assert capability.work is not None
+    return [name for name in capability.work.__code__.co_names if hasattr(CodeIntelService, name)]
+
+
+def test_every_daemon_capability_names_an_async_method_of_the_service_taking_its_params() -> None:
+    for capability in CAPABILITIES:
+        if capability.method is None:
+            assert capability.route is not None and capability.work is None, capability.name
+            continue
+        (name,) = _named(capability)
+        method = getattr(CodeIntelService, name)
+        assert inspect.iscoroutinefunction(method), capability.name
+        params = list(inspect.signature(method).parameters.values())[1:]
+        assert len(params) <= 1, (capability.name, params)  # the params model, or nothing
+
+
+def test_the_registry_finds_no_work_by_a_string() -> None:
+    for module in (capabilities, capability_module):
+        assert "getattr(" not in inspect.getsource(module), module.__name__
+    assert set(BY_METHOD) == {c.method for c in CAPABILITIES if c.method is not None}
