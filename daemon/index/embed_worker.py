@@ -77,7 +77,7 @@ def main() -> int:
     exit_with(owner)
     with contextlib.suppress(OSError):
         os.nice(EMBED_NICENESS)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s embed-worker %(levelname)s %(message)s")
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s embed-worker %(levelname)s %(message)s")  # noqa: TID251 - its own process (an embedding worker), started without the daemon's logging
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     from daemon.index.embedder import OnnxEmbedder  # numpy and onnxruntime: in this process only
 

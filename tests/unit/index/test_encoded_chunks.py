@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import pickle
+import pickle  # noqa: TID251 - what multiprocessing does to a worker's answer, checked
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
