@@ -1,4 +1,4 @@
-"""What a client's MCP server costs the agents: ``daemon.service.runs.client_tools`` over a real stdio server.
+"""What a client's MCP server costs the agents: ``daemon.service.pipeline.client_tools`` over a real stdio server.
 
 Measures, with a tiny MCP server (one echo tool) written to a temp dir and spawned over stdio:
 - connect: ``ClientMcpServers.ready()`` (spawn, MCP handshake, tools/list), N servers at once;
@@ -22,7 +22,7 @@ from pathlib import Path
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from daemon.service.runs.client_tools import ClientMcpServers, StdioServer
+from daemon.service.pipeline.client_tools import ClientMcpServers, StdioServer
 
 SERVER = '''
 from mcp.server import MCPServer

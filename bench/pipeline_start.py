@@ -162,7 +162,7 @@ def upfront_child(workspace: Path, state: Path, runs: int) -> None:
     from daemon.orchestration.workflow_loader import WorkflowCatalog, builtin_workflow_dir
     from daemon.retrieval.models import WorkflowKind
     from daemon.retrieval.ports import BlockingIndexSearch
-    from daemon.service.runs.retrieval_sources import build_retrieval_agent
+    from daemon.service.pipeline.retrieval_sources import build_retrieval_agent
 
     config = load_config(workspace, overrides={"state_dir": str(state)})
     workflow = WorkflowCatalog.load([builtin_workflow_dir()]).get(WORKFLOW)

@@ -56,7 +56,7 @@ from daemon.retrieval.models import Attribution, ContextPiece, RetrievalRequest,
 from daemon.retrieval.sources import candidate_from_hit
 from daemon.retrieval.tokens import TokenCounter, load_token_counter
 from daemon.retrieval.vectors import EmbedderVectors
-from daemon.service.runs.retrieval_sources import build_retrieval_agent
+from daemon.service.pipeline.retrieval_sources import build_retrieval_agent
 
 BUDGET = 4000
 SWEEP = ((0.5, 0.0), (0.6, 0.0), (0.7, 0.0), (0.8, 0.0), (0.9, 0.0), (0.6, 0.8), (0.7, 0.8), (0.7, 0.9))

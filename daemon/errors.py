@@ -179,7 +179,7 @@ class VcsError(DaemonError):
 
 class ConflictError(VcsError):
     """Accept or rollback stopped before writing: the user changed files the run changed. ``report`` is a
-    ``daemon.vcs.ConflictReport`` (files, why, the user's side and the run's side)."""
+    ``daemon.core.review_models.ConflictReport`` (files, why, the user's side and the run's side)."""
 
     default_code = ErrorCode.CHANGE_CONFLICT
 

@@ -84,7 +84,7 @@ if TYPE_CHECKING:
     from daemon.acp.early_session import FolderConfigs
     from daemon.acp.run_driver import RunDriver
     from daemon.acp.workspaces import Workspace, Workspaces
-    from daemon.service.runs.client_tools import ClientMcpServers, ServerFailure
+    from daemon.service.pipeline.client_tools import ClientMcpServers, ServerFailure
 
 __all__ = ["PRELOAD_MODULES", "IdedAgent"]
 

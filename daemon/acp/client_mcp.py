@@ -1,7 +1,7 @@
 """The MCP servers an ACP client passes in ``session/new`` / ``session/load``, lent to the session's runs.
 
 Protocol code only: ACP's server descriptions become the service layer's specs
-(``daemon.service.runs.client_tools``), which connects them and wraps their tools for the agents.
+(``daemon.service.pipeline.client_tools``), which connects them and wraps their tools for the agents.
 stdio servers are spawned in the session's folder; ``http`` servers are reached with their headers;
 ``sse`` and ``acp`` servers are not supported (``mcpCapabilities`` says so) and are reported like a
 server that failed to start. Failures reach the client as one agent message naming each server and
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from acp.schema import AcpMcpServer, HttpMcpServer, McpServerStdio, SseMcpServer
 
-from daemon.service.runs.client_tools import (
+from daemon.service.pipeline.client_tools import (
     ClientMcpServers,
     ConnectReport,
     HttpServer,

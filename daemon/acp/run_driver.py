@@ -184,7 +184,7 @@ class RunDriver:
                     await self.send(self._sid, presenter.on_event(event))
                 assert record.plan is not None
                 notes = "".join(f"\n- {note}" for note in record.plan.notes)
-                from daemon.service.runs.workflow_catalog import plan_mermaid  # LangGraph: a dry run's picture only
+                from daemon.service.pipeline.workflow_catalog import plan_mermaid  # LangGraph: a dry run's picture only
 
                 await self._say(
                     f"Dry run: run {record.run_id} planned with workflow {record.workflow}; nothing executed.\n\n"

@@ -25,7 +25,7 @@ from daemon.core.tasks import cancel_and_wait
 
 if TYPE_CHECKING:
     from daemon.acp.workspaces import Workspace
-    from daemon.service.runs.client_tools import ClientMcpServers
+    from daemon.service.pipeline.client_tools import ClientMcpServers
 
 from daemon.errors import DaemonError, ErrorCode
 

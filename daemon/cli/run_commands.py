@@ -42,9 +42,9 @@ from daemon.errors import DaemonError
 
 if TYPE_CHECKING:  # LangGraph, LangChain, git and YAML load only when a command needs them, not for --help
     from daemon.config import Config
+    from daemon.service.pipeline.workflow_catalog import WorkflowCatalog, WorkflowProblem
     from daemon.service.runs.follow import RunFollow
     from daemon.service.runs.service import RunService
-    from daemon.service.runs.workflow_catalog import WorkflowCatalog, WorkflowProblem
 
 __all__ = ["register_run_commands", "runs_app", "workflows_app"]
 
@@ -88,7 +88,7 @@ def _state(ctx: typer.Context) -> CliState:
 
 
 def _catalog(state: CliState, config: Config, *, quiet: bool = False) -> WorkflowCatalog:
-    from daemon.service.runs.workflow_catalog import WorkflowCatalog, workflow_dirs
+    from daemon.service.pipeline.workflow_catalog import WorkflowCatalog, workflow_dirs
 
     catalog = WorkflowCatalog.load(workflow_dirs(config.workspace_path, config.pipeline.workflow_dirs))
     if catalog.problems and not quiet:
@@ -205,8 +205,8 @@ def run(
     the agents' code intelligence; `--no-daemon` runs it in this process, without code intelligence.
     """
     from daemon.core.run_models import HOW_TO_CONFIGURE
+    from daemon.service.pipeline.workflow_catalog import plan_mermaid
     from daemon.service.runs.params import RunStart
-    from daemon.service.runs.workflow_catalog import plan_mermaid
 
     state = _state(ctx)
     config = state.config(workspace)
@@ -444,7 +444,7 @@ def workflows_show(
     workspace: WorkspaceOpt = None,
 ) -> None:
     """Show a workflow's stages and routing, or (--mermaid) its compiled graph; all stages included by default."""
-    from daemon.service.runs.workflow_catalog import plan_mermaid, workflow_plan
+    from daemon.service.pipeline.workflow_catalog import plan_mermaid, workflow_plan
 
     state = _state(ctx)
     catalog = _catalog(state, state.config(workspace), quiet=True)
@@ -472,7 +472,7 @@ def workflows_validate(
     Files in the specification's spelling are valid too; the fields it normalised are counted here and
     listed by `ided workflows show NAME` and in the plan of `ided run`.
     """
-    from daemon.service.runs.workflow_catalog import (
+    from daemon.service.pipeline.workflow_catalog import (
         Workflow,
         WorkflowCatalog,
         WorkflowValidationError,
@@ -513,7 +513,7 @@ def workflows_validate(
 
 def workflows_schema() -> None:
     """Print the JSON Schema of workflow files (also in workflows/schema.json)."""
-    from daemon.service.runs.workflow_catalog import workflow_json_schema
+    from daemon.service.pipeline.workflow_catalog import workflow_json_schema
 
     sys.stdout.write(json.dumps(workflow_json_schema(), indent=2) + "\n")
 

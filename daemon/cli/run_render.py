@@ -13,7 +13,7 @@ from daemon.core.selection_models import Selection
 from daemon.core.workflow_schema import Workflow
 
 if TYPE_CHECKING:  # the loader brings YAML; the CLI imports this module for every command
-    from daemon.service.runs.workflow_catalog import WorkflowCatalog, WorkflowProblem
+    from daemon.service.pipeline.workflow_catalog import WorkflowCatalog, WorkflowProblem
 
 __all__ = [
     "print_catalog",

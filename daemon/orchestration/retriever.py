@@ -8,7 +8,7 @@ Enrichment after a failed stage runs the retrieval agent (``daemon.retrieval``) 
    failure (summary plus every failing agent's output); it writes queries (the ``retrieval``
    role's model when one is configured, else deterministically from the failure), runs its
    sources, fuses, validates and fits the rest of the target's ``token_budget``;
-3. the agent comes from an ``AgentRetriever`` (``daemon.service.runs.retrieval_sources``) when the
+3. the agent comes from an ``AgentRetriever`` (``daemon.service.pipeline.retrieval_sources``) when the
    runtime was given one; any other ``Retriever`` (a plain index search) becomes the agent's
    index source, without grounding (no workspace root is known here) and without LSP facts;
 4. snippets kept from earlier enrichments follow, as far as the budget allows.

@@ -1,6 +1,6 @@
 """What a run searches through: its own retriever and search tools, opened for the run and dropped at its end.
 
-A composition root (``daemon.service.runs.scope``) may give the runtime a ``RunScopeOpener``: for one
+A composition root (``daemon.service.pipeline.run_scope``) may give the runtime a ``RunScopeOpener``: for one
 run (its id and, for an editing run, its worktree) it opens a ``RunScope`` whose retriever and
 code-intel/search tools see the run's tree (the run's changed files laid over the workspace index)
 and leave the run's own decision log out. ``RunScopes`` keeps the open scopes of one runtime: the

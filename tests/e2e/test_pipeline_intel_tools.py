@@ -9,7 +9,7 @@ import pytest
 
 from daemon.config import Config, load_config
 from daemon.core.run_models import ProgressKind, RunStatus
-from daemon.service.runs.pipeline import open_pipeline
+from daemon.service.pipeline.opening import open_pipeline
 from daemon.service.wire.api import Methods
 from daemon.service.wire.client import DaemonClient
 from tests.e2e.test_mcp_stdio import _env

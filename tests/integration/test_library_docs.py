@@ -21,7 +21,7 @@ from daemon.core.workflow_schema import RetrievalStrategyConfig
 from daemon.index.workspace_index import WorkspaceIndex
 from daemon.retrieval.library_docs import LibraryShelf
 from daemon.retrieval.models import RetrievalRequest, RetrievalResult, SourceName, SourceState, StageHints, WorkflowKind
-from daemon.service.runs.retrieval_sources import build_retrieval_agent
+from daemon.service.pipeline.retrieval_sources import build_retrieval_agent
 from tests.integration.conftest import FIXTURES, make_config
 
 SITE = Path(sysconfig.get_paths()["purelib"])

@@ -24,7 +24,7 @@ from daemon.orchestration.workflow_loader import load_workflow_file
 from daemon.retrieval.models import RetrievalRequest, RetrievalResult, SourceName, SourceState, StageHints, WorkflowKind
 from daemon.retrieval.osv_mirror import OsvMirror
 from daemon.retrieval.osv_sync import MAX_RECORD_BYTES, sync_mirror
-from daemon.service.runs.retrieval_sources import build_retrieval_agent
+from daemon.service.pipeline.retrieval_sources import build_retrieval_agent
 from daemon.trust import TrustStore
 from tests.integration.conftest import FIXTURES, make_config
 

@@ -247,7 +247,7 @@ async def test_postgres_checkpoints_without_the_driver_fail_with_an_install_hint
 
 
 async def test_adaptive_retrieval_puts_workspace_index_hits_into_the_retried_stage(tmp_path: Path) -> None:
-    from daemon.service.runs.pipeline import WorkspaceRetriever
+    from daemon.service.pipeline.opening import WorkspaceRetriever
     from daemon.service.workspace.local import LocalWorkspace
 
     workspace = tmp_path / "ws"

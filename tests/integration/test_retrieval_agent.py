@@ -24,7 +24,7 @@ from daemon.retrieval.models import (
     StageHints,
     WorkflowKind,
 )
-from daemon.service.runs.retrieval_sources import build_retrieval_agent
+from daemon.service.pipeline.retrieval_sources import build_retrieval_agent
 from tests.integration.conftest import FIXTURES, make_config
 
 CODE_TASK = "Fix the rounding of apply_discount so that discounts round to whole cents"

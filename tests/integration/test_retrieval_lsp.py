@@ -19,7 +19,7 @@ from daemon.config import Config
 from daemon.core.workflow_schema import RetrievalStrategyConfig
 from daemon.index.workspace_index import WorkspaceIndex
 from daemon.retrieval.models import RetrievalRequest, RetrievalResult, SourceName, SourceState, StageHints, WorkflowKind
-from daemon.service.runs.retrieval_sources import CodeIntelFacts, build_retrieval_agent
+from daemon.service.pipeline.retrieval_sources import CodeIntelFacts, build_retrieval_agent
 from daemon.service.workspace.local import LocalWorkspace
 from tests.intel_tools import copy_workspace, require_server, workspace_config
 

@@ -16,7 +16,7 @@ from daemon.index.workspace_index import WorkspaceIndex
 from daemon.retrieval.agent import RetrievalAgent
 from daemon.retrieval.models import RetrievalRequest, SourceName, SourceState, StageHints, WorkflowKind
 from daemon.retrieval.ports import IndexSearch
-from daemon.service.runs.retrieval_sources import agent_retriever, build_retrieval_agent
+from daemon.service.pipeline.retrieval_sources import agent_retriever, build_retrieval_agent
 from tests.integration.conftest import FIXTURES, make_config
 from tests.pipeline_support import choose, everyone_succeeds, open_runtime, replay_config, write_script
 

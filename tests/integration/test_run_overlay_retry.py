@@ -10,7 +10,7 @@ from typing import Any
 from daemon.config import load_config
 from daemon.core.run_models import DecisionKind, RunStatus
 from daemon.index.workspace_index import WorkspaceIndex
-from daemon.service.runs.pipeline import open_pipeline
+from daemon.service.pipeline.opening import open_pipeline
 from daemon.vcs.worktrees import RunWorktrees
 from tests.pipeline_support import FAST_RESILIENCE, WAIT, choose, write_script
 from tests.vcs_support import make_repo

@@ -22,9 +22,19 @@ LAYERS = {"core": 0, "index": 1, "intel": 1, "retrieval": 2, "vcs": 2, "orchestr
 SAME_FLOOR = {("index", "intel"), ("retrieval", "vcs")}
 """(importer, imported): the one direction two packages of the same floor may import each other in (the
 index chunks with ``intel``'s parsers; a run's overlay reads its branch with ``vcs``'s git runner)."""
-SERVICE_FLOORS = {"wire": 0, "index": 1, "intel": 2, "workspace": 3, "runs": 4, "daemon": 5, "commands": 5}
+SERVICE_FLOORS = {
+    "wire": 0,
+    "index": 1,
+    "intel": 2,
+    "workspace": 3,
+    "pipeline": 4,
+    "runs": 5,
+    "daemon": 6,
+    "commands": 6,
+}
 """The floors inside ``service/``: the daemon's wire, the index host, code intelligence, the ``Workspace``
-transports, runs, and on top the daemon process (which composes every host) and the one-shot commands."""
+transports, what the pipeline is opened with, runs, and on top the daemon process (which composes every
+host) and the one-shot commands."""
 FRONTS = {"cli", "lsp", "acp"}
 # what a front may import besides its own package
 FRONT_MAY_IMPORT = {"service", "core", "config", "errors", "trust", "workspace_roots", "logging_setup"}
@@ -32,7 +42,7 @@ FRONT_MAY_IMPORT = {"service", "core", "config", "errors", "trust", "workspace_r
 FACADES: dict[str, str] = {
     "daemon.service.commands.evaluation": "ided eval's golden-set harness (retrieval.harness): its models and checks",
     "daemon.service.commands.localization_eval": "ided eval's localization scores (retrieval.localization)",
-    "daemon.service.runs.workflow_catalog": "ided workflows: the catalog and the loader's checks (orchestration)",
+    "daemon.service.pipeline.workflow_catalog": "ided workflows: the catalog and the loader's checks (orchestration)",
     "daemon.service.index.local": "ided index: the index this process opens and drives (index.workspace_index)",
 }
 """Service modules a front may import lower-floor names through, and why. Every other name a front imports

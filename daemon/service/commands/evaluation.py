@@ -31,7 +31,7 @@ from daemon.retrieval.harness import (
     make_baseline,
     run_task,
 )
-from daemon.service.runs.retrieval_sources import build_retrieval_agent
+from daemon.service.pipeline.retrieval_sources import build_retrieval_agent
 
 __all__ = [
     "ANSWER_ROLE",

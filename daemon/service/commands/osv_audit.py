@@ -13,7 +13,7 @@ from daemon.config import Config
 from daemon.retrieval.osv_mirror import AuditReport, OsvMirror
 from daemon.retrieval.osv_sync import SyncReport, sync_mirror
 from daemon.retrieval.sources import audit_candidates
-from daemon.service.runs.retrieval_sources import mirror_path
+from daemon.service.pipeline.retrieval_sources import mirror_path
 
 __all__ = ["AuditReport", "SyncReport", "audit_texts", "audit_workspace", "sync_osv_mirror"]
 

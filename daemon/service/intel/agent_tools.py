@@ -9,7 +9,7 @@ tool's error text, which the agent sees and can act on. Tools carry ``metadata``
 code-intel (so the workflow's ``mcp_tools`` list filters them per agent) and naming their kind
 (search or read).
 
-Inside a run the tools are built over the run's ``OverlayWorkspace`` (``daemon.service.runs.scope``):
+Inside a run the tools are built over the run's ``OverlayWorkspace`` (``daemon.service.pipeline.run_scope``):
 ``search_code``/``search_docs`` find the run's own edits; the other capabilities answer from the
 workspace's language servers, which follow the user's tree (agents read their edits with ``read_file``).
 """

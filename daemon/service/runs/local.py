@@ -13,9 +13,9 @@ from contextlib import asynccontextmanager
 from typing import TypeVar, Unpack
 
 from daemon.config import Config
+from daemon.service.pipeline.opening import PipelineChoices
 from daemon.service.runs.follow import RunFollow
 from daemon.service.runs.operation import Listening, RunLaunch, RunOperation
-from daemon.service.runs.pipeline import PipelineChoices
 from daemon.service.runs.review import RunReview
 from daemon.service.runs.service import RunService
 from daemon.service.runs.work import RunWork

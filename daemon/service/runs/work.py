@@ -1,7 +1,7 @@
 """What answers the run operations in the process that executes runs: ``RunWork``.
 
 ``RunWork.open(config, models_needed=...)`` opens the workspace's pipeline runtime
-(``daemon.service.runs.pipeline.open_pipeline``) and its review (``RunReview``) over the same run store and
+(``daemon.service.pipeline.opening.open_pipeline``) and its review (``RunReview``) over the same run store and
 run branches; closing it interrupts runs still in flight (they stay resumable). ``models_needed=False``
 opens a light runtime for listing, showing and cancelling runs (no models, no retriever; runs cannot
 start). ``RunWork.reviewing(review)`` answers the review operations alone, with no runtime (the command
@@ -26,8 +26,8 @@ from daemon.errors import PipelineError
 from daemon.orchestration.progress import Subscription
 from daemon.orchestration.runtime import PipelineRuntime
 from daemon.orchestration.workflow_loader import WorkflowCatalog
+from daemon.service.pipeline.opening import PipelineChoices, open_pipeline
 from daemon.service.runs.params import FeedbackParams, RunDetail, RunTrust, ShowParams, StartParams
-from daemon.service.runs.pipeline import PipelineChoices, open_pipeline
 from daemon.service.runs.review import RunReview
 from daemon.vcs.worktrees import RunWorktrees
 

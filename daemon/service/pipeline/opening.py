@@ -8,7 +8,7 @@ and the retrieval agent (``daemon.retrieval``) over one ``Workspace`` port
 (``open_workspace``: the daemon's when one runs, one connection for the whole runtime, else the
 index opened in this process) and the run history; when the workspace serves code intelligence it
 also becomes the agents' code-intel tools (``agent_tools``, derived from the capability registry).
-Inside a run, retrieval and those tools see the run's tree (``daemon.service.runs.scope``: the run's
+Inside a run, retrieval and those tools see the run's tree (``daemon.service.pipeline.run_scope``: the run's
 changed files laid over the workspace index, dropped when the run ends).
 ``models_needed=False`` opens a light runtime for inspecting, listing and cancelling runs: no
 models, no profile, no retriever, no worktrees.
@@ -43,8 +43,8 @@ from daemon.orchestration.run_store_open import connect_run_store
 from daemon.orchestration.runtime import PipelineRuntime
 from daemon.orchestration.workflow_loader import WorkflowCatalog, workflow_dirs
 from daemon.service.intel.agent_tools import code_intel_tools
-from daemon.service.runs.retrieval_sources import agent_retriever, build_retrieval_agent
-from daemon.service.runs.scope import RunScopeFactory
+from daemon.service.pipeline.retrieval_sources import agent_retriever, build_retrieval_agent
+from daemon.service.pipeline.run_scope import RunScopeFactory
 from daemon.service.wire.client import ClientKind
 from daemon.service.workspace.choice import workspace_for
 from daemon.service.workspace.local import LocalWorkspace
