@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from daemon.config import load_config
-from daemon.core.run_models import ProgressKind, RunRecord, RunStatus
+from daemon.core.run_models import DecisionKind, ProgressKind, RunRecord, RunStatus
 from daemon.errors import DaemonError, ErrorCode
 from daemon.service.runs.opening import open_run_service
 from daemon.service.runs.params import RunStart
@@ -84,6 +84,8 @@ async def test_a_run_started_through_one_connection_is_followed_and_accepted_thr
         finished = await reviewer.wait(started.run_id, wait_seconds=WAIT)
         changes = await reviewer.diff(started.run_id)
         accepted = await reviewer.accept(started.run_id)
+        detail = await reviewer.show(started.run_id, events=True)
+        decisions = await reviewer.decisions(started.run_id)
         branch = await starter.branch(started.run_id)
         listed = await starter.list_runs()
         with pytest.raises(DaemonError) as unknown:
@@ -108,6 +110,10 @@ async def test_a_run_started_through_one_connection_is_followed_and_accepted_thr
     # reviewed from the second connection: the run's commit is on the user's branch now
     assert "multiply" in changes.diff and [c.attempt for c in changes.commits] == [1]
     assert accepted.files == ("src/calc.py",)
+    # runs/show: the record, the decision log (the accept logged last) and the events, in one answer
+    assert detail.record.run_id == started.run_id and detail.record.status is RunStatus.SUCCEEDED
+    assert detail.decisions == tuple(decisions) and detail.decisions[-1].kind is DecisionKind.ACCEPT
+    assert [e.seq for e in detail.events] == [e.seq for e in stored]
     assert (repo / "src" / "calc.py").read_text() == WITH_PRODUCT
     assert _head(repo) == accepted.head
     assert branch.review == "accepted"

@@ -42,6 +42,9 @@ async def test_following_a_run_yields_its_own_events_from_start_to_finish_while_
             second_events = [e async for e in second]
         stored = await runs.events(first.run_id)
         finished = await runs.wait(first.run_id, wait_seconds=WAIT)
+        detail = await runs.show(first.run_id, events=True)
+        lean = await runs.show(second.run_id)
+        decisions = await runs.decisions(first.run_id)
     assert first.run_id != second.run_id
     assert {e.run_id for e in first_events} == {first.run_id}
     assert {e.run_id for e in second_events} == {second.run_id}
@@ -49,6 +52,10 @@ async def test_following_a_run_yields_its_own_events_from_start_to_finish_while_
     assert first_events[-1].event is ProgressKind.RUN_FINISHED and second_events[-1].event is ProgressKind.RUN_FINISHED
     assert [e.seq for e in first_events] == [e.seq for e in stored]
     assert finished.status is RunStatus.SUCCEEDED
+    # show: the record, the decision log and (asked for) the events in one answer
+    assert detail.record == finished and detail.decisions == tuple(decisions) and detail.decisions
+    assert detail.events == tuple(stored)
+    assert lean.record.run_id == second.run_id and lean.events == () and lean.decisions
 
 
 async def test_a_second_feedback_is_the_next_attempt_and_every_attempt_is_in_the_runs_checkpoint(
