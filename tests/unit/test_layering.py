@@ -152,7 +152,7 @@ def test_same_floor_and_service_floor_imports_are_reported() -> None:
     assert _violations_of(Path("daemon/intel/chunking/x.py"), ["daemon.index.scanner"])  # index -> intel only
     assert _violations_of(Path("daemon/index/scanner.py"), ["daemon.intel.workspace_paths"]) == []
     assert _violations_of(Path("daemon/vcs/worktrees.py"), ["daemon.retrieval.agent"])
-    assert _violations_of(Path("daemon/service/wire/client.py"), ["daemon.service.runs.port"])
+    assert _violations_of(Path("daemon/service/wire/client.py"), ["daemon.service.runs.service"])
     assert _violations_of(Path("daemon/service/runs/host.py"), ["daemon.service.daemon.server"])
     assert _violations_of(Path("daemon/service/daemon/server.py"), ["daemon.service.commands.evaluation"])
     assert _violations_of(Path("daemon/service/runs/remote.py"), ["daemon.service.wire.client"]) == []
