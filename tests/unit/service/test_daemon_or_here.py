@@ -1,0 +1,38 @@
+"""One place decides whether a process uses the workspace daemon or works here, in one vocabulary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from daemon.config import Config, load_config
+from daemon.service.wire.daemon_or_here import DaemonChoice, daemon_or_here, daemon_running, use_daemon
+from daemon.service.wire.files import write_record
+
+
+def _config(tmp_path: Path) -> Config:
+    (tmp_path / "ws").mkdir()
+    return load_config(
+        tmp_path / "ws",
+        env={"HOME": str(tmp_path / "home")},
+        overrides={"state_dir": str(tmp_path / "state")},
+        user_file=tmp_path / "no-user-config.toml",
+    )
+
+
+def test_each_wish_gets_its_answer_without_a_daemon(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    assert daemon_or_here(config, daemon="start") == DaemonChoice(daemon=True, start=True)
+    never = daemon_or_here(config, daemon="never")
+    assert not never.daemon and not never.start and "not to use the workspace daemon" in never.why
+    running = daemon_or_here(config, daemon="running")
+    assert not running.daemon and running.why == f"no daemon serves {config.workspace}"
+    assert (use_daemon(True), use_daemon(False)) == ("start", "never")
+
+
+def test_a_stale_record_is_no_daemon(tmp_path: Path) -> None:
+    """A ``daemon.json`` whose socket answers nobody (the daemon was killed) is removed, not believed."""
+    config = _config(tmp_path)
+    config.state_path.mkdir(parents=True)
+    write_record(config.state_path, sock=config.state_path / "gone.sock", workspace=config.workspace_path, version="0")
+    assert not daemon_running(config)
+    assert not daemon_or_here(config, daemon="running").daemon
