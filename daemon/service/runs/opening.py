@@ -90,7 +90,7 @@ async def open_run_service(
             finally:
                 await remote.aclose()
             return
-    elif daemon != "never" and models_needed:
+    elif choice.wanted:
         note = f"the workspace daemon does not take this front's runs: {choice.why}"
     from daemon.service.runs.local import open_here  # the pipeline's imports only where it runs
 

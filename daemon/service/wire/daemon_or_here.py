@@ -38,11 +38,13 @@ DaemonUse = Literal["start", "running", "never"]
 
 @dataclass(frozen=True, slots=True)
 class DaemonChoice:
-    """The answer: the daemon's (``start``: this process may start it), or this process and ``why``."""
+    """The answer: the daemon's (``start``: this process may start it), or this process and ``why``;
+    ``wanted``: the front asked for the daemon (``start`` or ``running``), so working here is worth saying."""
 
     daemon: bool
     start: bool = False
     why: str = ""
+    wanted: bool = True
 
 
 def use_daemon(attach: bool) -> DaemonUse:
@@ -53,7 +55,7 @@ def use_daemon(attach: bool) -> DaemonUse:
 def daemon_or_here(config: Config, *, daemon: DaemonUse) -> DaemonChoice:
     """Where ``config``'s workspace is served for a front that wants ``daemon`` (see the module docstring)."""
     if daemon == "never":
-        return DaemonChoice(daemon=False, why="this front was told not to use the workspace daemon")
+        return DaemonChoice(daemon=False, why="this front was told not to use the workspace daemon", wanted=False)
     if daemon == "start":
         return DaemonChoice(daemon=True, start=True)
     if daemon_running(config):
