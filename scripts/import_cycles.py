@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("daemon", "mcp_servers")
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+def module_name(path: Path, root: Path = ROOT) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
@@ -60,7 +60,7 @@ def _imported(tree: ast.Module, here: str, is_package: bool) -> set[str]:
 
 def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
     """Each module of the packages and the modules of the packages it imports."""
-    paths = {module_name(p): p for package in PACKAGES for p in (root / package).rglob("*.py")}
+    paths = {module_name(p, root): p for package in PACKAGES for p in (root / package).rglob("*.py")}
     graph: dict[str, set[str]] = {}
     for name, path in paths.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
