@@ -201,7 +201,7 @@ def shape(rev: str) -> Shape:
         places = [(p, how) for p, t in sorted(service.items()) if (how := writes_out(t, name, wire, constants))]
         found.per_operation[name] = places
     declared = {op for t in service.values() for op in _declared_operations(t)}
-    on_wire = {m.removeprefix("runs/") for m in constants.values()} - {"subscribe", "progress"}
+    on_wire = {m.removeprefix("runs/") for m in constants.values()} - {"", "subscribe", "progress"}
     found.operations = sorted(declared | on_wire)
     found.deciders = [d for p, t in sorted(trees.items()) for d in deciders(p, t)]
     code = [p for p in files if not p.startswith("tests/")]
