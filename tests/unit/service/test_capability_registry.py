@@ -6,11 +6,15 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+import pytest
+
+from daemon.core.intel_models import IntelStatus
 from daemon.service.intel import capabilities
 from daemon.service.intel import capability as capability_module
 from daemon.service.intel.capabilities import BY_METHOD, CAPABILITIES
 from daemon.service.intel.capability import Capability
 from daemon.service.intel.code_intel import CodeIntelService
+from daemon.service.intel.params import NoParams
 
 
 def _named(capability: Capability[Any, Any]) -> list[str]:
@@ -35,3 +39,22 @@ def test_the_registry_finds_no_work_by_a_string() -> None:
     for module in (capabilities, capability_module):
         assert "getattr(" not in inspect.getsource(module), module.__name__
     assert set(BY_METHOD) == {c.method for c in CAPABILITIES if c.method is not None}
+
+
+def test_a_declaration_without_its_work_fails_when_it_is_made() -> None:
+    """A capability served by a daemon method but naming no work, or with neither a method nor a route, is an
+    error at import time (where the registry is built), not when a client first calls it."""
+    shape: dict[str, Any] = {
+        "name": "trial",
+        "params": NoParams,
+        "result": IntelStatus,
+        "title": "Trial",
+        "description": "a trial capability",
+        "kind": "read",
+    }
+    with pytest.raises(ValueError, match="needs the work that answers it"):
+        Capability(**shape, method="intel/trial")
+    with pytest.raises(ValueError, match="either the daemon method"):
+        Capability(**shape)
+    trial = Capability(**shape, method="intel/trial_run", work=lambda s, _p: s.index_status())
+    assert trial.lsp_method == "ided/intel/trialRun" and trial.lsp_elsewhere is None  # served over LSP by default
