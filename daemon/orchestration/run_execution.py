@@ -192,8 +192,15 @@ class RunEngine:
         await self.agents.say_withheld(record, reporter)
         stop: StopDecision
         try:
-            if graph_input is not None:
-                graph_input["enriched_context"] = await self._upfront(plan, reporter, context.retriever)
+            if graph_input is not None:  # a new run: no agent has written in its tree yet
+                scope = await self.agents.scopes.get(run_id, record.changes)
+                if scope is not None:
+                    scope.as_checked_out(True)
+                try:
+                    graph_input["enriched_context"] = await self._upfront(plan, reporter, context.retriever)
+                finally:
+                    if scope is not None:
+                        scope.as_checked_out(False)
             # plain JSON input keeps the checkpoints free of pickled objects; LangGraph validates it
             await graph.ainvoke(  # pyright: ignore[reportUnknownMemberType]
                 cast("ExecutionState | None", graph_input), config, context=context, durability="sync"

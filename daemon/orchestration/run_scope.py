@@ -37,6 +37,11 @@ class RunScope(Protocol):
         """The code-intel and search tools of the run's agents (replacing the runtime's default tools)."""
         ...
 
+    def as_checked_out(self, value: bool) -> None:
+        """``True``: the run's tree is as its branch was checked out (a new run before its first agent), so
+        searches need not look for changes in it; ``False``: agents may have written, look again."""
+        ...
+
     async def aclose(self) -> None: ...
 
 

@@ -7,7 +7,10 @@ index's) and re-chunks only those whose size or modification time moved since it
 into an in-memory ``OverlayIndex`` (``daemon.index.overlay``). Searches asked together share one
 refresh (one that began after they were asked), so the concurrent searches of upfront retrieval pay
 the git calls about once. A file the run reverted leaves the overlay. It is held in memory for the
-run and dropped (``close``) when the run ends.
+run and dropped (``close``) when the run ends. While the run's tree is known to be as checked out
+(``pristine``: a new run's upfront retrieval, before any agent ran) a refresh asks git nothing: on a
+large checkout each ``git diff`` against the start commit costs about half a second (django: the
+files of a fresh checkout are as new as its index, so git compares their contents).
 
 Over it:
 
@@ -90,6 +93,18 @@ class RunTreeOverlay:
         self._lock = threading.Lock()
         self._closed = False
         self._begun = 0
+        self._pristine = False
+
+    @property
+    def pristine(self) -> bool:
+        """Whether the tree is taken to be as checked out at the start commit (refreshes ask git nothing)."""
+        return self._pristine
+
+    @pristine.setter
+    def pristine(self, value: bool) -> None:
+        """True only while nothing can have written in the tree (no agent of the run has started)."""
+        with self._lock:
+            self._pristine = value
 
     @property
     def masked(self) -> frozenset[str]:
@@ -128,6 +143,8 @@ class RunTreeOverlay:
                 return RefreshReport(changed=0, deleted=0, reread=0, chunks=0, seconds=0.0)
             if after is not None and self._begun > after:
                 return None
+            if self._pristine and not self._seen:
+                return RefreshReport(changed=0, deleted=0, reread=0, chunks=0, seconds=0.0)
             self._begun += 1
             present, deleted = self._changes()
             reread = 0

@@ -108,6 +108,22 @@ def test_searches_asked_before_a_refresh_began_share_it_and_later_ones_refresh_a
     assert later is not None and later.changed == 1 and overlay.masked == {"src/extra.py"}
 
 
+def test_a_tree_taken_as_checked_out_asks_git_nothing_until_the_agents_may_have_written(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "repo")
+    branch = RunWorktrees(repo, tmp_path / "runs").create("overlay3")
+    overlay = RunTreeOverlay(branch.workdir, branch.start_commit)
+    overlay.pristine = True  # a new run's upfront retrieval: no agent has run
+    report = overlay.refresh(after=overlay.refreshes)
+    assert report is not None and report.changed == 0 and overlay.refreshes == 0
+    (branch.workdir / "src" / "extra.py").write_text(RUN_EXTRA, encoding="utf-8")
+    overlay.pristine = False  # the agents start
+    later = overlay.refresh(after=overlay.refreshes)
+    assert later is not None and later.changed == 1 and overlay.masked == {"src/extra.py"}
+    overlay.pristine = True  # what the overlay already holds is never dropped by the assumption
+    again = overlay.refresh(after=overlay.refreshes)
+    assert again is not None and again.changed == 1 and overlay.refreshes == 2
+
+
 async def test_the_agents_search_tool_inside_a_run_finds_the_run_s_code(tmp_path: Path) -> None:
     repo = _repo(tmp_path / "repo")
     config = load_config(

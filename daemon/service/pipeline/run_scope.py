@@ -54,6 +54,10 @@ class ServiceRunScope:
     tools: Sequence[BaseTool]
     overlay: RunTreeOverlay | None = None
 
+    def as_checked_out(self, value: bool) -> None:
+        if self.overlay is not None:
+            self.overlay.pristine = value
+
     async def aclose(self) -> None:
         if self.overlay is not None:
             await asyncio.to_thread(self.overlay.close)
