@@ -29,6 +29,8 @@ lives under ``--state-root/<name>`` and is kept between invocations.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import importlib
 import json
 import os
 import statistics
@@ -99,16 +101,25 @@ def _at(stamp: object) -> float:
     return stamp.timestamp() if isinstance(stamp, datetime) else datetime.fromisoformat(str(stamp)).timestamp()
 
 
+def _module(*names: str) -> Any:
+    """The first of ``names`` this version of ided has (the children run older versions too)."""
+    for name in names[:-1]:
+        with contextlib.suppress(ImportError):
+            return importlib.import_module(name)
+    return importlib.import_module(names[-1])
+
+
 async def _start_runs(workspace: Path, runs: int, settle: float) -> None:
     from daemon.config import load_config
-    from daemon.service.runs.params import RunStart
-    from daemon.service.runs.remote import attach_runs
     from daemon.service.wire.api import DaemonStatus, Methods
     from daemon.service.wire.client import DaemonClient
 
+    params = _module("daemon.service.runs.params", "daemon.service.runs.port")  # the typed RunService, or before
+    remote = _module("daemon.service.runs.remote")
+    attach = remote.attach_runs if hasattr(remote, "attach_runs") else remote.DaemonRunService.attach
     config = load_config(workspace)
     begun = time.time()
-    service = await attach_runs(config, client="cli", start=True)
+    service: Any = await attach(config, client="cli", start=True)
     control = await DaemonClient.attach(config, client="other", start=False)
     try:
         await control.call(Methods.INDEX_REINDEX, None, wait_s=3600)
@@ -119,7 +130,7 @@ async def _start_runs(workspace: Path, runs: int, settle: float) -> None:
             request = REQUESTS[i % len(REQUESTS)]
             sent, cpu = time.time(), _cpu_seconds(pid)
             marks: dict[str, float] = {}
-            async with await service.start(RunStart(request=request, workflow=WORKFLOW)) as run:
+            async with await service.start(params.RunStart(request=request, workflow=WORKFLOW)) as run:
                 async for event in run:
                     kind = event.event.value
                     if kind == "node_started" and "first_node" not in marks:
@@ -162,7 +173,6 @@ def upfront_child(workspace: Path, state: Path, runs: int) -> None:
     from daemon.orchestration.workflow_loader import WorkflowCatalog, builtin_workflow_dir
     from daemon.retrieval.models import WorkflowKind
     from daemon.retrieval.ports import BlockingIndexSearch
-    from daemon.service.pipeline.retrieval_sources import build_retrieval_agent
 
     config = load_config(workspace, overrides={"state_dir": str(state)})
     workflow = WorkflowCatalog.load([builtin_workflow_dir()]).get(WORKFLOW)
@@ -175,7 +185,8 @@ def upfront_child(workspace: Path, state: Path, runs: int) -> None:
         status = index.status()
         # as a run's agent is built: the index through the search port, one search at a time (the daemon's
         # index thread), so fusion has no chunk vectors (the agent gets them only with an index in process)
-        agent = build_retrieval_agent(config, index=None, search=BlockingIndexSearch(index, parallel=1))
+        sources = _module("daemon.service.pipeline.retrieval_sources", "daemon.service.runs.retrieval_sources")
+        agent = sources.build_retrieval_agent(config, index=None, search=BlockingIndexSearch(index, parallel=1))
 
         async def retrieve(request: str) -> tuple[float, float]:
             plan = assemble_plan(workflow, decisions, request)
