@@ -174,6 +174,7 @@ REPOSITORY_SETTINGS: Mapping[str, RepositoryRule] = {
     "pipeline.checkpoint.backend": RepositoryRule(R, _SENDS),
     "pipeline.checkpoint.sqlite_path": RepositoryRule(R, _OUTSIDE),
     "pipeline.checkpoint.postgres_url": RepositoryRule(R, _SENDS),
+    "pipeline.warm_start": RepositoryRule(R, _YOURS),
     "runs.database_url": RepositoryRule(R, _SENDS),
     "runs.workspace_id": RepositoryRule(R, "chooses whose runs a shared run store lists"),
     "runs.connect_timeout_seconds": RepositoryRule(R, _LIMIT),
@@ -184,6 +185,7 @@ REPOSITORY_SETTINGS: Mapping[str, RepositoryRule] = {
     "vcs.retention_days": RepositoryRule(R, "decides when your run branches are deleted"),
     "vcs.worktrees_dir": RepositoryRule(R, _OUTSIDE),
     "vcs.include_uncommitted": RepositoryRule(R, "puts your uncommitted changes on run branches"),
+    "vcs.spare_worktree": RepositoryRule(R, _YOURS + " (a spare checkout uses your disk)"),
     # retrieval: local sources and thresholds are tuning; the web and advisory servers are not
     "retrieval.code": RepositoryRule(T, _TUNING),
     "retrieval.docs": RepositoryRule(T, _TUNING),
