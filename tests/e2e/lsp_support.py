@@ -139,13 +139,15 @@ async def lsp_client(
     progress: bool = True,
     cwd: Path | None = None,
     options: dict[str, Any] | None = None,
+    env: dict[str, str] | None = None,
 ) -> AsyncGenerator[IdedTestClient]:
     """``ided lsp`` over real stdio, initialized; on exit: shutdown, exit (code 0), daemon stopped.
 
-    ``extra``: more ``--set key=value`` arguments; ``options``: the ``initializationOptions``."""
+    ``extra``: more ``--set key=value`` arguments; ``options``: the ``initializationOptions``;
+    ``env``: the server's environment (default: this process's)."""
     client = make_client()
     args = server_args(state)
-    await client.start_io(sys.executable, *args[:-1], *extra, args[-1], cwd=str(cwd or workspace))  # pyright: ignore[reportUnknownMemberType]
+    await client.start_io(sys.executable, *args[:-1], *extra, args[-1], cwd=str(cwd or workspace), env=env)  # pyright: ignore[reportUnknownMemberType]
     try:
         params = initialize_params(workspace, progress=progress)
         params.initialization_options = options

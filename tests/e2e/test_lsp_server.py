@@ -349,3 +349,37 @@ async def test_standard_methods_answer_from_a_language_server_in_the_projects_ve
             WAIT_S,
         )
         assert blank is None
+
+
+async def test_no_language_server_found_is_shown_once_not_only_logged(workspace: Path, state: Path) -> None:
+    """A new user with no Python language server installed: the editor (VS Code, Neovim) only logs a
+    failed definition/references/hover request, so ided shows why, once per reason and language."""
+    geometry = workspace / "src" / "geometry.py"
+    geometry.write_text(geometry.read_text() + "\n\nUNIT = hypotenuse(3.0, 4.0)\n")  # line 26 (0-based 25)
+    document = types.TextDocumentIdentifier(uri=geometry.as_uri())
+    use = types.Position(line=25, character=9)
+    bare = {**os.environ, "PATH": "/usr/bin:/bin"}  # no server on PATH, none on intel.search_path
+    async with lsp_client(workspace, state, options={"standardIntel": True}, env=bare) as client:
+        refused = await _error(
+            asyncio.wait_for(
+                client.text_document_definition_async(types.DefinitionParams(text_document=document, position=use)),
+                WAIT_S,
+            )
+        )
+        assert "no python language server found" in refused.message, refused.message
+        shown = await asyncio.wait_for(client.shown.get(), WAIT_S)
+        assert shown.type == types.MessageType.Warning
+        assert shown.message.startswith(
+            "ided: no definitions, references or hover for python files: no python language server found"
+        ), shown.message
+        assert "basedpyright" in shown.message and "install" in shown.message
+
+        again = await _error(
+            asyncio.wait_for(
+                client.text_document_definition_async(types.DefinitionParams(text_document=document, position=use)),
+                WAIT_S,
+            )
+        )
+        assert "no python language server found" in again.message
+        # ided says why before it answers: a second message would be queued by now
+        assert client.shown.empty(), "shown once per reason and language, not at every request"
