@@ -593,6 +593,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
             return tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    except RecursionError:  # arrays or tables nested thousands deep: the parser recurses
+        raise ConfigError(f"{path}: not valid TOML: nested too deep to read") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(
             f"{path}: not valid TOML: byte {exc.start} is not UTF-8 (TOML files are UTF-8 text)", cause=exc

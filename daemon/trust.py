@@ -5,8 +5,12 @@ in a workflow file under the workspace). Those run only in a workspace the user 
 do it (VS Code's Workspace Trust): trust is kept in the user's own configuration directory, in
 ``$XDG_CONFIG_HOME/ided/trusted-workspaces.json`` (``IDED_TRUST_FILE`` names another file), never
 in the repository, so a repository cannot mark itself trusted. Trusting a folder trusts every folder
-under it. Reading the file never fails a caller: a missing or unreadable file trusts nothing.
-``ided trust [PATH]``, ``ided trust --list`` and ``ided trust --remove PATH`` edit it.
+under it. A missing file trusts nothing; one that cannot be read or is not a trust file (not JSON,
+nested too deep, not ``{"workspaces": [...]}``: decoded as the transports decode a message,
+:func:`daemon.core.jsonrpc.guarded_json`) is a ``config_invalid`` error naming the file, for every
+command that reads it, rather than a silent change of what is trusted; an entry that is not an
+absolute path is skipped with a warning. ``ided trust [PATH]``, ``ided trust --list`` and
+``ided trust --remove PATH`` edit it.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
+from daemon.core.jsonrpc import JsonProblem, guarded_json
 from daemon.errors import ConfigError
 
 __all__ = ["TRUST_FILE_ENV", "TrustStore", "TrustedWorkspace", "how_to_trust", "trust_file_path"]
@@ -30,6 +35,9 @@ logger = logging.getLogger(__name__)
 
 TRUST_FILE_ENV = "IDED_TRUST_FILE"
 _VERSION = 1
+_MAX_DEPTH = 8
+"""A trust file is ``{"version": 1, "workspaces": [{"path": ..., "trusted_at": ...}]}``: three levels deep."""
+_MAX_BYTES = 16 * 1024 * 1024
 
 
 def trust_file_path(env: Mapping[str, str] | None = None) -> Path:
@@ -63,25 +71,38 @@ class TrustStore:
         return cls(trust_file_path(env))
 
     def entries(self) -> list[TrustedWorkspace]:
-        """The trusted folders; an absent or unreadable file trusts nothing (the reason is logged)."""
+        """The trusted folders; an absent file trusts nothing, a damaged one is a ``ConfigError`` naming it."""
         try:
-            raw: Any = json.loads(self.path.read_text(encoding="utf-8"))
+            with self.path.open("rb") as fh:
+                data = fh.read(_MAX_BYTES + 1)
         except FileNotFoundError:
             return []
-        except (OSError, ValueError) as exc:
-            logger.warning("the trust file %s cannot be read (%s); no workspace is trusted", self.path, exc)
-            return []
+        except OSError as exc:
+            raise self._damaged(exc.strerror or str(exc)) from exc
+        if len(data) > _MAX_BYTES:
+            raise self._damaged(f"larger than {_MAX_BYTES >> 20} MiB")
+        try:
+            raw: Any = guarded_json(data, max_depth=_MAX_DEPTH)
+        except JsonProblem as exc:
+            raise self._damaged(str(exc)) from None
         items: Any = cast("dict[str, Any]", raw).get("workspaces") if isinstance(raw, dict) else None
         if not isinstance(items, list):
-            return []
+            raise self._damaged('not {"workspaces": [...]}')
         found: list[TrustedWorkspace] = []
         for item in cast("list[Any]", items):
-            if isinstance(item, dict):
-                entry = cast("dict[str, Any]", item)
-                path, when = entry.get("path"), entry.get("trusted_at", "")
-                if isinstance(path, str) and Path(path).is_absolute():
-                    found.append(TrustedWorkspace(path=Path(path), trusted_at=str(when)))
+            entry = cast("dict[str, Any]", item) if isinstance(item, dict) else {}
+            path, when = entry.get("path"), entry.get("trusted_at", "")
+            if isinstance(path, str) and "\x00" not in path and Path(path).is_absolute():
+                found.append(TrustedWorkspace(path=Path(path), trusted_at=str(when)))
+            else:
+                logger.warning("the trust file %s has an entry that is not an absolute path; skipped", self.path)
         return found
+
+    def _damaged(self, why: str) -> ConfigError:
+        return ConfigError(
+            f"the trust file {self.path} cannot be read ({why}): fix it, or move it aside to trust nothing "
+            "(`ided trust PATH` then writes a new one)"
+        )
 
     def trusted(self, folder: Path) -> bool:
         """Whether ``folder`` (resolved) is a trusted folder or lies under one."""

@@ -67,7 +67,9 @@ def cve_sync(
         highlight=False,
     )
     for problem in report.problems:
-        state.err.print(f"  invalid: {problem}", highlight=False)
+        state.err.print(f"  invalid: {problem}", highlight=False, markup=False)
+    for note in report.notes:
+        state.err.print(f"  note: {note}", highlight=False, markup=False)
 
 
 @cve_app.command("audit")

@@ -49,7 +49,10 @@ def trust(
     if list_:
         if path is not None or remove:
             state.fail("--list takes no PATH and no --remove")
-        entries = store.entries()
+        try:
+            entries = store.entries()
+        except DaemonError as exc:
+            state.fail(str(exc))
         if not entries:
             state.err.print(f"no trusted workspace ({store.path})")
         for entry in entries:

@@ -37,12 +37,14 @@ __all__ = [
     "MAX_NESTING_DEPTH",
     "METHOD_NOT_FOUND",
     "PARSE_ERROR",
+    "JsonProblem",
     "JsonRpcReject",
     "Message",
     "MessageId",
     "RpcError",
     "decode_json",
     "error_reply",
+    "guarded_json",
     "read_message",
 ]
 
@@ -136,29 +138,53 @@ def _depth_exceeds(value: object, limit: int) -> bool:
     return False
 
 
-def decode_json(body: bytes | str, *, max_depth: int = MAX_NESTING_DEPTH) -> Any:
-    """The JSON value in ``body``; ``JsonRpcReject`` (-32700, or -32600 when nested too deep) for anything else."""
+class JsonProblem(ValueError):
+    """Why a body is not JSON ided takes (``kind``: ``utf8``, ``syntax``, ``depth``, ``surrogate``); ``value`` is
+    what was decoded when the problem came after decoding (too deep, a lone surrogate), else None."""
+
+    def __init__(self, kind: Literal["utf8", "syntax", "depth", "surrogate"], message: str, value: Any = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.value = value
+
+
+def guarded_json(body: bytes | str, *, max_depth: int = MAX_NESTING_DEPTH) -> Any:
+    """The JSON value in ``body``, decoded without recursing out of the stack; ``JsonProblem`` for anything
+    else: not UTF-8, not JSON (``NaN``/``Infinity`` included), nested deeper than ``max_depth`` (found
+    before anything recurses over it; the decoder's own ``RecursionError`` is caught), or a string with a
+    lone surrogate escape. The transports' :func:`decode_json` and every file ided reads of its own (OSV
+    records, the trust file, dependency manifests) decode through it."""
     try:
         text = body.decode("utf-8") if isinstance(body, bytes) else body
     except UnicodeDecodeError:
-        raise JsonRpcReject(PARSE_ERROR, "parse error: the message is not UTF-8") from None
-    too_deep = JsonRpcReject(INVALID_REQUEST, f"invalid request: JSON nested more than {max_depth} levels deep")
+        raise JsonProblem("utf8", "not UTF-8") from None
+    too_deep = f"JSON nested more than {max_depth} levels deep"
     try:
         value = json.loads(text, parse_constant=_no_constant)
     except RecursionError:
-        raise too_deep from None
+        raise JsonProblem("depth", too_deep) from None
     except ValueError as exc:
-        raise JsonRpcReject(PARSE_ERROR, f"parse error: {exc}") from None
+        raise JsonProblem("syntax", str(exc)) from None
     if _depth_exceeds(value, max_depth):
-        too_deep.msg_id = _request_id(value)  # decoded after all: answer the request by its id
-        raise too_deep
+        raise JsonProblem("depth", too_deep, value)
     if _SURROGATE_ESCAPE.search(text) and not _all_unicode(value):
-        raise JsonRpcReject(
-            INVALID_REQUEST,
-            "invalid request: a string holds a lone surrogate escape (\\ud800-\\udfff), which is not Unicode text",
-            _request_id(value),
+        raise JsonProblem(
+            "surrogate", "a string holds a lone surrogate escape (\\ud800-\\udfff), which is not Unicode text", value
         )
     return value
+
+
+def decode_json(body: bytes | str, *, max_depth: int = MAX_NESTING_DEPTH) -> Any:
+    """The JSON value in ``body``; ``JsonRpcReject`` (-32700, or -32600 when nested too deep) for anything else."""
+    try:
+        return guarded_json(body, max_depth=max_depth)
+    except JsonProblem as problem:
+        if problem.kind == "utf8":
+            raise JsonRpcReject(PARSE_ERROR, "parse error: the message is not UTF-8") from None
+        if problem.kind == "syntax":
+            raise JsonRpcReject(PARSE_ERROR, f"parse error: {problem}") from None
+        # decoded after all (too deep, a lone surrogate): answer the request by its id
+        raise JsonRpcReject(INVALID_REQUEST, f"invalid request: {problem}", _request_id(problem.value)) from None
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")

@@ -7,13 +7,16 @@ runs with ``durability="sync"``, so a step's checkpoint is stored before the nex
 killed process resumes from the last finished node. The Postgres saver borrows connections from a
 small pool that checks each before lending it, so a server restart between steps costs nothing; its
 table set-up runs under an advisory lock, so daemons that start at once on an empty database do not
-race its migrations.
+race its migrations. A SQLite checkpoint file that is damaged or not a database is ``run_store_failed``
+naming the file, never a traceback.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
+import sqlite3
 import time
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
@@ -133,6 +136,15 @@ async def open_checkpointer(
         return
     path = checkpoint_path(config, state_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
-    async with AsyncSqliteSaver.from_conn_string(str(path)) as saver:
-        await saver.setup()
+    async with contextlib.AsyncExitStack() as stack:
+        try:
+            saver = await stack.enter_async_context(AsyncSqliteSaver.from_conn_string(str(path)))
+            await saver.setup()
+        except (sqlite3.Error, OSError) as exc:
+            raise PipelineError(
+                f"the checkpoint store {path} cannot be opened (damaged, or not a SQLite database): move it aside "
+                "and ided starts a new one (run records stay; an unfinished run can no longer resume)",
+                code=ErrorCode.RUN_STORE_FAILED,
+                cause=exc,
+            ) from exc
         yield saver

@@ -49,7 +49,12 @@ class SqliteRunStore(SqlRunStore[sqlite3.Connection]):
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False, timeout=10.0)
+        try:
+            self._db = sqlite3.connect(path, check_same_thread=False, timeout=10.0)
+        except sqlite3.Error as exc:
+            raise PipelineError(
+                f"the run store {path} cannot be opened", code=ErrorCode.RUN_STORE_FAILED, cause=exc
+            ) from exc
         try:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA busy_timeout=10000")
@@ -65,7 +70,10 @@ class SqliteRunStore(SqlRunStore[sqlite3.Connection]):
         except sqlite3.Error as exc:
             self._db.close()
             raise PipelineError(
-                f"the run store {path} cannot be opened", code=ErrorCode.RUN_STORE_FAILED, cause=exc
+                f"the run store {path} cannot be opened (damaged, or not a SQLite database): move it aside and "
+                "ided starts a new one (the runs it listed are gone from `ided runs`; their branches stay)",
+                code=ErrorCode.RUN_STORE_FAILED,
+                cause=exc,
             ) from exc
 
     @property

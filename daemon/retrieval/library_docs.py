@@ -25,7 +25,6 @@ library and version.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import re
 import threading
@@ -34,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+from daemon.core.jsonrpc import guarded_json
 from daemon.core.languages import language_for_path
 from daemon.core.models import Chunk, SymbolKind
 from daemon.core.regular_files import read_regular, read_regular_text
@@ -50,6 +50,8 @@ logger = logging.getLogger(__name__)
 MAX_FILES = 600
 MAX_BYTES = 8 * 1024 * 1024
 _MAX_META_BYTES = 4 * 1024 * 1024
+_MAX_DEPTH = 256
+"""Deepest nesting a package.json is read to (decoded without recursing: a deeper one is skipped)."""
 """A METADATA, RECORD or package.json is read up to this size."""
 _SKIP_PARTS = frozenset({"tests", "test", "testing", "_vendor", "vendor", "__pycache__", "examples", "docs"})
 _VENVS = (".venv", "venv", "env")
@@ -109,7 +111,7 @@ def _python_libraries(root: Path, wanted: set[str]) -> Iterator[Library]:
 
 def _npm_wanted(root: Path) -> set[str]:
     try:
-        data = json.loads(read_regular(root / "package.json", _MAX_META_BYTES))
+        data = guarded_json(read_regular(root / "package.json", _MAX_META_BYTES), max_depth=_MAX_DEPTH)
     except (OSError, ValueError):
         return set()
     if not isinstance(data, dict):
@@ -128,7 +130,7 @@ def _npm_libraries(root: Path) -> Iterator[Library]:
         if not package.is_dir() or package.is_symlink():
             continue
         try:
-            meta = json.loads(read_regular(package / "package.json", _MAX_META_BYTES))
+            meta = guarded_json(read_regular(package / "package.json", _MAX_META_BYTES), max_depth=_MAX_DEPTH)
         except (OSError, ValueError):
             meta = {}
         version = str(cast("dict[str, Any]", meta).get("version", "?")) if isinstance(meta, dict) else "?"

@@ -23,7 +23,6 @@ dependency keeps where it was declared (``file:line``) so a finding can be cited
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import tomllib
@@ -32,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from daemon.core.jsonrpc import guarded_json
 from daemon.core.regular_files import read_regular
 
 __all__ = ["MAX_DEPTH", "Dependency", "DependencyScan", "normalize_name", "read_dependencies"]
@@ -39,6 +39,8 @@ __all__ = ["MAX_DEPTH", "Dependency", "DependencyScan", "normalize_name", "read_
 
 MAX_DEPTH = 4
 _MAX_BYTES = 20 * 1024 * 1024
+_MAX_DEPTH = 512
+"""Deepest nesting a JSON lock file is read to (decoded without recursing: a deeper one is a problem, skipped)."""
 _SKIP_DIRS = frozenset(
     {"node_modules", "vendor", "target", "dist", "build", "site-packages", "__pycache__", "venv", "env"}
     | {"fixtures", "testdata"}
@@ -142,7 +144,7 @@ def read_dependencies(root: Path, *, max_depth: int = MAX_DEPTH) -> DependencySc
                 continue
             text = data.decode("utf-8")
             found = list(_READERS[_reader_for(path)](text, rel))
-        except (OSError, UnicodeDecodeError, ValueError, tomllib.TOMLDecodeError) as exc:
+        except (OSError, UnicodeDecodeError, ValueError, tomllib.TOMLDecodeError, RecursionError) as exc:
             scan.problems.append(f"{rel}: cannot be read as {_reader_for(path)}: {exc}")
             continue
         scan.files.append(rel)
@@ -265,7 +267,7 @@ def _cargo_lock(text: str, rel: str) -> Iterator[Dependency]:
 
 
 def _package_lock(text: str, rel: str) -> Iterator[Dependency]:
-    data = json.loads(text)
+    data = guarded_json(text, max_depth=_MAX_DEPTH)
     if not isinstance(data, dict):
         raise ValueError("not a JSON object")
     lines = text.splitlines()

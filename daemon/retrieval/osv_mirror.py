@@ -19,7 +19,6 @@ path and what to do.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import re
 from collections.abc import Mapping
@@ -27,11 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from daemon.core.jsonrpc import guarded_json
 from daemon.errors import SourceUnavailable
 from daemon.retrieval.manifests import DependencyScan, normalize_name, read_dependencies
 from daemon.retrieval.osv_records import (
     INDEX_NAME,
     INDEX_VERSION,
+    MAX_RECORD_DEPTH,
     IndexEntry,
     index_entry,
     parse_record,
@@ -81,7 +82,7 @@ def load_index(mirror: Path) -> MirrorIndex | None:
     if not path.is_file():
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = guarded_json(path.read_bytes(), max_depth=MAX_RECORD_DEPTH)
         if not isinstance(data, dict) or cast("dict[str, Any]", data).get("version") != INDEX_VERSION:
             raise ValueError(f"not an index of version {INDEX_VERSION}")
         records = cast("dict[str, Any]", cast("dict[str, Any]", data)["records"])
@@ -198,7 +199,7 @@ class OsvMirror:
 
     def _record(self, entry: IndexEntry) -> dict[str, Any] | None:
         try:
-            data = json.loads((self.path / entry.file).read_bytes())
+            data = guarded_json((self.path / entry.file).read_bytes(), max_depth=MAX_RECORD_DEPTH)
         except (OSError, ValueError) as exc:
             logger.warning("OSV mirror %s: %s cannot be read: %s", self.path, entry.file, exc)
             return None

@@ -1,7 +1,9 @@
 """OSV records: validation of one record, and the mirror's index file (what ``cve sync`` writes).
 
-A record is valid when it is a JSON object with a string ``id`` (letters, digits, ``.``, ``_``,
-``:``, ``-``; no path separators) and a string ``modified``, and its ``affected`` (when present) is
+Records are decoded as the transports decode a message (:func:`daemon.core.jsonrpc.guarded_json`:
+nesting deeper than :data:`MAX_RECORD_DEPTH` is refused before anything recurses over it). A record is
+valid when it is a JSON object with a string ``id`` (letters, digits, ``.``, ``_``, ``:``, ``-``, the
+whole string: no path separators, no line break) and a string ``modified``, and its ``affected`` (when present) is
 a list of objects whose ``package`` names an ``ecosystem`` and a ``name``, whose ``ranges`` are
 objects with a ``type`` and a list of ``events`` and whose ``versions`` are strings. Anything else
 in the record is kept as it is (the mirror stores records verbatim).
@@ -13,17 +15,18 @@ only the records of the packages it asks about.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
+from daemon.core.jsonrpc import JsonProblem, guarded_json
 from daemon.retrieval.manifests import normalize_name
 
 __all__ = [
     "INDEX_NAME",
     "INDEX_VERSION",
+    "MAX_RECORD_DEPTH",
     "IndexEntry",
     "file_name",
     "index_entry",
@@ -33,7 +36,10 @@ __all__ = [
 
 INDEX_NAME = "index.json"
 INDEX_VERSION = 1
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{1,127}$")
+MAX_RECORD_DEPTH = 64
+"""Deepest nesting an OSV record or the mirror's index may have (real ones stay under 10)."""
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{1,127}")
+"""A record id, matched against the whole string (``fullmatch``: a trailing newline is not an id's)."""
 
 
 def file_name(record_id: str) -> str:
@@ -47,7 +53,7 @@ def record_problem(data: Any) -> str | None:
         return "not a JSON object"
     record = cast("dict[str, Any]", data)
     rid = record.get("id")
-    if not isinstance(rid, str) or not _ID.match(rid):
+    if not isinstance(rid, str) or not _ID.fullmatch(rid):
         return "no valid 'id'"
     if not isinstance(record.get("modified"), str):
         return f"{rid}: no 'modified' time"
@@ -114,9 +120,9 @@ class IndexEntry:
 def parse_record(data: bytes | str) -> dict[str, Any] | str:
     """The OSV record in ``data``, or why it is not one (``not JSON (...)`` or ``record_problem``'s reason)."""
     try:
-        parsed = json.loads(data)
-    except ValueError as exc:
-        return f"not JSON ({exc})"
+        parsed = guarded_json(data, max_depth=MAX_RECORD_DEPTH)
+    except JsonProblem as exc:
+        return f"not JSON ({exc})" if exc.kind in ("utf8", "syntax") else f"not a usable record ({exc})"
     problem = record_problem(parsed)
     return problem if problem is not None else cast("dict[str, Any]", parsed)
 

@@ -10,7 +10,9 @@ is left as it is. The write is atomic per record (temporary file, then rename) a
 completes. Running it twice with the same export changes nothing the second time.
 
 The report counts records added, updated, unchanged, older than the stored ones and invalid
-(with the first few reasons), per ecosystem as well.
+(with the first few reasons), per ecosystem as well. A record that is not a usable OSV record (not
+JSON, nested too deep, a bad id) is skipped with its reason and the rest of the export imports; a
+mirror whose ``index.json`` cannot be read is re-indexed from its records (said in ``notes``).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from daemon.errors import InvalidToolInput
+from daemon.errors import InvalidToolInput, SourceUnavailable
 from daemon.retrieval.osv_mirror import load_index, scan_index
 from daemon.retrieval.osv_records import INDEX_NAME, INDEX_VERSION, IndexEntry, file_name, index_entry, parse_record
 
@@ -46,6 +48,8 @@ class SyncReport:
     older: int = 0
     invalid: int = 0
     problems: list[str] = field(default_factory=list[str])
+    notes: list[str] = field(default_factory=list[str])
+    """What the sync did besides importing (a mirror index it could not read, rebuilt)."""
     ecosystems: dict[str, int] = field(default_factory=dict[str, int])
     """Records read per ecosystem (a record affecting two ecosystems counts in both)."""
     total: int = 0
@@ -116,12 +120,18 @@ def sync_mirror(source: Path, mirror: Path) -> SyncReport:
     if source.resolve() == mirror.resolve():
         raise InvalidToolInput(f"{source} is the mirror itself; give the export you downloaded")
     mirror.mkdir(parents=True, exist_ok=True)
-    existing = load_index(mirror)
+    report = SyncReport(source=str(source), mirror=str(mirror))
+    try:
+        existing = load_index(mirror)
+    except SourceUnavailable as exc:
+        existing = None
+        report.notes.append(
+            f"the mirror's index {mirror / INDEX_NAME} could not be read ({exc.cause}); rebuilt from its records"
+        )
     if existing is not None:
         entries = dict(existing.entries)
     else:
         entries, _ = scan_index(mirror)
-    report = SyncReport(source=str(source), mirror=str(mirror))
     for name, data in _members(source):
         if data is None:
             report.problem(f"{name}: larger than {MAX_RECORD_BYTES // (1024 * 1024)} MiB")

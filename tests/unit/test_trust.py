@@ -33,12 +33,21 @@ def test_trusting_a_folder_covers_its_subfolders_and_removing_it_forgets_them(tm
     assert not store.trusted(child)
 
 
-def test_an_unreadable_trust_file_trusts_nothing_and_only_folders_can_be_trusted(tmp_path: Path) -> None:
+def test_a_damaged_trust_file_is_a_coded_error_naming_it_and_only_folders_can_be_trusted(tmp_path: Path) -> None:
     store = TrustStore(tmp_path / "trusted.json")
-    store.path.write_text("{not json")
-    assert store.entries() == [] and not store.trusted(tmp_path)
+    deep = '{"workspaces": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    for damaged in ("{not json", deep, '{"workspaces": "x"}', "[]", "\ud800"):
+        store.path.write_text(damaged, encoding="utf-8", errors="surrogatepass")
+        with pytest.raises(ConfigError) as caught:
+            store.trusted(tmp_path)
+        assert caught.value.code is ErrorCode.CONFIG_INVALID and str(store.path) in str(caught.value)
+        with pytest.raises(ConfigError):
+            store.add(tmp_path)  # never written over: the user's list is theirs to fix
+        assert store.path.read_text(encoding="utf-8", errors="surrogatepass") == damaged
     store.path.write_text(json.dumps({"workspaces": [{"path": "relative/repo"}, {"path": 3}, "x"]}))
-    assert store.entries() == []
+    assert store.entries() == []  # entries that are no absolute path are skipped (logged)
+    store.path.unlink()
+    assert store.entries() == [] and not store.trusted(tmp_path)
     with pytest.raises(ConfigError) as caught:
         store.add(tmp_path / "missing")
     assert caught.value.code is ErrorCode.CONFIG_INVALID
@@ -127,14 +136,18 @@ def test_a_run_gets_the_users_commands_always_and_the_repositorys_only_when_trus
     assert CommandSources.given({"test": "t"}).for_run(None, None, trusted=False).named == {"test": "t"}
 
 
-def test_a_trust_file_that_cannot_be_written_is_a_config_error_and_leaves_no_temporary_file(tmp_path: Path) -> None:
+def test_a_trust_file_that_cannot_be_read_or_written_is_a_config_error_naming_it(tmp_path: Path) -> None:
     store = TrustStore(tmp_path / "cfg" / "trusted.json")
     repo = tmp_path / "repo"
     repo.mkdir()
     store.add(repo)
     store.path.unlink()
-    store.path.mkdir()  # the file's place is taken by a folder: the final rename fails
+    store.path.mkdir()  # the file's place is taken by a folder
     with pytest.raises(ConfigError) as caught:
         store.add(tmp_path)
-    assert "cannot be written" in caught.value.message and caught.value.code is ErrorCode.CONFIG_INVALID
+    assert "cannot be read" in caught.value.message and str(store.path) in caught.value.message
     assert sorted(p.name for p in store.path.parent.iterdir()) == ["trusted.json"]
+    unwritable = TrustStore(Path("/proc/self/ided-no-such-folder/trusted.json"))  # no folder can be made there
+    with pytest.raises(ConfigError) as caught:
+        unwritable.add(tmp_path)
+    assert "cannot be written" in caught.value.message and caught.value.code is ErrorCode.CONFIG_INVALID
