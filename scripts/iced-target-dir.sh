@@ -13,5 +13,6 @@ if [ -n "${CARGO_TARGET_DIR:-}" ]; then
   exit 0
 fi
 root=$(cd "$(dirname "$0")/.." && pwd -P)
-hash=$(printf '%s' "$root" | sha256sum | cut -c1-12)
+if command -v sha256sum >/dev/null 2>&1; then sum=(sha256sum); else sum=(shasum -a 256); fi  # macOS: shasum
+hash=$(printf '%s' "$root" | "${sum[@]}" | cut -c1-12)
 printf '%s\n' "${XDG_CACHE_HOME:-$HOME/.cache}/ided/iced-targets/$(basename "$root")-$hash"
