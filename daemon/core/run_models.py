@@ -21,7 +21,9 @@ from daemon.core.frozen_model import FrozenModel
 from daemon.core.selection_models import Selection
 from daemon.core.workflow_schema import (
     AgentSpec,
+    EvaluationConfig,
     FailureAggregation,
+    ReflectionConfig,
     RetrievalHint,
     RetrievalStrategyConfig,
     StageType,
@@ -155,6 +157,11 @@ class ExecutionPlan(FrozenModel):
     notes: tuple[WorkflowNote, ...] = Field(
         default=(), description="The workflow file's fields in the specification's spelling: mapped or informational."
     )
+    reflection: ReflectionConfig = Field(
+        default_factory=ReflectionConfig,
+        description="The workflow's reflector, its stages resolved to the planned stages it critiques.",
+    )
+    evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig, description="The workflow's evaluator.")
 
     def stage(self, stage_id: str) -> PlannedStage:
         return stage_by_id(self.stages, stage_id)
@@ -162,6 +169,11 @@ class ExecutionPlan(FrozenModel):
     @property
     def stage_ids(self) -> tuple[str, ...]:
         return tuple(s.stage_id for s in self.stages)
+
+    @property
+    def reflected_stages(self) -> tuple[str, ...]:
+        """The planned stages the reflector critiques (none when reflection is off)."""
+        return self.reflection.stages if self.reflection.enabled else ()
 
     @property
     def agent_roles(self) -> tuple[str, ...]:
@@ -361,6 +373,8 @@ class DecisionKind(StrEnum):
     ROLLBACK = "rollback"
     TRUST = "trust"
     CONSISTENCY = "consistency"
+    REFLECTION = "reflection"
+    EVALUATION = "evaluation"
 
 
 class DecisionEntry(FrozenModel):

@@ -27,13 +27,17 @@ from daemon.core.frozen_model import FrozenModel
 __all__ = [
     "ABORT",
     "DONE",
+    "EVALUATOR_NODE",
+    "REFLECTOR_NODE",
     "RESERVED_STAGE_IDS",
     "AdaptiveRetrievalConfig",
     "AgentSpec",
+    "EvaluationConfig",
     "FailureAggregation",
     "ParallelConfig",
     "RagSource",
     "RagStrategy",
+    "ReflectionConfig",
     "RetrievalHint",
     "RetrievalStrategyConfig",
     "SelectionCriteria",
@@ -55,7 +59,14 @@ DONE = "DONE"
 ABORT = "ABORT"
 """Routing target: stop now; the run is aborted."""
 
-RESERVED_STAGE_IDS = frozenset({"adaptive_retrieval", "done", "abort", "__start__", "__end__"})
+REFLECTOR_NODE = "reflector"
+"""The graph node that critiques a stage attempt before it is committed (``ReflectionConfig``)."""
+EVALUATOR_NODE = "evaluator"
+"""The graph node that scores the run's result before ``done`` (``EvaluationConfig``)."""
+
+RESERVED_STAGE_IDS = frozenset(
+    {"adaptive_retrieval", "done", "abort", REFLECTOR_NODE, EVALUATOR_NODE, "__start__", "__end__"}
+)
 """Graph node names that a stage id may not take."""
 
 _ID = r"^[a-z][a-z0-9_]*$"
@@ -240,6 +251,35 @@ class Stage(FrozenModel):
     )
 
 
+class ReflectionConfig(FrozenModel):
+    """The reflector: a model that critiques a stage attempt against the task and the tests before it is
+    committed, and accepts it or sends it back to the stage's agents with the critique."""
+
+    enabled: bool = Field(default=False, description="Put the reflector node after the reflected stages.")
+    stages: tuple[str, ...] = Field(
+        default=(),
+        description="Stage ids it critiques; empty: every stage of type implementation, test_writing or documentation.",
+    )
+    max_rounds: int = Field(
+        default=2, ge=1, le=5, description="Send-backs per stage attempt; then the attempt goes on as it is."
+    )
+    instructions: str = Field(default="", description="Extra instructions for the reflector (what to look for).")
+
+
+class EvaluationConfig(FrozenModel):
+    """The evaluator: a model that scores the run's result (0-10) when the run reaches DONE."""
+
+    enabled: bool = Field(default=False, description="Put the evaluator node before DONE.")
+    pass_score: float | None = Field(
+        default=None,
+        ge=0,
+        le=10,
+        description="When set, a score under it fails a run that would otherwise succeed; unset: the score is "
+        "recorded only.",
+    )
+    instructions: str = Field(default="", description="Extra instructions for the evaluator (what matters most).")
+
+
 class WorkflowNote(FrozenModel):
     """A field written in the specification's spelling: what ided made of it, or why it is only recorded."""
 
@@ -268,6 +308,12 @@ class Workflow(FrozenModel):
         )
     )
     stages: tuple[Stage, ...] = Field(min_length=1)
+    reflection: ReflectionConfig = Field(
+        default_factory=ReflectionConfig, description="The reflector node (off unless enabled)."
+    )
+    evaluation: EvaluationConfig = Field(
+        default_factory=EvaluationConfig, description="The evaluator node (off unless enabled)."
+    )
 
     @property
     def name(self) -> str:

@@ -22,7 +22,7 @@ decides no route of the run's routing table.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -35,19 +35,25 @@ from daemon.core.run_models import (
     ABORT_NODE,
     ADAPTIVE_NODE,
     DONE_NODE,
-    Attachment,
     DecisionKind,
     ExecutionPlan,
-    RouteDecision,
 )
-from daemon.core.workflow_schema import AgentSpec, StageType
+from daemon.core.workflow_schema import EVALUATOR_NODE, REFLECTOR_NODE, AgentSpec, StageType
 from daemon.errors import DaemonError
-from daemon.orchestration.consistency import RunDiffs, check_attempt, findings_for
-from daemon.orchestration.reporter import RunReporter
-from daemon.orchestration.resilience import ChatCaller
-from daemon.orchestration.retriever import Retriever, enrich
-from daemon.orchestration.routing import node_for, possible_targets, route_after_enrichment, route_after_stage
-from daemon.orchestration.stage_agents import AgentProvider, AgentTask, run_stage
+from daemon.orchestration.consistency import check_attempt, findings_for
+from daemon.orchestration.reflection import evaluator_node, reflector_node
+from daemon.orchestration.retriever import enrich
+from daemon.orchestration.routing import (
+    failure_targets,
+    node_for,
+    possible_targets,
+    route_after_enrichment,
+    route_after_stage,
+    route_values,
+    success_targets,
+)
+from daemon.orchestration.run_context import RunCancelled, RunContext
+from daemon.orchestration.stage_agents import AgentTask, run_stage
 from daemon.orchestration.state import ExecutionState, StageResult, to_channel_values
 
 __all__ = [
@@ -70,29 +76,6 @@ class _NodeFn(Protocol):
     async def __call__(self, state: ExecutionState, *, runtime: Runtime[RunContext]) -> dict[str, Any]: ...
 
 
-class RunCancelled(Exception):
-    """Raised by a node that finds its run cancelled before it starts any work."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class RunContext:
-    """What nodes use at run time (LangGraph runtime context; never checkpointed)."""
-
-    agents: AgentProvider
-    reporter: RunReporter
-    cancelled: Callable[[], Awaitable[bool]]
-    retriever: Retriever | None = None
-    query_writer: ChatCaller | None = None
-    max_iterations: int = 50
-    stage_timeout_seconds: float = 900.0
-    commit: Callable[[StageResult], Awaitable[str | None]] | None = None
-    attachments: tuple[Attachment, ...] = ()
-    feedback: str | None = None
-    """Review feedback the attempt answers (a follow-up); it goes into the agents' task and the result."""
-    diffs: RunDiffs | None = None
-    """The run worktree's diffs (editing runs): each attempt is checked against the earlier ones with them."""
-
-
 @dataclass(frozen=True, kw_only=True)
 class _Attempt:
     result: StageResult
@@ -100,17 +83,24 @@ class _Attempt:
     results: dict[str, list[StageResult]]
 
 
-async def _stage_attempt(plan: ExecutionPlan, stage_id: str, state: ExecutionState, ctx: RunContext) -> _Attempt:
-    """One attempt of a stage: its agents run (with the stage's context, earlier attempts and any feedback),
-    its changes are committed; the caller records it."""
+async def _stage_attempt(
+    plan: ExecutionPlan, stage_id: str, state: ExecutionState, ctx: RunContext, *, reflect: bool = False
+) -> _Attempt:
+    """One attempt of a stage: its agents run (with the stage's context, earlier attempts, what checking them
+    found and any feedback), the attempt is checked against the earlier ones and its changes are committed; the
+    caller records it. ``reflect``: a successful attempt is left uncommitted for the reflector, and an attempt
+    the reflector sent back runs again under its number with the critique."""
     stage = plan.stage(stage_id)
     if await ctx.cancelled():
         raise RunCancelled(stage_id)
-    attempt = state.attempts.get(stage_id, 0) + 1
+    earlier = list(state.stage_results.get(stage_id, ()))
+    sent_back = earlier.pop() if reflect and state.reflection_round.get(stage_id, 0) and earlier else None
+    attempt = sent_back.attempt if sent_back is not None else state.attempts.get(stage_id, 0) + 1
     await ctx.reporter.node_started(stage_id, state, attempt=attempt)
     context = tuple(state.enriched_context.get(stage_id, ()))
-    previous = tuple(state.stage_results.get(stage_id, ()))
+    previous = tuple(earlier)
     findings = findings_for(state, stage_id)
+    critique = sent_back.critiques[-1] if sent_back is not None and sent_back.critiques else None
 
     def make_task(spec: AgentSpec) -> AgentTask:
         return AgentTask(
@@ -125,11 +115,15 @@ async def _stage_attempt(plan: ExecutionPlan, stage_id: str, state: ExecutionSta
             attachments=ctx.attachments,
             feedback=ctx.feedback,
             findings=findings,
+            critique=critique,
         )
 
     result = await run_stage(stage, ctx.agents, make_task, attempt=attempt, limit_seconds=ctx.stage_timeout_seconds)
-    result = await _checked(plan, state, result, ctx)
-    if ctx.commit is not None:
+    checked = state.model_copy(update={"stage_results": {**state.stage_results, stage_id: list(previous)}})
+    result = await _checked(plan, checked, result, ctx)
+    if sent_back is not None:
+        result = result.model_copy(update={"critiques": sent_back.critiques})
+    if ctx.commit is not None and not (reflect and not result.failed):
         result = result.model_copy(update={"commit": await ctx.commit(result)})
     if ctx.feedback is not None:
         result = result.model_copy(update={"feedback": ctx.feedback})
@@ -161,11 +155,22 @@ async def _checked(plan: ExecutionPlan, state: ExecutionState, result: StageResu
 
 
 def _stage_node(plan: ExecutionPlan, stage_id: str) -> _NodeFn:
+    reflect = stage_id in plan.reflected_stages
+
     async def node(state: ExecutionState, *, runtime: Runtime[RunContext]) -> dict[str, Any]:
-        done = await _stage_attempt(plan, stage_id, state, runtime.context)
+        done = await _stage_attempt(plan, stage_id, state, runtime.context, reflect=reflect)
         ctx = runtime.context
         result, attempts, results = done.result, done.attempts, done.results
         iterations = state.iterations + 1
+        after = state.model_copy(
+            update={"stage_results": results, "attempts": attempts, "current_stage": stage_id, "iterations": iterations}
+        )
+        await ctx.reporter.stage_finished(result, after)
+        values = to_channel_values(
+            current_stage=stage_id, stage_results=results, attempts=attempts, iterations=iterations
+        )
+        if reflect and not result.failed:  # uncommitted, to the reflector
+            return {**values, "next_node": REFLECTOR_NODE}
         decision = route_after_stage(
             plan,
             stage_id=stage_id,
@@ -175,29 +180,11 @@ def _stage_node(plan: ExecutionPlan, stage_id: str) -> _NodeFn:
             iterations=iterations,
             max_iterations=ctx.max_iterations,
         )
-        after = state.model_copy(
-            update={"stage_results": results, "attempts": attempts, "current_stage": stage_id, "iterations": iterations}
-        )
-        await ctx.reporter.stage_finished(result, after)
         await ctx.reporter.routed(decision, after)
-        return to_channel_values(
-            current_stage=stage_id,
-            stage_results=results,
-            attempts=attempts,
-            iterations=iterations,
-            **_route_values(state, decision),
-        )
+        rounds = {**state.reflection_round, stage_id: 0} if reflect else state.reflection_round
+        return {**values, **to_channel_values(reflection_round=rounds, **route_values(state.routes, decision))}
 
     return node
-
-
-def _route_values(state: ExecutionState, decision: RouteDecision) -> dict[str, Any]:
-    """The state a routing decision leaves: the next node, the route recorded, the abort reason if it aborts."""
-    return {
-        "next_node": decision.target,
-        "routes": [*state.routes, decision],
-        "abort_reason": decision.condition if decision.target == ABORT_NODE else None,
-    }
 
 
 def _adaptive_node(plan: ExecutionPlan) -> _NodeFn:
@@ -247,7 +234,7 @@ def _adaptive_node(plan: ExecutionPlan) -> _NodeFn:
         await ctx.reporter.node_finished(ADAPTIVE_NODE, after, summary=summary)
         await ctx.reporter.routed(decision, after)
         return to_channel_values(
-            enrichment_attempts=enrichments, enriched_context=context, **_route_values(state, decision)
+            enrichment_attempts=enrichments, enriched_context=context, **route_values(state.routes, decision)
         )
 
     return adaptive_retrieval
@@ -266,27 +253,54 @@ async def abort(state: ExecutionState, *, runtime: Runtime[RunContext]) -> dict[
     return to_channel_values(terminal="abort", abort_reason=reason, next_node="")
 
 
+def _stage_outcomes(plan: ExecutionPlan, source: str) -> dict[str, list[str]]:
+    """What leads from stage ``source`` to each node (a reflected stage's success goes to the reflector)."""
+    route = plan.routing[source]
+    reflected = source in plan.reflected_stages
+    outcomes: dict[str, list[str]] = {}
+    sides = [("failure", node_for(route.on_failure), failure_targets(plan, source))]
+    if not reflected:
+        sides.insert(0, ("success", node_for(route.on_success), success_targets(plan, source)))
+    for word, direct, targets in sides:
+        for target in targets:
+            said = outcomes.setdefault(target, [])
+            if target == ADAPTIVE_NODE:
+                if "retry" not in said:
+                    said.append("retry")
+            elif target == direct:
+                said.append(word)
+    if reflected:
+        outcomes[REFLECTOR_NODE] = ["success"]
+    return {target: words or ["limit"] for target, words in outcomes.items()}
+
+
+def _reflector_outcomes(plan: ExecutionPlan) -> dict[str, list[str]]:
+    """What leads from the reflector to each node: accept (the stage's success route, or a limit's redirect), or
+    send back (the stage again)."""
+    outcomes: dict[str, list[str]] = {}
+    for stage_id in plan.reflected_stages:
+        direct = node_for(plan.routing[stage_id].on_success)
+        for target in success_targets(plan, stage_id):
+            outcomes.setdefault(target, []).append(f"accept {stage_id}" if target == direct else "limit")
+        outcomes.setdefault(stage_id, []).append("send back")
+    return {target: list(dict.fromkeys(words)) for target, words in outcomes.items()}
+
+
 def edge_labels(plan: ExecutionPlan, source: str) -> dict[str, str]:
     """Each node the router after ``source`` may choose, with what leads there: ``success``, ``failure``,
-    ``retry`` (a failure through adaptive retrieval, and from it to the retry target) or ``limit`` (a
-    redirect when the target used up its ``max_attempts``, or ``pipeline.max_iterations``); outcomes that
-    lead to the same node are joined (``success / failure``). They label the graph's edges."""
+    ``retry`` (a failure through adaptive retrieval, and from it to the retry target), ``limit`` (a
+    redirect when the target used up its ``max_attempts``, or ``pipeline.max_iterations``), and with a
+    reflector ``success`` into it, ``accept <stage>`` and ``send back`` out of it; outcomes that lead to the
+    same node are joined (``success / failure``). They label the graph's edges."""
     outcomes: dict[str, list[str]] = {}
     if source == ADAPTIVE_NODE:
         retries = {route.retry for route in plan.routing.values()}
         for target in possible_targets(plan, source):
             outcomes[target] = ["retry"] if target in retries else ["limit"]
+    elif source == REFLECTOR_NODE:
+        outcomes = _reflector_outcomes(plan)
     else:
-        route = plan.routing[source]
-        for target in possible_targets(plan, source):
-            said = [
-                word
-                for word, node in (("success", node_for(route.on_success)), ("failure", node_for(route.on_failure)))
-                if node == target
-            ]
-            if target == ADAPTIVE_NODE:
-                said.append("retry")
-            outcomes[target] = said or ["limit"]
+        outcomes = _stage_outcomes(plan, source)
     labels = {target: " / ".join(words) for target, words in outcomes.items()}
     shared = {label for label in labels.values() if list(labels.values()).count(label) > 1}
     return {target: f"{label}: {target}" if label in shared else label for target, label in labels.items()}
@@ -294,14 +308,23 @@ def edge_labels(plan: ExecutionPlan, source: str) -> dict[str, str]:
 
 def _router(plan: ExecutionPlan, source: str) -> tuple[Callable[[ExecutionState], str], dict[Hashable, str]]:
     """The conditional edge after ``source``: it reads the node the source decided (``next_node``) and answers
-    its label, with the path map from labels to nodes (so ``draw_mermaid`` shows each edge's label)."""
+    its label, with the path map from labels to nodes (so ``draw_mermaid`` shows each edge's label). With an
+    evaluator, the edges into ``done`` go through it."""
     labels = edge_labels(plan, source)
 
     def route(state: ExecutionState) -> str:
         return labels[state.next_node]
 
-    path_map: dict[Hashable, str] = {label: target for target, label in labels.items()}
+    evaluated = plan.evaluation.enabled
+    path_map: dict[Hashable, str] = {
+        label: EVALUATOR_NODE if evaluated and target == DONE_NODE else target for target, label in labels.items()
+    }
     return route, path_map
+
+
+def _scored(_state: ExecutionState) -> str:
+    """The evaluator's one edge, to ``done`` (a conditional edge, so the graph shows its label)."""
+    return "scored"
 
 
 def build_graph(plan: ExecutionPlan) -> StateGraph[ExecutionState, RunContext, ExecutionState, ExecutionState]:
@@ -310,10 +333,17 @@ def build_graph(plan: ExecutionPlan) -> StateGraph[ExecutionState, RunContext, E
     for stage_id in plan.stage_ids:
         graph.add_node(stage_id, _stage_node(plan, stage_id))  # pyright: ignore[reportUnknownMemberType]
     graph.add_node(ADAPTIVE_NODE, _adaptive_node(plan))  # pyright: ignore[reportUnknownMemberType]
+    sources = [*plan.stage_ids, ADAPTIVE_NODE]
+    if plan.reflected_stages:
+        graph.add_node(REFLECTOR_NODE, reflector_node(plan))  # pyright: ignore[reportUnknownMemberType]
+        sources.append(REFLECTOR_NODE)
+    if plan.evaluation.enabled:
+        graph.add_node(EVALUATOR_NODE, evaluator_node(plan))  # pyright: ignore[reportUnknownMemberType]
+        graph.add_conditional_edges(EVALUATOR_NODE, _scored, {"scored": DONE_NODE})
     graph.add_node(DONE_NODE, done)  # pyright: ignore[reportUnknownMemberType]
     graph.add_node(ABORT_NODE, abort)  # pyright: ignore[reportUnknownMemberType]
     graph.add_edge(START, node_for(plan.entry))
-    for source in (*plan.stage_ids, ADAPTIVE_NODE):
+    for source in sources:
         graph.add_conditional_edges(source, *_router(plan, source))
     graph.add_edge(DONE_NODE, END)
     graph.add_edge(ABORT_NODE, END)

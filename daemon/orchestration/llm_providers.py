@@ -32,7 +32,9 @@ from daemon.orchestration.resilience import ChatCaller, ModelEndpoint, Resilienc
 __all__ = [
     "AGENTS_ROLE",
     "DEFAULT_ROLE",
+    "EVALUATOR_ROLE",
     "ORCHESTRATOR_ROLE",
+    "REFLECTOR_ROLE",
     "RETRIEVAL_ROLE",
     "ModelRegistry",
     "build_chat_model",
@@ -42,9 +44,13 @@ __all__ = [
 
 ORCHESTRATOR_ROLE = "orchestrator"
 RETRIEVAL_ROLE = "retrieval"
+REFLECTOR_ROLE = "reflector"
+EVALUATOR_ROLE = "evaluator"
 AGENTS_ROLE = "agents"
 DEFAULT_ROLE = "default"
-_NON_AGENT_ROLES = frozenset({ORCHESTRATOR_ROLE, RETRIEVAL_ROLE})
+_NON_AGENT_ROLES = frozenset({ORCHESTRATOR_ROLE, RETRIEVAL_ROLE, REFLECTOR_ROLE, EVALUATOR_ROLE})
+_NAMED_ONLY_ROLES = frozenset({RETRIEVAL_ROLE, REFLECTOR_ROLE, EVALUATOR_ROLE})
+"""Optional roles a replay script serves only when one of its entries names them."""
 
 
 def role_candidates(role: str) -> list[str]:
@@ -131,8 +137,8 @@ class ModelRegistry:
             script = ReplayScript.load(path)
 
             def replay_chain(role: str) -> list[ModelEndpoint] | None:
-                if role == RETRIEVAL_ROLE and not any(e.role == RETRIEVAL_ROLE for e in script.entries):
-                    return None  # the optional query writer answers only when the script names it
+                if role in _NAMED_ONLY_ROLES and not any(e.role == role for e in script.entries):
+                    return None  # the optional query writer, reflector and evaluator answer only when named
                 model = ReplayChatModel(script=script, role=role)
                 return [ModelEndpoint(name=role, provider="replay", model=path.name, chat_model=model)]
 

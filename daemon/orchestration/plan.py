@@ -4,6 +4,9 @@ The plan holds the planned stages (with their task context and token budget), th
 (with the reason), a routing table over planned stages only, the workflow's retrieval strategy
 config passed through unchanged (the hand-off to the retrieval layer), and the workflow's notes:
 fields written in the specification's spelling and what they became, or why they are only recorded.
+The workflow's reflector and evaluator switches go into the plan too, the reflector's stages resolved to
+the planned stages it critiques (``reflection.stages``, else the planned implementation, test writing
+and documentation stages).
 
 Skipped stages are routed around: a route into a skipped stage follows that stage's
 ``next_stage_on_success`` until it reaches a planned stage, ``DONE`` or ``ABORT`` (a chain of skipped
@@ -20,8 +23,10 @@ from daemon.core.selection_models import StageDecision
 from daemon.core.workflow_schema import (
     ABORT,
     DONE,
+    ReflectionConfig,
     RetrievalHint,
     Stage,
+    StageType,
     Workflow,
 )
 
@@ -109,4 +114,17 @@ def assemble_plan(workflow: Workflow, decisions: Sequence[StageDecision], reques
         routing=routing,
         retrieval_strategy=strategy,
         notes=workflow.notes,
+        reflection=_reflection(workflow, [s.stage_id for s in stages]),
+        evaluation=workflow.evaluation,
     )
+
+
+REFLECTED_BY_DEFAULT = frozenset({StageType.IMPLEMENTATION, StageType.TEST_WRITING, StageType.DOCUMENTATION})
+"""The stage types the reflector critiques when the workflow's ``reflection.stages`` is empty."""
+
+
+def _reflection(workflow: Workflow, planned: Sequence[str]) -> ReflectionConfig:
+    """The workflow's reflection with its stages resolved: the named (or default) stages that are planned."""
+    config = workflow.reflection
+    named = set(config.stages) or {s.stage_id for s in workflow.stages if s.type in REFLECTED_BY_DEFAULT}
+    return config.model_copy(update={"stages": tuple(sid for sid in planned if sid in named)})

@@ -29,6 +29,7 @@ from daemon.core.run_models import (
     ToolLocation,
     utc_now,
 )
+from daemon.core.workflow_schema import EVALUATOR_NODE, REFLECTOR_NODE
 from daemon.orchestration.agents.events import AgentRef, ToolCallEvent
 from daemon.orchestration.progress import ProgressBus
 from daemon.orchestration.run_store import RunStore
@@ -77,7 +78,14 @@ class RunReporter:
     def _stage_name(self, node: str | None) -> str | None:
         if node in self.plan.stage_ids:
             return self.plan.stage(node).name
-        return {ADAPTIVE_NODE: "Adaptive retrieval", DONE_NODE: "Done", ABORT_NODE: "Abort"}.get(node or "")
+        names = {
+            ADAPTIVE_NODE: "Adaptive retrieval",
+            REFLECTOR_NODE: "Reflector",
+            EVALUATOR_NODE: "Evaluator",
+            DONE_NODE: "Done",
+            ABORT_NODE: "Abort",
+        }
+        return names.get(node or "")
 
     async def emit(
         self,

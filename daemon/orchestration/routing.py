@@ -24,11 +24,14 @@ from daemon.core.workflow_schema import ABORT, DONE, FailureAggregation
 
 __all__ = [
     "aggregate_failures",
+    "failure_targets",
     "node_for",
     "possible_targets",
     "route_after_enrichment",
     "route_after_stage",
     "route_entry",
+    "route_values",
+    "success_targets",
 ]
 
 
@@ -79,6 +82,16 @@ def _guard(
 
 def _with_notes(condition: str, notes: list[str]) -> str:
     return condition if not notes else condition + "; " + "; ".join(notes)
+
+
+def route_values(routes: Sequence[RouteDecision], decision: RouteDecision) -> dict[str, object]:
+    """The state a routing decision leaves (after ``routes``, the decisions so far): the next node, the route
+    recorded, the abort reason if it aborts."""
+    return {
+        "next_node": decision.target,
+        "routes": [*routes, decision],
+        "abort_reason": decision.condition if decision.target == ABORT_NODE else None,
+    }
 
 
 def route_entry(plan: ExecutionPlan) -> RouteDecision:
@@ -173,6 +186,25 @@ def _closure(plan: ExecutionPlan, start: str) -> set[str]:
     return out
 
 
+def _ordered(plan: ExecutionPlan, targets: set[str]) -> list[str]:
+    order = {sid: i for i, sid in enumerate(plan.stage_ids)}
+    return sorted(targets, key=lambda n: (order.get(n, len(order)), n))
+
+
+def success_targets(plan: ExecutionPlan, stage_id: str) -> list[str]:
+    """The nodes a success of ``stage_id`` may lead to (its next stage, or where a limit redirects)."""
+    return _ordered(plan, _closure(plan, node_for(plan.routing[stage_id].on_success)))
+
+
+def failure_targets(plan: ExecutionPlan, stage_id: str) -> list[str]:
+    """The nodes a failure of ``stage_id`` may lead to (adaptive retrieval, its failure route, redirects)."""
+    targets = _closure(plan, node_for(plan.routing[stage_id].on_failure))
+    adaptive = plan.retrieval_strategy.adaptive_retrieval
+    if adaptive.enabled and adaptive.max_enrichment_attempts > 0:
+        targets.add(ADAPTIVE_NODE)
+    return _ordered(plan, targets)
+
+
 def possible_targets(plan: ExecutionPlan, source: str) -> list[str]:
     """Every node the router after ``source`` may choose (for the graph's conditional edges)."""
     targets: set[str] = set()
@@ -182,11 +214,5 @@ def possible_targets(plan: ExecutionPlan, source: str) -> list[str]:
     elif source == "__start__":
         targets |= _closure(plan, node_for(plan.entry))
     else:
-        route = plan.routing[source]
-        targets |= _closure(plan, node_for(route.on_success))
-        targets |= _closure(plan, node_for(route.on_failure))
-        adaptive = plan.retrieval_strategy.adaptive_retrieval
-        if adaptive.enabled and adaptive.max_enrichment_attempts > 0:
-            targets.add(ADAPTIVE_NODE)
-    order = {sid: i for i, sid in enumerate(plan.stage_ids)}
-    return sorted(targets, key=lambda n: (order.get(n, len(order)), n))
+        targets |= {*success_targets(plan, source), *failure_targets(plan, source)}
+    return _ordered(plan, targets)

@@ -38,17 +38,16 @@ from daemon.errors import DaemonError
 from daemon.orchestration.agents.run_workspace import RunWorkspace
 from daemon.orchestration.consistency import RunDiffs
 from daemon.orchestration.graph_builder import (
-    RunCancelled,
-    RunContext,
     compile_follow_up_graph,
     compile_graph,
     follow_up_stages,
 )
-from daemon.orchestration.llm_providers import RETRIEVAL_ROLE, ModelRegistry
+from daemon.orchestration.llm_providers import EVALUATOR_ROLE, REFLECTOR_ROLE, RETRIEVAL_ROLE, ModelRegistry
 from daemon.orchestration.progress import ProgressBus
 from daemon.orchestration.reporter import RunReporter
 from daemon.orchestration.retriever import Retriever, upfront_context
 from daemon.orchestration.run_agents import RunAgents
+from daemon.orchestration.run_context import RunCancelled, RunContext
 from daemon.orchestration.run_preparation import announce
 from daemon.orchestration.run_store import RunStore
 from daemon.orchestration.runtime_settings import RuntimeSettings
@@ -140,6 +139,8 @@ class RunEngine:
             attachments=record.attachments,
             feedback=feedback,
             diffs=RunDiffs(Path(record.changes.worktree), start=record.changes.base_commit) if record.changes else None,
+            reflector=self.models.caller(REFLECTOR_ROLE),
+            evaluator=self.models.caller(EVALUATOR_ROLE),
         )
 
     async def _upfront(self, plan: ExecutionPlan, reporter: RunReporter, retriever: Retriever | None) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from daemon.errors import PipelineError
 from daemon.orchestration.llm_providers import ModelRegistry
 from daemon.orchestration.resilience import ChatCaller
 from daemon.orchestration.routing import aggregate_failures
-from daemon.orchestration.state import AgentOutcome, ConsistencyFinding, EnrichedSnippet, StageResult
+from daemon.orchestration.state import AgentOutcome, ConsistencyFinding, Critique, EnrichedSnippet, StageResult
 from daemon.orchestration.structured_output import AnswerInvalid, json_instructions, parse_answer
 
 __all__ = [
@@ -60,6 +60,8 @@ class AgentTask:
     feedback: str | None = None
     findings: tuple[ConsistencyFinding, ...] = ()
     """What checking the run's earlier attempts found that concerns this stage (``consistency``)."""
+    critique: Critique | None = None
+    """The reflector's critique when it sent this attempt back (``reflection``)."""
 
 
 class StageAgent(Protocol):
@@ -79,8 +81,9 @@ class AgentAnswer(FrozenModel):
 
 
 def task_lines(task: AgentTask) -> list[str]:
-    """The task part of an agent's prompt: run, stage, agent and attempt lines, the stage's context,
-    earlier attempts and what checking them found, review feedback, the user's attachments and the enriched context."""
+    """The task part of an agent's prompt: run, stage, agent and attempt lines, the stage's context, earlier
+    attempts and what checking them found, the reflector's critique of a sent-back attempt, review feedback,
+    the user's attachments and the enriched context."""
     stage = task.stage
     lines = [
         f"Run: {task.run_id}",
@@ -95,6 +98,13 @@ def task_lines(task: AgentTask) -> list[str]:
     if task.findings:
         lines.append("Checked against the earlier attempts of this run:")
         lines.extend(f"- {f.text}" for f in task.findings)
+    if task.critique is not None:
+        lines.append(f"Reflection round: {task.critique.round + 1}")
+        lines.append(
+            "The reflector sent this attempt back before it was committed (your changes so far are still in the "
+            f"worktree; revise them):\n{task.critique.critique}"
+        )
+        lines.extend(f"- {issue}" for issue in task.critique.issues)
     if task.feedback:
         lines.append(f"Feedback from the person reviewing the change (address it in this attempt):\n{task.feedback}")
     for attachment in task.attachments:

@@ -19,7 +19,9 @@ from daemon.core.workflow_schema import FailureAggregation, RetrievalStrategyCon
 __all__ = [
     "AgentOutcome",
     "ConsistencyFinding",
+    "Critique",
     "EnrichedSnippet",
+    "Evaluation",
     "ExecutionState",
     "StageResult",
     "to_channel_values",
@@ -57,6 +59,28 @@ class ConsistencyFinding(FrozenModel):
     tests: tuple[str, ...] = ()
 
 
+class Critique(FrozenModel):
+    """One round of the reflector on a stage attempt (``reflection``)."""
+
+    round: int = Field(ge=1)
+    verdict: Literal["accept", "send_back", "skipped"]
+    critique: str = ""
+    issues: tuple[str, ...] = ()
+    note: str | None = Field(default=None, description="Why it was skipped, or why a send-back was not followed.")
+    seconds: float = 0.0
+
+
+class Evaluation(FrozenModel):
+    """The evaluator's score of the run's result (``reflection``)."""
+
+    score: float | None = Field(default=None, description="0-10; None when the evaluation was skipped.")
+    summary: str = ""
+    strengths: tuple[str, ...] = ()
+    issues: tuple[str, ...] = ()
+    note: str | None = Field(default=None, description="Why it was skipped.")
+    seconds: float = 0.0
+
+
 class StageResult(FrozenModel):
     """One run (attempt) of a stage."""
 
@@ -73,6 +97,9 @@ class StageResult(FrozenModel):
     feedback: str | None = Field(default=None, description="Review feedback this attempt answered (follow-ups).")
     consistency: tuple[ConsistencyFinding, ...] = Field(
         default=(), description="This attempt checked against the run's earlier attempts (``consistency``)."
+    )
+    critiques: tuple[Critique, ...] = Field(
+        default=(), description="The reflector's rounds on this attempt, before it was committed."
     )
 
 
@@ -112,6 +139,11 @@ class ExecutionState(BaseModel):
     next_node: str = ""
     routes: list[RouteDecision] = Field(default_factory=list[RouteDecision])
     terminal: str | None = Field(default=None, description="done or abort once a terminal node ran.")
+    reflection_round: dict[str, int] = Field(
+        default_factory=dict[str, int],
+        description="Per stage: how often the reflector sent its current attempt back (0: a fresh attempt next).",
+    )
+    evaluation: Evaluation | None = None
     abort_reason: str | None = None
 
     def last_result(self, stage_id: str) -> StageResult | None:

@@ -4,7 +4,9 @@
 - ``done`` reached -> ``success`` only when every planned stage that ran ended with a successful
   last attempt, every required stage ran, and at least one stage ran; otherwise ``failure`` naming
   the stages at fault;
-- cancelled -> ``cancelled``; an error inside the runtime -> ``failure`` with the error.
+- cancelled -> ``cancelled``; an error inside the runtime -> ``failure`` with the error;
+- with an evaluator, its score is added to the reason of a run that reached ``done``, and a score under
+  ``evaluation.pass_score`` turns ``success`` into ``failure``.
 
 Evidence references point into the run: ``run:<id>/stage:<stage>/attempt:<n>`` for a stage result
 and ``run:<id>/route:<n>`` for the n-th routing decision (1-based).
@@ -23,7 +25,27 @@ def _stage_ref(run_id: str, stage_id: str, attempt: int) -> str:
 
 
 def decide_stop(plan: ExecutionPlan, state: ExecutionState) -> StopDecision:
-    """Judge a finished graph run."""
+    """Judge a finished graph run; the evaluator's score, when one was given, is said with the verdict, and a score
+    under ``evaluation.pass_score`` fails a run that would otherwise succeed."""
+    stop = _judge(plan, state)
+    evaluation = state.evaluation
+    if evaluation is None or stop.status not in (StopStatus.SUCCESS, StopStatus.FAILURE):
+        return stop
+    if evaluation.score is None:
+        return stop.model_copy(update={"reason": f"{stop.reason}; evaluation skipped: {evaluation.note}"})
+    said = f"evaluator scored {evaluation.score:g}/10: {evaluation.summary}"
+    floor = plan.evaluation.pass_score
+    if stop.status is StopStatus.SUCCESS and floor is not None and evaluation.score < floor:
+        return stop.model_copy(
+            update={
+                "status": StopStatus.FAILURE,
+                "reason": f"every stage succeeded, but the {said} (under evaluation.pass_score {floor:g})",
+            }
+        )
+    return stop.model_copy(update={"reason": f"{stop.reason}; {said}"})
+
+
+def _judge(plan: ExecutionPlan, state: ExecutionState) -> StopDecision:
     run = state.run_id
     last = {sid: state.last_result(sid) for sid in plan.stage_ids}
     ran = {sid: r for sid, r in last.items() if r is not None}

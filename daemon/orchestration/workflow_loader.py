@@ -282,6 +282,13 @@ def _identity_problems(workflow: Workflow, source: str) -> list[WorkflowProblem]
         agents = [a.agent_id for a in stage.parallel_agents]
         for dup in sorted({a for a in agents if agents.count(a) > 1}):
             problem(sid, f"agent '{dup}' appears twice in parallel_agents", "list each agent once")
+    for named in workflow.reflection.stages:
+        if named not in seen:
+            problem(
+                None,
+                f"reflection.stages names '{named}', which is no stage of this workflow",
+                "name stage ids of this workflow, or leave reflection.stages empty for its editing stages",
+            )
     for pattern in workflow.metadata.selection_criteria.applicable_patterns:
         try:
             re.compile(pattern)

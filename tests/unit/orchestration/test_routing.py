@@ -6,7 +6,7 @@ import pytest
 
 from daemon.core.run_models import ABORT_NODE, ADAPTIVE_NODE, DONE_NODE, ExecutionPlan, RouteOutcome
 from daemon.core.selection_models import DecisionSource, StageDecision
-from daemon.core.workflow_schema import FailureAggregation
+from daemon.core.workflow_schema import EvaluationConfig, FailureAggregation, ReflectionConfig
 from daemon.orchestration.graph_builder import edge_labels, graph_mermaid
 from daemon.orchestration.plan import assemble_plan
 from daemon.orchestration.routing import aggregate_failures, possible_targets, route_after_enrichment, route_after_stage
@@ -175,3 +175,38 @@ def test_mermaid_edges_say_whether_success_failure_retry_or_a_limit_leads_along_
     assert "test_execution -. &nbsp;success / failure&nbsp; .-> code_review;" in text
     assert "adaptive_retrieval -. &nbsp;limit&nbsp; .-> abort;" in text
     assert "-.->" not in text  # no router edge is left unlabelled
+
+
+def test_a_reflector_and_an_evaluator_are_drawn_with_labelled_edges_when_the_workflow_switches_them_on() -> None:
+    wf = CATALOG.get("feature_with_iterative_testing")
+    assert "reflector" not in graph_mermaid(feature_plan())  # off unless the workflow says so
+    assert "evaluator" not in graph_mermaid(feature_plan())
+    switched = wf.model_copy(
+        update={
+            "reflection": ReflectionConfig(enabled=True, stages=("implementation",)),
+            "evaluation": EvaluationConfig(enabled=True),
+        }
+    )
+    plan = assemble_plan(switched, [], "add a flag")
+    assert plan.reflected_stages == ("implementation",)
+    assert edge_labels(plan, "implementation") == {
+        "reflector": "success",
+        ABORT_NODE: "failure",
+        ADAPTIVE_NODE: "retry",
+    }
+    assert edge_labels(plan, "reflector") == {
+        "test_writing": "accept implementation",
+        ABORT_NODE: "limit",
+        "implementation": "send back",
+    }
+    text = graph_mermaid(plan)
+    assert "\treflector(reflector)" in text and "\tevaluator(evaluator)" in text
+    assert "implementation -. &nbsp;success&nbsp; .-> reflector;" in text
+    assert "reflector -. &nbsp;send back&nbsp; .-> implementation;" in text
+    assert "reflector -. &nbsp;accept implementation&nbsp; .-> test_writing;" in text
+    assert "evaluator -. &nbsp;scored&nbsp; .-> done;" in text
+    assert "test_execution -. &nbsp;success / failure&nbsp; .-> evaluator;" in text  # done is reached through it
+    assert "-.->" not in text
+    # empty reflection.stages: the planned implementation, test writing and documentation stages
+    default = assemble_plan(wf.model_copy(update={"reflection": ReflectionConfig(enabled=True)}), [], "add a flag")
+    assert default.reflected_stages == ("implementation", "test_writing")

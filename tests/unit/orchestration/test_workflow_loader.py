@@ -208,6 +208,24 @@ def test_reserved_ids_bad_regexes_duplicate_agents_and_stray_hints_are_each_repo
     assert "retrieval_hints has an entry for unknown stage 'nowhere'" in problems
 
 
+def test_reflection_must_name_stages_of_the_workflow_and_its_nodes_are_reserved() -> None:
+    problems = "\n".join(_problems(MINIMAL + "reflection: {enabled: true, stages: [nowhere]}\n"))
+    assert "reflection.stages names 'nowhere', which is no stage of this workflow" in problems
+    reserved = _with_stages(
+        """
+        - stage_id: reflector
+          name: Reflector
+          type: review
+          parallel_agents: [{agent_id: a}]
+          routing: {next_stage_on_success: DONE}
+        """
+    )
+    assert any("stage_id 'reflector' is reserved" in p for p in _problems(reserved))
+    fine = parse_workflow(MINIMAL + "reflection: {enabled: true}\nevaluation: {enabled: true, pass_score: 7}\n", "ok")
+    assert fine.reflection.enabled and fine.reflection.max_rounds == 2 and fine.evaluation.pass_score == 7
+    assert any("pass_score" in p for p in _problems(MINIMAL + "evaluation: {enabled: true, pass_score: 11}\n"))
+
+
 def test_retry_stage_must_be_a_stage_not_a_terminal() -> None:
     problems = _problems(
         MINIMAL.replace("next_stage_on_failure: ABORT", "next_stage_on_failure: ABORT, retry_stage: DONE")
