@@ -50,6 +50,8 @@ logger = logging.getLogger(__name__)
 BRANCH_PREFIX = "ided/run/"
 SPARE_PREFIX = ".spare-"
 """Names of spare worktrees in ``worktrees_dir`` (never a run id: run ids start with a digit)."""
+_SPARE_WAIT_S = 60.0
+"""How long a run waits for the spare being checked out before it checks its own worktree out."""
 
 
 def _now() -> datetime:
@@ -188,23 +190,27 @@ class RunWorktrees:
             spare.parent.mkdir(parents=True, exist_ok=True)
             git.run("worktree", "add", "--quiet", "--detach", str(spare), "HEAD")
             checked_out = time.time()
-            # files written in the same second as the index are "racily clean": until the index is written
-            # again, every git diff in the worktree compares them by content (~0.5 s on django, at each of
-            # the run's overlay refreshes); once that second is over, one refresh records them as clean
-            time.sleep(max(0.0, 1.05 - (time.time() - checked_out)))
-            GitRunner(spare).ok("update-index", "-q", "--refresh")
-            logger.info("a spare worktree is ready in %s", spare)
-            return spare
         except VcsError as exc:
             logger.info("no spare worktree: %s", exc)
             return None
         finally:
             self._spare_lock.release()
+        # files written in the same second as the index are "racily clean": until the index is written again,
+        # every git diff in the worktree compares them by content (~0.5 s on django, at each of the run's
+        # overlay refreshes); once that second is over, one refresh records them as clean (unless a run has
+        # taken the spare meanwhile: it is a worktree like any other then)
+        time.sleep(max(0.0, 1.05 - (time.time() - checked_out)))
+        with self._spare_lock:
+            if spare in self.spares():
+                GitRunner(spare).ok("update-index", "-q", "--refresh")
+        logger.info("a spare worktree is ready in %s", spare)
+        return spare
 
     def _take_spare(self, git: GitRunner, worktree: Path, branch: str, start: str) -> bool:
         """Move the spare to ``worktree`` and check ``branch`` out at ``start`` in it; False (nothing left
-        behind) when there is no spare, it is being prepared, or git refuses."""
-        if not self._spare_lock.acquire(blocking=False):
+        behind) when there is no spare, or git refuses. A spare being checked out is waited for (up to
+        ``_SPARE_WAIT_S``: a checkout of the run's own would take as long)."""
+        if not self._spare_lock.acquire(timeout=_SPARE_WAIT_S):
             return False
         try:
             spares = self.spares()
