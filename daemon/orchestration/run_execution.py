@@ -160,6 +160,18 @@ class RunEngine:
             )
         return to_channel_values(enriched_context=context)["enriched_context"]
 
+    async def _new_run_upfront(self, record: RunRecord, plan: ExecutionPlan, reporter: RunReporter) -> dict[str, Any]:
+        """A new run's upfront retrieval (``_upfront``) through the run's scope, its tree taken as checked out
+        meanwhile: no agent has written in it yet (``RunScope.as_checked_out``)."""
+        scope = await self.agents.scopes.get(record.run_id, record.changes)
+        if scope is not None:
+            scope.as_checked_out(True)
+        try:
+            return await self._upfront(plan, reporter, scope.retriever if scope is not None else self.retriever)
+        finally:
+            if scope is not None:
+                scope.as_checked_out(False)
+
     async def _interrupted(self, run_id: str, reporter: RunReporter | None) -> None:
         await self.store.update(run_id, status=RunStatus.INTERRUPTED, pid=None)
         await self.agents.scopes.drop(run_id)
@@ -172,36 +184,39 @@ class RunEngine:
         graph = compile_graph(plan, self.checkpointer)
         config = self.graph_config(run_id)
         reporter = await RunReporter.resume(run_id=run_id, plan=plan, bus=self.bus, store=self.store)
-        context = await self._context(record, reporter)
         has_checkpoint = await self.checkpointer.aget_tuple(config) is not None
-        graph_input: dict[str, Any] | None = None
-        if not has_checkpoint:
-            graph_input = ExecutionState(
-                run_id=run_id,
-                request=plan.request,
-                workflow_name=plan.workflow,
-                workflow_type=plan.workflow_type.value,
-                routing_table=dict(plan.routing),
-                retrieval_context=plan.retrieval_strategy,
-            ).model_dump(mode="json")
-        kind = ProgressKind.RUN_RESUMED if has_checkpoint else ProgressKind.RUN_STARTED
-        await reporter.emit(kind, status="running", summary=f"{plan.workflow}: {len(plan.stages)} stage(s) planned")
-        if has_checkpoint:
-            await reporter.emit_plan()
-        else:
-            await announce(record, reporter)
-        await self.agents.say_withheld(record, reporter)
+        # a new run's upfront retrieval starts at once: the agents' tools (the toolchain's walk of the tree)
+        # and the run's announcements are made while it searches
+        upfront = None if has_checkpoint else asyncio.create_task(self._new_run_upfront(record, plan, reporter))
+        try:
+            context = await self._context(record, reporter)
+            graph_input: dict[str, Any] | None = None
+            if not has_checkpoint:
+                graph_input = ExecutionState(
+                    run_id=run_id,
+                    request=plan.request,
+                    workflow_name=plan.workflow,
+                    workflow_type=plan.workflow_type.value,
+                    routing_table=dict(plan.routing),
+                    retrieval_context=plan.retrieval_strategy,
+                ).model_dump(mode="json")
+            kind = ProgressKind.RUN_RESUMED if has_checkpoint else ProgressKind.RUN_STARTED
+            summary = f"{plan.workflow}: {len(plan.stages)} stage(s) planned"
+            await reporter.emit(kind, status="running", summary=summary)
+            if has_checkpoint:
+                await reporter.emit_plan()
+            else:
+                await announce(record, reporter)
+            await self.agents.say_withheld(record, reporter)
+        except BaseException:
+            if upfront is not None:
+                upfront.cancel()
+                await asyncio.gather(upfront, return_exceptions=True)
+            raise
         stop: StopDecision
         try:
-            if graph_input is not None:  # a new run: no agent has written in its tree yet
-                scope = await self.agents.scopes.get(run_id, record.changes)
-                if scope is not None:
-                    scope.as_checked_out(True)
-                try:
-                    graph_input["enriched_context"] = await self._upfront(plan, reporter, context.retriever)
-                finally:
-                    if scope is not None:
-                        scope.as_checked_out(False)
+            if graph_input is not None and upfront is not None:
+                graph_input["enriched_context"] = await upfront
             # plain JSON input keeps the checkpoints free of pickled objects; LangGraph validates it
             await graph.ainvoke(  # pyright: ignore[reportUnknownMemberType]
                 cast("ExecutionState | None", graph_input), config, context=context, durability="sync"
