@@ -20,7 +20,8 @@ a candidate, tests included. Printed per repository and overall, with index time
 p50/p95.
 
     uv run --frozen python bench/localization.py [--repo sympy] [--limit 20] [--embed] [--json out.json]
-        [--rankers formula,learned]   # each search.ranker on the same index: before/after in one run
+        [--rankers formula,learned,auto]   # each search.ranker on the same index: before/after in one run
+        [--queries issue,title]            # the issue text whole and its title alone, scored apart
 """
 
 from __future__ import annotations
@@ -216,14 +217,16 @@ class IdedRun:
 
 def run_ided(
     checkout: Path,
-    query: str,
+    queries: list[str],
     state: Path,
     *,
     embed: bool,
     lexical: bool,
     ranker: str = "formula",
     model: Path | None = None,
-) -> IdedRun:
+) -> list[IdedRun]:
+    """Each of ``queries`` searched on one open index of ``checkout`` (indexed first; a second run
+    re-reads nothing) with ``search.ranker = ranker``."""
     from daemon.config import load_config
     from daemon.core.models import SearchMode
     from daemon.index.workspace_index import WorkspaceIndex
@@ -234,18 +237,38 @@ def run_ided(
         overrides["embedding"] = {"enabled": False}
     config = load_config(checkout, overrides=overrides)
     started = time.perf_counter()
+    runs: list[IdedRun] = []
     with WorkspaceIndex.open(config) as ws:
         ws.index()
         if embed:
             ws.embed()
         index_seconds = time.perf_counter() - started
         mode = SearchMode.LEXICAL if lexical or not embed else SearchMode.HYBRID
-        ws.search(query, k=SEARCH_K, mode=mode)  # warm (model load, caches)
-        started = time.perf_counter()
-        result = ws.search(query, k=SEARCH_K, mode=mode)
-        query_seconds = time.perf_counter() - started
-    hits = [Hit(h.chunk.path, h.chunk.start_line) for h in result.hits]
-    return IdedRun(hits, index_seconds, query_seconds, getattr(result, "matches", "n/a"))
+        for query in queries:
+            ws.search(query, k=SEARCH_K, mode=mode)  # warm (model load, caches)
+            started = time.perf_counter()
+            result = ws.search(query, k=SEARCH_K, mode=mode)
+            query_seconds = time.perf_counter() - started
+            hits = [Hit(h.chunk.path, h.chunk.start_line) for h in result.hits]
+            runs.append(IdedRun(hits, index_seconds, query_seconds, getattr(result, "matches", "n/a")))
+    return runs
+
+
+def title_of(problem_statement: str) -> str:
+    """An issue's title: its first non-empty line (what an agent asks as a short question)."""
+    return next((ln.strip() for ln in problem_statement.splitlines() if ln.strip()), "")
+
+
+def cached_bm25_files(state_root: Path, iid: str, kind: str, checkout: Path, query: str) -> list[str]:
+    """bm25-file's ranking of ``query`` (cached under the state root: it does not change)."""
+    suffix = "" if kind == "issue" else f"-{kind}"
+    cache = state_root / "bm25-file" / f"{iid}{suffix}.json"
+    if cache.is_file():
+        return list(json.loads(cache.read_text()))
+    ranked = bm25_file_ranking(checkout, query)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps(ranked))
+    return ranked
 
 
 # -- driver -------------------------------------------------------------------------------------
@@ -288,7 +311,7 @@ def _pct(values: list[float], q: float) -> float:
 def report(by_retriever: dict[str, list[Scored]], timings: dict[str, list[float]]) -> str:
     lines: list[str] = []
     repos = sorted({r.repo for rows in by_retriever.values() for r in rows})
-    header = f"{'retriever':<20} {'repo':<28} {'n':>4} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'All@5':>6} {'FnR@10':>7}"
+    header = f"{'retriever':<27} {'repo':<28} {'n':>4} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'All@5':>6} {'FnR@10':>7}"
     lines.append(header)
     for name, rows in by_retriever.items():
         for repo in [*repos, "ALL"]:
@@ -296,9 +319,9 @@ def report(by_retriever: dict[str, list[Scored]], timings: dict[str, list[float]
             if not sub:
                 continue
             a = aggregate(sub)
-            fn = "n/a" if a["FnR@10"] is None or name == "bm25-file" else f"{a['FnR@10']:.3f}"
+            fn = "n/a" if a["FnR@10"] is None or name.startswith("bm25-file") else f"{a['FnR@10']:.3f}"
             lines.append(
-                f"{name:<20} {repo:<28} {len(sub):>4} {a['R@1']:>6.3f} {a['R@5']:>6.3f} {a['R@10']:>6.3f}"
+                f"{name:<27} {repo:<28} {len(sub):>4} {a['R@1']:>6.3f} {a['R@5']:>6.3f} {a['R@10']:>6.3f}"
                 f" {a['All@5']:>6.3f} {fn:>7}"
             )
     for name, values in timings.items():
@@ -310,7 +333,8 @@ def report(by_retriever: dict[str, list[Scored]], timings: dict[str, list[float]
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[dict[str, Any]]]:
+    """The arguments, checked, and the instances they choose."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--instances", type=Path, default=DEFAULT_INSTANCES, help="instances.jsonl (SWE-bench fields)")
     p.add_argument("--repos-dir", type=Path, default=DEFAULT_REPOS, help="checkouts, one folder per instance_id")
@@ -325,7 +349,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--rankers",
         default="formula",
-        help="comma-separated search.ranker values, each measured on the same index (formula, learned)",
+        help="comma-separated search.ranker values, each measured on the same index (formula, learned, auto)",
+    )
+    p.add_argument(
+        "--queries",
+        default="issue",
+        help="comma-separated kinds of query asked of each instance: issue (the issue text whole), "
+        "title (its first line alone, a short question); each is scored apart",
     )
     p.add_argument("--ranker-model", type=Path, help="with --rankers learned: this model file, not the bundled one")
     p.add_argument("--no-baseline", action="store_true", help="skip bm25-file")
@@ -336,12 +366,32 @@ def main(argv: list[str] | None = None) -> int:
     instances = load_instances(args)
     if not instances:
         p.error("no instance matches the filters")
+    args.rankers = [r for r in args.rankers.split(",") if r]
+    args.queries = [k for k in args.queries.split(",") if k]
+    if not args.rankers or any(r not in ("formula", "learned", "auto") for r in args.rankers):
+        p.error(f"--rankers: formula, learned or auto (got {','.join(args.rankers)!r})")
+    if not args.queries or any(k not in ("issue", "title") for k in args.queries):
+        p.error(f"--queries: issue or title (got {','.join(args.queries)!r})")
+    return args, instances
+
+
+def main(argv: list[str] | None = None) -> int:
+    args, instances = parse_args(argv)
     base = "ided-hybrid" if args.embed and not args.lexical else "ided-lexical"
-    rankers = [r for r in args.rankers.split(",") if r]
-    names = {r: base if r == "formula" else f"{base}-{r}" for r in rankers}
-    results: dict[str, list[Scored]] = {n: [] for n in names.values()}
-    results |= {} if args.no_baseline else {"bm25-file": []}
-    timings: dict[str, list[float]] = {"ided index": []} | {f"{n} query": [] for n in names.values()}
+    rankers: list[str] = args.rankers
+    kinds: list[str] = args.queries
+
+    def label(ranker: str, kind: str) -> str:
+        name = base if ranker == "formula" else f"{base}-{ranker}"
+        return name if kind == "issue" else f"{name} {kind}"
+
+    baselines = [] if args.no_baseline else ["bm25-file" if k == "issue" else f"bm25-file {k}" for k in kinds]
+    results: dict[str, list[Scored]] = {}
+    for kind in kinds:
+        results |= {label(r, kind): [] for r in rankers}
+        if not args.no_baseline:
+            results["bm25-file" if kind == "issue" else f"bm25-file {kind}"] = []
+    timings: dict[str, list[float]] = {"ided index": []} | {f"{label(r, k)} query": [] for k in kinds for r in rankers}
     matches: Counter[str] = Counter()
     per_instance: list[dict[str, Any]] = []
     for i, inst in enumerate(instances, 1):
@@ -350,38 +400,40 @@ def main(argv: list[str] | None = None) -> int:
         if not checkout.is_dir():
             print(f"[{i}/{len(instances)}] {iid}: no checkout at {checkout} (run materialize.sh)", file=sys.stderr)
             continue
-        query = inst["problem_statement"]
+        queries = {"issue": inst["problem_statement"], "title": title_of(inst["problem_statement"])}
         row: dict[str, Any] = {"instance_id": iid}
         gold_rank: int | None = None
-        for ranker, name in names.items():
-            run = run_ided(
-                checkout, query, args.state_root / iid, embed=args.embed, lexical=args.lexical, ranker=ranker
+        for ranker in rankers:
+            runs = run_ided(
+                checkout,
+                [queries[k] for k in kinds],
+                args.state_root / iid,
+                embed=args.embed,
+                lexical=args.lexical,
+                ranker=ranker,
+                model=args.ranker_model,
             )
             if ranker == rankers[0]:
-                timings["ided index"].append(run.index_seconds)
-            timings[f"{name} query"].append(run.query_seconds)
-            matches[run.matches] += 1
-            mine = score(inst, run.hits, checkout)
-            results[name].append(mine)
-            row[name] = mine.metrics
-            row[f"{name} top_files"] = mine.top_files
-            row[f"{name} top_symbols"] = mine.top_symbols
-            if ranker == rankers[0]:
-                gold_rank = next((k + 1 for k, f in enumerate(mine.top_files) if f in inst["gold_files"]), None)
-        if not args.no_baseline:
-            cache = args.state_root / "bm25-file" / f"{iid}.json"
-            if cache.is_file():
-                ranked = json.loads(cache.read_text())
-            else:
-                ranked = bm25_file_ranking(checkout, query)
-                cache.parent.mkdir(parents=True, exist_ok=True)
-                cache.write_text(json.dumps(ranked))
-            base = score(inst, [Hit(f) for f in ranked], None)
-            results["bm25-file"].append(base)
-            row["bm25-file"] = base.metrics
+                timings["ided index"].append(runs[0].index_seconds)
+            for kind, run in zip(kinds, runs, strict=True):
+                name = label(ranker, kind)
+                timings[f"{name} query"].append(run.query_seconds)
+                matches[run.matches] += 1
+                mine = score(inst, run.hits, checkout)
+                results[name].append(mine)
+                row[name] = mine.metrics
+                row[f"{name} top_files"] = mine.top_files
+                row[f"{name} top_symbols"] = mine.top_symbols
+                if ranker == rankers[0] and kind == kinds[0]:
+                    gold_rank = next((k + 1 for k, f in enumerate(mine.top_files) if f in inst["gold_files"]), None)
+        for kind, name in zip(kinds, baselines, strict=False):
+            ranked = cached_bm25_files(args.state_root, iid, kind, checkout, queries[kind])
+            bm = score(inst, [Hit(f) for f in ranked], None)
+            results[name].append(bm)
+            row[name] = bm.metrics
         per_instance.append(row)
         print(
-            f"[{i}/{len(instances)}] {iid}: gold file at {gold_rank or '>10'} ({rankers[0]}), "
+            f"[{i}/{len(instances)}] {iid}: gold file at {gold_rank or '>10'} ({rankers[0]}, {kinds[0]}), "
             f"index {timings['ided index'][-1]:.1f} s",
             file=sys.stderr,
         )

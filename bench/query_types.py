@@ -25,6 +25,7 @@ after the other on the same corpus, so quote their ratios, not their absolute sp
 
     python bench/query_types.py --source DIR [--source DIR] [--sample 80] [--seed 7]
         [--setting base={} --setting t128='{"max_tokens": 128}'] [--no-dense] [--json out.json]
+        [--rankers formula,learned]   # each search.ranker on the same indexes, lexical and hybrid
 
 A checkout of a repository from a bare mirror: ``git --git-dir=MIRROR archive HEAD | tar -x -C DIR``.
 """
@@ -239,16 +240,27 @@ class Cost:
         return self.chunks / self.seconds if self.seconds else 0.0
 
 
-def _config(root: Path, state: Path, embedding: dict[str, Any] | None) -> Any:
+def _config(root: Path, state: Path, embedding: dict[str, Any] | None, ranker: str | None = None) -> Any:
     from daemon.config import load_config
 
     overrides: dict[str, Any] = {"state_dir": str(state)}
     overrides["embedding"] = {"enabled": False} if embedding is None else embedding
+    if ranker is not None:
+        overrides["search"] = {"ranker": ranker}
     return load_config(root, overrides=overrides)
 
 
+def _label(setting: str, ranker: str | None) -> str:
+    return setting if ranker is None else f"{setting}/{ranker}"
+
+
 def run_setting(
-    corpus: Corpus, queries: Sequence[Query], state: Path, label: str, settings: dict[str, Any]
+    corpus: Corpus,
+    queries: Sequence[Query],
+    state: Path,
+    label: str,
+    settings: dict[str, Any],
+    rankers: Sequence[str | None] = (None,),
 ) -> tuple[Cost, list[Outcome]]:
     from daemon.core.models import SearchMode
     from daemon.index import embed_text
@@ -273,7 +285,12 @@ def run_setting(
         cap = config.embedding.max_tokens - 2  # [CLS] and [SEP]
         tokens = statistics.fmean(min(n, cap) for n in counts) if counts else 0.0
         cost = Cost(label, done or pending, seconds, tokens)
-        outcomes = [evaluate(ws, queries, mode, label) for mode in (SearchMode.HYBRID, SearchMode.DENSE)]
+    outcomes: list[Outcome] = []
+    for ranker in rankers:  # the same vectors, each ranking of them
+        with WorkspaceIndex.open(_config(corpus.root, state, settings, ranker)) as ws:
+            ws.index()
+            modes = (SearchMode.HYBRID, SearchMode.DENSE) if ranker == rankers[0] else (SearchMode.HYBRID,)
+            outcomes += [evaluate(ws, queries, mode, _label(label, ranker)) for mode in modes]
     return cost, outcomes
 
 
@@ -288,29 +305,36 @@ def _chunk(payload: Any) -> Any:
     return chunk_from_payload(payload)
 
 
-def run_lexical(corpus: Corpus, queries: Sequence[Query], state: Path) -> tuple[Outcome, float, int]:
+def run_lexical(
+    corpus: Corpus, queries: Sequence[Query], state: Path, rankers: Sequence[str | None] = (None,)
+) -> tuple[list[Outcome], float, int]:
     from daemon.core.models import SearchMode
     from daemon.index.workspace_index import WorkspaceIndex
 
-    with WorkspaceIndex.open(_config(corpus.root, state, None)) as ws:
-        started = time.perf_counter()
-        ws.index()
-        seconds = time.perf_counter() - started
-        chunks = ws.status().chunks
-        return evaluate(ws, queries, SearchMode.LEXICAL, "-"), seconds, chunks
+    outcomes: list[Outcome] = []
+    seconds, chunks = 0.0, 0
+    for ranker in rankers:
+        with WorkspaceIndex.open(_config(corpus.root, state, None, ranker)) as ws:
+            started = time.perf_counter()
+            ws.index()
+            if ranker == rankers[0]:
+                seconds = time.perf_counter() - started
+                chunks = ws.status().chunks
+            outcomes.append(evaluate(ws, queries, SearchMode.LEXICAL, _label("-", ranker)))
+    return outcomes, seconds, chunks
 
 
 # -- report ----------------------------------------------------------------------------------------------
 
 
-def report(lexical: Outcome, dense: list[tuple[Cost, list[Outcome]]], counts: dict[str, int]) -> list[str]:
+def report(lexicals: list[Outcome], dense: list[tuple[Cost, list[Outcome]]], counts: dict[str, int]) -> list[str]:
     lines: list[str] = []
     cols = ("MRR@10", "R@1", "R@5", "R@10")
     lines.append(f"{'kind':<11} {'n':>4} {'setting':<10} {'mode':<8} " + " ".join(f"{c:>7}" for c in cols) + "  p50 ms")
     for kind in KINDS:
-        if kind not in lexical.by_kind:
+        if kind not in lexicals[0].by_kind:
             continue
-        rows = [lexical] + [o for _, outs in dense for o in outs]
+        rows = lexicals + [o for _, outs in dense for o in outs]
         for o in rows:
             m = o.by_kind[kind]
             lines.append(
@@ -318,11 +342,12 @@ def report(lexical: Outcome, dense: list[tuple[Cost, list[Outcome]]], counts: di
                 + " ".join(f"{m[c]:>7.3f}" for c in cols)
                 + f"  {o.p50_ms[kind]:>6.1f}"
             )
-        for cost, outs in dense:
-            hybrid = next(o for o in outs if o.mode == "hybrid").by_kind[kind]
-            base = lexical.by_kind[kind]
-            gain = ", ".join(f"{key} {hybrid[key] - base[key]:+.3f}" for key in ("MRR@10", "R@1", "R@5"))
-            lines.append(f"{kind:<11} hybrid - lexical ({cost.setting}): {gain}")
+        for _, outs in dense:
+            for hybrid_run, lexical in zip((o for o in outs if o.mode == "hybrid"), lexicals, strict=False):
+                hybrid = hybrid_run.by_kind[kind]
+                base = lexical.by_kind[kind]
+                gain = ", ".join(f"{key} {hybrid[key] - base[key]:+.3f}" for key in ("MRR@10", "R@1", "R@5"))
+                lines.append(f"{kind:<11} hybrid - lexical ({hybrid_run.setting}): {gain}")
     for cost, _ in dense:
         lines.append(
             f"embedding {cost.setting}: {cost.chunks} chunks in {cost.seconds:.1f} s = {cost.chunks_per_s:.1f} chunks/s"
@@ -346,9 +371,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--setting", action="append", default=[], metavar="LABEL=JSON")
     parser.add_argument("--no-dense", action="store_true", help="lexical only (no embedding)")
+    parser.add_argument(
+        "--rankers",
+        default="",
+        help="comma-separated search.ranker values (formula, learned, auto), each asked every query on the same "
+        "indexes (default: the configured one)",
+    )
     parser.add_argument("--json", type=Path, help="write the figures and every query's rank here")
     args = parser.parse_args(argv)
     settings = [_setting(s) for s in args.setting] or [("base", {})]
+    rankers: list[str | None] = [r for r in args.rankers.split(",") if r] or [None]
+    if any(r not in (None, "formula", "learned", "auto") for r in rankers):
+        parser.error(f"--rankers: formula, learned or auto (got {args.rankers!r})")
     with tempfile.TemporaryDirectory(prefix="ided-qt-") as tmp:
         work = Path(tmp)
         corpus = build_corpus([s.resolve() for s in args.source], work / "ws")
@@ -359,17 +393,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{len(corpus.targets)} documented functions; queries: {dict(counts)}",
             flush=True,
         )
-        lexical, index_s, chunks = run_lexical(corpus, queries, work / "state-lexical")
+        lexicals, index_s, chunks = run_lexical(corpus, queries, work / "state-lexical", rankers)
         print(f"lexical index: {chunks} chunks in {index_s:.1f} s", flush=True)
         dense: list[tuple[Cost, list[Outcome]]] = []
         if not args.no_dense:
             for label, setting in settings:
                 print(f"embedding under {label} {setting} ...", flush=True)
-                dense.append(run_setting(corpus, queries, work / f"state-{label}", label, setting))
-        lines = report(lexical, dense, dict(counts))
+                dense.append(run_setting(corpus, queries, work / f"state-{label}", label, setting, rankers))
+        lines = report(lexicals, dense, dict(counts))
         print("\n".join(lines))
         if args.json:
-            outcomes = [lexical] + [o for _, outs in dense for o in outs]
+            outcomes = lexicals + [o for _, outs in dense for o in outs]
             args.json.write_text(
                 json.dumps(
                     {

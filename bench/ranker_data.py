@@ -206,6 +206,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--keep", type=int, default=150, help="training: the formula's first N candidates of a query")
     p.add_argument("--sample", type=int, default=30, help="training: and N more drawn from the rest")
     p.add_argument("--keep-checkouts", action="store_true", help="keep the checkouts and indexes")
+    p.add_argument(
+        "--order",
+        choices=("interleave", "issues"),
+        default="interleave",
+        help="interleave repositories (a stopped run has a bit of each), or the training snapshots with the "
+        "most issue-like queries (title + body, then titles) first, held-out ones last",
+    )
     args = p.parse_args(argv)
     snaps = [json.loads(x) for x in (args.pairs / "snapshots.jsonl").read_text().splitlines() if x.strip()]
     pairs = [json.loads(x) for x in (args.pairs / "pairs.jsonl").read_text().splitlines() if x.strip()]
@@ -229,6 +236,13 @@ def main(argv: list[str] | None = None) -> int:
         order.append(nth[s["repo"]])
         nth[s["repo"]] += 1
     todo = [s for _, s in sorted(zip(order, todo, strict=True), key=lambda p: p[0])]
+    if args.order == "issues":
+
+        def issue_like(s: dict[str, Any]) -> tuple[bool, int, int]:
+            kinds = Counter(q["type"] for q in by_snap.get(f"{s['repo']}:{s['snapshot']}", []))
+            return (bool(s["held_out"]), -kinds["issue"], -kinds["title"])
+
+        todo.sort(key=issue_like)
     args.out.mkdir(parents=True, exist_ok=True)
     for i, s in enumerate(todo, 1):
         out_file = args.out / f"{s['repo']}-{s['snapshot'][:10]}.npz"

@@ -20,7 +20,7 @@ lexical with the formula and with the learned ranker (one index, the same candid
 distinct (file, symbol) results: MRR@10 of the first answer function and R@5 (the answer functions
 among the first 5); for titles also file R@5 against BM25 over whole files.
 
-    python bench/short_questions.py [--per-repo 40] [--dev-ids A,B] [--json out.json]
+    python bench/short_questions.py [--per-repo 40] [--dev-ids A,B] [--json out.json] [--embed]
 """
 
 from __future__ import annotations
@@ -126,18 +126,21 @@ def _distinct(keys: Any) -> list[str]:
 
 
 class Ided:
-    """One index, searched with the formula and with the learned ranker."""
+    """One index, searched with the formula and with the learned ranker (and with ``embed``, its vectors
+    filled first, each of them hybrid too)."""
 
-    def __init__(self, checkout: Path, state: Path, model: Path | None = None) -> None:
+    def __init__(self, checkout: Path, state: Path, model: Path | None = None, *, embed: bool = False) -> None:
         from daemon.config import load_config
         from daemon.index.learned_ranker import load_ranker
         from daemon.index.searcher import HybridSearcher
         from daemon.index.workspace_index import WorkspaceIndex
 
-        config = load_config(checkout, overrides={"state_dir": str(state), "embedding": {"enabled": False}})
+        config = load_config(checkout, overrides={"state_dir": str(state), "embedding": {"enabled": embed}})
         self.ws = WorkspaceIndex.open(config)
         started = time.perf_counter()
         self.ws.index()
+        if embed:
+            self.ws.embed()
         self.index_s = time.perf_counter() - started
         base: dict[str, Any] = {
             "store": self.ws._store,
@@ -151,13 +154,18 @@ class Ided:
             "ided-formula": HybridSearcher(**base),
             "ided-learned": HybridSearcher(**base, ranker=load_ranker(model)),
         }
+        if embed:
+            base["embedder"] = self.ws.dense_embedder()
+            self.searchers["ided-formula-hybrid"] = HybridSearcher(**base)
+            self.searchers["ided-learned-hybrid"] = HybridSearcher(**base, ranker=load_ranker(model))
 
     def ranked(self, query: str) -> dict[str, tuple[list[str], list[str]]]:
         from daemon.core.models import SearchMode
 
         out: dict[str, tuple[list[str], list[str]]] = {}
         for name, searcher in self.searchers.items():
-            hits = searcher.search(query, k=50, mode=SearchMode.LEXICAL, rerank=False).hits
+            mode = SearchMode.HYBRID if name.endswith("-hybrid") else SearchMode.LEXICAL
+            hits = searcher.search(query, k=50, mode=mode, rerank=False).hits
             out[name] = (
                 _distinct(f"{h.chunk.path}::{h.chunk.qualified_name or ''}" for h in hits),
                 _distinct(h.chunk.path for h in hits),
@@ -266,7 +274,8 @@ def run_repo(name: str, args: argparse.Namespace) -> list[Question]:
         write_checkout(git_dir, commit, checkout)
         blank_docstrings(checkout, strip)
         marker.write_text(digest)
-    ided = Ided(checkout, args.state_root / f"{name}-{commit[:10]}", args.model)
+    state = args.state_root / f"{name}-{commit[:10]}{'-embedded' if args.embed else ''}"
+    ided = Ided(checkout, state, args.model, embed=args.embed)
     bm25 = Bm25Chunks(checkout)
     try:
         for q in questions:
@@ -324,6 +333,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dev-state-root", type=Path, default=CACHE / "bench-localization", help="dev-set indexes")
     p.add_argument("--model", type=Path, help="a learned ranker's model file (default: the bundled one)")
     p.add_argument("--json", type=Path, help="write every question and ranking here")
+    p.add_argument(
+        "--embed",
+        action="store_true",
+        help="fill each repository's vectors first and ask its questions hybrid too (not the dev-set titles)",
+    )
     args = p.parse_args(argv)
     args.commit = dict(c.split("=", 1) for c in args.commit)
     questions: list[Question] = []
@@ -336,7 +350,8 @@ def main(argv: list[str] | None = None) -> int:
         questions.extend(run_titles(args))
     if not questions:
         p.error("no questions: give --mirrors (and the dev set's checkouts for titles)")
-    print(report(questions, ["bm25", "ided-formula", "ided-learned"]))
+    hybrid = ["ided-formula-hybrid", "ided-learned-hybrid"] if args.embed else []
+    print(report(questions, ["bm25", "ided-formula", "ided-learned", *hybrid]))
     if args.json:
         args.json.write_text(json.dumps([q.__dict__ for q in questions], indent=1))
     shutil.rmtree(args.work / "tmp", ignore_errors=True)

@@ -60,7 +60,7 @@ class LocalizationSet(FrozenModel):
         "materialize.sh writes them); '~' expanded, relative to this file unless absolute.",
     )
     baseline: str = Field(description="The frozen baseline (JSON), relative to this file.")
-    ranker: Literal["formula", "learned"] | None = Field(
+    ranker: Literal["formula", "learned", "auto"] | None = Field(
         default=None, description="The ranking the set measures (search.ranker); unset: the built-in default."
     )
     tasks_from: str | None = Field(
