@@ -41,6 +41,15 @@ def choose(workflow: str, rationale: str = "scripted", **decisions: str) -> dict
     }
 
 
+def reflected_workflow(name: str, base: str = "bug_fix", **switches: Any) -> str:
+    """A shipped workflow's YAML renamed ``name`` with ``switches`` set (``reflection={...}``, ``evaluation={...}``),
+    as a user writes it in the repository's ``.ided/workflows/``."""
+    data = yaml.safe_load((builtin_workflow_dir() / f"{base}.yaml").read_text(encoding="utf-8"))
+    data["metadata"]["name"] = name
+    data.update(switches)
+    return yaml.safe_dump(data, sort_keys=False)
+
+
 def answer(
     role: str, status: str = "success", summary: str = "done", *, attempt: int | None = None, **extra: Any
 ) -> dict[str, Any]:

@@ -21,6 +21,7 @@ __all__ = [
     "RunFileItem",
     "RunGraph",
     "RunGraphEdge",
+    "RunGraphNode",
     "RunGraphStage",
     "RunIdParams",
     "RunKeptFile",
@@ -95,10 +96,21 @@ class RunGraphStage:
 
 @wire
 @attrs.frozen(kw_only=True)
+class RunGraphNode:
+    """A node the workflow adds to its stages: ``reflector`` (``reflection:``) or ``evaluator`` (``evaluation:``)."""
+
+    node_id: str
+    name: str
+
+
+@wire
+@attrs.frozen(kw_only=True)
 class RunGraphEdge:
     """A route of the plan: after ``source`` ends with ``outcome`` (``success``, ``failure``, or ``retry``:
-    the stage a retry after more retrieval runs again), the run goes to ``target`` (a planned stage,
-    ``DONE`` or ``ABORT``)."""
+    the stage a retry after more retrieval runs again), the run goes to ``target`` (a planned stage, a node,
+    ``DONE`` or ``ABORT``). A reflected stage's ``success`` goes to the ``reflector``, which leads on with
+    ``accept <stage>``, ``send back`` or ``limit``; with an ``evaluator``, every route into ``DONE`` goes to it
+    and it leads on to ``DONE`` with ``scored``."""
 
     source: str
     target: str
@@ -108,12 +120,14 @@ class RunGraphEdge:
 @wire
 @attrs.frozen(kw_only=True)
 class RunGraph:
-    """The plan as a graph: its first stage, its stages in order, the skipped ones, its routes."""
+    """The plan as a graph: its first stage, its stages in order, the skipped ones, its routes, and the nodes the
+    workflow adds (reflector, evaluator; empty unless it enables them)."""
 
     entry: str
     stages: list[RunGraphStage]
     skipped: list[RunGraphStage]
     edges: list[RunGraphEdge]
+    nodes: list[RunGraphNode] = attrs.field(factory=list["RunGraphNode"])
 
 
 @wire

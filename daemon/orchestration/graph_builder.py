@@ -4,7 +4,8 @@ Each node decides its own route (``routing``) and writes it to the state (``next
 with its results, so the decision is checkpointed with them and a resumed run never re-decides a
 route it already took; the conditional edges only read ``next_node``. Their path maps list every
 node the router may choose under the outcome that leads there (``edge_labels``: success, failure,
-retry, limit), so the compiled graph (``draw_mermaid``) shows the real edges, labelled.
+retry, limit; the description lives in ``graph_routes``, which the editors' plan graph is drawn from
+too), so the compiled graph (``draw_mermaid``) shows the real edges, labelled.
 
 Run dependencies (agents, retriever, reporter, cancellation, the commit of a stage attempt in an
 editing run, the user's attachments) arrive as the LangGraph runtime context (``RunContext``);
@@ -41,17 +42,10 @@ from daemon.core.run_models import (
 from daemon.core.workflow_schema import EVALUATOR_NODE, REFLECTOR_NODE, AgentSpec, StageType
 from daemon.errors import DaemonError
 from daemon.orchestration.consistency import check_attempt, findings_for
+from daemon.orchestration.graph_routes import SCORED, edge_labels, graph_node
 from daemon.orchestration.reflection import evaluator_node, reflector_node
 from daemon.orchestration.retriever import enrich
-from daemon.orchestration.routing import (
-    failure_targets,
-    node_for,
-    possible_targets,
-    route_after_enrichment,
-    route_after_stage,
-    route_values,
-    success_targets,
-)
+from daemon.orchestration.routing import node_for, route_after_enrichment, route_after_stage, route_values
 from daemon.orchestration.run_context import RunCancelled, RunContext
 from daemon.orchestration.stage_agents import AgentTask, run_stage
 from daemon.orchestration.state import ExecutionState, StageResult, to_channel_values
@@ -253,59 +247,6 @@ async def abort(state: ExecutionState, *, runtime: Runtime[RunContext]) -> dict[
     return to_channel_values(terminal="abort", abort_reason=reason, next_node="")
 
 
-def _stage_outcomes(plan: ExecutionPlan, source: str) -> dict[str, list[str]]:
-    """What leads from stage ``source`` to each node (a reflected stage's success goes to the reflector)."""
-    route = plan.routing[source]
-    reflected = source in plan.reflected_stages
-    outcomes: dict[str, list[str]] = {}
-    sides = [("failure", node_for(route.on_failure), failure_targets(plan, source))]
-    if not reflected:
-        sides.insert(0, ("success", node_for(route.on_success), success_targets(plan, source)))
-    for word, direct, targets in sides:
-        for target in targets:
-            said = outcomes.setdefault(target, [])
-            if target == ADAPTIVE_NODE:
-                if "retry" not in said:
-                    said.append("retry")
-            elif target == direct:
-                said.append(word)
-    if reflected:
-        outcomes[REFLECTOR_NODE] = ["success"]
-    return {target: words or ["limit"] for target, words in outcomes.items()}
-
-
-def _reflector_outcomes(plan: ExecutionPlan) -> dict[str, list[str]]:
-    """What leads from the reflector to each node: accept (the stage's success route, or a limit's redirect), or
-    send back (the stage again)."""
-    outcomes: dict[str, list[str]] = {}
-    for stage_id in plan.reflected_stages:
-        direct = node_for(plan.routing[stage_id].on_success)
-        for target in success_targets(plan, stage_id):
-            outcomes.setdefault(target, []).append(f"accept {stage_id}" if target == direct else "limit")
-        outcomes.setdefault(stage_id, []).append("send back")
-    return {target: list(dict.fromkeys(words)) for target, words in outcomes.items()}
-
-
-def edge_labels(plan: ExecutionPlan, source: str) -> dict[str, str]:
-    """Each node the router after ``source`` may choose, with what leads there: ``success``, ``failure``,
-    ``retry`` (a failure through adaptive retrieval, and from it to the retry target), ``limit`` (a
-    redirect when the target used up its ``max_attempts``, or ``pipeline.max_iterations``), and with a
-    reflector ``success`` into it, ``accept <stage>`` and ``send back`` out of it; outcomes that lead to the
-    same node are joined (``success / failure``). They label the graph's edges."""
-    outcomes: dict[str, list[str]] = {}
-    if source == ADAPTIVE_NODE:
-        retries = {route.retry for route in plan.routing.values()}
-        for target in possible_targets(plan, source):
-            outcomes[target] = ["retry"] if target in retries else ["limit"]
-    elif source == REFLECTOR_NODE:
-        outcomes = _reflector_outcomes(plan)
-    else:
-        outcomes = _stage_outcomes(plan, source)
-    labels = {target: " / ".join(words) for target, words in outcomes.items()}
-    shared = {label for label in labels.values() if list(labels.values()).count(label) > 1}
-    return {target: f"{label}: {target}" if label in shared else label for target, label in labels.items()}
-
-
 def _router(plan: ExecutionPlan, source: str) -> tuple[Callable[[ExecutionState], str], dict[Hashable, str]]:
     """The conditional edge after ``source``: it reads the node the source decided (``next_node``) and answers
     its label, with the path map from labels to nodes (so ``draw_mermaid`` shows each edge's label). With an
@@ -315,16 +256,13 @@ def _router(plan: ExecutionPlan, source: str) -> tuple[Callable[[ExecutionState]
     def route(state: ExecutionState) -> str:
         return labels[state.next_node]
 
-    evaluated = plan.evaluation.enabled
-    path_map: dict[Hashable, str] = {
-        label: EVALUATOR_NODE if evaluated and target == DONE_NODE else target for target, label in labels.items()
-    }
+    path_map: dict[Hashable, str] = {label: graph_node(plan, target) for target, label in labels.items()}
     return route, path_map
 
 
 def _scored(_state: ExecutionState) -> str:
     """The evaluator's one edge, to ``done`` (a conditional edge, so the graph shows its label)."""
-    return "scored"
+    return SCORED
 
 
 def build_graph(plan: ExecutionPlan) -> StateGraph[ExecutionState, RunContext, ExecutionState, ExecutionState]:
@@ -339,7 +277,7 @@ def build_graph(plan: ExecutionPlan) -> StateGraph[ExecutionState, RunContext, E
         sources.append(REFLECTOR_NODE)
     if plan.evaluation.enabled:
         graph.add_node(EVALUATOR_NODE, evaluator_node(plan))  # pyright: ignore[reportUnknownMemberType]
-        graph.add_conditional_edges(EVALUATOR_NODE, _scored, {"scored": DONE_NODE})
+        graph.add_conditional_edges(EVALUATOR_NODE, _scored, {SCORED: DONE_NODE})
     graph.add_node(DONE_NODE, done)  # pyright: ignore[reportUnknownMemberType]
     graph.add_node(ABORT_NODE, abort)  # pyright: ignore[reportUnknownMemberType]
     graph.add_edge(START, node_for(plan.entry))

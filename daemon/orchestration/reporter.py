@@ -13,9 +13,6 @@ import asyncio
 from typing import Any
 
 from daemon.core.run_models import (
-    ABORT_NODE,
-    ADAPTIVE_NODE,
-    DONE_NODE,
     DecisionKind,
     ExecutionPlan,
     ExecutionProgress,
@@ -29,8 +26,8 @@ from daemon.core.run_models import (
     ToolLocation,
     utc_now,
 )
-from daemon.core.workflow_schema import EVALUATOR_NODE, REFLECTOR_NODE
 from daemon.orchestration.agents.events import AgentRef, ToolCallEvent
+from daemon.orchestration.graph_routes import NODE_NAMES
 from daemon.orchestration.progress import ProgressBus
 from daemon.orchestration.run_store import RunStore
 from daemon.orchestration.state import ExecutionState, StageResult
@@ -78,14 +75,7 @@ class RunReporter:
     def _stage_name(self, node: str | None) -> str | None:
         if node in self.plan.stage_ids:
             return self.plan.stage(node).name
-        names = {
-            ADAPTIVE_NODE: "Adaptive retrieval",
-            REFLECTOR_NODE: "Reflector",
-            EVALUATOR_NODE: "Evaluator",
-            DONE_NODE: "Done",
-            ABORT_NODE: "Abort",
-        }
-        return names.get(node or "")
+        return NODE_NAMES.get(node or "")
 
     async def emit(
         self,

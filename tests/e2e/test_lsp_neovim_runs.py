@@ -18,7 +18,7 @@ import pytest
 from tests.e2e.lsp_support import copy_fixture
 from tests.e2e.nvim_support import run_headless
 from tests.intel_tools import SEARCH_PATH, require_server
-from tests.pipeline_support import choose, everyone_succeeds, write_script
+from tests.pipeline_support import choose, everyone_succeeds, reflected_workflow, write_script
 from tests.vcs_support import git, make_repo
 
 pytestmark = pytest.mark.e2e
@@ -314,6 +314,70 @@ async def test_a_dry_run_draws_its_plan_as_a_graph_with_labelled_routes(repo: Pa
     assert re.fullmatch(r"ided plan of run \S+ · bug_fix · dry run: nothing ran", plan[0]), plan[0]
     assert plan[1:] == GRAPH, "\n".join(plan)
     assert report["filetype"] == "idedplan"
+
+
+GRAPH_JUDGED = [
+    "",
+    "                    start",
+    "                    │",
+    "                    ▼",
+    "  ┌──────────────────────────────────┐",
+    "  │ ○ Reproduction                   │",
+    "  └──────────────────────────────────┘",
+    "                    │ success, failure",
+    "                    ▼",
+    "  ┌──────────────────────────────────┐",
+    "  │ ○ Diagnosis                      │ ──failure─────▶ ABORT",
+    "  └──────────────────────────────────┘",
+    "                    │ success",
+    "                    ▼",
+    "  ┌──────────────────────────────────┐",
+    "  │ ○ Fix                            │ ──failure─────▶ ABORT",
+    "  └──────────────────────────────────┘",
+    "                    │ success",
+    "                    ▼",
+    "  ┌──────────────────────────────────┐",
+    "  │ ◇ Reflector                      │ ──limit───────▶ ABORT",
+    "  └──────────────────────────────────┘ ──send back───▶ ↑ Fix",
+    "                    │ accept fix",
+    "                    ▼",
+    "  ┌──────────────────────────────────┐",
+    "  │ ○ Regression testing             │ ──failure─────▶ ABORT",
+    "  └──────────────────────────────────┘ ──retry───────▶ ↑ Fix",
+    "                    │ success",
+    "                    ▼",
+    "  ┌──────────────────────────────────┐",
+    "  │ ◇ Evaluator                      │",
+    "  └──────────────────────────────────┘",
+    "                    │ scored",
+    "                    ▼",
+    "  ╭──────────────────────────────────╮",
+    "  │               DONE               │",
+    "  ╰──────────────────────────────────╯",
+    "",
+    "  skipped Code review: scripted skip",
+    "",
+    "  ○ pending  ▶ running  ✓ completed  ✗ failed    q close",
+]
+"""bug_fix with reflection (the fix stage) and evaluation on: the reflector after the fix, the evaluator before DONE."""
+
+
+async def test_a_workflows_reflector_and_evaluator_are_drawn_as_boxes_with_their_labelled_routes(
+    repo: Path, tmp_path: Path
+) -> None:
+    workflow = reflected_workflow(
+        "bug_fix_judged", reflection={"enabled": True, "stages": ["fix"]}, evaluation={"enabled": True}
+    )
+    (repo / ".ided" / "workflows").mkdir(parents=True)
+    (repo / ".ided" / "workflows" / "bug_fix_judged.yaml").write_text(workflow, encoding="utf-8")
+    orchestrator = {"role": "orchestrator", "answer": choose("bug_fix_judged", code_review="SKIP")}
+    script = write_script(tmp_path / "script.yaml", [orchestrator])
+    extra = ("--set", f"pipeline.replay_script={script}", "--set", "pipeline.resilience.cache=false")
+    report = await run_headless(tmp_path, repo, PLAN, *extra)
+
+    plan: list[str] = report["plan"]
+    assert re.fullmatch(r"ided plan of run \S+ · bug_fix_judged · dry run: nothing ran", plan[0]), plan[0]
+    assert plan[1:] == GRAPH_JUDGED, "\n".join(plan)
 
 
 OPS = [("add", "+"), ("sub", "-"), ("mul", "*")]

@@ -27,7 +27,14 @@ from tests.e2e.lsp_support import (
     server_args,
     stop_daemon,
 )
-from tests.pipeline_support import choose, everyone_succeeds, recorded_tools, stage_intel_tools, write_script
+from tests.pipeline_support import (
+    choose,
+    everyone_succeeds,
+    recorded_tools,
+    reflected_workflow,
+    stage_intel_tools,
+    write_script,
+)
 from tests.vcs_support import git, make_repo, write
 
 pytestmark = pytest.mark.e2e
@@ -182,6 +189,57 @@ async def test_a_dry_run_answers_its_plan_as_a_graph_of_stages_and_labelled_rout
         ("regression_testing", "failure", "ABORT"),
         ("regression_testing", "retry", "fix"),
     }
+
+
+async def test_a_workflow_with_a_reflector_and_an_evaluator_answers_them_as_nodes_with_the_graphs_edges(
+    repo: Path, tmp_path: Path
+) -> None:
+    reflected = {"enabled": True, "stages": ["fix"]}
+    write(repo, ".ided/workflows/bug_fix_reflected.yaml", reflected_workflow("bug_fix_reflected", reflection=reflected))
+    write(
+        repo,
+        ".ided/workflows/bug_fix_judged.yaml",
+        reflected_workflow("bug_fix_judged", reflection=reflected, evaluation={"enabled": True}),
+    )
+    entries = [
+        {"role": "orchestrator", "match": "add crashes", "answer": choose("bug_fix_reflected", code_review="SKIP")},
+        {"role": "orchestrator", "answer": choose("bug_fix_judged", code_review="SKIP")},
+    ]
+    script = write_script(tmp_path / "script.yaml", entries)
+    extra = ("--set", f"pipeline.replay_script={script}", "--set", "pipeline.resilience.cache=false")
+    async with runs_client(repo, tmp_path / "state", *extra) as client:
+        reflecting = (await client.ided("ided/run/start", {"request": "add crashes", "dryRun": True}))["graph"]
+        judged = (await client.ided("ided/run/start", {"request": "fix add", "dryRun": True}))["graph"]
+        plain = (await client.ided("ided/run/start", {"request": "fix add", "workflow": "bug_fix", "dryRun": True}))[
+            "graph"
+        ]
+
+    assert [s["stageId"] for s in reflecting["stages"]] == ["reproduction", "diagnosis", "fix", "regression_testing"]
+    assert reflecting["nodes"] == [{"nodeId": "reflector", "name": "Reflector"}]
+    assert {(e["source"], e["outcome"], e["target"]) for e in reflecting["edges"]} == {
+        ("reproduction", "success", "diagnosis"),
+        ("reproduction", "failure", "diagnosis"),
+        ("diagnosis", "success", "fix"),
+        ("diagnosis", "failure", "ABORT"),
+        ("fix", "success", "reflector"),  # not committed until the reflector accepts
+        ("fix", "failure", "ABORT"),
+        ("reflector", "accept fix", "regression_testing"),
+        ("reflector", "send back", "fix"),
+        ("reflector", "limit", "ABORT"),  # regression testing used up its attempts
+        ("regression_testing", "success", "DONE"),
+        ("regression_testing", "failure", "ABORT"),
+        ("regression_testing", "retry", "fix"),
+    }
+    assert judged["nodes"] == [
+        {"nodeId": "reflector", "name": "Reflector"},
+        {"nodeId": "evaluator", "name": "Evaluator"},
+    ]
+    judged_edges = {(e["source"], e["outcome"], e["target"]) for e in judged["edges"]}
+    assert {e for e in judged_edges if "DONE" in e or "evaluator" in e} == {
+        ("regression_testing", "success", "evaluator"),  # every route into DONE goes through the evaluator
+        ("evaluator", "scored", "DONE"),
+    }
+    assert plain["nodes"] == [] and not {e["target"] for e in plain["edges"]} & {"reflector", "evaluator"}
 
 
 async def test_a_code_run_started_over_lsp_ends_in_review_and_its_change_is_accepted(

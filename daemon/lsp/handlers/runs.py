@@ -44,6 +44,7 @@ from daemon.lsp.run_protocol import (
     RunFileItem,
     RunGraph,
     RunGraphEdge,
+    RunGraphNode,
     RunGraphStage,
     RunIdParams,
     RunProgressParams,
@@ -54,6 +55,7 @@ from daemon.lsp.run_protocol import (
     RunStatusResult,
 )
 from daemon.lsp.session import REQUEST_FAILED
+from daemon.service.pipeline.workflow_catalog import NODE_NAMES, extra_nodes, plan_routes
 from daemon.service.runs.follow import RunFollow
 from daemon.service.runs.opening import open_run_service
 from daemon.service.runs.params import RunStart
@@ -103,19 +105,14 @@ def _start_result(record: RunRecord, notes: list[str]) -> RunStartResult:
 
 
 def _graph(plan: ExecutionPlan) -> RunGraph:
-    """The plan's routing as edges; a stage's retry of itself (the default) is no edge of its own."""
-    edges: list[RunGraphEdge] = []
-    for stage in plan.stages:
-        route = plan.routing[stage.stage_id]
-        edges.append(RunGraphEdge(source=stage.stage_id, target=route.on_success, outcome="success"))
-        edges.append(RunGraphEdge(source=stage.stage_id, target=route.on_failure, outcome="failure"))
-        if route.retry != stage.stage_id:
-            edges.append(RunGraphEdge(source=stage.stage_id, target=route.retry, outcome="retry"))
+    """The plan's routes (``plan_routes``: a stage's retry of itself, the default, is no edge of its own), with
+    the reflector and evaluator as the pipeline's graph has them when the workflow enables them."""
     return RunGraph(
         entry=plan.entry,
         stages=[RunGraphStage(stage_id=s.stage_id, name=s.name) for s in plan.stages],
         skipped=[RunGraphStage(stage_id=s.stage_id, name=s.name, reason=s.reason) for s in plan.skipped],
-        edges=edges,
+        edges=[RunGraphEdge(source=r.source, target=r.target, outcome=r.outcome) for r in plan_routes(plan)],
+        nodes=[RunGraphNode(node_id=n, name=NODE_NAMES[n]) for n in extra_nodes(plan)],
     )
 
 

@@ -2,7 +2,10 @@
 // planned stage, top to bottom in plan order, coloured by its status; DONE at the bottom; the
 // routes between them as arrows labelled with their outcome (success, failure, retry): straight down
 // to the next stage, in lanes on the left to any other stage (up for a retry, down past a stage),
-// to an ABORT mark on the right. No `vscode` import, so it runs under node's test runner.
+// to an ABORT mark on the right. The nodes a workflow adds (reflector, evaluator: `reflection:` /
+// `evaluation:`) are boxes of their own, each after the last box with a route into it, their routes
+// labelled like the stages' (accept <stage>, send back, limit, scored). No `vscode` import, so it runs
+// under node's test runner.
 
 /** `graph` of `ided/run/start` (docs/lsp.md). */
 export interface PlanGraph {
@@ -10,6 +13,8 @@ export interface PlanGraph {
   stages: { stageId: string; name: string; reason: string | null }[];
   skipped: { stageId: string; name: string; reason: string | null }[];
   edges: { source: string; target: string; outcome: string }[];
+  /** The nodes the workflow adds to its stages (absent from older servers). */
+  nodes?: { nodeId: string; name: string }[];
 }
 
 /** A stage's status and attempt, as the run's progress says. */
@@ -58,6 +63,9 @@ export const DONE = "DONE";
 export const ABORT = "ABORT";
 
 const ICONS: Record<string, string> = { pending: "○", in_progress: "▶", completed: "✓", failed: "✗", skipped: "–" };
+const NODE_ICON = "◇";
+/** The status of a box that is a node the workflow adds, not a stage. */
+export const NODE_STATUS = "node";
 
 function escape(text: string): string {
   return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
@@ -70,25 +78,48 @@ export function nodeLabel(name: string, status?: StageStatus): string {
   return `${icon} ${name}${attempt}`;
 }
 
+interface Box {
+  id: string;
+  name: string;
+  node: boolean;
+}
+
+/** The boxes top to bottom: the planned stages, then each node the workflow adds after the last box with a
+ * route into it (the reflector after the last stage it reflects, the evaluator before DONE). */
+export function boxesOf(graph: PlanGraph): Box[] {
+  const boxes: Box[] = graph.stages.map((s) => ({ id: s.stageId, name: s.name, node: false }));
+  for (const node of graph.nodes ?? []) {
+    let at = boxes.length;
+    boxes.forEach((box, i) => {
+      if (graph.edges.some((e) => e.source === box.id && e.target === node.nodeId)) {
+        at = i + 1;
+      }
+    });
+    boxes.splice(at, 0, { id: node.nodeId, name: node.name, node: true });
+  }
+  return boxes;
+}
+
 /** Lay the plan out and draw it. */
 export function drawPlanGraph(graph: PlanGraph, statuses: Map<string, StageStatus> = new Map()): DrawnGraph {
-  const index = new Map(graph.stages.map((s, i) => [s.stageId, i]));
+  const boxes = boxesOf(graph);
+  const index = new Map(boxes.map((s, i) => [s.id, i]));
   const edges = [...graph.edges].sort(
     (a, b) => (index.get(a.source) ?? 0) - (index.get(b.source) ?? 0) || (ORDER[a.outcome] ?? 9) - (ORDER[b.outcome] ?? 9),
   );
   const toDone = edges.some((e) => e.target === DONE);
-  const next = (i: number): string | undefined => graph.stages[i + 1]?.stageId ?? (toDone ? DONE : undefined);
+  const next = (i: number): string | undefined => boxes[i + 1]?.id ?? (toDone ? DONE : undefined);
   const laneEdges = edges.filter((e) => e.target !== ABORT && e.target !== next(index.get(e.source) ?? -1));
   const lanes = laneEdges.length;
   const left = 24 + lanes * LANE_GAP + LANE_LABEL;
   const yOf = (i: number): number => TOP + i * (BOX_H + GAP);
 
-  const nodes: DrawnNode[] = graph.stages.map((stage, i) => {
-    const status = statuses.get(stage.stageId);
+  const nodes: DrawnNode[] = boxes.map((box, i) => {
+    const status = box.node ? undefined : statuses.get(box.id);
     return {
-      id: stage.stageId,
-      label: nodeLabel(stage.name, status),
-      status: status?.status ?? "pending",
+      id: box.id,
+      label: box.node ? `${NODE_ICON} ${box.name}` : nodeLabel(box.name, status),
+      status: box.node ? NODE_STATUS : (status?.status ?? "pending"),
       x: left,
       y: yOf(i),
       width: BOX_W,
@@ -96,7 +127,7 @@ export function drawPlanGraph(graph: PlanGraph, statuses: Map<string, StageStatu
     };
   });
   if (toDone) {
-    nodes.push({ id: DONE, label: DONE, status: "done", x: left, y: yOf(graph.stages.length), width: BOX_W, height: BOX_H });
+    nodes.push({ id: DONE, label: DONE, status: "done", x: left, y: yOf(boxes.length), width: BOX_W, height: BOX_H });
   }
   const at = new Map(nodes.map((n) => [n.id, n]));
   const centerX = left + BOX_W / 2;
@@ -130,7 +161,7 @@ export function drawPlanGraph(graph: PlanGraph, statuses: Map<string, StageStatu
     (a, b) => Math.abs(reach(a)) - Math.abs(reach(b)) || (index.get(a.source) ?? 0) - (index.get(b.source) ?? 0),
   );
   function reach(e: { source: string; target: string }): number {
-    const target = e.target === DONE ? graph.stages.length : (index.get(e.target) ?? 0);
+    const target = e.target === DONE ? boxes.length : (index.get(e.target) ?? 0);
     return target - (index.get(e.source) ?? 0);
   }
   const leaving = new Map<string, number>();

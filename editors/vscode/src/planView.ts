@@ -90,6 +90,7 @@ svg text { font-family: var(--vscode-font-family); font-size: 13px; fill: var(--
 .node.status-completed rect { stroke: var(--vscode-testing-iconPassed, #73c991); }
 .node.status-failed rect { stroke: var(--vscode-testing-iconFailed, #f14c4c); }
 .node.status-in_progress rect { stroke: var(--vscode-progressBar-background, #0e70c0); stroke-width: 3; }
+.node.status-node rect { stroke-dasharray: 6 3; }
 .terminal rect { fill: var(--vscode-badge-background, #4d4d4d); stroke: none; }
 .terminal text { fill: var(--vscode-badge-foreground, #fff); font-weight: 600; }
 .terminal.abort rect { fill: var(--vscode-inputValidation-errorBackground, #5a1d1d); }

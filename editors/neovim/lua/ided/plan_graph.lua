@@ -3,7 +3,9 @@
 -- and attempt; the routes between them as labelled arrows: straight down to the next stage
 -- (`│ success, failure` then `▼`), to the side for any other target (`──failure──▶ ABORT`,
 -- `──retry────▶ ↑ Fix`: ↑ an earlier stage, ↓ a later one). DONE closes the graph when a route
--- ends there; the skipped stages are listed under it with the reason.
+-- ends there; the skipped stages are listed under it with the reason. The nodes a workflow adds
+-- (`◇ Reflector`, `◇ Evaluator`: `reflection:` / `evaluation:`) are boxes too, each after the last box
+-- with a route into it, their routes labelled like the stages' (`accept fix`, `send back`, `scored`).
 --
 -- The graph comes from the `graph` of `ided/run/start` (and `ided/run/feedback`); the statuses from
 -- the run's `plan` progress events. `:IdedPlan [run]` opens it; a dry run opens it by itself.
@@ -11,6 +13,7 @@
 local M = {}
 
 local ICONS = { pending = "○", in_progress = "▶", completed = "✓", failed = "✗", skipped = "–" }
+local NODE_ICON = "◇"
 local ORDER = { success = 1, failure = 2, retry = 3 }
 local DONE, ABORT = "DONE", "ABORT"
 
@@ -27,8 +30,11 @@ local function center(text, n)
   return string.rep(" ", math.max(0, left)) .. text
 end
 
---- The text of a stage's box: icon, name, attempt.
+--- The text of a stage's box: icon, name, attempt (a node's: its icon and name).
 local function label(stage, status)
+  if stage.node then
+    return NODE_ICON .. " " .. stage.name
+  end
   local s = status or {}
   local text = (ICONS[s.status] or ICONS.pending) .. " " .. stage.name
   if (s.attempt or 0) > 1 then
@@ -37,12 +43,33 @@ local function label(stage, status)
   return text
 end
 
+--- The boxes top to bottom: the planned stages, then each node the workflow adds after the last box with a
+--- route into it (the reflector after the last stage it reflects, the evaluator before DONE).
+local function boxes_of(graph)
+  local boxes = {}
+  for _, stage in ipairs(graph.stages or {}) do
+    table.insert(boxes, stage)
+  end
+  for _, node in ipairs(graph.nodes or {}) do
+    local at = #boxes
+    for i, box in ipairs(boxes) do
+      for _, edge in ipairs(graph.edges or {}) do
+        if edge.source == box.stageId and edge.target == node.nodeId then
+          at = i
+        end
+      end
+    end
+    table.insert(boxes, at + 1, { stageId = node.nodeId, name = node.name, node = true })
+  end
+  return boxes
+end
+
 --- The lines of the graph (pure: used by `open` and tests).
---- graph: { entry, stages = { {stageId, name} }, skipped = { {stageId, name, reason} }, edges = { {source, target, outcome} } }
---- statuses: stageId -> { status, attempt }; title: the first line.
+--- graph: { entry, stages = { {stageId, name} }, skipped = { {stageId, name, reason} }, edges = { {source, target, outcome} },
+--- nodes = { {nodeId, name} } }; statuses: stageId -> { status, attempt }; title: the first line.
 function M.render(graph, statuses, title)
   statuses = statuses or {}
-  local stages = graph.stages or {}
+  local stages = boxes_of(graph)
   local index, names = {}, { [DONE] = DONE, [ABORT] = ABORT }
   for i, stage in ipairs(stages) do
     index[stage.stageId] = i
@@ -72,6 +99,9 @@ function M.render(graph, statuses, title)
   local side_width = 0
   for _, outcome in pairs({ "success", "failure", "retry" }) do
     side_width = math.max(side_width, width(outcome))
+  end
+  for _, edge in ipairs(graph.edges or {}) do
+    side_width = math.max(side_width, width(edge.outcome))
   end
   local function side(edge, from)
     local target = edge.target
