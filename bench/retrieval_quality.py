@@ -48,8 +48,12 @@ from jsdoc_samples import CodeSample, default_node_roots, extract_js_samples
 
 from daemon.config import Config, load_config
 from daemon.core.models import SearchHit, SearchMode
+from daemon.core.selection_models import DecisionSource, StageDecision
 from daemon.core.workflow_schema import RetrievalStrategyConfig
 from daemon.index.workspace_index import WorkspaceIndex
+from daemon.orchestration.plan import assemble_plan
+from daemon.orchestration.retriever import stage_hints
+from daemon.orchestration.workflow_loader import WorkflowCatalog, builtin_workflow_dir
 from daemon.retrieval.ast_map import ast_context_map
 from daemon.retrieval.fusion import Fusion, outline_wanted, render_piece
 from daemon.retrieval.models import Attribution, ContextPiece, RetrievalRequest, SourceName, StageHints, WorkflowKind
@@ -59,6 +63,8 @@ from daemon.retrieval.vectors import EmbedderVectors
 from daemon.service.pipeline.retrieval_sources import build_retrieval_agent
 
 BUDGET = 4000
+UPFRONT_WORKFLOW = "spec_feature_with_iterative_testing"
+"""Its stages' focus_on hints are asked in the upfront rows (every stage's context scored)."""
 SWEEP = ((0.5, 0.0), (0.6, 0.0), (0.7, 0.0), (0.8, 0.0), (0.9, 0.0), (0.6, 0.8), (0.7, 0.8), (0.7, 0.9))
 """(code_threshold, outline_threshold) pairs; at 0 only pieces that no longer fit the budget are outlined."""
 
@@ -102,6 +108,32 @@ async def _run_agent(config: Config, index: WorkspaceIndex, samples: Sequence[Co
         result = await agent.retrieve(request, RetrievalStrategyConfig(ast_parsing=False))
         seconds.append(time.perf_counter() - began)
         contexts.append(result.context)
+    return AgentRun(contexts=contexts, seconds=seconds)
+
+
+def _upfront_stages() -> list[StageHints]:
+    workflow = WorkflowCatalog.load([builtin_workflow_dir()]).get(UPFRONT_WORKFLOW)
+    decisions = [
+        StageDecision(stage_id=s.stage_id, include=True, reason="bench", source=DecisionSource.RULE)
+        for s in workflow.stages
+    ]
+    plan = assemble_plan(workflow, decisions, "bench")
+    return [stage_hints(plan, s.stage_id, BUDGET) for s in plan.stages]
+
+
+async def _run_upfront(
+    config: Config, index: WorkspaceIndex, samples: Sequence[CodeSample], stages: Sequence[StageHints]
+) -> AgentRun:
+    """Per query and stage (query-major): the stage's context of one upfront retrieval of all ``stages``."""
+    agent = build_retrieval_agent(config, index=index)
+    contexts: list[tuple[ContextPiece, ...]] = []
+    seconds: list[float] = []
+    strategy = RetrievalStrategyConfig(ast_parsing=False)
+    for sample in samples:
+        began = time.perf_counter()
+        results = await agent.upfront(sample.query, WorkflowKind.CODE, strategy, stages)
+        seconds.append(time.perf_counter() - began)
+        contexts.extend(results[stage.stage_id].context for stage in stages)
     return AgentRun(contexts=contexts, seconds=seconds)
 
 
@@ -215,6 +247,25 @@ def run_language(label: str, samples: Sequence[CodeSample], tmp: Path) -> None:
         rows["full agent (default thresholds)"] = [
             rank_of([p.attribution.path or "" for p in c], t) for c, t in zip(default.contexts, targets, strict=True)
         ]
+        stages = _upfront_stages()
+        upfront = {
+            pool: asyncio.run(
+                _run_upfront(
+                    config.model_copy(update={"retrieval": config.retrieval.model_copy(update={"focus_pool": pool})}),
+                    index,
+                    samples,
+                    stages,
+                )
+            )
+            for pool in (0, config.retrieval.focus_pool)
+        }
+        stage_targets = [t for t in targets for _ in stages]
+        for pool, run in upfront.items():
+            how = "each searched" if pool == 0 else f"re-ranking the task's {pool}"
+            rows[f"upfront, {len(stages)} stages' hints {how}"] = [
+                rank_of([p.attribution.path or "" for p in c], t)
+                for c, t in zip(run.contexts, stage_targets, strict=True)
+            ]
         unbounded = {
             outline: asyncio.run(
                 _run_agent(
@@ -256,6 +307,27 @@ def run_language(label: str, samples: Sequence[CodeSample], tmp: Path) -> None:
     for threshold, outline_below in SWEEP:
         cut = [_cut(w, o, threshold, outline_below, BUDGET) for w, o in zip(whole_runs, outline_runs, strict=True)]
         print(_point(f"agent, code {threshold:g}, outline under {outline_below:g}", cut, targets, curve))
+    print(
+        f"\nupfront rows: {UPFRONT_WORKFLOW}'s {len(stages)} stages, each stage's context scored "
+        f"({len(samples)} x {len(stages)}); the agent's default config but retrieval.focus_pool"
+    )
+    searched, ranked = upfront.values()
+    same = sum(
+        [p.attribution.cite() for p in a] == [p.attribution.cite() for p in b]
+        for a, b in zip(searched.contexts, ranked.contexts, strict=True)
+    )
+    print(f"  stage contexts citing the same pieces in the same order: {same} of {len(searched.contexts)}")
+    for pool, run in upfront.items():
+        print(f"  focus_pool {pool}: {statistics.mean(run.seconds) * 1000:.0f} ms per upfront retrieval (mean)")
+    for i, stage in enumerate(stages):
+        per: list[str] = []
+        for run in upfront.values():
+            contexts = run.contexts[i :: len(stages)]
+            m = metrics(
+                [rank_of([p.attribution.path or "" for p in c], t) for c, t in zip(contexts, targets, strict=True)]
+            )
+            per.append(f"MRR@10 {m['MRR@10']:.3f} R@5 {m['R@5']:.3f}")
+        print(f"  {stage.stage_id:<32} " + "  vs  ".join(per))
     maps = [ast_context_map(root, [p.attribution.path or "" for p in c]) for c in default.contexts]
     map_tokens = statistics.mean(min(counter.count(m), BUDGET // 4) if m else 0 for m in maps)
     print(

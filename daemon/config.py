@@ -426,6 +426,14 @@ class RetrievalConfig(_Section):
     )
     http_timeout_seconds: float = Field(default=5.0, gt=0, description="Per web/advisory HTTP request.")
     k_per_query: int = Field(default=8, ge=1, le=100, description="Index hits per query and source.")
+    focus_pool: int = Field(
+        default=40,
+        ge=0,
+        le=200,
+        description="Upfront retrieval: a stage's focus_on hint re-ranks the task's best focus_pool index hits "
+        "(searched once for every stage) by the hint's words instead of searching the index itself; "
+        "0: each hint is its own index search.",
+    )
     max_queries: int = Field(default=6, ge=1, le=30, description="Queries per source per retrieval.")
     decision_globs: tuple[str, ...] = Field(
         default=("*adr/*", "*decisions/*", "*ADR-*", "*decision-record*"),

@@ -209,6 +209,7 @@ REPOSITORY_SETTINGS: Mapping[str, RepositoryRule] = {
     "retrieval.parallel_searches": RepositoryRule(R, _LIMIT),
     "retrieval.http_timeout_seconds": RepositoryRule(R, _LIMIT),
     "retrieval.k_per_query": RepositoryRule(T, _TUNING),
+    "retrieval.focus_pool": RepositoryRule(T, _TUNING),
     "retrieval.max_queries": RepositoryRule(T, _TUNING),
     "retrieval.decision_globs": RepositoryRule(T, _TUNING),
     "retrieval.breaker_failure_threshold": RepositoryRule(R, _LIMIT),

@@ -143,8 +143,9 @@ class RetrievalAgent:
 
         The stages' retrievals run concurrently and share a budget: one search per distinct question
         (``SharedSearches``: the task, its identifiers and the decision documents are searched once
-        for all stages), the index's concurrent searches (``retrieval.parallel_searches``), and one
-        deadline (``retrieval.upfront_budget_seconds``: a source still searching when it runs out is
+        for all stages; a stage's focus hints re-rank the task's hits, ``retrieval.focus_pool``), the
+        index's concurrent searches (``retrieval.parallel_searches``), and one deadline
+        (``retrieval.upfront_budget_seconds``: a source still searching when it runs out is
         ``unavailable`` for that stage, with the reason, and the others keep what they found).
         ``sequential``: the former behaviour, stage after stage with nothing shared (for comparison).
         """
@@ -154,14 +155,21 @@ class RetrievalAgent:
         ]
         if sequential:
             return {r.stage.stage_id: await self.retrieve(r, strategy) for r in requests}
-        shared = SharedSearches(self.parts.index) if self.parts.index is not None else None
+        index = self.parts.index
+        shared = SharedSearches(index, pool=self.config.focus_pool) if index is not None else None
         files = FileSnapshot(self.parts.root, self.files) if self.parts.root is not None else None
         deadline = time.monotonic() + self.config.upfront_budget_seconds
         results = await asyncio.gather(
             *(self.retrieve(r, strategy, index=shared, deadline=deadline, files=files) for r in requests)
         )
         if shared is not None:
-            logger.debug("upfront: %d stage(s), %d search(es) asked, %d run", len(requests), shared.asked, shared.ran)
+            logger.debug(
+                "upfront: %d stage(s), %d search(es) asked, %d run, %d focus view(s)",
+                len(requests),
+                shared.asked,
+                shared.ran,
+                shared.views,
+            )
         return {r.stage.stage_id: result for r, result in zip(requests, results, strict=True)}
 
     async def adaptive(

@@ -96,6 +96,11 @@ class PlannedQuery(FrozenModel):
     source: SourceName
     text: str
     purpose: str
+    focus: str | None = None
+    """A stage's ``focus_on`` hint this query stands for: where the index offers it (upfront retrieval's
+    ``SharedSearches``), its hits are those of ``refines`` re-ranked by this hint, not a search of ``text``."""
+    refines: str | None = None
+    """The query (its text, of the same source) whose hits ``focus`` re-ranks."""
 
 
 class Attribution(FrozenModel):

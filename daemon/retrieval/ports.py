@@ -11,7 +11,7 @@ import asyncio
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from daemon.core.models import SearchFilters, SearchMode, SearchResult
 
@@ -27,6 +27,7 @@ __all__ = [
     "CodeFacts",
     "DecisionHistory",
     "DecisionNote",
+    "FocusedSearch",
     "IndexSearch",
     "QueryModel",
     "RagSourceLike",
@@ -80,6 +81,15 @@ class IndexSearch(Protocol):
     """Hybrid search over the workspace index, awaitable."""
 
     async def search(self, query: str, *, k: int, filters: SearchFilters | None) -> SearchResult: ...
+
+
+@runtime_checkable
+class FocusedSearch(Protocol):
+    """An index port that answers a stage's focus hint itself (upfront's ``SharedSearches``)."""
+
+    async def focused(
+        self, query: str, *, refines: str, focus: str, k: int, filters: SearchFilters | None
+    ) -> SearchResult: ...
 
 
 class SyncSearchable(Protocol):

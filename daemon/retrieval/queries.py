@@ -1,10 +1,12 @@
 """Query generation: a model writes queries per source (structured output), or a deterministic generator does.
 
-The deterministic generator reads the task, the stage's ``focus_on`` hints and, in adaptive mode,
-the failure: identifiers (snake_case, CamelCase, dotted names, backticked terms), the names and
-files of failing tests (pytest ``FAILED path::test``), the functions of traceback frames
-(``File "x.py", line N, in func``) and the error lines (``NameError: ...``). It always asks the
-task itself too. Both generators' queries go to the decision log with their purpose.
+The deterministic generator reads the task, the stage's ``focus_on`` hints (a hint's query names
+the hint and the task query it refines: upfront retrieval answers it from the task's hits, see
+``focus``) and, in adaptive mode, the failure: identifiers (snake_case, CamelCase, dotted names,
+backticked terms), the names and files of failing tests (pytest ``FAILED path::test``), the
+functions of traceback frames (``File "x.py", line N, in func``) and the error lines
+(``NameError: ...``). It always asks the task itself too. Both generators' queries go to the
+decision log with their purpose.
 """
 
 from __future__ import annotations
@@ -139,39 +141,42 @@ def _task_phrase(task: str) -> str:
     return " ".join(task.split())[:300]
 
 
-def _search_queries(request: RetrievalRequest, signals: Signals, task: str) -> list[tuple[str, str]]:
-    """(query, purpose) pairs for an index source: failure first, then identifiers, task, focus_on."""
-    out: list[tuple[str, str]] = []
+_Query = tuple[str, str, str | None]
+"""(query, purpose, the focus hint it stands for)."""
+
+
+def _search_queries(request: RetrievalRequest, signals: Signals, task: str) -> list[_Query]:
+    """Queries for an index source: failure first, then identifiers, task, focus_on (each refining the task)."""
+    out: list[_Query] = []
     if request.failure is not None:
         out.extend(
-            (test.replace("test_", " ").replace("_", " ") + " " + test, "failing test " + test)
+            (test.replace("test_", " ").replace("_", " ") + " " + test, "failing test " + test, None)
             for test in signals.failing_tests[:2]
         )
-        out.extend((error, "error text of the failed attempt") for error in signals.errors[:2])
+        out.extend((error, "error text of the failed attempt", None) for error in signals.errors[:2])
         if signals.frames:
-            out.append((" ".join(signals.frames[:4]), "functions in the traceback"))
+            out.append((" ".join(signals.frames[:4]), "functions in the traceback", None))
     named = [i for i in signals.identifiers if i not in signals.failing_tests][:4]
     if named:
-        out.append((" ".join(named), "identifiers named in the task or failure"))
-    out.append((task, "the task itself"))
-    out.extend((f"{hint} {task[:120]}", f"focus_on: {hint}") for hint in request.stage.focus_on[:3])
+        out.append((" ".join(named), "identifiers named in the task or failure", None))
+    out.append((task, "the task itself", None))
+    out.extend((f"{hint} {task[:120]}", f"focus_on: {hint}", hint) for hint in request.stage.focus_on[:3])
     return out
 
 
-def _source_queries(
-    source: SourceName, request: RetrievalRequest, signals: Signals, task: str
-) -> list[tuple[str, str]]:
+def _source_queries(source: SourceName, request: RetrievalRequest, signals: Signals, task: str) -> list[_Query]:
     if source in (SourceName.CODE, SourceName.DOCS, SourceName.LIBRARIES):
         return _search_queries(request, signals, task)
     if source is SourceName.DECISIONS:
-        return [(task, "decisions about the task")]
+        return [(task, "decisions about the task", None)]
     if source is SourceName.WEB:
-        errors = [(signals.errors[0], "the error message on the web")] if request.failure and signals.errors else []
-        return [*errors, (task, "the task on the web")]
+        errors = (
+            [(signals.errors[0], "the error message on the web", None)] if request.failure and signals.errors else []
+        )
+        return [*errors, (task, "the task on the web", None)]
     if source is SourceName.ADVISORIES:
-        return [(a, "advisory id named in the task") for a in signals.advisories] + [
-            (p, "pinned package named in the task") for p in signals.packages
-        ]
+        ids: list[_Query] = [(a, "advisory id named in the task", None) for a in signals.advisories]
+        return ids + [(p, "pinned package named in the task", None) for p in signals.packages]
     return []
 
 
@@ -183,11 +188,20 @@ def deterministic_queries(request: RetrievalRequest, sources: Sequence[SourceNam
     planned: list[PlannedQuery] = []
     for source in sources:
         seen: set[str] = set()
-        for text, purpose in _source_queries(source, request, signals, task):
+        for text, purpose, focus in _source_queries(source, request, signals, task):
             text = " ".join(text.split())[:300]
             if text and text.lower() not in seen and len(seen) < max_queries:
                 seen.add(text.lower())
-                planned.append(PlannedQuery(source=source, text=text, purpose=purpose))
+                refines = task if focus is not None and task.lower() in seen else None
+                planned.append(
+                    PlannedQuery(
+                        source=source,
+                        text=text,
+                        purpose=purpose,
+                        focus=focus if refines is not None else None,
+                        refines=refines,
+                    )
+                )
     symbols = tuple(i for i in signals.identifiers if re.fullmatch(r"[A-Za-z_][\w.]*", i))[:8]
     return QueryPlan(queries=tuple(planned), writer="deterministic", symbols=symbols, files=signals.files)
 

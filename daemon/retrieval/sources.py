@@ -18,7 +18,7 @@ from daemon.errors import DaemonError, InvalidToolInput, SourceUnavailable
 from daemon.retrieval.lexical import overlap, terms
 from daemon.retrieval.models import Attribution, Candidate, SourceName
 from daemon.retrieval.osv_mirror import AuditReport, Finding, OsvMirror
-from daemon.retrieval.ports import CodeFacts, DecisionHistory, IndexSearch
+from daemon.retrieval.ports import CodeFacts, DecisionHistory, FocusedSearch, IndexSearch
 from daemon.retrieval.providers import AdvisoryProvider, WebSearchProvider
 from daemon.retrieval.queries import QueryPlan
 
@@ -101,7 +101,8 @@ class IndexScope:
 
 
 class IndexSource:
-    """Function-level code or section-level docs search over the workspace index."""
+    """Function-level code or section-level docs search over the workspace index; a focus query
+    (``PlannedQuery.focus``) is answered by the index port itself when it can (``FocusedSearch``)."""
 
     def __init__(self, name: SourceName, index: IndexSearch, scopes: Sequence[IndexScope], *, k: int) -> None:
         self._name = name
@@ -119,8 +120,14 @@ class IndexSource:
             for scope in self._scopes:
                 for glob in scope.globs or (None,):
                     filters = SearchFilters(kind=scope.kind, path_glob=glob)
+                    focus, refines = query.focus, query.refines
                     try:
-                        result = await self._index.search(query.text, k=self._k, filters=filters)
+                        if focus is not None and refines is not None and isinstance(self._index, FocusedSearch):
+                            result = await self._index.focused(
+                                query.text, refines=refines, focus=focus, k=self._k, filters=filters
+                            )
+                        else:
+                            result = await self._index.search(query.text, k=self._k, filters=filters)
                     except DaemonError as exc:
                         raise SourceUnavailable(f"the index cannot answer '{query.text[:60]}'", cause=exc) from exc
                     if result.matches is MatchConfidence.NONE:

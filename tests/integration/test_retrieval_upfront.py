@@ -61,9 +61,12 @@ class _Counting:
     def __init__(self, inner: IndexSearch) -> None:
         self.inner = inner
         self.calls = 0
+        self.queries: list[tuple[str, str]] = []
+        """(query, filters) of each search."""
 
     async def search(self, query: str, *, k: int, filters: SearchFilters | None) -> SearchResult:
         self.calls += 1
+        self.queries.append((query, filters.model_dump_json() if filters is not None else ""))
         return await self.inner.search(query, k=k, filters=filters)
 
 
@@ -88,7 +91,9 @@ async def test_concurrent_upfront_gives_every_stage_what_stage_after_stage_gives
         agent = build_retrieval_agent(config, index=index)
         assert agent.parts.index is not None
         counting = _Counting(agent.parts.index)
-        agent = RetrievalAgent(agent.config, replace(agent.parts, index=counting))
+        # each focus hint its own search, as stage after stage asks it (focus views: the test below)
+        searching = agent.config.model_copy(update={"focus_pool": 0})
+        agent = RetrievalAgent(searching, replace(agent.parts, index=counting))
         strategy = RetrievalStrategyConfig()
         before = await agent.upfront(_TASK, WorkflowKind.CODE, strategy, _STAGES, sequential=True)
         sequential_calls, counting.calls = counting.calls, 0
@@ -104,6 +109,44 @@ async def test_concurrent_upfront_gives_every_stage_what_stage_after_stage_gives
         assert any(p.attribution.symbol == "apply_discount" for p in new.context)
     # the task, its identifiers and the decision documents are searched once for all four stages
     assert 0 < counting.calls < sequential_calls
+
+
+async def test_focus_hints_re_rank_the_tasks_hits_so_only_the_tasks_own_questions_reach_the_index(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "ws"
+    shutil.copytree(FIXTURES / "retrieval_shop", root)
+    config = make_config(root, tmp_path / "state")
+    with WorkspaceIndex.open(config) as index:
+        await asyncio.to_thread(index.index)
+        await asyncio.to_thread(index.embed)
+        built = build_retrieval_agent(config, index=index)
+        assert built.parts.index is not None and built.config.focus_pool > built.config.k_per_query
+        counting = _Counting(built.parts.index)
+        strategy = RetrievalStrategyConfig()
+        runs = {}
+        for pool in (0, built.config.focus_pool):
+            agent = RetrievalAgent(
+                built.config.model_copy(update={"focus_pool": pool}), replace(built.parts, index=counting)
+            )
+            counting.calls, counting.queries = 0, []
+            runs[pool] = (await agent.upfront(_TASK, WorkflowKind.CODE, strategy, _STAGES), list(counting.queries))
+
+    (searched, asked_searching), (viewed, asked_viewing) = runs.values()
+    hints = [h for s in _STAGES for h in s.focus_on]
+    assert all(any(q.startswith(h) for q, _ in asked_searching) for h in hints)
+    assert not any(q.startswith(h) for q, _ in asked_viewing for h in hints)  # no hint is searched
+    assert len(asked_viewing) == len(set(asked_viewing)) < len(asked_searching)
+    for stage in _STAGES:
+        result = viewed[stage.stage_id]
+        assert any(p.attribution.symbol == "apply_discount" for p in result.context)
+        code = result.source(SourceName.CODE)
+        old = searched[stage.stage_id].source(SourceName.CODE)
+        assert code is not None and old is not None and code.state is old.state is SourceState.OK
+        # the hint's query is still planned and logged, and its candidates are there, from the task's hits
+        focus = [q for q in result.queries if q.focus is not None and q.source is SourceName.CODE]
+        assert [q.focus for q in focus] == list(stage.focus_on)
+        assert {c.query for c in result.candidates if c.source is SourceName.CODE} >= {q.text for q in focus}
 
 
 async def test_a_spent_upfront_budget_leaves_the_sources_unavailable_without_tripping_their_breakers(
