@@ -14,7 +14,7 @@ from daemon.core.run_models import DecisionKind, RunStatus
 from daemon.core.workflow_schema import RetrievalStrategyConfig
 from daemon.index.workspace_index import WorkspaceIndex
 from daemon.retrieval.agent import RetrievalAgent
-from daemon.retrieval.models import RetrievalRequest, SourceName, SourceState, StageHints, WorkflowKind
+from daemon.retrieval.models import RetrievalRequest, RetrievalResult, SourceName, SourceState, StageHints, WorkflowKind
 from daemon.retrieval.ports import IndexSearch
 from daemon.service.pipeline.retrieval_sources import agent_retriever, build_retrieval_agent
 from tests.integration.conftest import FIXTURES, make_config
@@ -124,7 +124,7 @@ async def test_focus_hints_re_rank_the_tasks_hits_so_only_the_tasks_own_question
         assert built.parts.index is not None and built.config.focus_pool > built.config.k_per_query
         counting = _Counting(built.parts.index)
         strategy = RetrievalStrategyConfig()
-        runs = {}
+        runs: dict[int, tuple[dict[str, RetrievalResult], list[tuple[str, str]]]] = {}
         for pool in (0, built.config.focus_pool):
             agent = RetrievalAgent(
                 built.config.model_copy(update={"focus_pool": pool}), replace(built.parts, index=counting)

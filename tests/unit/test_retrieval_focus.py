@@ -37,8 +37,9 @@ def test_a_hit_carrying_the_hint_moves_ahead_of_the_tasks_better_hits_that_do_no
 
     view = focus_view(wide, "secrets", k=8)
 
-    assert [h.id for h in view.hits][0] == "shop/secrets_store.py"
-    assert [h.id for h in view.hits][1:] == [h.id for h in task.hits[:7]]  # the others keep the task's order
+    ids = [h.id for h in view.hits]
+    assert ids[0] == "shop/secrets_store.py"
+    assert ids[1:] == [h.id for h in task.hits[:7]]  # the others keep the task's order
     assert view.query == "secrets | apply a discount"
 
 
