@@ -66,13 +66,6 @@ TRAIN_REPOS = (
     "celery+celery",
     "pypa+setuptools",
     "statsmodels+statsmodels",
-    # added for ranker-v2: more issue-like queries (a title with a body)
-    "python+mypy",
-    "getsentry+sentry-python",
-    "conan-io+conan",
-    "python-poetry+poetry",
-    "tox-dev+tox",
-    "optuna+optuna",
 )
 """Repositories the ranker is trained on."""
 HELD_OUT_REPOS = ("pallets+click", "encode+httpx", "Textualize+rich", "networkx+networkx")

@@ -149,8 +149,7 @@ class SearchConfig(_Section):
         description=(
             "How candidates are ordered: formula (hand-set weights, docs/search.md), learned (a tree ensemble "
             "trained on public history over the same evidence, for every query) or auto (the learned ranker for "
-            "queries of one line ranked without vectors, the formula for texts of several lines such as issues and "
-            "whenever vectors take part: the model was trained on lexical candidates). A learned model that cannot "
+            "queries of one line, the formula for texts of several lines such as issues). A learned model that cannot "
             "be loaded falls back to the formula, with a note."
         ),
     )

@@ -11,10 +11,9 @@ best ``COMPLETED_FILES`` files, so a function of the right file that did not mak
 top ``LEXICAL_CANDIDATES`` is still ranked on its own evidence (on the SWE-bench-Lite dev set, with
 vectors, FnR@10 0.636 to 0.684 over 51 instances: ``bench/localization.py``, docs/search.md).
 
-With ``search.ranker = "learned"`` (or ``"auto"``, for queries of one line ranked without vectors: the
-model was trained on lexical candidates only) the final candidates are ordered by the learned ranker
-over the same evidence (:func:`daemon.index.ranking.rank_learned`); the first ranking, which only
-chooses the files to complete, stays the formula's.
+With ``search.ranker = "learned"`` (or ``"auto"``, for queries of one line) the final candidates are
+ordered by the learned ranker over the same evidence (:func:`daemon.index.ranking.rank_learned`); the
+first ranking, which only chooses the files to complete, stays the formula's.
 
 A search never waits for embedding: while vectors are filling (under ``DENSE_MIN_FRACTION`` of the
 chunks embedded), a hybrid search ranks lexically unless every chunk of the files of its best
@@ -67,8 +66,7 @@ class HybridSearcher:
     """The learned ranker that orders the final candidates (``search.ranker``); None: the formula."""
     ranker_scope: str = "all"
     """``all``: the learned ranker orders every query; ``questions``: only queries of one line (a question, a
-    title, a name) ranked without vectors, while a text of several lines (an issue) and a hybrid ranking
-    keep the formula (the model was trained on lexical candidates)."""
+    title, a name), with or without vectors, while a text of several lines (an issue) keeps the formula."""
     ranker_note: str | None = None
     """Why the learned ranker asked for is not used (its model could not be loaded), said in every answer."""
 
@@ -191,7 +189,7 @@ class HybridSearcher:
         best files complete (:meth:`_candidates`); by the learned ranker when there is one."""
         first, final = self._candidates(analyzed, lexical, dense, first_limit=max(limit, FIRST_FILES_FROM))
         lex, den, headline = final or first.candidates
-        if self.ranker is not None and (self.ranker_scope == "all" or (analyzed.headline is None and not den)):
+        if self.ranker is not None and (self.ranker_scope == "all" or analyzed.headline is None):
             return rank_learned(
                 self.ranker, analyzed, lex, den, headline=headline, tokenize=self.sparse.tokenize, limit=limit
             )

@@ -241,7 +241,7 @@ def test_auto_ranks_questions_of_one_line_by_the_model_and_texts_of_several_line
     assert issue.hits[0].chunk.qualified_name == "Session.resolve_redirects"  # the formula: tests weigh half
 
 
-def test_auto_ranks_a_question_by_the_formula_once_vectors_take_part(tmp_path: Path) -> None:
+def test_auto_ranks_a_question_by_the_model_with_vectors_too_and_an_issue_by_the_formula(tmp_path: Path) -> None:
     ws = _workspace(tmp_path)
     (ws / "tests").mkdir()
     (ws / "tests" / "test_session.py").write_text("def test_redirects():\n    assert run()\n")
@@ -254,11 +254,11 @@ def test_auto_ranks_a_question_by_the_formula_once_vectors_take_part(tmp_path: P
     with WorkspaceIndex.open(load_config(ws, overrides=overrides)) as index:
         index.index()
         assert index.embed() > 0
-        lexical = index.search("follow redirects", k=3, mode=SearchMode.LEXICAL)
         hybrid = index.search("follow redirects", k=3, mode=SearchMode.HYBRID)
-    assert lexical.hits[0].chunk.path == "tests/test_session.py"  # the model: tests first
-    assert hybrid.mode is SearchMode.HYBRID
-    assert hybrid.hits[0].chunk.qualified_name == "Session.resolve_redirects"  # the formula, with the vectors
+        issue = index.search("follow redirects\nThe session does not follow redirects.", k=3, mode=SearchMode.HYBRID)
+    assert hybrid.mode is SearchMode.HYBRID and issue.mode is SearchMode.HYBRID
+    assert hybrid.hits[0].chunk.path == "tests/test_session.py"  # the model: tests first
+    assert issue.hits[0].chunk.qualified_name == "Session.resolve_redirects"  # the formula: tests weigh half
 
 
 def test_search_with_the_learned_ranker_answers_without_a_note(tmp_path: Path) -> None:
