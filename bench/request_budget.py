@@ -24,6 +24,7 @@ from typing import Any, cast
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from daemon.config import load_config
+from daemon.service.intel.capabilities import AST_NODE, DOCUMENT_SYMBOLS
 from daemon.service.wire.api import Methods
 from daemon.service.wire.client import DaemonClient
 from daemon.service.wire.rpc import RpcError
@@ -63,13 +64,13 @@ async def main() -> None:
         hostile = [
             asyncio.create_task(
                 timed(
-                    f"ast_node #{i}", Methods.INTEL_AST_NODE, {"file": "deep.py", "line": 1, "column": args.depth // 2}
+                    f"ast_node #{i}", AST_NODE.daemon_method, {"file": "deep.py", "line": 1, "column": args.depth // 2}
                 )
             )
             for i in range(args.hostile)
         ]
         hostile.append(
-            asyncio.create_task(timed("document_symbols", Methods.INTEL_DOCUMENT_SYMBOLS, {"file": "deep.py"}))
+            asyncio.create_task(timed("document_symbols", DOCUMENT_SYMBOLS.daemon_method, {"file": "deep.py"}))
         )
         status_times: list[float] = []
         status_done_at: list[float] = []

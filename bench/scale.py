@@ -36,6 +36,7 @@ from typing import Any
 from daemon.config import load_config
 from daemon.core.jsonrpc import RpcError
 from daemon.core.models import SearchMode
+from daemon.service.intel.capabilities import DEFINITION, REFERENCES
 from daemon.service.wire.api import DaemonStatus, Methods, SearchParams
 from daemon.service.wire.client import DaemonClient
 
@@ -150,7 +151,7 @@ async def measure(wl: Workload, calls: int) -> dict[str, Any]:
             out["server_errors"] = errors
             while True:
                 try:
-                    answer = await client.call(Methods.INTEL_DEFINITION, {"symbol": wl.symbol})
+                    answer = await client.call(DEFINITION.daemon_method, {"symbol": wl.symbol})
                 except RpcError as exc:  # not ready, slow: said, and asked again
                     errors.append(f"{time.perf_counter() - asked:.0f} s: {str(exc)[:90]}")
                     continue
@@ -164,10 +165,10 @@ async def measure(wl: Workload, calls: int) -> dict[str, Any]:
             search = SearchParams(query=wl.query, k=10, mode=SearchMode.LEXICAL)
             out["search"] = await timed(client, Methods.INDEX_SEARCH, search, calls, errors)
             out["definition_by_name"] = await timed(
-                client, Methods.INTEL_DEFINITION, {"symbol": wl.symbol}, calls, errors
+                client, DEFINITION.daemon_method, {"symbol": wl.symbol}, calls, errors
             )
             out["references_by_name"] = await timed(
-                client, Methods.INTEL_REFERENCES, {"symbol": wl.symbol}, calls, errors
+                client, REFERENCES.daemon_method, {"symbol": wl.symbol}, calls, errors
             )
             out["daemon_after_warm_mib"] = rss_mib(client.daemon_pid)
         finally:

@@ -17,6 +17,7 @@ import pytest
 
 from daemon.config import load_config
 from daemon.errors import ErrorCode
+from daemon.service.intel.capabilities import AST_NODE, DOCUMENT_SYMBOLS
 from daemon.service.wire.api import DaemonStatus, Methods
 from daemon.service.wire.client import DaemonClient
 from daemon.service.wire.rpc import DOMAIN_ERROR, RpcError
@@ -54,19 +55,19 @@ async def test_a_deeply_nested_file_answers_too_complex_while_status_is_served(
     try:
         hostile = [
             asyncio.create_task(
-                client.call(Methods.INTEL_AST_NODE, {"file": "deep.py", "line": 1, "column": 4 + DEPTH // 2 + i})
+                client.call(AST_NODE.daemon_method, {"file": "deep.py", "line": 1, "column": 4 + DEPTH // 2 + i})
             )
             for i in range(4)
         ]
-        symbols = asyncio.create_task(client.call(Methods.INTEL_DOCUMENT_SYMBOLS, {"file": "deep.py"}))
+        symbols = asyncio.create_task(client.call(DOCUMENT_SYMBOLS.daemon_method, {"file": "deep.py"}))
         status = await client.call_model(Methods.DAEMON_STATUS, None, DaemonStatus, wait_s=LIVENESS_S)
         assert status.pid == client.daemon_pid
         assert [await _error_code(task) for task in hostile] == [ErrorCode.TOO_COMPLEX.value] * 4
         assert (await symbols)["query"] == "deep.py"
         # the syntax threads are free again: a normal file is described
-        node = await client.call(Methods.INTEL_AST_NODE, {"file": "app.py", "line": 1, "column": 1})
+        node = await client.call(AST_NODE.daemon_method, {"file": "app.py", "line": 1, "column": 1})
         assert node["path"] == "app.py" and node["node"]["type"]
-        shallow = await client.call(Methods.INTEL_AST_NODE, {"file": "deep.py", "line": 1, "column": 1})
+        shallow = await client.call(AST_NODE.daemon_method, {"file": "deep.py", "line": 1, "column": 1})
         assert shallow["node"]["text"] == "x"
     finally:
         await client.call(Methods.SHUTDOWN, None)

@@ -16,6 +16,7 @@ import pytest
 
 from daemon.config import Config, load_config
 from daemon.core.models import SearchMode
+from daemon.service.intel.capabilities import AST_NODE, DEFINITION
 from daemon.service.wire.api import DaemonStatus, Methods, SearchParams
 from daemon.service.wire.client import DaemonClient
 from daemon.service.wire.files import read_record
@@ -285,16 +286,16 @@ async def test_the_daemon_answers_code_intel_from_its_own_index_and_language_ser
     client = await _attach(config, overrides)
     try:
         await _first_pass_done(client)
-        by_position = await client.call(Methods.INTEL_DEFINITION, {"file": "app.py", "line": 11, "column": 12})
+        by_position = await client.call(DEFINITION.daemon_method, {"file": "app.py", "line": 11, "column": 12})
         assert by_position["definitions"][0]["location"]["path"] == "shapes/report.py"
-        by_name = await client.call(Methods.INTEL_DEFINITION, {"symbol": "Reporter"})
+        by_name = await client.call(DEFINITION.daemon_method, {"symbol": "Reporter"})
         assert by_name["definitions"][0]["location"]["path"] == "shapes/report.py"
         status = await client.call_model(Methods.DAEMON_STATUS, None, DaemonStatus)
         python = next(s for s in status.servers if "python" in s.languages)
         assert python.state.value == "ready" and python.requests >= 2
-        node = await client.call(Methods.INTEL_AST_NODE, {"file": "app.py", "line": 11, "column": 12})
+        node = await client.call(AST_NODE.daemon_method, {"file": "app.py", "line": 11, "column": 12})
         assert node["node"]["type"] == "identifier"
-        outside = client.call(Methods.INTEL_DEFINITION, {"file": "../etc/passwd", "line": 1})
+        outside = client.call(DEFINITION.daemon_method, {"file": "../etc/passwd", "line": 1})
         with pytest.raises(Exception, match="outside the workspace"):
             await outside
     finally:

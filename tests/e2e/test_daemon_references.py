@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from daemon.config import load_config
+from daemon.service.intel.capabilities import REFERENCES
 from daemon.service.wire.api import DaemonStatus, Methods
 from daemon.service.wire.client import DaemonClient
 from tests.intel_tools import copy_workspace, intel_settings, require_server
@@ -69,13 +70,13 @@ async def test_references_are_remembered_until_a_save_the_server_sees(tmp_path: 
             method, _ = await asyncio.wait_for(events.get(), 60)
             if method == Methods.INDEX_CHANGED:
                 break
-        cold = await client.call(Methods.INTEL_REFERENCES, SYMBOL)
+        cold = await client.call(REFERENCES.daemon_method, SYMBOL)
         assert ("app.py", 10, 17) in _places(cold)
         # the cold call started basedpyright and waited for it to load: its answer had nothing to be
         # remembered with; the next one is asked and remembered, the one after answered from memory
-        assert await client.call(Methods.INTEL_REFERENCES, SYMBOL) == cold
+        assert await client.call(REFERENCES.daemon_method, SYMBOL) == cold
         asked = await _python_requests(client)
-        warm = await client.call(Methods.INTEL_REFERENCES, SYMBOL)
+        warm = await client.call(REFERENCES.daemon_method, SYMBOL)
         assert warm == cold
         assert await _python_requests(client) == asked  # answered without asking basedpyright again
 
@@ -86,7 +87,7 @@ async def test_references_are_remembered_until_a_save_the_server_sees(tmp_path: 
             "    return Point(0.0, 0.0).distance_to(Point(3.0, 4.0))\n",
             events,
         )
-        after_new = await client.call(Methods.INTEL_REFERENCES, SYMBOL)
+        after_new = await client.call(REFERENCES.daemon_method, SYMBOL)
         assert set(_places(after_new)) == {*_places(cold), ("shapes/extra.py", 5, 28)}
         assert await _python_requests(client) > asked
         # ... and a call site added to a module the server already had
@@ -95,7 +96,7 @@ async def test_references_are_remembered_until_a_save_the_server_sees(tmp_path: 
             "    return Reporter", "    print(first.distance_to(points[2]))\n    return Reporter"
         )
         await _save_and_wait(app, text, events)
-        after_edit = await client.call(Methods.INTEL_REFERENCES, SYMBOL)
+        after_edit = await client.call(REFERENCES.daemon_method, SYMBOL)
         assert set(_places(after_edit)) == {*_places(after_new), ("app.py", 11, 17)}
     finally:
         await client.call(Methods.SHUTDOWN, None)

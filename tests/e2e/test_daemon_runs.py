@@ -19,6 +19,7 @@ import pytest
 from daemon.config import load_config
 from daemon.core.run_models import DecisionKind, ProgressKind, RunRecord, RunStatus
 from daemon.errors import DaemonError, ErrorCode
+from daemon.service.intel.capabilities import DEFINITION
 from daemon.service.runs.opening import open_run_service
 from daemon.service.runs.params import RunStart
 from daemon.service.runs.remote import DaemonRuns, attach_runs
@@ -132,7 +133,7 @@ async def test_a_run_in_the_daemon_asks_the_daemons_own_language_servers(
         # A definition by position waits for the language server (one by name would be answered from
         # the index while it starts), so the run's own call below meets a ready server.
         at_use = {"file": "app.py", "line": 11, "column": 12}
-        await control.call(Methods.INTEL_DEFINITION, at_use, wait_s=120)
+        await control.call(DEFINITION.daemon_method, at_use, wait_s=120)
         run = RunStart(request="Reporter renders the wrong title", workflow="bug_fix", mode="ask")
         async with await runs.start(run) as started:
             seen = [e async for e in started]

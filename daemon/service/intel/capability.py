@@ -69,6 +69,14 @@ class Capability(Generic[P, R]):
         path = self.method if self.method is not None else f"intel/{self.name}"
         return "ided/" + "/".join(_camel(part) for part in path.split("/"))
 
+    @property
+    def daemon_method(self) -> str:
+        """The daemon's ``intel/*`` method that serves it (``ValueError`` for one routed through the
+        ``Workspace`` port instead)."""
+        if self.method is None:
+            raise ValueError(f"capability {self.name} is routed through the Workspace port, not a daemon method")
+        return self.method
+
     def parse(self, arguments: Any) -> P:
         """The params from JSON-like arguments (``ValidationError`` when they do not fit)."""
         return self.params.model_validate(arguments if arguments is not None else {})
@@ -77,8 +85,7 @@ class Capability(Generic[P, R]):
         """Ask ``workspace`` (whichever transport it uses): its ``route``, else ``workspace.intel(method)``."""
         if self.route is not None:
             return await self.route(workspace, params)
-        assert self.method is not None
-        return await workspace.intel(self.method, params, self.result)
+        return await workspace.intel(self.daemon_method, params, self.result)
 
 
 def _camel(name: str) -> str:

@@ -29,7 +29,9 @@ __all__ = [
 
 
 class Methods:
-    """Every method and notification name of the daemon's local API, in one table."""
+    """The method and notification names of the daemon's local API; the ``intel/*`` methods are the
+    capabilities' (``Capability.daemon_method``, declared once in ``daemon.service.intel.capabilities``), the
+    ``runs/*`` operations the run service's."""
 
     HELLO = "daemon/hello"
     DAEMON_STATUS = "daemon/status"
@@ -37,16 +39,6 @@ class Methods:
     INDEX_SEARCH = "index/search"
     INDEX_STATUS = "index/status"
     INDEX_REINDEX = "index/reindex"
-    INTEL_DEFINITION = "intel/definition"
-    INTEL_REFERENCES = "intel/references"
-    INTEL_SIGNATURE = "intel/signature"
-    INTEL_TYPE = "intel/type"
-    INTEL_AST_NODE = "intel/ast_node"
-    INTEL_DOCUMENT_SYMBOLS = "intel/document_symbols"
-    INTEL_WORKSPACE_SYMBOLS = "intel/workspace_symbols"
-    INTEL_CALL_HIERARCHY = "intel/call_hierarchy"
-    INTEL_DIAGNOSTICS = "intel/diagnostics"
-    INTEL_STATUS = "intel/status"
     # -- runs: every run operation is ``runs/<name>`` (declared in daemon.service.runs.service) --
     RUNS_SUBSCRIBE = "runs/subscribe"
     # notifications, daemon -> clients

@@ -16,9 +16,11 @@ from daemon.core.intel_models import IntelStatus
 from daemon.core.models import SearchFilters, SearchMode, SearchResult
 from daemon.errors import LanguageServerError
 from daemon.service.index.host import IndexHost
+from daemon.service.intel.capabilities import INDEX_STATUS
 from daemon.service.intel.host import IntelHost
+from daemon.service.intel.params import NoParams
 from daemon.service.intel.trust_notice import trust_notice
-from daemon.service.wire.api import Methods, SearchParams
+from daemon.service.wire.api import SearchParams
 
 __all__ = ["HostedWorkspace"]
 
@@ -52,9 +54,8 @@ class HostedWorkspace:
         return result.model_validate(answer.model_dump(mode="json") if isinstance(answer, BaseModel) else answer)
 
     async def status(self) -> IntelStatus:
-        handler = self._handlers.get(Methods.INTEL_STATUS)
-        if handler is not None:
-            return await self.intel(Methods.INTEL_STATUS, _NoParams(), IntelStatus)
+        if INDEX_STATUS.daemon_method in self._handlers:
+            return await INDEX_STATUS.run(self, NoParams())
         return IntelStatus(
             workspace=str(self._index.config.workspace_path),
             index=await self._index.status(),
@@ -64,7 +65,3 @@ class HostedWorkspace:
 
     async def aclose(self) -> None:
         """Nothing of its own: the daemon closes its hosts."""
-
-
-class _NoParams(BaseModel):
-    pass

@@ -11,10 +11,11 @@ import pytest
 from daemon.core.intel_models import IntelStatus
 from daemon.service.intel import capabilities
 from daemon.service.intel import capability as capability_module
-from daemon.service.intel.capabilities import BY_METHOD, CAPABILITIES
+from daemon.service.intel.capabilities import BY_METHOD, CAPABILITIES, DEFINITION, INDEX_STATUS, SEARCH_CODE
 from daemon.service.intel.capability import Capability
 from daemon.service.intel.code_intel import CodeIntelService
 from daemon.service.intel.params import NoParams
+from daemon.service.wire.api import Methods
 
 
 def _named(capability: Capability[Any, Any]) -> list[str]:
@@ -58,3 +59,19 @@ def test_a_declaration_without_its_work_fails_when_it_is_made() -> None:
         Capability(**shape)
     trial = Capability(**shape, method="intel/trial_run", work=lambda s, _p: s.index_status())
     assert trial.lsp_method == "ided/intel/trialRun" and trial.lsp_elsewhere is None  # served over LSP by default
+
+
+def test_the_daemon_wire_names_no_intel_method_of_its_own() -> None:
+    """The capability table is the one declaration of the daemon's ``intel/*`` methods: the wire's ``Methods``
+    table names none (a copy there could drift from the table unnoticed); a caller asks a capability for its
+    ``daemon_method``, which one routed through the ``Workspace`` port has not."""
+    wire = {name: value for name, value in vars(Methods).items() if isinstance(value, str) and "/" in value}
+    assert wire and not {n: v for n, v in wire.items() if v.startswith("intel/") or n.startswith("INTEL_")}, (
+        "use the capability's daemon_method (daemon/service/intel/capabilities.py) instead of a Methods constant"
+    )
+    served = [c for c in CAPABILITIES if c.method is not None]
+    assert len({c.daemon_method for c in served}) == len(served)
+    assert all(c.daemon_method.startswith("intel/") for c in served)
+    assert DEFINITION.daemon_method == "intel/definition" and INDEX_STATUS.daemon_method == "intel/status"
+    with pytest.raises(ValueError, match="routed through the Workspace port"):
+        _ = SEARCH_CODE.daemon_method
