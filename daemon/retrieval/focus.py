@@ -13,26 +13,35 @@ carries leaves the task's order as it was.
 
 from __future__ import annotations
 
-from daemon.core.models import SearchHit, SearchResult
-from daemon.retrieval.lexical import overlap, terms
+from collections.abc import Sequence
 
-__all__ = ["FOCUS_PRIOR", "focus_view"]
+from daemon.core.models import SearchResult
+from daemon.retrieval.lexical import terms
+
+__all__ = ["FOCUS_PRIOR", "focus_view", "hit_terms"]
 
 FOCUS_PRIOR = 10
 """The rank constant of a task hit's weight (see the module docstring)."""
 
 
-def _words(hit: SearchHit) -> str:
-    chunk = hit.chunk
-    return f"{chunk.path} {chunk.qualified_name or ''} {chunk.text}"
+def hit_terms(result: SearchResult) -> tuple[frozenset[str], ...]:
+    """The words of each hit's path, name and text (``lexical.terms``), in hit order: made once per answer,
+    they serve every hint's view of it."""
+    return tuple(terms(f"{h.chunk.path} {h.chunk.qualified_name or ''} {h.chunk.text}") for h in result.hits)
 
 
-def focus_view(result: SearchResult, focus: str, *, k: int) -> SearchResult:
-    """The best ``k`` of ``result``'s hits for ``focus`` (see the module docstring); ``query`` says which view."""
+def focus_view(
+    result: SearchResult, focus: str, *, k: int, words: Sequence[frozenset[str]] | None = None
+) -> SearchResult:
+    """The best ``k`` of ``result``'s hits for ``focus`` (see the module docstring); ``words``: ``hit_terms(result)``
+    when the caller holds them; the answer's ``query`` says which view it is."""
     wanted = terms(focus)
     hits = result.hits
     if wanted:
-        weights = [(1 + overlap(wanted, _words(hit))) / (FOCUS_PRIOR + rank) for rank, hit in enumerate(hits, start=1)]
+        words = hit_terms(result) if words is None else words
+        weights = [
+            (1 + len(wanted & have) / len(wanted)) / (FOCUS_PRIOR + rank) for rank, have in enumerate(words, start=1)
+        ]
         order = sorted(range(len(hits)), key=lambda i: weights[i], reverse=True)  # stable: ties keep the task's order
         hits = tuple(hits[i] for i in order)
     return result.model_copy(update={"query": f"{focus} | {result.query}", "hits": hits[:k]})

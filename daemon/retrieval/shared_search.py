@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 
 from daemon.core.models import SearchFilters, SearchResult
-from daemon.retrieval.focus import focus_view
+from daemon.retrieval.focus import focus_view, hit_terms
 from daemon.retrieval.ports import IndexSearch
 
 __all__ = ["SharedSearches"]
@@ -32,6 +32,8 @@ class SharedSearches:
         self._index = index
         self._pool = pool
         self._answers: dict[tuple[str, str], tuple[int, asyncio.Task[SearchResult]]] = {}
+        self._words: dict[tuple[str, int, str], tuple[frozenset[str], ...]] = {}
+        """Each deep answer's ``focus.hit_terms``, made once for all the hints that view it."""
         self.asked = 0
         """Searches asked for, shared ones and focus views included."""
         self.ran = 0
@@ -51,8 +53,13 @@ class SharedSearches:
         if self._pool <= 0:
             return await self._search(query, k=k, filters=filters)
         self.views += 1
-        wide = await self._search(refines, k=max(k, self._pool), filters=filters)
-        return focus_view(wide, focus, k=k)
+        depth = max(k, self._pool)
+        wide = await self._search(refines, k=depth, filters=filters)
+        key = (refines, depth, filters.model_dump_json() if filters is not None else "")
+        words = self._words.get(key)
+        if words is None or len(words) != len(wide.hits):
+            words = self._words[key] = hit_terms(wide)
+        return focus_view(wide, focus, k=k, words=words)
 
     async def _search(self, query: str, *, k: int, filters: SearchFilters | None) -> SearchResult:
         key = (query, filters.model_dump_json() if filters is not None else "")
