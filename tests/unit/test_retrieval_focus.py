@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from daemon.core.models import Chunk, ChunkKind, SearchHit, SearchMode, SearchResult, SymbolKind
-from daemon.retrieval.focus import FOCUS_PRIOR, focus_view
+from daemon.retrieval.focus import FOCUS_PRIOR, focus_view, hit_terms
 from daemon.retrieval.models import RetrievalRequest, SourceName, StageHints, WorkflowKind
 from daemon.retrieval.queries import deterministic_queries
 
@@ -83,3 +83,12 @@ def test_a_focus_query_whose_task_query_was_cut_is_an_ordinary_search() -> None:
     )
     plan = deterministic_queries(request, [SourceName.CODE], max_queries=1)  # the identifiers' query only
     assert all(q.focus is None and q.refines is None for q in plan.queries)
+
+
+def test_words_made_once_give_every_view_what_it_would_make_itself() -> None:
+    task = _task_hits(10)
+    tail = _hit("shop/secrets_store.py", "def read_secret(name):\n    return vault[name]\n", 0.01)
+    wide = task.model_copy(update={"hits": (*task.hits, tail)})
+    words = hit_terms(wide)
+    for hint in ("secrets", "existing patterns", "price rounding"):
+        assert focus_view(wide, hint, k=8, words=words) == focus_view(wide, hint, k=8)
