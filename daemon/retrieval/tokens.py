@@ -97,6 +97,10 @@ class WordPieceCounter:
     def cut(self, text: str, tokens: int) -> str:
         if tokens <= 0:
             return ""
+        if self.by_lines and "\n" in text:
+            kept = self._cut_lines(text, tokens)
+            if kept is not None:
+                return kept
         with self._lock:
             encoding = self._tokenizer.encode(text, add_special_tokens=False)
         if len(encoding.ids) <= tokens:
@@ -104,6 +108,26 @@ class WordPieceCounter:
         end = encoding.offsets[tokens - 1][1]
         newline = text.rfind("\n", 0, end)
         return text[: newline if newline > 0 else end]
+
+    def _cut_lines(self, text: str, tokens: int) -> str | None:
+        """``cut`` from the remembered line counts, without encoding the text again: the lines before the one
+        that holds the ``tokens``-th token (what the encoding's offsets give); None when that is the first line
+        (the cut falls inside it)."""
+        lines = text.split("\n")
+        self.count(text)  # every line's count remembered
+        with self._lock:
+            counts = [self._lines.get(line) if line else 0 for line in lines]
+        if any(n is None for n in counts):
+            return None  # forgotten meanwhile (a full memory): encode
+        if sum(n or 0 for n in counts) <= tokens:
+            return text
+        used = 0
+        for i, n in enumerate(counts):
+            used += n or 0
+            if used >= tokens:
+                kept = "\n".join(lines[:i])
+                return kept or None
+        return text
 
 
 def _pre_tokenizer(tokenizer: Tokenizer) -> str | None:

@@ -71,3 +71,27 @@ def test_token_counts_line_by_line_equal_the_whole_texts_counts() -> None:
         whole = len(counter._tokenizer.encode(text, add_special_tokens=False).ids)  # pyright: ignore[reportPrivateUsage]
         assert counter.count(text) == whole
     assert counter.count(texts[0] + "\n" + texts[1]) == counter.count(texts[0]) + counter.count(texts[1])
+
+
+def _encoded_cut(counter: WordPieceCounter, text: str, tokens: int) -> str:
+    """The cut from the whole text's encoding (what ``cut`` did before it read the line counts)."""
+    encoding = counter._tokenizer.encode(text, add_special_tokens=False)  # pyright: ignore[reportPrivateUsage]
+    if len(encoding.ids) <= tokens:
+        return text
+    end = encoding.offsets[tokens - 1][1]
+    newline = text.rfind("\n", 0, end)
+    return text[: newline if newline > 0 else end]
+
+
+def test_a_cut_from_line_counts_equals_the_cut_from_the_whole_encoding() -> None:
+    counter = load_token_counter(EmbeddingConfig())
+    assert isinstance(counter, WordPieceCounter) and counter.by_lines
+    texts = [
+        "def add(a, b):\n    return a + b\n\n\nclass Shop:\n    def total(self):  # sum\n        return 0\n",
+        "\nfirst line empty\nsecond_line = 'Café naïve 東京'\r\n\r\nthird — résumé\n",
+        "one_long_first_line " * 30 + "\nshort\n\n\n",
+    ]
+    for text in texts:
+        total = counter.count(text)
+        for tokens in range(1, total + 3):
+            assert counter.cut(text, tokens) == _encoded_cut(counter, text, tokens), (text[:20], tokens)
