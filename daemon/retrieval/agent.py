@@ -54,7 +54,15 @@ from daemon.retrieval.models import (
     WorkflowKind,
 )
 from daemon.retrieval.osv_mirror import OsvMirror
-from daemon.retrieval.ports import ChunkVectors, CodeFacts, DecisionHistory, IndexSearch, QueryModel, StrategyLike
+from daemon.retrieval.ports import (
+    ChunkVectors,
+    CodeFacts,
+    DecisionHistory,
+    IndexSearch,
+    KnownPaths,
+    QueryModel,
+    StrategyLike,
+)
 from daemon.retrieval.providers import AdvisoryProvider, WebSearchProvider
 from daemon.retrieval.queries import QueryPlan, deterministic_queries, model_queries
 from daemon.retrieval.shared_search import SharedSearches
@@ -97,6 +105,8 @@ class AgentParts:
     vectors: ChunkVectors | None = None
     reranker: Reranker | None = None
     model: QueryModel | None = None
+    paths: KnownPaths | None = None
+    """The files the index knows: a path glob none of them matches is not searched."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -347,7 +357,7 @@ class RetrievalAgent:
             elif index is None:
                 out[name] = _off(name, "no workspace index attached", SourceState.UNAVAILABLE)
             else:
-                out[name] = IndexSource(name, index, scopes[kind], k=cfg.k_per_query)
+                out[name] = IndexSource(name, index, scopes[kind], k=cfg.k_per_query, known=self.parts.paths)
         return out
 
     def _lsp_source(self, request: RetrievalRequest, strategy: StrategyLike) -> Source | SourceStatus:
@@ -372,7 +382,7 @@ class RetrievalAgent:
         if index is None and self.parts.history is None:
             return _off(name, "no index and no run history attached", SourceState.UNAVAILABLE)
         k = max(2, self.config.k_per_query // 2)
-        return DecisionSource(index, self.parts.history, globs=self.config.decision_globs, k=k)
+        return DecisionSource(index, self.parts.history, globs=self.config.decision_globs, k=k, known=self.parts.paths)
 
     def _triggered(self, request: RetrievalRequest, strategy: StrategyLike, name: SourceName) -> SourceStatus | None:
         """Off when the workflow names this source only for other stages (``trigger_stages``)."""

@@ -29,6 +29,7 @@ __all__ = [
     "DecisionNote",
     "FocusedSearch",
     "IndexSearch",
+    "KnownPaths",
     "QueryModel",
     "RagSourceLike",
     "RagStrategyLike",
@@ -81,6 +82,13 @@ class IndexSearch(Protocol):
     """Hybrid search over the workspace index, awaitable."""
 
     async def search(self, query: str, *, k: int, filters: SearchFilters | None) -> SearchResult: ...
+
+
+class KnownPaths(Protocol):
+    """The files the index knows, asked by glob (``indexed_paths.IndexedPaths``): a glob no indexed
+    file matches is not searched."""
+
+    def may_match(self, glob: str) -> bool: ...
 
 
 @runtime_checkable

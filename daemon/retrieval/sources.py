@@ -18,7 +18,7 @@ from daemon.errors import DaemonError, InvalidToolInput, SourceUnavailable
 from daemon.retrieval.lexical import overlap, terms
 from daemon.retrieval.models import Attribution, Candidate, SourceName
 from daemon.retrieval.osv_mirror import AuditReport, Finding, OsvMirror
-from daemon.retrieval.ports import CodeFacts, DecisionHistory, FocusedSearch, IndexSearch
+from daemon.retrieval.ports import CodeFacts, DecisionHistory, FocusedSearch, IndexSearch, KnownPaths
 from daemon.retrieval.providers import AdvisoryProvider, WebSearchProvider
 from daemon.retrieval.queries import QueryPlan
 
@@ -104,11 +104,20 @@ class IndexSource:
     """Function-level code or section-level docs search over the workspace index; a focus query
     (``PlannedQuery.focus``) is answered by the index port itself when it can (``FocusedSearch``)."""
 
-    def __init__(self, name: SourceName, index: IndexSearch, scopes: Sequence[IndexScope], *, k: int) -> None:
+    def __init__(
+        self,
+        name: SourceName,
+        index: IndexSearch,
+        scopes: Sequence[IndexScope],
+        *,
+        k: int,
+        known: KnownPaths | None = None,
+    ) -> None:
         self._name = name
         self._index = index
         self._scopes = tuple(scopes)
         self._k = k
+        self._known = known
 
     @property
     def name(self) -> SourceName:
@@ -119,6 +128,8 @@ class IndexSource:
         for query in plan.for_source(self._name):
             for scope in self._scopes:
                 for glob in scope.globs or (None,):
+                    if glob is not None and self._known is not None and not self._known.may_match(glob):
+                        continue  # no indexed file matches the glob: its search would answer nothing
                     filters = SearchFilters(kind=scope.kind, path_glob=glob)
                     focus, refines = query.focus, query.refines
                     try:
@@ -176,24 +187,33 @@ class LspSource:
 
 
 class DecisionSource:
-    """The workspace's ADR/decision documents (index, by path globs) and past runs' decision logs."""
+    """The workspace's ADR/decision documents (index, by path globs) and past runs' decision logs; a glob
+    no indexed file matches (``known``) is not searched."""
 
     name = SourceName.DECISIONS
 
     def __init__(
-        self, index: IndexSearch | None, history: DecisionHistory | None, *, globs: Sequence[str], k: int
+        self,
+        index: IndexSearch | None,
+        history: DecisionHistory | None,
+        *,
+        globs: Sequence[str],
+        k: int,
+        known: KnownPaths | None = None,
     ) -> None:
         self._index = index
         self._history = history
         self._globs = tuple(globs)
         self._k = k
+        self._known = known
 
     async def fetch(self, plan: QueryPlan) -> list[Candidate]:
         out: list[Candidate] = []
         queries = plan.for_source(self.name)
         if self._index is not None:
+            globs = [g for g in self._globs if self._known is None or self._known.may_match(g)] if queries else []
             for query in queries:
-                for glob in self._globs:
+                for glob in globs:
                     filters = SearchFilters(kind=ChunkKind.DOCS, path_glob=glob)
                     result = await self._index.search(query.text, k=self._k, filters=filters)
                     out.extend(

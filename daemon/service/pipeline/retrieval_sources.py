@@ -20,6 +20,7 @@ from daemon.index.workspace_index import WorkspaceIndex
 from daemon.orchestration.retriever import AgentRetriever
 from daemon.orchestration.run_store import RunStore
 from daemon.retrieval.agent import AgentParts, RetrievalAgent
+from daemon.retrieval.indexed_paths import IndexedPaths
 from daemon.retrieval.library_docs import LibraryShelf
 from daemon.retrieval.osv_mirror import OsvMirror
 from daemon.retrieval.ports import BlockingIndexSearch, CodeFact, DecisionNote, IndexSearch, QueryModel
@@ -175,6 +176,7 @@ def build_retrieval_agent(
         if index is not None and embedder is not None
         else None,
         model=model,
+        paths=IndexedPaths.in_state_dir(config.state_path),
     )
     return RetrievalAgent(cfg, parts)
 
