@@ -17,7 +17,10 @@ from pathlib import Path
 
 from daemon.errors import DaemonError, StoreError, state_error
 
-__all__ = ["FileRecord", "Manifest"]
+__all__ = ["MANIFEST_NAME", "FileRecord", "Manifest"]
+
+MANIFEST_NAME = "manifest.sqlite3"
+"""The manifest's file name in a workspace's state directory."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (

@@ -27,7 +27,7 @@ from daemon.index.dense_fill import fill_dense
 from daemon.index.embed_order import EmbedQueue
 from daemon.index.file_worker import WorkerSettings
 from daemon.index.indexer import Indexer, IndexProgress
-from daemon.index.manifest import Manifest
+from daemon.index.manifest import MANIFEST_NAME, Manifest
 from daemon.index.query_vectors import RememberedQueries
 from daemon.index.reranker import load_reranker
 from daemon.index.scanner import Scanner
@@ -62,7 +62,7 @@ class WorkspaceIndex:
         try:
             self._check_space()
             self._sparse = CodeBm25Encoder()
-            self._manifest = Manifest(self.state_dir / "manifest.sqlite3")
+            self._manifest = Manifest(self.state_dir / MANIFEST_NAME)
             self._store: VectorStore = open_store(
                 config, dense_dim=config.embedding.dim, dense_model=config.embedding.model_name
             )

@@ -21,10 +21,9 @@ import sqlite3
 import threading
 from pathlib import Path
 
-__all__ = ["MANIFEST_NAME", "IndexedPaths"]
+from daemon.index.manifest import MANIFEST_NAME
 
-MANIFEST_NAME = "manifest.sqlite3"
-"""The manifest's file in the index's state directory (``daemon.index.workspace_index``)."""
+__all__ = ["IndexedPaths"]
 
 logger = logging.getLogger(__name__)
 
