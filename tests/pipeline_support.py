@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import AsyncGenerator, Iterable, Mapping
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from daemon.config import PipelineConfig, ResilienceConfig, RunsConfig
+from daemon.config import PipelineConfig, ResilienceConfig, RunsConfig, load_config
 from daemon.core.run_models import ExecutionProgress, ProgressKind
 from daemon.orchestration.llm_providers import ModelRegistry
 from daemon.orchestration.project_profile import ProjectProfile
@@ -18,6 +20,9 @@ from daemon.orchestration.resilience import ResilienceLayer
 from daemon.orchestration.retriever import Retriever
 from daemon.orchestration.runtime import PipelineRuntime
 from daemon.orchestration.workflow_loader import WorkflowCatalog, builtin_workflow_dir
+from daemon.service.pipeline.opening import open_pipeline
+from daemon.vcs.worktrees import RunWorktrees
+from tests.vcs_support import make_repo
 
 WAIT = 60.0
 """Upper bound for any run in a test (they take well under a second)."""
@@ -130,3 +135,71 @@ def trail(events: Iterable[ExecutionProgress]) -> list[str]:
 def outcomes(events: Iterable[ExecutionProgress]) -> list[tuple[str, str]]:
     """(node, succeeded|failed) for every finished node."""
     return [(e.node or "", e.status) for e in events if e.event is ProgressKind.NODE_FINISHED]
+
+
+PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider"
+"""The test command of a scripted run's repository: the real pytest."""
+
+BASKET_ORIGINAL = "def add(a, b):\n    return a + b\n"
+"""``src/basket.py`` before a basket run: the task adds ``basket_product``."""
+BASKET_BUGGY = (
+    BASKET_ORIGINAL + "\n\ndef basket_product(prices, weights):\n    return round(sum(prices) + sum(weights), 2)\n"
+)
+BASKET_FIXED = BASKET_BUGGY.replace("sum(prices) + sum(weights)", "sum(p * w for p, w in zip(prices, weights))")
+BASKET_TEST = (
+    "import sys, pathlib\nsys.path.insert(0, str(pathlib.Path(__file__).parents[1] / 'src'))\n"
+    "from basket import basket_product\n\n\n"
+    "def test_basket_product_weights_each_price():\n    assert basket_product([2.0, 3.0], [1.0, 3.0]) == 11.0\n"
+)
+"""The test a basket run's test writer writes (``tests/test_basket.py``): red for BUGGY, green for FIXED."""
+BASKET_TASK = "Add basket_product: the weighted product of prices and weights"
+
+
+@dataclass(frozen=True)
+class FinishedRun:
+    """What a scripted run left: its record, final state, decision log, events and repository."""
+
+    record: Any
+    state: Any
+    log: list[Any]
+    events: list[ExecutionProgress]
+    repo: Path
+
+
+async def run_basket_task(
+    tmp_path: Path, script: Iterable[Mapping[str, Any]], *, files: Mapping[str, str] | None = None
+) -> FinishedRun:
+    """:data:`BASKET_TASK` run to its end in a real git repository holding ``src/basket.py`` (and ``files``), the
+    models answering from ``script``, the tests run by the real pytest."""
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "src/basket.py": BASKET_ORIGINAL,
+            "pytest.ini": "[pytest]\n",
+            ".gitignore": "__pycache__/\n.pytest_cache/\n",
+            **(files or {}),
+        },
+    )
+    config = load_config(
+        repo,
+        env={"HOME": str(tmp_path / "home")},
+        overrides={
+            "state_dir": str(tmp_path / "state"),
+            "embedding": {"enabled": False},
+            "pipeline": {
+                "replay_script": str(write_script(tmp_path / "script.yaml", script)),
+                "resilience": FAST_RESILIENCE.model_dump(),
+            },
+            "agents": {"commands": {"test": PYTEST}, "command_timeout_seconds": 120},
+        },
+    )
+    async with open_pipeline(
+        config, models_needed=True, env={}, worktrees=RunWorktrees(repo, tmp_path / "runs")
+    ) as runtime:
+        started = await runtime.start(BASKET_TASK)
+        record = await runtime.wait(started.run_id, wait_seconds=WAIT)
+        state = await runtime.state(record.run_id)
+        log = await runtime.decision_log(record.run_id)
+        events = await runtime.events(record.run_id)
+    assert state is not None
+    return FinishedRun(record, state, list(log), list(events), repo)

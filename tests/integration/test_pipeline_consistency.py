@@ -7,30 +7,19 @@ reach the agents leaves the coder without an answer and the run aborts."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
-from daemon.config import load_config
 from daemon.core.run_models import DecisionKind, RunStatus
-from daemon.service.pipeline.opening import open_pipeline
-from daemon.vcs.worktrees import RunWorktrees
-from tests.pipeline_support import FAST_RESILIENCE, WAIT, choose, write_script
-from tests.vcs_support import make_repo
+from tests.pipeline_support import BASKET_BUGGY, BASKET_FIXED, BASKET_TEST, choose, run_basket_task
 
 FEATURE = "feature_with_iterative_testing"
-PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider"
 TEST_ID = "tests/test_basket.py::test_basket_product_weights_each_price"
 
-ORIGINAL = "def add(a, b):\n    return a + b\n"
-BUGGY = ORIGINAL + "\n\ndef basket_product(prices, weights):\n    return round(sum(prices) + sum(weights), 2)\n"
+BUGGY = BASKET_BUGGY
 OTHER_BUG = BUGGY.replace("sum(prices) + sum(weights)", "sum(prices) * sum(weights)")
-FIXED = BUGGY.replace("sum(prices) + sum(weights)", "sum(p * w for p, w in zip(prices, weights))")
-TEST = (
-    "import sys, pathlib\nsys.path.insert(0, str(pathlib.Path(__file__).parents[1] / 'src'))\n"
-    "from basket import basket_product\n\n\n"
-    "def test_basket_product_weights_each_price():\n    assert basket_product([2.0, 3.0], [1.0, 3.0]) == 11.0\n"
-)
+FIXED = BASKET_FIXED
+TEST = BASKET_TEST
 EDITED_TEST = TEST.replace("== 11.0", "== 12.0")
 DONE: dict[str, Any] = {"status": "success", "summary": "done", "evidence": []}
 
@@ -63,35 +52,6 @@ def _common() -> list[dict[str, Any]]:
     ]
 
 
-async def _run(tmp_path: Path, script: list[dict[str, Any]]) -> tuple[Any, Any, list[Any]]:
-    repo = make_repo(
-        tmp_path / "repo",
-        {"src/basket.py": ORIGINAL, "pytest.ini": "[pytest]\n", ".gitignore": "__pycache__/\n.pytest_cache/\n"},
-    )
-    config = load_config(
-        repo,
-        env={"HOME": str(tmp_path / "home")},
-        overrides={
-            "state_dir": str(tmp_path / "state"),
-            "embedding": {"enabled": False},
-            "pipeline": {
-                "replay_script": str(write_script(tmp_path / "script.yaml", script)),
-                "resilience": FAST_RESILIENCE.model_dump(),
-            },
-            "agents": {"commands": {"test": PYTEST}, "command_timeout_seconds": 120},
-        },
-    )
-    async with open_pipeline(
-        config, models_needed=True, env={}, worktrees=RunWorktrees(repo, tmp_path / "runs")
-    ) as runtime:
-        started = await runtime.start("Add basket_product: the weighted product of prices and weights")
-        record = await runtime.wait(started.run_id, wait_seconds=WAIT)
-        state = await runtime.state(record.run_id)
-        log = await runtime.decision_log(record.run_id)
-    assert state is not None
-    return record, state, log
-
-
 async def test_a_retry_that_repeats_what_failed_is_reported_to_the_log_and_the_next_prompt(tmp_path: Path) -> None:
     script = [
         *_common(),
@@ -102,7 +62,8 @@ async def test_a_retry_that_repeats_what_failed_is_reported_to_the_log_and_the_n
         # it puts back attempt 1's formula, which attempt 2 took out
         *_coder(3, {"src/basket.py": BUGGY}, match=r"(?=[\s\S]*failed again)(?=[\s\S]*test_writing/1 wrote)"),
     ]
-    record, state, log = await _run(tmp_path, script)
+    done = await run_basket_task(tmp_path, script)
+    record, state, log = done.record, done.state, done.log
 
     assert record.status is RunStatus.FAILED, record.stop  # the test never passed: three red attempts
     assert state.attempts["implementation"] == 3, state.attempts  # attempt 3 was answered: the prompt had both
@@ -139,7 +100,8 @@ async def test_a_retry_that_fixes_the_failure_is_not_reported(tmp_path: Path) ->
         # attempt 2 is answered only when its prompt holds no finding
         *_coder(2, {"src/basket.py": FIXED}, lacks="Checked against the earlier attempts"),
     ]
-    record, state, log = await _run(tmp_path, script)
+    done = await run_basket_task(tmp_path, script)
+    record, state, log = done.record, done.state, done.log
 
     assert record.status is RunStatus.SUCCEEDED, record.stop
     assert [r.failed for r in state.stage_results["test_execution"]] == [True, False]

@@ -5,40 +5,27 @@ workflow with both switched on, as a user writes it in the repository's .ided/wo
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from daemon.config import load_config
 from daemon.core.run_models import DecisionKind, ProgressKind, RunStatus
-from daemon.service.pipeline.opening import open_pipeline
-from daemon.vcs.worktrees import RunWorktrees
-from tests.pipeline_support import FAST_RESILIENCE, WAIT, choose, write_script
-from tests.vcs_support import git, make_repo
-
-WORKFLOWS = Path(__file__).resolve().parents[2] / "workflows"
-NAME = "feature_reflected"
-PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider"
-
-ORIGINAL = "def add(a, b):\n    return a + b\n"
-BUGGY = ORIGINAL + "\n\ndef basket_product(prices, weights):\n    return round(sum(prices) + sum(weights), 2)\n"
-FIXED = BUGGY.replace("sum(prices) + sum(weights)", "sum(p * w for p, w in zip(prices, weights))")
-TEST = (
-    "import sys, pathlib\nsys.path.insert(0, str(pathlib.Path(__file__).parents[1] / 'src'))\n"
-    "from basket import basket_product\n\n\n"
-    "def test_basket_product_weights_each_price():\n    assert basket_product([2.0, 3.0], [1.0, 3.0]) == 11.0\n"
+from tests.pipeline_support import (
+    BASKET_BUGGY,
+    BASKET_FIXED,
+    BASKET_TEST,
+    choose,
+    reflected_workflow,
+    run_basket_task,
 )
+from tests.vcs_support import git
+
+NAME = "feature_reflected"
+
+BUGGY = BASKET_BUGGY
+FIXED = BASKET_FIXED
+TEST = BASKET_TEST
 DONE: dict[str, Any] = {"status": "success", "summary": "done", "evidence": []}
 CRITIQUE = "basket_product adds the sums instead of weighting each price"
-
-
-def _workflow(**switches: Any) -> str:
-    data = yaml.safe_load((WORKFLOWS / "feature_with_iterative_testing.yaml").read_text(encoding="utf-8"))
-    data["metadata"]["name"] = NAME
-    data.update(switches)
-    return yaml.safe_dump(data, sort_keys=False)
 
 
 def _writes(role: str, match: str, files: dict[str, str], summary: str) -> list[dict[str, Any]]:
@@ -60,44 +47,12 @@ def _common() -> list[dict[str, Any]]:
     ]
 
 
-async def _run(tmp_path: Path, workflow: str, script: list[dict[str, Any]]) -> tuple[Any, Any, Any, Any, Path]:
-    repo = make_repo(
-        tmp_path / "repo",
-        {
-            "src/basket.py": ORIGINAL,
-            "pytest.ini": "[pytest]\n",
-            ".gitignore": "__pycache__/\n.pytest_cache/\n",
-            f".ided/workflows/{NAME}.yaml": workflow,
-        },
-    )
-    config = load_config(
-        repo,
-        env={"HOME": str(tmp_path / "home")},
-        overrides={
-            "state_dir": str(tmp_path / "state"),
-            "embedding": {"enabled": False},
-            "pipeline": {
-                "replay_script": str(write_script(tmp_path / "script.yaml", script)),
-                "resilience": FAST_RESILIENCE.model_dump(),
-            },
-            "agents": {"commands": {"test": PYTEST}, "command_timeout_seconds": 120},
-        },
-    )
-    async with open_pipeline(
-        config, models_needed=True, env={}, worktrees=RunWorktrees(repo, tmp_path / "runs")
-    ) as runtime:
-        started = await runtime.start("Add basket_product: the weighted product of prices and weights")
-        record = await runtime.wait(started.run_id, wait_seconds=WAIT)
-        state = await runtime.state(record.run_id)
-        log = await runtime.decision_log(record.run_id)
-        events = await runtime.events(record.run_id)
-    assert state is not None
-    return record, state, log, events, repo
-
-
 async def test_the_reflector_sends_an_attempt_back_before_its_commit_then_accepts_it(tmp_path: Path) -> None:
-    workflow = _workflow(
-        reflection={"enabled": True, "stages": ["implementation"], "max_rounds": 2}, evaluation={"enabled": True}
+    workflow = reflected_workflow(
+        NAME,
+        "feature_with_iterative_testing",
+        reflection={"enabled": True, "stages": ["implementation"], "max_rounds": 2},
+        evaluation={"enabled": True},
     )
     script: list[dict[str, Any]] = [
         *_common(),
@@ -120,7 +75,8 @@ async def test_the_reflector_sends_an_attempt_back_before_its_commit_then_accept
             "answer": {"score": 8, "summary": "does what was asked, tested", "strengths": ["a test"], "issues": []},
         },
     ]
-    record, state, log, events, repo = await _run(tmp_path, workflow, script)
+    done = await run_basket_task(tmp_path, script, files={f".ided/workflows/{NAME}.yaml": workflow})
+    record, state, log, events, repo = done.record, done.state, done.log, done.events, done.repo
 
     assert record.status is RunStatus.SUCCEEDED, record.stop
     assert state.attempts["implementation"] == 1  # a send-back is a round of the same attempt, not a retry
@@ -160,7 +116,12 @@ async def test_the_reflector_sends_an_attempt_back_before_its_commit_then_accept
 
 
 async def test_send_backs_stop_at_max_rounds_and_a_low_score_fails_the_run(tmp_path: Path) -> None:
-    workflow = _workflow(reflection={"enabled": True, "max_rounds": 1}, evaluation={"enabled": True, "pass_score": 6})
+    workflow = reflected_workflow(
+        NAME,
+        "feature_with_iterative_testing",
+        reflection={"enabled": True, "max_rounds": 1},
+        evaluation={"enabled": True, "pass_score": 6},
+    )
     script: list[dict[str, Any]] = [
         *_common(),
         *_writes("coder", r"Attempt: 1\b(?![\s\S]*Reflection round)", {"src/basket.py": FIXED}, "written"),
@@ -174,7 +135,8 @@ async def test_send_backs_stop_at_max_rounds_and_a_low_score_fails_the_run(tmp_p
         {"role": "reflector", "match": r"Stage: test_writing\n", "answer": {"verdict": "accept", "critique": "ok"}},
         {"role": "evaluator", "answer": {"score": 3, "summary": "works, but unreadable"}},
     ]
-    record, state, log, _events, _repo = await _run(tmp_path, workflow, script)
+    done = await run_basket_task(tmp_path, script, files={f".ided/workflows/{NAME}.yaml": workflow})
+    record, state, log = done.record, done.state, done.log
 
     [impl] = state.stage_results["implementation"]
     assert [(c.round, c.verdict) for c in impl.critiques] == [(1, "send_back"), (2, "send_back")]
